@@ -1,0 +1,4 @@
+//! Execution: child processes, redaction (the scheduler comes later).
+
+pub mod process;
+pub mod redact;

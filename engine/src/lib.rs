@@ -1,0 +1,3 @@
+//! reviewflow engine: `syntax → model → check → plan → run`.
+
+pub mod exec;
