@@ -1,3 +1,27 @@
-//! reviewflow engine: `syntax → model → check → plan → run`.
+//! reviewflow engine: `syntax → lower → model → check → (plan → run)`.
+//!
+//! The engine knows stage contracts and runs stage implementations through one trait; it knows
+//! nothing of GitHub, git or cryptography. `check` and `graph` are pure.
 
+pub mod builtin;
+pub mod check;
+pub mod compile;
+pub mod contract;
+pub mod duration;
 pub mod exec;
+pub mod finding;
+pub mod graph;
+pub mod lower;
+pub mod model;
+pub mod permission;
+pub mod registry;
+pub mod render;
+pub mod report;
+pub mod source;
+pub mod span;
+pub mod suggest;
+pub mod syntax;
+
+pub use compile::{CheckOptions, Compiled, Unusable, compile, decode, run_checks};
+pub use registry::Registry;
+pub use source::Source;

@@ -1,0 +1,3 @@
+//! Stage kinds the engine itself provides.
+
+pub mod run;

@@ -1,0 +1,64 @@
+//! Checks: each a file with one [`Check`] implementation, registered in [`ALL`].
+//!
+//! Structural checks turn the compiler's [`Fact`]s into findings; the others read the model and
+//! the DAG. A new check is one new file and one line in [`ALL`], plus its section in
+//! `docs/checks.md` (a test keeps the two in step).
+
+mod cycle;
+mod duplicate_name;
+mod missing_required;
+mod syntax;
+mod type_mismatch;
+mod unknown_input;
+mod unknown_node;
+mod unknown_property;
+mod unknown_reference;
+mod unknown_stage_kind;
+mod unreachable_stage;
+
+use crate::finding::{Finding, Severity};
+use crate::graph::Dag;
+use crate::lower::Fact;
+use crate::model::Pipeline;
+use crate::registry::Registry;
+use crate::source::Source;
+
+/// What every check may read.
+pub struct Context<'a> {
+    pub source: &'a Source,
+    pub pipeline: &'a Pipeline,
+    pub registry: &'a Registry,
+    pub dag: &'a Dag,
+    pub facts: &'a [Fact],
+}
+
+pub trait Check: Sync {
+    /// A stable id, used in output, SARIF rule ids and `allow`.
+    fn id(&self) -> &'static str;
+    /// The severity of its findings.
+    fn severity(&self) -> Severity;
+    /// One line: what the check proves.
+    fn summary(&self) -> &'static str;
+    fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>);
+}
+
+/// Every check, in the order they run.
+pub static ALL: &[&dyn Check] = &[
+    &syntax::Syntax,
+    &unknown_node::UnknownNode,
+    &unknown_property::UnknownProperty,
+    &unknown_stage_kind::UnknownStageKind,
+    &duplicate_name::DuplicateName,
+    &missing_required::MissingRequired,
+    &type_mismatch::TypeMismatch,
+    &unknown_reference::UnknownReference,
+    &unknown_input::UnknownInput,
+    &cycle::Cycle,
+    &unreachable_stage::UnreachableStage,
+];
+
+pub fn by_id(id: &str) -> Option<&'static dyn Check> {
+    ALL.iter().copied().find(|c| c.id() == id)
+}
+
+pub use syntax::ID as SYNTAX;

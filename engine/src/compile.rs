@@ -1,0 +1,134 @@
+//! The front door: source text → compiled pipeline → findings.
+
+use crate::check::{self, Context};
+use crate::finding::{Finding, Label, Severity, Suppression};
+use crate::graph::Dag;
+use crate::lower::{Fact, lower};
+use crate::model::Pipeline;
+use crate::registry::Registry;
+use crate::source::Source;
+use crate::syntax::{Limits, parse_document};
+
+/// A pipeline that parsed: its model, its DAG and what lowering noticed.
+#[derive(Debug)]
+pub struct Compiled {
+    pub source: Source,
+    pub pipeline: Pipeline,
+    pub dag: Dag,
+    pub facts: Vec<Fact>,
+}
+
+/// Why a file could not be compiled at all (exit 2).
+#[derive(Debug)]
+pub struct Unusable {
+    pub source: Source,
+    pub findings: Vec<Finding>,
+}
+
+/// Decodes `bytes` as UTF-8, reporting where it is not.
+pub fn decode(name: &str, bytes: Vec<u8>) -> Result<Source, Unusable> {
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(Source::new(name, text)),
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            // The lossy text keeps the valid prefix byte for byte, so the offset still points.
+            let source = Source::new(name, lossy);
+            let finding = Finding::new(
+                check::SYNTAX,
+                Severity::Error,
+                "the file is not UTF-8",
+                Label::new(crate::span::Span::new(valid, 1), "invalid UTF-8 starts here"),
+            )
+            .help("save the file as UTF-8");
+            Err(Unusable {
+                source,
+                findings: vec![finding],
+            })
+        }
+    }
+}
+
+/// Parses and lowers `source`.
+pub fn compile(source: Source, registry: &Registry, limits: &Limits) -> Result<Compiled, Unusable> {
+    let doc = match parse_document(source.text(), limits) {
+        Ok(doc) => doc,
+        Err(errors) => {
+            let findings = errors
+                .into_iter()
+                .map(|e| {
+                    Finding::new(check::SYNTAX, Severity::Error, e.message, Label::new(e.span, e.label))
+                        .maybe_help(e.help)
+                })
+                .collect();
+            return Err(Unusable { source, findings });
+        }
+    };
+    let (pipeline, facts) = lower(&doc, &source, registry);
+    let dag = Dag::build(&pipeline);
+    Ok(Compiled {
+        source,
+        pipeline,
+        dag,
+        facts,
+    })
+}
+
+/// How suppressions apply.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CheckOptions {
+    /// Report suppressed findings as live (`--no-suppress`).
+    pub no_suppress: bool,
+}
+
+/// Runs every check; findings come sorted by position, suppressions applied.
+pub fn run_checks(compiled: &Compiled, registry: &Registry, options: CheckOptions) -> Vec<Finding> {
+    let cx = Context {
+        source: &compiled.source,
+        pipeline: &compiled.pipeline,
+        registry,
+        dag: &compiled.dag,
+        facts: &compiled.facts,
+    };
+    let mut findings = Vec::new();
+    for c in check::ALL {
+        c.run(&cx, &mut findings);
+    }
+    if !options.no_suppress {
+        apply_suppressions(&compiled.pipeline, &mut findings);
+    }
+    findings.sort_by(|a, b| {
+        a.primary
+            .span
+            .offset
+            .cmp(&b.primary.span.offset)
+            .then_with(|| a.check.cmp(b.check))
+            .then_with(|| a.message.cmp(&b.message))
+    });
+    findings.dedup();
+    findings
+}
+
+/// `allow "id" reason="…"` on a stage covers that stage's findings of that check; at the top
+/// level it covers the whole pipeline. A reason is mandatory: an `allow` without one suppresses
+/// nothing (the `suppression` finding says so).
+fn apply_suppressions(pipeline: &Pipeline, findings: &mut [Finding]) {
+    for f in findings.iter_mut() {
+        let stage_allows = f
+            .stage
+            .as_deref()
+            .and_then(|s| pipeline.stage(s))
+            .map(|s| s.allows.as_slice())
+            .unwrap_or_default();
+        let allow = stage_allows
+            .iter()
+            .chain(pipeline.allows.iter())
+            .find(|a| a.check.value == f.check && a.reason.is_some());
+        if let Some(a) = allow {
+            f.suppressed = Some(Suppression {
+                span: a.span,
+                reason: a.reason.as_ref().map(|r| r.value.clone()).unwrap_or_default(),
+            });
+        }
+    }
+}

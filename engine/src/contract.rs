@@ -1,0 +1,420 @@
+//! Stage contracts: what a stage kind accepts, what it produces, how labels flow through it,
+//! what it falls back to, which secrets and permissions it may hold, and what it does to the
+//! world. The engine reads contracts as data; the stdlib supplies them.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// The contract of one stage kind (`uses="std/seal"`).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct StageContract {
+    /// The name a stage gives in `uses=`.
+    pub kind: String,
+    /// One line: what the stage does.
+    pub summary: String,
+    /// Children the stage accepts.
+    pub children: Vec<ChildSpec>,
+    /// Named outputs other stages can reference as `stage.output`.
+    pub outputs: Vec<OutputSpec>,
+    /// When set, the stage's outputs are declared by its children of this name (`run`'s `output`).
+    pub outputs_from_child: Option<String>,
+    /// Output values when the stage fails under `on-error="fallback"` or is disabled.
+    pub fallback: Vec<FallbackSpec>,
+    /// Forge permissions the stage may need (`pull-requests:write`).
+    pub permissions: Vec<String>,
+    /// What the stage does outside the run.
+    pub effects: Vec<Effect>,
+    /// An opaque stage (an arbitrary command): every output carries every input label and
+    /// every secret the stage holds.
+    pub opaque: bool,
+}
+
+/// One child node a stage accepts, e.g. `key "conversation-key"`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ChildSpec {
+    pub name: String,
+    pub doc: String,
+    /// Type of each positional argument; the last repeats when `max_args` allows more.
+    pub args: Vec<ValueType>,
+    pub min_args: usize,
+    /// `None`: unbounded.
+    pub max_args: Option<usize>,
+    pub props: Vec<PropSpec>,
+    pub required: bool,
+    pub repeatable: bool,
+    /// Where the values end up; decides which flow checks apply.
+    pub role: Role,
+}
+
+/// A property of a child, e.g. `to="conversations"`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PropSpec {
+    pub name: String,
+    pub ty: ValueType,
+    pub required: bool,
+    pub doc: String,
+}
+
+/// What a child's values are used for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Data the stage reads (a diff, a conversation).
+    Data,
+    /// Settings (a path, a model name).
+    Config,
+    /// Words of a command line.
+    CommandLine,
+    /// Environment variables of a child process.
+    Environment,
+    /// The standard input of a child process.
+    Stdin,
+    /// Names a secret the stage holds.
+    SecretSlot,
+    /// Data the stage publishes (a comment, findings).
+    Publish,
+    /// Data the stage writes to a store.
+    Keep,
+}
+
+/// The type of one argument or property value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case", tag = "type", content = "of")]
+pub enum ValueType {
+    String,
+    Int,
+    Bool,
+    /// `"45m"`, `"10s"`, `"1h30m"`.
+    Duration,
+    /// A string that may interpolate `{input}` and `{stage.output}`.
+    Template,
+    /// `"stage.output"`.
+    Reference,
+    /// The name of a declared secret.
+    Secret,
+    /// The name of a declared store.
+    Store,
+    /// One of the listed words.
+    Enum(Vec<String>),
+}
+
+impl ValueType {
+    pub fn describe(&self) -> String {
+        match self {
+            Self::String => "a string".into(),
+            Self::Int => "an integer".into(),
+            Self::Bool => "#true or #false".into(),
+            Self::Duration => "a duration such as \"45m\"".into(),
+            Self::Template => "a string".into(),
+            Self::Reference => "a reference \"stage.output\"".into(),
+            Self::Secret => "the name of a secret".into(),
+            Self::Store => "the name of a store".into(),
+            Self::Enum(words) => format!("one of {}", quote_list(words)),
+        }
+    }
+}
+
+/// `"a", "b" or "c"`.
+pub fn quote_list(words: &[String]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// A named output.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct OutputSpec {
+    pub name: String,
+    pub ty: OutputType,
+    pub doc: String,
+    pub labels: LabelRule,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutputType {
+    Bool,
+    Int,
+    Text,
+    Sha,
+    Diff,
+    Ranges,
+    Findings,
+    Conversation,
+    Blob,
+    File,
+    Json,
+}
+
+impl OutputType {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Bool => "bool",
+            Self::Int => "int",
+            Self::Text => "text",
+            Self::Sha => "sha",
+            Self::Diff => "diff",
+            Self::Ranges => "ranges",
+            Self::Findings => "findings",
+            Self::Conversation => "conversation",
+            Self::Blob => "blob",
+            Self::File => "file",
+            Self::Json => "json",
+        }
+    }
+}
+
+/// How information-flow labels pass from a stage's inputs to one output.
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
+pub struct LabelRule {
+    /// Which input labels reach this output.
+    pub propagate: Propagate,
+    /// Labels this output always carries.
+    pub add: Vec<LabelAdd>,
+    /// Label kinds this output never carries (a declassifier removes `private`).
+    pub remove: Vec<LabelKind>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case", tag = "from", content = "children")]
+pub enum Propagate {
+    /// Labels of every input of the stage.
+    #[default]
+    All,
+    /// No input label (a fresh value, e.g. a boolean verdict).
+    None,
+    /// Labels of the values given to these children only.
+    Children(Vec<String>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum LabelAdd {
+    Untrusted,
+    Private,
+    /// `secret(k)` for every secret the stage holds.
+    HeldSecrets,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum LabelKind {
+    Untrusted,
+    Private,
+    Secret,
+}
+
+/// The value an output takes when the stage falls back.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FallbackSpec {
+    pub output: String,
+    pub value: FallbackValue,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "value")]
+pub enum FallbackValue {
+    Bool(bool),
+    /// No value: consumers see the output as absent.
+    Absent,
+}
+
+/// What a stage does outside the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Effect {
+    /// Writes to a store (kept beyond the run).
+    Keeps,
+    /// Publishes to the forge (a comment, a check run).
+    Publishes,
+    /// Runs an arbitrary command.
+    Executes,
+    /// Reads from the forge or a store.
+    Reads,
+}
+
+/// The outputs every stage has, whatever its kind.
+pub const BUILTIN_OUTPUTS: &[(&str, OutputType, &str)] = &[(
+    "ok",
+    OutputType::Bool,
+    "#true when the stage ran and succeeded (not skipped, not fallen back)",
+)];
+
+impl StageContract {
+    pub fn new(kind: &str, summary: &str) -> Self {
+        Self {
+            kind: kind.into(),
+            summary: summary.into(),
+            children: Vec::new(),
+            outputs: Vec::new(),
+            outputs_from_child: None,
+            fallback: Vec::new(),
+            permissions: Vec::new(),
+            effects: Vec::new(),
+            opaque: false,
+        }
+    }
+
+    pub fn child(mut self, child: ChildSpec) -> Self {
+        self.children.push(child);
+        self
+    }
+
+    pub fn output(mut self, name: &str, ty: OutputType, doc: &str, labels: LabelRule) -> Self {
+        self.outputs.push(OutputSpec {
+            name: name.into(),
+            ty,
+            doc: doc.into(),
+            labels,
+        });
+        self
+    }
+
+    pub fn fallback(mut self, output: &str, value: FallbackValue) -> Self {
+        self.fallback.push(FallbackSpec {
+            output: output.into(),
+            value,
+        });
+        self
+    }
+
+    pub fn permission(mut self, permission: &str) -> Self {
+        self.permissions.push(permission.into());
+        self
+    }
+
+    pub fn effect(mut self, effect: Effect) -> Self {
+        self.effects.push(effect);
+        self
+    }
+
+    pub fn opaque(mut self) -> Self {
+        self.opaque = true;
+        self
+    }
+
+    pub fn outputs_from(mut self, child: &str) -> Self {
+        self.outputs_from_child = Some(child.into());
+        self
+    }
+
+    pub fn child_spec(&self, name: &str) -> Option<&ChildSpec> {
+        self.children.iter().find(|c| c.name == name)
+    }
+
+    pub fn output_spec(&self, name: &str) -> Option<&OutputSpec> {
+        self.outputs.iter().find(|o| o.name == name)
+    }
+
+    pub fn has_effect(&self, effect: Effect) -> bool {
+        self.effects.contains(&effect)
+    }
+}
+
+impl ChildSpec {
+    pub fn new(name: &str, role: Role, doc: &str) -> Self {
+        Self {
+            name: name.into(),
+            doc: doc.into(),
+            args: Vec::new(),
+            min_args: 0,
+            max_args: Some(0),
+            props: Vec::new(),
+            required: false,
+            repeatable: false,
+            role,
+        }
+    }
+
+    /// Exactly one argument of this type.
+    pub fn arg(mut self, ty: ValueType) -> Self {
+        self.args = vec![ty];
+        self.min_args = 1;
+        self.max_args = Some(1);
+        self
+    }
+
+    /// Positional arguments of these types, in order, all required.
+    pub fn args(mut self, types: Vec<ValueType>) -> Self {
+        self.min_args = types.len();
+        self.max_args = Some(types.len());
+        self.args = types;
+        self
+    }
+
+    /// One or more arguments of this type.
+    pub fn many(mut self, ty: ValueType) -> Self {
+        self.args = vec![ty];
+        self.min_args = 1;
+        self.max_args = None;
+        self
+    }
+
+    pub fn prop(mut self, name: &str, ty: ValueType, required: bool, doc: &str) -> Self {
+        self.props.push(PropSpec {
+            name: name.into(),
+            ty,
+            required,
+            doc: doc.into(),
+        });
+        self
+    }
+
+    pub fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+
+    pub fn repeatable(mut self) -> Self {
+        self.repeatable = true;
+        self
+    }
+
+    /// The type of the argument at `index`, the last one repeating.
+    pub fn arg_type(&self, index: usize) -> Option<&ValueType> {
+        self.args.get(index).or_else(|| {
+            if self.max_args.is_none_or(|m| index < m) {
+                self.args.last()
+            } else {
+                None
+            }
+        })
+    }
+
+    pub fn prop_spec(&self, name: &str) -> Option<&PropSpec> {
+        self.props.iter().find(|p| p.name == name)
+    }
+}
+
+impl LabelRule {
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    pub fn none() -> Self {
+        Self {
+            propagate: Propagate::None,
+            ..Self::default()
+        }
+    }
+
+    pub fn from_children(children: &[&str]) -> Self {
+        Self {
+            propagate: Propagate::Children(children.iter().map(|c| (*c).into()).collect()),
+            ..Self::default()
+        }
+    }
+
+    pub fn add(mut self, label: LabelAdd) -> Self {
+        self.add.push(label);
+        self
+    }
+
+    pub fn remove(mut self, kind: LabelKind) -> Self {
+        self.remove.push(kind);
+        self
+    }
+}

@@ -1,0 +1,404 @@
+//! Lowering of `stage` nodes: the common properties, then each child typed by the stage's
+//! contract.
+
+use kdl::{KdlEntry, KdlNode, KdlValue};
+
+use super::{Fact, Lowerer};
+use crate::contract::{ChildSpec, StageContract, ValueType, quote_list};
+use crate::model::{
+    Child, FallbackOverride, OnError, Prop, Reference, Stage, Value, parse_expr,
+};
+use crate::permission::parse_permission;
+use crate::span::{Span, Spanned};
+use crate::suggest::did_you_mean;
+
+const STAGE_PROPS: &[&str] = &["uses", "when", "on-error", "timeout", "permissions"];
+const COMMON_CHILDREN: &[&str] = &["needs", "allow", "fallback"];
+
+impl<'s> Lowerer<'s> {
+    pub(super) fn lower_stage(&mut self, node: &KdlNode) {
+        let entries = self.entries(node, "`stage`", STAGE_PROPS);
+        let head: Span = node.name().span().into();
+        let name = self.name_arg(node, &entries.args, "a stage");
+        let label = name
+            .as_ref()
+            .map_or_else(|| "stage".to_string(), |n| format!("stage `{}`", n.value));
+
+        let registry: &'s crate::registry::Registry = self.registry;
+        let mut contract: Option<&'s StageContract> = None;
+        let uses = match entries.prop("uses") {
+            None => {
+                self.fact(Fact::Missing {
+                    span: name.as_ref().map_or(head, |n| n.span),
+                    what: "property `uses`".into(),
+                    node: label.clone(),
+                    help: Some(format!(
+                        "say what kind of stage it is, e.g. `uses=\"std/review\"` (kinds: {})",
+                        registry.kinds().collect::<Vec<_>>().join(", ")
+                    )),
+                });
+                None
+            }
+            Some(e) => self.expect_string(e, "`uses`").inspect(|uses| {
+                contract = registry.get(&uses.value);
+                if contract.is_none() {
+                    self.fact(Fact::UnknownStageKind {
+                        span: uses.span,
+                        name: uses.value.clone(),
+                        candidates: did_you_mean(&uses.value, registry.kinds()),
+                    });
+                }
+            }),
+        };
+
+        let when = entries.prop("when").and_then(|e| {
+            let text = self.expect_string(e, "`when`")?;
+            let content = self.string_content_span(e);
+            match parse_expr(&text.value, content) {
+                Ok(expr) => Some(Spanned::new(expr, text.span)),
+                Err(err) => {
+                    self.fact(Fact::TypeMismatch {
+                        span: err.span,
+                        what: "`when`".into(),
+                        expected: "a condition such as \"scan.clean && review.commented\"".into(),
+                        found: err.message,
+                        help: None,
+                    });
+                    None
+                }
+            }
+        });
+        let on_error = match entries.prop("on-error") {
+            None => Spanned::new(OnError::Fail, Span::default()),
+            Some(e) => {
+                let span = self.value_span(e);
+                let value = match self.expect_string(e, "`on-error`").as_deref().map(String::as_str) {
+                    Some("fail") | None => OnError::Fail,
+                    Some("fallback") => OnError::Fallback,
+                    Some("skip") => OnError::Skip,
+                    Some(other) => {
+                        self.fact(Fact::TypeMismatch {
+                            span,
+                            what: "`on-error`".into(),
+                            expected: "\"fail\", \"fallback\" or \"skip\"".into(),
+                            found: format!("\"{other}\""),
+                            help: None,
+                        });
+                        OnError::Fail
+                    }
+                };
+                Spanned::new(value, span)
+            }
+        };
+        let timeout_ms = entries.prop("timeout").and_then(|e| {
+            let text = self.expect_string(e, "`timeout`")?;
+            self.duration(&text, "`timeout`")
+        });
+        let mut permissions = Vec::new();
+        if let Some(e) = entries.prop("permissions") {
+            if let Some(text) = self.expect_string(e, "`permissions`") {
+                let content = self.string_content_span(e);
+                let mut offset = 0;
+                for word in text.value.split(' ') {
+                    let span = if offset + word.len() <= content.len {
+                        content.sub(offset, word.len())
+                    } else {
+                        text.span
+                    };
+                    offset += word.len() + 1;
+                    if word.is_empty() {
+                        continue;
+                    }
+                    match parse_permission(word) {
+                        Ok(p) => permissions.push(Spanned::new(p, span)),
+                        Err(message) => self.fact(Fact::TypeMismatch {
+                            span,
+                            what: "`permissions`".into(),
+                            expected: "space-separated permissions such as \"pull-requests:write checks:write\"".into(),
+                            found: message,
+                            help: None,
+                        }),
+                    }
+                }
+            }
+        }
+
+        let mut stage = Stage {
+            name: name.clone().unwrap_or_else(|| Spanned::new(String::new(), head)),
+            span: head,
+            uses: uses.unwrap_or_else(|| Spanned::new(String::new(), head)),
+            needs: Vec::new(),
+            when,
+            on_error,
+            timeout_ms,
+            permissions,
+            fallback: Vec::new(),
+            allows: Vec::new(),
+            children: Vec::new(),
+        };
+        if let Some(children) = node.children() {
+            let context = match contract {
+                Some(c) => format!("{label} ({})", c.kind),
+                None => label.clone(),
+            };
+            let mut seen: Vec<(String, Span)> = Vec::new();
+            for child in children.nodes() {
+                self.lower_stage_child(child, contract, &context, &mut stage, &mut seen);
+            }
+        }
+        if let Some(contract) = contract {
+            for spec in contract.children.iter().filter(|c| c.required) {
+                if !stage.children.iter().any(|c| c.name.value == spec.name) {
+                    self.fact(Fact::Missing {
+                        span: stage.name.span,
+                        what: format!("child `{}`", spec.name),
+                        node: format!("{label} ({})", contract.kind),
+                        help: Some(format!("{}: {}", spec.name, spec.doc)),
+                    });
+                }
+            }
+        }
+        let Some(name) = name else { return };
+        if self.declare("stage", &name) {
+            self.pipeline.stages.push(stage);
+        }
+    }
+
+    fn lower_stage_child(
+        &mut self,
+        child: &KdlNode,
+        contract: Option<&StageContract>,
+        context: &str,
+        stage: &mut Stage,
+        seen: &mut Vec<(String, Span)>,
+    ) {
+        let child_name = child.name().value();
+        let child_span: Span = child.name().span().into();
+        match child_name {
+            "needs" => {
+                let e = self.entries(child, "`needs`", &[]);
+                if e.args.is_empty() {
+                    self.fact(Fact::Missing {
+                        span: child_span,
+                        what: "the name of a stage".into(),
+                        node: "`needs`".into(),
+                        help: None,
+                    });
+                }
+                for arg in e.args {
+                    if let Some(s) = self.expect_string(arg, "a stage in `needs`") {
+                        stage.needs.push(s);
+                    }
+                }
+                self.no_children(child, "`needs`");
+                return;
+            }
+            "allow" => {
+                if let Some(allow) = self.lower_allow(child) {
+                    stage.allows.push(allow);
+                }
+                return;
+            }
+            "fallback" => {
+                let e = self.entries_any(child, "`fallback`");
+                for (key, entry) in e {
+                    let key_span: Span = entry.name().map_or(child_span, |n| n.span().into());
+                    if let Some(value) = self.expect_bool(entry, &format!("fallback `{key}`")) {
+                        stage.fallback.push(FallbackOverride {
+                            output: Spanned::new(key.to_string(), key_span),
+                            value,
+                        });
+                    }
+                }
+                self.no_children(child, "`fallback`");
+                return;
+            }
+            _ => {}
+        }
+        let Some(contract) = contract else {
+            // Without a contract the child cannot be typed; the unknown kind is reported already.
+            return;
+        };
+        let Some(spec) = contract.child_spec(child_name) else {
+            let names = contract
+                .children
+                .iter()
+                .map(|c| c.name.as_str())
+                .chain(COMMON_CHILDREN.iter().copied());
+            self.fact(Fact::UnknownNode {
+                span: child_span,
+                name: child_name.into(),
+                context: context.into(),
+                candidates: did_you_mean(child_name, names),
+            });
+            return;
+        };
+        if !spec.repeatable {
+            if let Some((_, first)) = seen.iter().find(|(n, _)| n == child_name) {
+                self.fact(Fact::Duplicate {
+                    span: child_span,
+                    first: *first,
+                    what: format!("`{child_name}` of {context}"),
+                    name: child_name.into(),
+                });
+                return;
+            }
+        }
+        seen.push((child_name.into(), child_span));
+        let known: Vec<&str> = spec.props.iter().map(|p| p.name.as_str()).collect();
+        let e = self.entries(child, &format!("`{child_name}`"), &known);
+        let mut lowered = Child {
+            name: Spanned::new(child_name.into(), child_span),
+            args: Vec::new(),
+            props: Vec::new(),
+        };
+        if e.args.len() < spec.min_args {
+            self.fact(Fact::Missing {
+                span: child_span,
+                what: match spec.min_args - e.args.len() {
+                    1 => "an argument".into(),
+                    n => format!("{n} arguments"),
+                },
+                node: format!("`{child_name}`"),
+                help: Some(format!("{child_name}: {}", spec.doc)),
+            });
+        }
+        for (index, arg) in e.args.iter().enumerate() {
+            let Some(ty) = spec.arg_type(index) else {
+                let span = self.value_span(arg);
+                self.fact(Fact::TypeMismatch {
+                    span,
+                    what: format!("`{child_name}`"),
+                    expected: match spec.max_args {
+                        Some(0) => "no arguments".into(),
+                        Some(1) => "one argument".into(),
+                        Some(n) => format!("at most {n} arguments"),
+                        None => "fewer arguments".into(),
+                    },
+                    found: "another argument".into(),
+                    help: None,
+                });
+                continue;
+            };
+            if let Some(v) = self.typed_value(arg, ty, &format!("`{child_name}`")) {
+                lowered.args.push(v);
+            }
+        }
+        for spec_prop in &spec.props {
+            match e.prop(&spec_prop.name) {
+                Some(entry) => {
+                    let key_span: Span = entry.name().map_or(child_span, |n| n.span().into());
+                    let what = format!("`{}` of `{child_name}`", spec_prop.name);
+                    if let Some(value) = self.typed_value(entry, &spec_prop.ty, &what) {
+                        lowered.props.push(Prop {
+                            name: Spanned::new(spec_prop.name.clone(), key_span),
+                            value,
+                        });
+                    }
+                }
+                None if spec_prop.required => self.fact(Fact::Missing {
+                    span: child_span,
+                    what: format!("property `{}`", spec_prop.name),
+                    node: format!("`{child_name}`"),
+                    help: Some(format!("{}: {}", spec_prop.name, spec_prop.doc)),
+                }),
+                None => {}
+            }
+        }
+        self.check_child_shape(spec, &lowered);
+        self.no_children(child, &format!("`{child_name}`"));
+        stage.children.push(lowered);
+    }
+
+    /// Hook for per-child rules beyond types (none yet beyond the contract).
+    fn check_child_shape(&mut self, _spec: &ChildSpec, _child: &Child) {}
+
+    /// All properties of a node whose keys are free (`fallback clean=#false`), checking only
+    /// that none is given twice and that there are no arguments.
+    fn entries_any<'a>(&mut self, node: &'a KdlNode, what: &str) -> Vec<(&'a str, &'a KdlEntry)> {
+        let mut out: Vec<(&'a str, &'a KdlEntry)> = Vec::new();
+        for entry in node.entries() {
+            match entry.name() {
+                None => {
+                    let span = self.value_span(entry);
+                    self.fact(Fact::TypeMismatch {
+                        span,
+                        what: what.into(),
+                        expected: "properties `output=#true|#false`".into(),
+                        found: "an argument".into(),
+                        help: None,
+                    });
+                }
+                Some(name) => {
+                    if let Some((_, first)) = out.iter().find(|(n, _)| *n == name.value()) {
+                        self.fact(Fact::Duplicate {
+                            span: name.span().into(),
+                            first: first.span().into(),
+                            what: format!("property `{}` of {what}", name.value()),
+                            name: name.value().into(),
+                        });
+                        continue;
+                    }
+                    out.push((name.value(), entry));
+                }
+            }
+        }
+        out
+    }
+
+    /// Converts one KDL value to the contract's type, reporting a mismatch.
+    fn typed_value(&mut self, entry: &KdlEntry, ty: &ValueType, what: &str) -> Option<Spanned<Value>> {
+        let span = self.value_span(entry);
+        let value = match ty {
+            ValueType::Int => Value::Int(self.expect_int(entry, what)?.value),
+            ValueType::Bool => Value::Bool(self.expect_bool(entry, what)?.value),
+            ValueType::String => Value::String(self.expect_string(entry, what)?.value),
+            ValueType::Secret => Value::Secret(self.expect_string(entry, what)?.value),
+            ValueType::Store => Value::Store(self.expect_string(entry, what)?.value),
+            ValueType::Duration => {
+                let text = self.expect_string(entry, what)?;
+                Value::Duration(self.duration(&text, what)?.value)
+            }
+            ValueType::Template => {
+                let text = self.expect_string(entry, what)?;
+                let content = self.string_content_span(entry);
+                Value::Template(self.template(&text.value, content, span, what)?.value)
+            }
+            ValueType::Reference => {
+                let text = self.expect_string(entry, what)?;
+                match Reference::parse(&text.value, span) {
+                    Some(r) => Value::Reference(r),
+                    None => {
+                        self.fact(Fact::TypeMismatch {
+                            span,
+                            what: what.into(),
+                            expected: ty.describe(),
+                            found: format!("\"{}\"", text.value),
+                            help: Some("name a stage and one of its outputs, e.g. \"gather.diff\"".into()),
+                        });
+                        return None;
+                    }
+                }
+            }
+            ValueType::Enum(words) => {
+                let text = self.expect_string(entry, what)?;
+                if !words.contains(&text.value) {
+                    let candidates = did_you_mean(&text.value, words.iter().map(String::as_str));
+                    self.fact(Fact::TypeMismatch {
+                        span,
+                        what: what.into(),
+                        expected: format!("one of {}", quote_list(words)),
+                        found: format!("\"{}\"", text.value),
+                        help: crate::suggest::help_text(&candidates),
+                    });
+                    return None;
+                }
+                Value::String(text.value)
+            }
+        };
+        if matches!(entry.value(), KdlValue::Null) {
+            return None;
+        }
+        Some(Spanned::new(value, span))
+    }
+}

@@ -1,0 +1,412 @@
+//! Lowering of the declarations: `pipeline`, `input`, `secret`, `forge`, `store`, `allow`.
+
+use kdl::KdlNode;
+
+use super::{Fact, Lowerer};
+use crate::duration::parse_duration_ms;
+use crate::model::{
+    Allow, Forge, ForgeKind, Input, InputType, OnMissing, Secret, Store, StoreKind, TrustRule,
+    parse_template,
+};
+use crate::span::{Span, Spanned};
+use crate::suggest::did_you_mean;
+
+impl Lowerer<'_> {
+    pub(super) fn lower_pipeline(&mut self, node: &KdlNode) {
+        let entries = self.entries(node, "`pipeline`", &[]);
+        if let Some(name) = self.name_arg(node, &entries.args, "the pipeline") {
+            self.pipeline.name = Some(name);
+        }
+        self.no_children(node, "`pipeline` (it takes no children)");
+    }
+
+    pub(super) fn lower_input(&mut self, node: &KdlNode) {
+        let entries = self.entries(node, "`input`", &["env", "type", "pattern", "default"]);
+        let name = self.name_arg(node, &entries.args, "an input");
+        let env = entries.prop("env").and_then(|e| self.expect_string(e, "`env`"));
+        let ty = match entries.prop("type") {
+            None => Spanned::new(InputType::String, Span::default()),
+            Some(e) => {
+                let span = self.value_span(e);
+                match self.expect_string(e, "`type`").as_deref().map(String::as_str) {
+                    Some("string") => Spanned::new(InputType::String, span),
+                    Some("int") => Spanned::new(InputType::Int, span),
+                    Some("bool") => Spanned::new(InputType::Bool, span),
+                    Some("sha") => Spanned::new(InputType::Sha, span),
+                    Some(other) => {
+                        self.fact(Fact::TypeMismatch {
+                            span,
+                            what: "`type` of an input".into(),
+                            expected: "one of \"string\", \"int\", \"bool\" or \"sha\"".into(),
+                            found: format!("\"{other}\""),
+                            help: None,
+                        });
+                        Spanned::new(InputType::String, span)
+                    }
+                    None => Spanned::new(InputType::String, span),
+                }
+            }
+        };
+        let pattern = entries.prop("pattern").and_then(|e| self.expect_string(e, "`pattern`"));
+        let default = entries.prop("default").and_then(|e| self.expect_string(e, "`default`"));
+        self.no_children(node, "`input` (it takes no children)");
+        let Some(name) = name else { return };
+        if super::BUILTIN_INPUTS.iter().any(|(b, _)| *b == name.value) {
+            self.fact(Fact::Duplicate {
+                span: name.span,
+                first: name.span,
+                what: format!("input `{}`, which the forge sets", name.value),
+                name: name.value.clone(),
+            });
+            return;
+        }
+        if env.is_none() && default.is_none() {
+            self.fact(Fact::Missing {
+                span: name.span,
+                what: "property `env` or `default`".into(),
+                node: format!("input `{}`", name.value),
+                help: Some(format!(
+                    "say where the value comes from: `input \"{}\" env=\"VARIABLE\"`",
+                    name.value
+                )),
+            });
+        }
+        if self.declare("input", &name) {
+            self.pipeline.inputs.push(Input {
+                name,
+                env,
+                ty,
+                pattern,
+                default,
+                builtin: false,
+            });
+        }
+    }
+
+    pub(super) fn lower_secret(&mut self, node: &KdlNode) {
+        let entries = self.entries(node, "`secret`", &["env", "min-bytes", "on-missing"]);
+        let name = self.name_arg(node, &entries.args, "a secret");
+        let env = entries.prop("env").and_then(|e| self.expect_string(e, "`env`"));
+        let min_bytes = entries
+            .prop("min-bytes")
+            .and_then(|e| self.expect_count(e, "`min-bytes`"));
+        let on_missing = match entries.prop("on-missing") {
+            None => Spanned::new(OnMissing::Fail, Span::default()),
+            Some(e) => {
+                let span = self.value_span(e);
+                match self.expect_string(e, "`on-missing`").as_deref().map(String::as_str) {
+                    Some("fail") => Spanned::new(OnMissing::Fail, span),
+                    Some("disable") => Spanned::new(OnMissing::Disable, span),
+                    Some(other) => {
+                        self.fact(Fact::TypeMismatch {
+                            span,
+                            what: "`on-missing`".into(),
+                            expected: "\"fail\" or \"disable\"".into(),
+                            found: format!("\"{other}\""),
+                            help: None,
+                        });
+                        Spanned::new(OnMissing::Fail, span)
+                    }
+                    None => Spanned::new(OnMissing::Fail, span),
+                }
+            }
+        };
+        let mut visible_to = Vec::new();
+        let mut visible_to_span = None;
+        if let Some(children) = node.children() {
+            for child in children.nodes() {
+                let child_span: Span = child.name().span().into();
+                if child.name().value() != "visible-to" {
+                    self.fact(Fact::UnknownNode {
+                        span: child_span,
+                        name: child.name().value().into(),
+                        context: "`secret`".into(),
+                        candidates: did_you_mean(child.name().value(), ["visible-to"]),
+                    });
+                    continue;
+                }
+                if let Some(first) = visible_to_span {
+                    self.fact(Fact::Duplicate {
+                        span: child_span,
+                        first,
+                        what: "`visible-to` list".into(),
+                        name: "visible-to".into(),
+                    });
+                    continue;
+                }
+                visible_to_span = Some(child.span().into());
+                let list = self.entries(child, "`visible-to`", &[]);
+                for arg in list.args {
+                    if let Some(stage) = self.expect_string(arg, "a stage in `visible-to`") {
+                        visible_to.push(stage);
+                    }
+                }
+            }
+        }
+        let Some(name) = name else { return };
+        let Some(env) = env else {
+            self.fact(Fact::Missing {
+                span: name.span,
+                what: "property `env`".into(),
+                node: format!("secret `{}`", name.value),
+                help: Some("name the environment variable that holds it: `env=\"VARIABLE\"`".into()),
+            });
+            return;
+        };
+        if self.declare("secret", &name) {
+            self.pipeline.secrets.push(Secret {
+                name,
+                env,
+                min_bytes,
+                on_missing,
+                visible_to,
+                visible_to_span,
+            });
+        }
+    }
+
+    pub(super) fn lower_forge(&mut self, node: &KdlNode) {
+        let entries = self.entries(node, "`forge`", &["token", "dir", "api-url"]);
+        let span: Span = node.name().span().into();
+        if let Some(first) = self.pipeline.forge.as_ref().map(|f| f.kind.span) {
+            self.fact(Fact::Duplicate {
+                span,
+                first,
+                what: "`forge` node".into(),
+                name: "forge".into(),
+            });
+            return;
+        }
+        let Some(kind) = self.name_arg(node, &entries.args, "the forge") else {
+            return;
+        };
+        let kind = match kind.value.as_str() {
+            "local" => Spanned::new(ForgeKind::Local, kind.span),
+            "github" => Spanned::new(ForgeKind::Github, kind.span),
+            other => {
+                self.fact(Fact::TypeMismatch {
+                    span: kind.span,
+                    what: "the forge".into(),
+                    expected: "\"local\" or \"github\"".into(),
+                    found: format!("\"{other}\""),
+                    help: None,
+                });
+                return;
+            }
+        };
+        let token = entries.prop("token").and_then(|e| self.expect_string(e, "`token`"));
+        let dir = entries.prop("dir").and_then(|e| self.expect_string(e, "`dir`"));
+        let api_url = entries.prop("api-url").and_then(|e| self.expect_string(e, "`api-url`"));
+        self.no_children(node, "`forge` (it takes no children)");
+        self.pipeline.forge = Some(Forge {
+            kind,
+            token,
+            dir,
+            api_url,
+        });
+    }
+
+    pub(super) fn lower_store(&mut self, node: &KdlNode) {
+        let entries = self.entries(node, "`store`", &["kind", "name", "path"]);
+        let name = self.name_arg(node, &entries.args, "a store");
+        let kind = match entries.prop("kind") {
+            None => Spanned::new(StoreKind::Local, Span::default()),
+            Some(e) => {
+                let span = self.value_span(e);
+                match self.expect_string(e, "`kind`").as_deref().map(String::as_str) {
+                    Some("local") => Spanned::new(StoreKind::Local, span),
+                    Some("github-artifacts") => Spanned::new(StoreKind::GithubArtifacts, span),
+                    Some(other) => {
+                        self.fact(Fact::TypeMismatch {
+                            span,
+                            what: "`kind` of a store".into(),
+                            expected: "\"local\" or \"github-artifacts\"".into(),
+                            found: format!("\"{other}\""),
+                            help: None,
+                        });
+                        Spanned::new(StoreKind::Local, span)
+                    }
+                    None => Spanned::new(StoreKind::Local, span),
+                }
+            }
+        };
+        let blob_name = entries.prop("name").and_then(|e| {
+            let text = self.expect_string(e, "`name`")?;
+            let content = self.string_content_span(e);
+            self.template(&text.value, content, text.span, "`name` of a store")
+        });
+        let path = entries.prop("path").and_then(|e| self.expect_string(e, "`path`"));
+        let mut store = Store {
+            name: Spanned::new(String::new(), Span::default()),
+            kind,
+            blob_name,
+            path,
+            trust: Vec::new(),
+            max_tries: None,
+            max_run_lookups: None,
+            retain_count: None,
+            retain_age: None,
+        };
+        if let Some(children) = node.children() {
+            let mut seen: Vec<(&str, Span)> = Vec::new();
+            for child in children.nodes() {
+                let child_name = child.name().value();
+                let child_span: Span = child.name().span().into();
+                if child_name != "trust" {
+                    if let Some((_, first)) = seen.iter().find(|(n, _)| *n == child_name) {
+                        self.fact(Fact::Duplicate {
+                            span: child_span,
+                            first: *first,
+                            what: format!("`{child_name}` of a store"),
+                            name: child_name.into(),
+                        });
+                        continue;
+                    }
+                    seen.push((child_name, child_span));
+                }
+                match child_name {
+                    "trust" => {
+                        let e = self.entries(child, "`trust`", &["workflow", "event", "branch", "local"]);
+                        let get = |this: &mut Self, key: &str| {
+                            e.prop(key).and_then(|v| this.expect_string(v, &format!("`{key}`")))
+                        };
+                        let workflow = get(self, "workflow");
+                        let event = get(self, "event");
+                        let branch = get(self, "branch");
+                        let local = e
+                            .prop("local")
+                            .and_then(|v| self.expect_bool(v, "`local`"))
+                            .is_some_and(|b| b.value);
+                        store.trust.push(TrustRule {
+                            span: child.span().into(),
+                            workflow,
+                            event,
+                            branch,
+                            local,
+                        });
+                    }
+                    "max-tries" | "max-run-lookups" => {
+                        let e = self.entries(child, &format!("`{child_name}`"), &[]);
+                        let value = self.single_arg(child, &e.args, child_name)
+                            .and_then(|a| self.expect_count(a, &format!("`{child_name}`")));
+                        if child_name == "max-tries" {
+                            store.max_tries = value;
+                        } else {
+                            store.max_run_lookups = value;
+                        }
+                    }
+                    "retain" => {
+                        let e = self.entries(child, "`retain`", &["count", "age"]);
+                        store.retain_count =
+                            e.prop("count").and_then(|v| self.expect_count(v, "`count`"));
+                        store.retain_age = e.prop("age").and_then(|v| {
+                            let text = self.expect_string(v, "`age`")?;
+                            self.duration(&text, "`age`")
+                        });
+                    }
+                    other => self.fact(Fact::UnknownNode {
+                        span: child_span,
+                        name: other.into(),
+                        context: "`store`".into(),
+                        candidates: did_you_mean(
+                            other,
+                            ["trust", "max-tries", "max-run-lookups", "retain"],
+                        ),
+                    }),
+                }
+            }
+        }
+        let Some(name) = name else { return };
+        store.name = name;
+        if self.declare("store", &store.name) {
+            self.pipeline.stores.push(store);
+        }
+    }
+
+    pub(super) fn lower_allow(&mut self, node: &KdlNode) -> Option<Allow> {
+        let entries = self.entries(node, "`allow`", &["reason"]);
+        let span: Span = node.span().into();
+        let check = self
+            .single_arg(node, &entries.args, "allow")
+            .and_then(|a| self.expect_string(a, "the check id of `allow`"));
+        let reason = entries.prop("reason").and_then(|e| self.expect_string(e, "`reason`"));
+        self.no_children(node, "`allow` (it takes no children)");
+        Some(Allow {
+            span,
+            check: check?,
+            reason,
+        })
+    }
+
+    /// The one argument of a node such as `max-tries 10`.
+    pub(super) fn single_arg<'a>(
+        &mut self,
+        node: &KdlNode,
+        args: &[&'a kdl::KdlEntry],
+        what: &str,
+    ) -> Option<&'a kdl::KdlEntry> {
+        match args {
+            [one] => Some(*one),
+            [] => {
+                self.fact(Fact::Missing {
+                    span: node.name().span().into(),
+                    what: "an argument".into(),
+                    node: format!("`{what}`"),
+                    help: None,
+                });
+                None
+            }
+            [first, rest @ ..] => {
+                for extra in rest {
+                    let span = self.value_span(extra);
+                    self.fact(Fact::TypeMismatch {
+                        span,
+                        what: format!("`{what}`"),
+                        expected: "one argument".into(),
+                        found: "another argument".into(),
+                        help: None,
+                    });
+                }
+                Some(*first)
+            }
+        }
+    }
+
+    pub(super) fn duration(&mut self, text: &Spanned<String>, what: &str) -> Option<Spanned<u64>> {
+        match parse_duration_ms(&text.value) {
+            Some(ms) => Some(Spanned::new(ms, text.span)),
+            None => {
+                self.fact(Fact::TypeMismatch {
+                    span: text.span,
+                    what: what.into(),
+                    expected: "a duration such as \"90s\", \"45m\" or \"1h30m\"".into(),
+                    found: format!("\"{}\"", text.value),
+                    help: None,
+                });
+                None
+            }
+        }
+    }
+
+    pub(super) fn template(
+        &mut self,
+        text: &str,
+        content: Span,
+        whole: Span,
+        what: &str,
+    ) -> Option<Spanned<crate::model::Template>> {
+        match parse_template(text, content) {
+            Ok(t) => Some(Spanned::new(t, whole)),
+            Err(e) => {
+                self.fact(Fact::TypeMismatch {
+                    span: e.span,
+                    what: what.into(),
+                    expected: "a string with `{input}` or `{stage.output}` interpolations".into(),
+                    found: e.message,
+                    help: None,
+                });
+                None
+            }
+        }
+    }
+}

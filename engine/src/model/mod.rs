@@ -1,0 +1,279 @@
+//! The typed pipeline: what the compiler makes of a `review.kdl`, every element with its span.
+
+mod expr;
+mod template;
+mod value;
+
+pub use expr::{Expr, ExprError, parse_expr};
+pub use template::{Segment, Template, TemplateError, parse_template};
+pub use value::{Reference, Value};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::span::{Span, Spanned};
+
+/// The version of the model's JSON form (`reviewflow check --emit model`).
+pub const MODEL_FORMAT_VERSION: u32 = 1;
+
+/// A compiled pipeline.
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
+pub struct Pipeline {
+    /// The pipeline's name; absent when the file has no `pipeline` node (an error).
+    pub name: Option<Spanned<String>>,
+    pub inputs: Vec<Input>,
+    pub secrets: Vec<Secret>,
+    pub forge: Option<Forge>,
+    pub stores: Vec<Store>,
+    pub stages: Vec<Stage>,
+    /// Pipeline-wide suppressions (`allow` at the top level).
+    pub allows: Vec<Allow>,
+}
+
+/// `input "pr" env="PR_NUMBER" type="int"`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Input {
+    pub name: Spanned<String>,
+    pub env: Option<Spanned<String>>,
+    pub ty: Spanned<InputType>,
+    pub pattern: Option<Spanned<String>>,
+    pub default: Option<Spanned<String>>,
+    /// Set by the forge (`repo`, `change`, …) rather than declared.
+    pub builtin: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum InputType {
+    String,
+    Int,
+    Bool,
+    Sha,
+}
+
+/// `secret "conversation-key" env="…" min-bytes=32 on-missing="disable" { visible-to … }`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Secret {
+    pub name: Spanned<String>,
+    pub env: Spanned<String>,
+    pub min_bytes: Option<Spanned<u64>>,
+    pub on_missing: Spanned<OnMissing>,
+    pub visible_to: Vec<Spanned<String>>,
+    /// The `visible-to` node, for labels that point at the whole list.
+    pub visible_to_span: Option<Span>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnMissing {
+    /// The run fails when the secret is not set.
+    #[default]
+    Fail,
+    /// Stages that need it take their fallback, with a warning.
+    Disable,
+}
+
+/// `forge "github" token="github-token"` or `forge "local"`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Forge {
+    pub kind: Spanned<ForgeKind>,
+    pub token: Option<Spanned<String>>,
+    pub dir: Option<Spanned<String>>,
+    pub api_url: Option<Spanned<String>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ForgeKind {
+    Local,
+    Github,
+}
+
+/// `store "conversations" kind="local" { trust …; max-tries 10 }`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Store {
+    pub name: Spanned<String>,
+    pub kind: Spanned<StoreKind>,
+    /// The blob name template (`name="review-{change}-{project}"`).
+    pub blob_name: Option<Spanned<Template>>,
+    pub path: Option<Spanned<String>>,
+    pub trust: Vec<TrustRule>,
+    pub max_tries: Option<Spanned<u64>>,
+    pub max_run_lookups: Option<Spanned<u64>>,
+    pub retain_count: Option<Spanned<u64>>,
+    pub retain_age: Option<Spanned<u64>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum StoreKind {
+    Local,
+    GithubArtifacts,
+}
+
+/// `trust workflow=".github/workflows/build.yaml" event="pull_request_target" branch="main"`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct TrustRule {
+    pub span: Span,
+    pub workflow: Option<Spanned<String>>,
+    pub event: Option<Spanned<String>>,
+    pub branch: Option<Spanned<String>>,
+    /// For the local store: blobs written by this machine's runs.
+    pub local: bool,
+}
+
+/// `allow "check-id" reason="…"`: a suppression.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Allow {
+    pub span: Span,
+    pub check: Spanned<String>,
+    pub reason: Option<Spanned<String>>,
+}
+
+/// `stage "name" uses="std/…" { … }`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Stage {
+    pub name: Spanned<String>,
+    /// The span of the whole `stage` node's head (for findings about the stage).
+    pub span: Span,
+    pub uses: Spanned<String>,
+    pub needs: Vec<Spanned<String>>,
+    pub when: Option<Spanned<Expr>>,
+    pub on_error: Spanned<OnError>,
+    /// Milliseconds.
+    pub timeout_ms: Option<Spanned<u64>>,
+    pub permissions: Vec<Spanned<Permission>>,
+    /// Overrides of the contract's fallback values (`fallback clean=#true`).
+    pub fallback: Vec<FallbackOverride>,
+    pub allows: Vec<Allow>,
+    /// Contract-defined children, in file order.
+    pub children: Vec<Child>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnError {
+    /// The run fails.
+    #[default]
+    Fail,
+    /// The contract's fallback outputs stand in; the run goes on and says why.
+    Fallback,
+    /// The stage counts as skipped; stages that need it are skipped too.
+    Skip,
+}
+
+/// `fallback clean=#false`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FallbackOverride {
+    pub output: Spanned<String>,
+    pub value: Spanned<bool>,
+}
+
+/// A forge permission, `pull-requests:write`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Permission {
+    pub scope: String,
+    pub access: Access,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    Read,
+    Write,
+}
+
+impl std::fmt::Display for Permission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let access = match self.access {
+            Access::Read => "read",
+            Access::Write => "write",
+        };
+        write!(f, "{}:{access}", self.scope)
+    }
+}
+
+/// One child of a stage, typed by the stage's contract.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Child {
+    pub name: Spanned<String>,
+    pub args: Vec<Spanned<Value>>,
+    pub props: Vec<Prop>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Prop {
+    pub name: Spanned<String>,
+    pub value: Spanned<Value>,
+}
+
+impl Child {
+    pub fn prop(&self, name: &str) -> Option<&Spanned<Value>> {
+        self.props
+            .iter()
+            .find(|p| p.name.value == name)
+            .map(|p| &p.value)
+    }
+
+    /// Every value of the child: arguments, then properties.
+    pub fn values(&self) -> impl Iterator<Item = &Spanned<Value>> {
+        self.args.iter().chain(self.props.iter().map(|p| &p.value))
+    }
+}
+
+impl Stage {
+    pub fn children_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Child> {
+        self.children.iter().filter(move |c| c.name.value == name)
+    }
+
+    /// Every reference the stage reads: in its children (directly or interpolated) and in `when`.
+    pub fn references(&self) -> Vec<&Reference> {
+        let mut out = Vec::new();
+        for child in &self.children {
+            for value in child.values() {
+                value.value.collect_references(&mut out);
+            }
+        }
+        if let Some(when) = &self.when {
+            when.value.collect_references(&mut out);
+        }
+        out
+    }
+
+    /// Every secret the stage names, with the span where it names it.
+    pub fn secrets_named(&self) -> Vec<Spanned<&str>> {
+        let mut out = Vec::new();
+        for child in &self.children {
+            for value in child.values() {
+                if let Value::Secret(name) = &value.value {
+                    out.push(Spanned::new(name.as_str(), value.span));
+                }
+            }
+        }
+        out
+    }
+
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        self.timeout_ms
+            .as_ref()
+            .map(|t| std::time::Duration::from_millis(t.value))
+    }
+}
+
+impl Pipeline {
+    pub fn stage(&self, name: &str) -> Option<&Stage> {
+        self.stages.iter().find(|s| s.name.value == name)
+    }
+
+    pub fn secret(&self, name: &str) -> Option<&Secret> {
+        self.secrets.iter().find(|s| s.name.value == name)
+    }
+
+    pub fn store(&self, name: &str) -> Option<&Store> {
+        self.stores.iter().find(|s| s.name.value == name)
+    }
+
+    pub fn input(&self, name: &str) -> Option<&Input> {
+        self.inputs.iter().find(|s| s.name.value == name)
+    }
+}

@@ -1,0 +1,238 @@
+//! Limits checked before the KDL parser sees a file.
+//!
+//! A pipeline file can come from a pull request, so the parser's known pathologies are a
+//! security property: deep nesting overflows its stack, and every nested slash-dashed children
+//! block (`a /-{ … }`) doubles its running time, so a 150-byte file would never finish. This
+//! lexer-aware pre-scan (strings, raw strings and comments are skipped, so braces inside them do
+//! not count) rejects such files with a diagnostic that points at the offending byte.
+
+use crate::span::Span;
+
+/// The bounds a file must stay within. The defaults are far above any real pipeline.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Largest file accepted, in bytes.
+    pub max_bytes: usize,
+    /// Deepest nesting of children blocks.
+    pub max_depth: usize,
+    /// Deepest nesting of slash-dashed children blocks (`/-{`), each of which doubles parse time.
+    pub max_slashdash_depth: usize,
+    /// Longest string literal, in bytes.
+    pub max_string_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_bytes: 8 << 20,
+            max_depth: 32,
+            max_slashdash_depth: 3,
+            max_string_bytes: 256 << 10,
+        }
+    }
+}
+
+/// Why a file was refused before parsing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LimitError {
+    TooLarge { bytes: usize, max: usize },
+    TooDeep { span: Span, max: usize },
+    SlashdashTooDeep { span: Span, max: usize },
+    StringTooLong { span: Span, bytes: usize, max: usize },
+}
+
+/// Scans `text` once and reports the first limit it breaks.
+pub fn check_limits(text: &str, limits: &Limits) -> Result<(), LimitError> {
+    if text.len() > limits.max_bytes {
+        return Err(LimitError::TooLarge {
+            bytes: text.len(),
+            max: limits.max_bytes,
+        });
+    }
+    let b = text.as_bytes();
+    let mut i = 0;
+    // One entry per open children block: whether it was slash-dashed.
+    let mut stack: Vec<bool> = Vec::new();
+    let mut slashdashed_open = 0usize;
+    let mut pending_slashdash = false;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = skip_block_comment(b, i);
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'-') => {
+                pending_slashdash = true;
+                i += 2;
+                continue;
+            }
+            b'"' => {
+                let start = i;
+                i = skip_string(b, i, 0);
+                check_string(start, i, limits)?;
+                pending_slashdash = false;
+                continue;
+            }
+            b'#' => {
+                let mut hashes = 0;
+                while b.get(i + hashes) == Some(&b'#') {
+                    hashes += 1;
+                }
+                if b.get(i + hashes) == Some(&b'"') {
+                    let start = i;
+                    i = skip_string(b, i + hashes, hashes);
+                    check_string(start, i, limits)?;
+                } else {
+                    i += hashes;
+                }
+                pending_slashdash = false;
+                continue;
+            }
+            b'{' => {
+                let slashdashed = pending_slashdash;
+                stack.push(slashdashed);
+                if slashdashed {
+                    slashdashed_open += 1;
+                    if slashdashed_open > limits.max_slashdash_depth {
+                        return Err(LimitError::SlashdashTooDeep {
+                            span: Span::new(i, 1),
+                            max: limits.max_slashdash_depth,
+                        });
+                    }
+                }
+                if stack.len() > limits.max_depth {
+                    return Err(LimitError::TooDeep {
+                        span: Span::new(i, 1),
+                        max: limits.max_depth,
+                    });
+                }
+            }
+            b'}' => {
+                if stack.pop() == Some(true) {
+                    slashdashed_open -= 1;
+                }
+            }
+            c if c.is_ascii_whitespace() || c == b'\\' => {
+                // Whitespace and line continuations keep a pending slashdash alive.
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        pending_slashdash = false;
+        i += 1;
+    }
+    Ok(())
+}
+
+fn check_string(start: usize, end: usize, limits: &Limits) -> Result<(), LimitError> {
+    let bytes = end - start;
+    if bytes > limits.max_string_bytes {
+        return Err(LimitError::StringTooLong {
+            span: Span::new(start, bytes.min(1)),
+            bytes,
+            max: limits.max_string_bytes,
+        });
+    }
+    Ok(())
+}
+
+/// Skips a string starting at the quote at `i` (`hashes` > 0 for a raw string), returning the
+/// offset just past its end (or the end of the text when it is unterminated: the parser then
+/// reports it).
+fn skip_string(b: &[u8], i: usize, hashes: usize) -> usize {
+    let multi = b[i..].starts_with(b"\"\"\"");
+    let quotes = if multi { 3 } else { 1 };
+    let mut j = i + quotes;
+    while j < b.len() {
+        if hashes == 0 && b[j] == b'\\' {
+            j += 2;
+            continue;
+        }
+        if b[j..].starts_with(&b"\"\"\""[..quotes])
+            && b.get(j + quotes..j + quotes + hashes)
+                .is_some_and(|h| h.iter().all(|&c| c == b'#'))
+        {
+            return j + quotes + hashes;
+        }
+        j += 1;
+    }
+    b.len()
+}
+
+fn skip_block_comment(b: &[u8], i: usize) -> usize {
+    let mut depth = 0usize;
+    let mut j = i;
+    while j + 1 < b.len() {
+        if b[j] == b'/' && b[j + 1] == b'*' {
+            depth += 1;
+            j += 2;
+        } else if b[j] == b'*' && b[j + 1] == b'/' {
+            depth -= 1;
+            j += 2;
+            if depth == 0 {
+                return j;
+            }
+        } else {
+            j += 1;
+        }
+    }
+    b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits::default()
+    }
+
+    #[test]
+    fn ordinary_files_pass() {
+        let text = "pipeline \"p\"\nstage \"a\" uses=\"run\" {\n  command \"x{\" #\"}}\"#\n}\n";
+        assert_eq!(check_limits(text, &limits()), Ok(()));
+    }
+
+    #[test]
+    fn deep_nesting_is_refused() {
+        let text = format!("{}{}", "a {".repeat(100_000), "}".repeat(100_000));
+        assert!(matches!(
+            check_limits(&text, &limits()),
+            Err(LimitError::TooDeep { .. })
+        ));
+    }
+
+    #[test]
+    fn nested_slashdash_children_are_refused() {
+        let text = format!("{}{}", "a /-{ ".repeat(20), "}".repeat(20));
+        assert!(matches!(
+            check_limits(&text, &limits()),
+            Err(LimitError::SlashdashTooDeep { .. })
+        ));
+    }
+
+    #[test]
+    fn braces_in_strings_and_comments_do_not_count() {
+        let inner = "{".repeat(100);
+        let text = format!(
+            "a \"{inner}\" /* {inner} /* nested */ */ // {inner}\nb #\"{inner}\"# \"\"\"\n{inner}\n\"\"\"\n"
+        );
+        assert_eq!(check_limits(&text, &limits()), Ok(()));
+    }
+
+    #[test]
+    fn long_strings_are_refused() {
+        let text = format!("a \"{}\"", "x".repeat(300_000));
+        assert!(matches!(
+            check_limits(&text, &limits()),
+            Err(LimitError::StringTooLong { .. })
+        ));
+    }
+}

@@ -1,0 +1,7 @@
+//! Reading a pipeline file: bytes → checked text → KDL document, within safe limits.
+
+mod guard;
+mod parse;
+
+pub use guard::{LimitError, Limits, check_limits};
+pub use parse::{SyntaxError, parse_document};
