@@ -40,6 +40,8 @@ pub struct ChildSpec {
     /// `None`: unbounded.
     pub max_args: Option<usize>,
     pub props: Vec<PropSpec>,
+    /// When set, any other property is accepted with this type (`bind repo=… project=…`).
+    pub open_props: Option<ValueType>,
     pub required: bool,
     pub repeatable: bool,
     /// Where the values end up; decides which flow checks apply.
@@ -323,6 +325,7 @@ impl ChildSpec {
             min_args: 0,
             max_args: Some(0),
             props: Vec::new(),
+            open_props: None,
             required: false,
             repeatable: false,
             role,
@@ -360,6 +363,12 @@ impl ChildSpec {
             required,
             doc: doc.into(),
         });
+        self
+    }
+
+    /// Accepts any property, with values of this type.
+    pub fn open_props(mut self, ty: ValueType) -> Self {
+        self.open_props = Some(ty);
         self
     }
 

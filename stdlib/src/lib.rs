@@ -1,11 +1,21 @@
 //! reviewflow's standard library: the `std/*` stages, the local forge and store, the sealed
 //! envelope, the credential detectors and the built-in `rules` reviewer.
 //!
-//! The engine knows none of this: it reads the stage contracts that [`register`] hands it.
+//! The engine knows none of this: it reads the stage contracts that [`registry`] hands it.
 
 pub mod detect;
 pub mod diff;
 pub mod envelope;
 pub mod git;
 pub mod rules;
+pub mod stages;
 pub mod store;
+
+use reviewflow_engine::Registry;
+
+/// The engine's builtin kinds plus every `std/*` stage.
+pub fn registry() -> Registry {
+    let mut registry = Registry::with_builtins();
+    stages::register(&mut registry);
+    registry
+}

@@ -4,7 +4,7 @@
 use kdl::{KdlEntry, KdlNode, KdlValue};
 
 use super::{Fact, Lowerer};
-use crate::contract::{ChildSpec, StageContract, ValueType, quote_list};
+use crate::contract::{StageContract, ValueType, quote_list};
 use crate::model::{
     Child, FallbackOverride, OnError, Prop, Reference, Stage, Value, parse_expr,
 };
@@ -245,7 +245,10 @@ impl<'s> Lowerer<'s> {
             }
         }
         seen.push((child_name.into(), child_span));
-        let known: Vec<&str> = spec.props.iter().map(|p| p.name.as_str()).collect();
+        let mut known: Vec<&str> = spec.props.iter().map(|p| p.name.as_str()).collect();
+        if spec.open_props.is_some() {
+            known.extend(child.entries().iter().filter_map(|e| e.name()).map(|n| n.value()));
+        }
         let e = self.entries(child, &format!("`{child_name}`"), &known);
         let mut lowered = Child {
             name: Spanned::new(child_name.into(), child_span),
@@ -305,13 +308,24 @@ impl<'s> Lowerer<'s> {
                 None => {}
             }
         }
-        self.check_child_shape(spec, &lowered);
+        if let Some(ty) = &spec.open_props {
+            for (key, entry) in &e.props {
+                if spec.prop_spec(key).is_some() {
+                    continue;
+                }
+                let key_span: Span = entry.name().map_or(child_span, |n| n.span().into());
+                let what = format!("`{key}` of `{child_name}`");
+                if let Some(value) = self.typed_value(entry, ty, &what) {
+                    lowered.props.push(Prop {
+                        name: Spanned::new((*key).to_string(), key_span),
+                        value,
+                    });
+                }
+            }
+        }
         self.no_children(child, &format!("`{child_name}`"));
         stage.children.push(lowered);
     }
-
-    /// Hook for per-child rules beyond types (none yet beyond the contract).
-    fn check_child_shape(&mut self, _spec: &ChildSpec, _child: &Child) {}
 
     /// All properties of a node whose keys are free (`fallback clean=#false`), checking only
     /// that none is given twice and that there are no arguments.
