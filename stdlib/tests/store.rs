@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use reviewflow_stdlib::store::{
@@ -293,7 +294,12 @@ fn retain_keeps_the_newest() {
     assert_eq!(after, before[..2].to_vec());
     assert_eq!(
         report.removed,
-        before[2..].iter().map(|e| e.id.clone()).collect::<Vec<_>>()
+        before[2..]
+            .iter()
+            .rev()
+            .map(|e| e.id.clone())
+            .collect::<Vec<_>>(),
+        "oldest first"
     );
     // The removed blobs are gone from disk too: 1 blob + 2 metadata files remain.
     assert_eq!(files(&store.root().join("review-9-x")).len(), 3);
@@ -470,4 +476,60 @@ fn a_reader_during_writes_never_sees_a_partial_entry() {
 fn default_folder_is_in_the_repository() {
     let store = LocalStore::in_repo(Path::new("/repo"));
     assert_eq!(store.root(), Path::new("/repo/.reviewflow/store"));
+}
+
+/// Set in the children of `concurrent_processes_lose_nothing`: the store folder to write to.
+const CHILD_ENV: &str = "REVIEWFLOW_TEST_STORE_CHILD";
+
+/// A writer process for `concurrent_processes_lose_nothing`; does nothing when run directly.
+#[test]
+fn child_writer() {
+    let Some(root) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
+    let store = LocalStore::new(root);
+    for i in 0..50 {
+        let body = format!("process {} blob {i}", std::process::id());
+        store
+            .put(
+                &name("review-15-x"),
+                BlobSource::Bytes(body.as_bytes()),
+                producer(&i.to_string()),
+            )
+            .unwrap();
+    }
+}
+
+#[test]
+fn concurrent_processes_lose_nothing() {
+    let (_tmp, store) = store();
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            Command::new(&exe)
+                .args(["--exact", "child_writer", "--test-threads=1", "--quiet"])
+                .env(CHILD_ENV, store.root())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let listed = store.list(&name("review-15-x")).unwrap();
+    assert_eq!(listed.len(), 100);
+    let pids: HashSet<_> = listed
+        .iter()
+        .map(|e| {
+            let bytes = store.get(e, 1024).unwrap();
+            String::from_utf8(bytes)
+                .unwrap()
+                .split(' ')
+                .nth(1)
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(pids.len(), 2, "both processes wrote");
 }

@@ -47,7 +47,7 @@ pub enum BlobSource<'a> {
 /// What [`LocalStore::retain`] removed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RetainReport {
-    /// Entries removed, newest first.
+    /// Entries removed, oldest first (the order of removal).
     pub removed: Vec<EntryId>,
     /// Stale temp files and metadata-less blobs removed.
     pub stale_files: usize,
@@ -231,7 +231,8 @@ impl LocalStore {
 
     /// Removes the entries of `name` beyond the `keep_last` newest and those older than
     /// `max_age`, then stale temp files and metadata-less blobs. `None` for both keeps every
-    /// entry. Entries go oldest first, so a tombstone never goes while an older blob stays.
+    /// entry. The entries removed are always the oldest ones, and they go oldest first, so a
+    /// tombstone never goes while an older blob stays.
     pub fn retain(
         &self,
         name: &StoreName,
@@ -252,18 +253,20 @@ impl LocalStore {
         let dir = self.dir(name);
         let now_ns = ns_since_epoch(now);
         let mut report = RetainReport::default();
-        for (index, entry) in self.list(name)?.into_iter().enumerate() {
+        let entries = self.list(name)?;
+        let doomed = entries.iter().enumerate().filter(|(index, entry)| {
             // A clock that stepped back makes an entry look new, never negative-aged.
             let age = Duration::from_nanos(now_ns.saturating_sub(entry.created_ns));
-            let beyond_count = keep_last.is_some_and(|keep| index >= keep);
-            let too_old = max_age.is_some_and(|max| age > max);
-            if beyond_count || too_old {
-                remove_if_present(&dir.join(format!("{}{META_EXT}", entry.id)))?;
-                if entry.kind == EntryKind::Blob {
-                    remove_if_present(&dir.join(format!("{}{BLOB_EXT}", entry.id)))?;
-                }
-                report.removed.push(entry.id);
+            keep_last.is_some_and(|keep| *index >= keep) || max_age.is_some_and(|max| age > max)
+        });
+        // Oldest first: an interrupted retain never leaves an older blob behind a removed
+        // tombstone.
+        for (_, entry) in doomed.collect::<Vec<_>>().into_iter().rev() {
+            remove_if_present(&dir.join(format!("{}{META_EXT}", entry.id)))?;
+            if entry.kind == EntryKind::Blob {
+                remove_if_present(&dir.join(format!("{}{BLOB_EXT}", entry.id)))?;
             }
+            report.removed.push(entry.id.clone());
         }
         report.stale_files = remove_stale(&dir, now)?;
         if !report.removed.is_empty() || report.stale_files > 0 {
