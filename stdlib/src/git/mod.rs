@@ -1,0 +1,22 @@
+//! Safe git access for the local forge: resolving revisions once to full SHAs, the default
+//! branch, ancestry, the diff of a range, and the range and identity of the change under review.
+//!
+//! Every command is built by [`git_command`], which documents the hardening (no pager, no
+//! external diff or textconv, no inherited `GIT_*` settings, revisions after `--end-of-options`).
+//! Calls are blocking; async callers run them on a blocking thread.
+
+mod branch;
+mod command;
+mod diff;
+mod error;
+mod range;
+mod revision;
+mod sha;
+
+pub use branch::{DefaultBranch, default_branch, head_branch};
+pub use command::git_command;
+pub use diff::diff;
+pub use error::GitError;
+pub use range::{Basis, Range, change_id, change_range};
+pub use revision::{is_ancestor, merge_base, resolve, try_resolve};
+pub use sha::{EMPTY_TREE_SHA1, EMPTY_TREE_SHA256, SHORT_LEN, Sha};

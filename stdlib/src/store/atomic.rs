@@ -1,0 +1,222 @@
+//! Atomic file writes: readers see either the old file or the complete new one, never a part,
+//! and a crash leaves at worst a stray temp file (prefix [`TEMP_PREFIX`]) that cleanup can remove.
+//!
+//! Recipe: create a temp file in the destination's own folder (a rename is atomic only within one
+//! file system), write, fsync the file, rename over the destination, fsync the folder so that the
+//! rename itself survives a power loss.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use super::unique;
+
+/// Every temp file starts with this; listings skip it and stale ones are removed by cleanup.
+pub const TEMP_PREFIX: &str = ".tmp-";
+
+/// The step of an atomic write that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicStep {
+    /// The destination has no parent folder or no file name.
+    Destination,
+    CreateTemp,
+    Write,
+    SyncFile,
+    Rename,
+    SyncDir,
+}
+
+impl std::fmt::Display for AtomicStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Destination => "check the destination of",
+            Self::CreateTemp => "create a temp file for",
+            Self::Write => "write",
+            Self::SyncFile => "sync",
+            Self::Rename => "rename into place",
+            Self::SyncDir => "sync the folder of",
+        })
+    }
+}
+
+/// An atomic write that did not happen; the destination is unchanged (unless the step is
+/// [`AtomicStep::SyncDir`], where the new file is in place but may not survive a power loss).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {step} {}: {source}", path.display())]
+pub struct AtomicWriteError {
+    pub path: PathBuf,
+    pub step: AtomicStep,
+    #[source]
+    pub source: io::Error,
+}
+
+/// Writes `bytes` to `path` atomically.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
+    atomic_write_with(path, |file| file.write_all(bytes))
+}
+
+/// Copies `reader` to `path` atomically; returns the number of bytes written.
+pub fn atomic_write_from(path: &Path, mut reader: impl Read) -> Result<u64, AtomicWriteError> {
+    atomic_write_with(path, |file| io::copy(&mut reader, file))
+}
+
+/// Lets `fill` write the new content into the temp file, then puts it in place atomically.
+/// `fill`'s result is returned; if it fails, the temp file is removed and nothing changes.
+pub fn atomic_write_with<T>(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> io::Result<T>,
+) -> Result<T, AtomicWriteError> {
+    let fail = |step, source| AtomicWriteError {
+        path: path.to_path_buf(),
+        step,
+        source,
+    };
+    let dir = parent_dir(path).ok_or_else(|| {
+        fail(
+            AtomicStep::Destination,
+            io::Error::new(io::ErrorKind::InvalidInput, "no parent folder"),
+        )
+    })?;
+    if path.file_name().is_none() {
+        return Err(fail(
+            AtomicStep::Destination,
+            io::Error::new(io::ErrorKind::InvalidInput, "no file name"),
+        ));
+    }
+    let (temp_path, mut file) = create_temp(dir).map_err(|e| fail(AtomicStep::CreateTemp, e))?;
+    let staged = (|| {
+        let value = fill(&mut file).map_err(|e| (AtomicStep::Write, e))?;
+        file.flush().map_err(|e| (AtomicStep::Write, e))?;
+        file.sync_all().map_err(|e| (AtomicStep::SyncFile, e))?;
+        drop(file);
+        std::fs::rename(&temp_path, path).map_err(|e| (AtomicStep::Rename, e))?;
+        Ok(value)
+    })();
+    match staged {
+        Ok(value) => {
+            sync_dir(dir).map_err(|e| fail(AtomicStep::SyncDir, e))?;
+            Ok(value)
+        }
+        Err((step, source)) => {
+            // Best effort: a leftover temp file is harmless and cleaned later.
+            let _ = std::fs::remove_file(&temp_path);
+            Err(fail(step, source))
+        }
+    }
+}
+
+/// Moves an existing file into place by rename (same file system only) after syncing it, then
+/// syncs the folder. Used when a complete file already exists beside its destination.
+pub fn atomic_rename(from: &Path, to: &Path) -> Result<(), AtomicWriteError> {
+    let fail = |step, source| AtomicWriteError {
+        path: to.to_path_buf(),
+        step,
+        source,
+    };
+    File::open(from)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| fail(AtomicStep::SyncFile, e))?;
+    std::fs::rename(from, to).map_err(|e| fail(AtomicStep::Rename, e))?;
+    let dir = parent_dir(to).ok_or_else(|| {
+        fail(
+            AtomicStep::Destination,
+            io::Error::new(io::ErrorKind::InvalidInput, "no parent folder"),
+        )
+    })?;
+    sync_dir(dir).map_err(|e| fail(AtomicStep::SyncDir, e))
+}
+
+/// A fresh temp file path in `dir` (not created), for callers that stage a file themselves.
+pub fn temp_path_in(dir: &Path) -> PathBuf {
+    dir.join(format!("{TEMP_PREFIX}{}", unique::token()))
+}
+
+/// Makes the folder's entries (creations, renames, removals) durable. A no-op where folders
+/// cannot be opened as files.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
+fn parent_dir(path: &Path) -> Option<&Path> {
+    match path.parent() {
+        Some(p) if p.as_os_str().is_empty() => Some(Path::new(".")),
+        other => other,
+    }
+}
+
+fn create_temp(dir: &Path) -> io::Result<(PathBuf, File)> {
+    // create_new refuses an existing file, so a (very unlikely) name clash retries instead of
+    // sharing a temp file with another writer.
+    let mut last = None;
+    for _ in 0..8 {
+        let candidate = temp_path_in(dir);
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&candidate)
+        {
+            Ok(file) => return Ok((candidate, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no free temp file name")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_the_file_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        atomic_write(&path, b"one").unwrap();
+        atomic_write(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("a.json")]);
+    }
+
+    #[test]
+    fn a_failing_fill_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a");
+        atomic_write(&path, b"old").unwrap();
+        let err = atomic_write_with(&path, |f| {
+            f.write_all(b"partial")?;
+            Err::<(), _>(io::Error::other("boom"))
+        })
+        .unwrap_err();
+        assert_eq!(err.step, AtomicStep::Write);
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn streams_from_a_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b");
+        let n = atomic_write_from(&path, &b"streamed"[..]).unwrap();
+        assert_eq!(n, 8);
+        assert_eq!(std::fs::read(&path).unwrap(), b"streamed");
+    }
+
+    #[test]
+    fn a_missing_folder_is_a_create_temp_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = atomic_write(&dir.path().join("no/such/dir/f"), b"x").unwrap_err();
+        assert_eq!(err.step, AtomicStep::CreateTemp);
+    }
+}

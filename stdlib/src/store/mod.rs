@@ -1,0 +1,23 @@
+//! Stores of sealed blobs. A blob is kept under a [`StoreName`] (one per review, e.g.
+//! `review-<change>-<project>`) as an [`Entry`] with its creation time, its producer record, its
+//! size and SHA-256; a reader lists entries newest first, judges their producers, and fetches a
+//! blob only within a size limit, verified against its digest. A tombstone entry says "the
+//! conversation of this review was not kept".
+//!
+//! [`LocalStore`] keeps them in a folder. [`atomic`] is the atomic-write helper it is built on,
+//! shared with the rest of reviewflow (run manifests, reports).
+
+pub mod atomic;
+mod entry;
+mod error;
+mod local;
+mod name;
+mod unique;
+
+pub use atomic::{
+    AtomicStep, AtomicWriteError, atomic_write, atomic_write_from, atomic_write_with,
+};
+pub use entry::{Entry, EntryId, EntryKind, Producer};
+pub use error::StoreError;
+pub use local::{BlobSource, DEFAULT_DIR, LocalStore, RetainReport, STALE_AFTER};
+pub use name::{MAX_NAME_LEN, StoreName};
