@@ -8,6 +8,7 @@ pub mod check;
 pub mod compile;
 pub mod contract;
 pub mod duration;
+pub mod emit;
 pub mod exec;
 pub mod finding;
 pub mod graph;

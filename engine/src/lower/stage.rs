@@ -115,8 +115,8 @@ impl<'s> Lowerer<'s> {
                             span,
                             what: "`permissions`".into(),
                             expected: "space-separated permissions such as \"pull-requests:write checks:write\"".into(),
-                            found: message,
-                            help: None,
+                            found: format!("`{word}`"),
+                            help: Some(message),
                         }),
                     }
                 }

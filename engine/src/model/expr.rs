@@ -50,15 +50,50 @@ impl Expr {
     }
 }
 
+impl Expr {
+    /// Binding strength: `||` 1, `&&` 2, the rest 3.
+    fn precedence(&self) -> u8 {
+        match self {
+            Self::Or { .. } => 1,
+            Self::And { .. } => 2,
+            _ => 3,
+        }
+    }
+
+    fn fmt_in(&self, f: &mut std::fmt::Formatter<'_>, outer: u8) -> std::fmt::Result {
+        let paren = self.precedence() < outer;
+        if paren {
+            f.write_str("(")?;
+        }
+        match self {
+            Self::Const { value } => write!(f, "{value}")?,
+            Self::Ref { reference } => write!(f, "{reference}")?,
+            Self::Not { expr } => {
+                f.write_str("!")?;
+                expr.fmt_in(f, 3)?;
+            }
+            Self::And { left, right } => {
+                left.fmt_in(f, 2)?;
+                f.write_str(" && ")?;
+                right.fmt_in(f, 3)?;
+            }
+            Self::Or { left, right } => {
+                left.fmt_in(f, 1)?;
+                f.write_str(" || ")?;
+                right.fmt_in(f, 2)?;
+            }
+        }
+        if paren {
+            f.write_str(")")?;
+        }
+        Ok(())
+    }
+}
+
+/// Minimal parentheses: `a.x || b.y && !c.z`.
 impl std::fmt::Display for Expr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Const { value } => write!(f, "{value}"),
-            Self::Ref { reference } => write!(f, "{reference}"),
-            Self::Not { expr } => write!(f, "!{expr}"),
-            Self::And { left, right } => write!(f, "({left} && {right})"),
-            Self::Or { left, right } => write!(f, "({left} || {right})"),
-        }
+        self.fmt_in(f, 0)
     }
 }
 
@@ -248,9 +283,11 @@ mod tests {
     #[test]
     fn precedence_and_grouping() {
         let e = parse("a.x || b.y && !c.z").unwrap();
-        assert_eq!(e.to_string(), "(a.x || (b.y && !c.z))");
+        assert_eq!(e.to_string(), "a.x || b.y && !c.z");
         let e = parse("(a.x || b.y) && true").unwrap();
-        assert_eq!(e.to_string(), "((a.x || b.y) && true)");
+        assert_eq!(e.to_string(), "(a.x || b.y) && true");
+        let e = parse("!(a.x && b.y)").unwrap();
+        assert_eq!(e.to_string(), "!(a.x && b.y)");
     }
 
     #[test]

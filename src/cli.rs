@@ -1,0 +1,104 @@
+//! The command line, defined once: help text comes from here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Declarative, statically checked code-review pipelines.
+#[derive(Debug, Parser)]
+#[command(name = "reviewflow", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check pipelines: structure, references, types (exit 0 clean, 1 findings, 2 unusable input)
+    Check(CheckArgs),
+    /// Draw a pipeline's DAG, with each secret's scope as a group
+    Graph(GraphArgs),
+    /// Write the JSON Schemas of reviewflow's machine-readable formats
+    Schema(SchemaArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Pipeline files
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Output format of the findings
+    #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
+    pub format: CheckFormat,
+    /// Print the compiled model as JSON on stdout (findings go to stderr)
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub emit: Option<Emit>,
+    /// The lowest severity that makes the exit code 1
+    #[arg(long, value_enum, default_value_t = FailOn::Error)]
+    pub fail_on: FailOn,
+    /// Report findings allowed by `allow` as live
+    #[arg(long)]
+    pub no_suppress: bool,
+    #[command(flatten)]
+    pub color: ColorArg,
+}
+
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// The pipeline file
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    #[arg(long, value_enum, default_value_t = GraphFormat::Mermaid)]
+    pub format: GraphFormat,
+    #[command(flatten)]
+    pub color: ColorArg,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Write one file per schema into this folder (default: print them as one JSON object)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ColorArg {
+    /// Colour in terminal output (`auto`: only on a terminal, and never with NO_COLOR set)
+    #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
+    pub color: Color,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// Diagnostics with source excerpts, on stderr
+    Human,
+    /// The findings JSON (schema/findings.schema.json), on stdout
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// The compiled model (schema/model.schema.json)
+    Model,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    Error,
+    Warning,
+    Never,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    Mermaid,
+    Dot,
+    Text,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}

@@ -1,0 +1,7 @@
+//! End-to-end tests of the `reviewflow` binary.
+
+mod bad_input;
+mod check;
+mod graph;
+mod schema;
+mod support;

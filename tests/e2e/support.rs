@@ -1,0 +1,49 @@
+//! Running the binary the way a user does.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// `exit N`, then stdout and stderr, for snapshots.
+    pub fn transcript(&self) -> String {
+        format!(
+            "exit {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+pub fn reviewflow(args: &[&str]) -> Run {
+    reviewflow_in(&root(), args)
+}
+
+pub fn reviewflow_in(dir: &Path, args: &[&str]) -> Run {
+    let out: Output = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .expect("the binary runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The findings JSON of one file.
+pub fn findings_json(path: &str) -> serde_json::Value {
+    let run = reviewflow(&["check", "--format", "json", "--fail-on", "never", path]);
+    serde_json::from_str(&run.stdout).expect("check --format json prints JSON")
+}
