@@ -23,7 +23,8 @@ pub fn run(args: CheckArgs) -> u8 {
             Ok(compiled) => {
                 let findings = run_checks(&compiled, &registry, options);
                 if args.emit == Some(Emit::Model) {
-                    models.push(serde_json::to_value(model_document(&compiled)).unwrap_or_default());
+                    models
+                        .push(serde_json::to_value(model_document(&compiled)).unwrap_or_default());
                 }
                 (compiled.source, findings, false)
             }
@@ -45,7 +46,9 @@ pub fn run(args: CheckArgs) -> u8 {
                     eprintln!("{}: {}", source.name(), report::summary_line(&findings));
                 }
             }
-            CheckFormat::Json => files.push(report::file_findings(&source, &findings, file_unusable)),
+            CheckFormat::Json => {
+                files.push(report::file_findings(&source, &findings, file_unusable))
+            }
         }
     }
     if args.format == CheckFormat::Json {
@@ -60,7 +63,10 @@ pub fn run(args: CheckArgs) -> u8 {
             1 => models.pop().unwrap_or_default(),
             _ => serde_json::Value::Array(models),
         };
-        println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
     }
     if unusable {
         EXIT_UNUSABLE

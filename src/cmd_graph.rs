@@ -39,7 +39,9 @@ pub fn run(args: GraphArgs) -> u8 {
     if fails(&findings, FailOn::Error) {
         let errors: Vec<_> = findings
             .into_iter()
-            .filter(|f| f.suppressed.is_none() && f.severity == reviewflow_engine::finding::Severity::Error)
+            .filter(|f| {
+                f.suppressed.is_none() && f.severity == reviewflow_engine::finding::Severity::Error
+            })
             .collect();
         eprint!("{}", report::render_human(&compiled.source, &errors, style));
         return EXIT_FINDINGS;

@@ -21,10 +21,14 @@ pub fn run(args: SchemaArgs) -> u8 {
             }
             for (name, schema) in all {
                 let path = dir.join(name);
-                let text = format!("{}\n", serde_json::to_string_pretty(&schema).unwrap_or_default());
+                let text = format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&schema).unwrap_or_default()
+                );
                 // Write beside, then rename: a reader never sees half a schema.
                 let tmp = dir.join(format!(".{name}.tmp"));
-                let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &path));
+                let written =
+                    std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &path));
                 if let Err(e) = written {
                     eprintln!("error: cannot write {}: {e}", path.display());
                     return EXIT_UNUSABLE;

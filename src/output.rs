@@ -30,16 +30,17 @@ pub fn load(path: &Path, registry: &Registry) -> Result<Compiled, Loaded> {
     let name = path.display().to_string();
     let limits = Limits::default();
     // Refuse what is far too large before reading it whole.
-    if let Ok(meta) = std::fs::metadata(path) {
-        if meta.len() > limits.max_bytes as u64 * 2 {
-            return Err(Loaded::Unreadable(format!(
-                "{name}: the file is {} bytes; a pipeline may be at most {}",
-                meta.len(),
-                limits.max_bytes
-            )));
-        }
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.len() > limits.max_bytes as u64 * 2
+    {
+        return Err(Loaded::Unreadable(format!(
+            "{name}: the file is {} bytes; a pipeline may be at most {}",
+            meta.len(),
+            limits.max_bytes
+        )));
     }
-    let bytes = std::fs::read(path).map_err(|e| Loaded::Unreadable(format!("{name}: cannot read the file: {e}")))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| Loaded::Unreadable(format!("{name}: cannot read the file: {e}")))?;
     let source = decode(&name, bytes).map_err(Loaded::Unusable)?;
     compile(source, registry, &limits).map_err(Loaded::Unusable)
 }

@@ -38,7 +38,10 @@ pub fn decode(name: &str, bytes: Vec<u8>) -> Result<Source, Unusable> {
                 check::SYNTAX,
                 Severity::Error,
                 "the file is not UTF-8",
-                Label::new(crate::span::Span::new(valid, 1), "invalid UTF-8 starts here"),
+                Label::new(
+                    crate::span::Span::new(valid, 1),
+                    "invalid UTF-8 starts here",
+                ),
             )
             .help("save the file as UTF-8");
             Err(Unusable {
@@ -57,8 +60,13 @@ pub fn compile(source: Source, registry: &Registry, limits: &Limits) -> Result<C
             let findings = errors
                 .into_iter()
                 .map(|e| {
-                    Finding::new(check::SYNTAX, Severity::Error, e.message, Label::new(e.span, e.label))
-                        .maybe_help(e.help)
+                    Finding::new(
+                        check::SYNTAX,
+                        Severity::Error,
+                        e.message,
+                        Label::new(e.span, e.label),
+                    )
+                    .maybe_help(e.help)
                 })
                 .collect();
             return Err(Unusable { source, findings });
@@ -127,7 +135,11 @@ fn apply_suppressions(pipeline: &Pipeline, findings: &mut [Finding]) {
         if let Some(a) = allow {
             f.suppressed = Some(Suppression {
                 span: a.span,
-                reason: a.reason.as_ref().map(|r| r.value.clone()).unwrap_or_default(),
+                reason: a
+                    .reason
+                    .as_ref()
+                    .map(|r| r.value.clone())
+                    .unwrap_or_default(),
             });
         }
     }

@@ -417,12 +417,12 @@ impl LabelRule {
         }
     }
 
-    pub fn add(mut self, label: LabelAdd) -> Self {
+    pub fn adding(mut self, label: LabelAdd) -> Self {
         self.add.push(label);
         self
     }
 
-    pub fn remove(mut self, kind: LabelKind) -> Self {
+    pub fn removing(mut self, kind: LabelKind) -> Self {
         self.remove.push(kind);
         self
     }

@@ -75,7 +75,12 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn new(check: &'static str, severity: Severity, message: impl Into<String>, primary: Label) -> Self {
+    pub fn new(
+        check: &'static str,
+        severity: Severity,
+        message: impl Into<String>,
+        primary: Label,
+    ) -> Self {
         Self {
             check,
             severity,

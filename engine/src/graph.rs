@@ -53,7 +53,9 @@ pub struct Dag {
 impl Dag {
     pub fn build(pipeline: &Pipeline) -> Self {
         let mut graph = DiGraph::with_capacity(pipeline.stages.len(), pipeline.stages.len() * 2);
-        let nodes: Vec<NodeIndex> = (0..pipeline.stages.len()).map(|i| graph.add_node(i)).collect();
+        let nodes: Vec<NodeIndex> = (0..pipeline.stages.len())
+            .map(|i| graph.add_node(i))
+            .collect();
         let index: HashMap<String, usize> = pipeline
             .stages
             .iter()
@@ -68,7 +70,11 @@ impl Dag {
                     value.value.collect_references(&mut refs);
                     for r in refs {
                         if let Some(&from) = index.get(&r.stage) {
-                            edges.entry((from, to)).or_default().data.insert(r.output.clone());
+                            edges
+                                .entry((from, to))
+                                .or_default()
+                                .data
+                                .insert(r.output.clone());
                         }
                     }
                 }
@@ -78,7 +84,11 @@ impl Dag {
                 when.value.collect_references(&mut refs);
                 for r in refs {
                     if let Some(&from) = index.get(&r.stage) {
-                        edges.entry((from, to)).or_default().guard.insert(r.output.clone());
+                        edges
+                            .entry((from, to))
+                            .or_default()
+                            .guard
+                            .insert(r.output.clone());
                     }
                 }
             }

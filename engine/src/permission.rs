@@ -27,18 +27,20 @@ pub fn parse_permission(word: &str) -> Result<Permission, String> {
         ));
     };
     if !SCOPES.contains(&scope) {
-        let hint = crate::suggest::help_text(&crate::suggest::did_you_mean(
-            scope,
-            SCOPES.iter().copied(),
-        ))
-        .map(|h| format!(" ({h})"))
-        .unwrap_or_default();
+        let hint =
+            crate::suggest::help_text(&crate::suggest::did_you_mean(scope, SCOPES.iter().copied()))
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default();
         return Err(format!("`{scope}` is not a permission scope{hint}"));
     }
     let access = match access {
         "read" => Access::Read,
         "write" => Access::Write,
-        other => return Err(format!("`{other}` is not an access level: write `read` or `write`")),
+        other => {
+            return Err(format!(
+                "`{other}` is not an access level: write `read` or `write`"
+            ));
+        }
     };
     Ok(Permission {
         scope: scope.into(),

@@ -132,7 +132,11 @@ pub fn summary_line(findings: &[Finding]) -> String {
     };
     let allowed = findings.iter().filter(|f| f.suppressed.is_some()).count();
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
-    let mut line = format!("{}, {}", plural(live(Severity::Error), "error"), plural(live(Severity::Warning), "warning"));
+    let mut line = format!(
+        "{}, {}",
+        plural(live(Severity::Error), "error"),
+        plural(live(Severity::Warning), "warning")
+    );
     if allowed > 0 {
         line.push_str(&format!(" ({allowed} allowed)"));
     }

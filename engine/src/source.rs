@@ -41,6 +41,6 @@ impl Source {
     }
 
     pub fn named_source(&self) -> miette::NamedSource<String> {
-        miette::NamedSource::new(self.name.to_string(), self.text.to_string())
+        miette::NamedSource::new(&self.name, self.text.to_string())
     }
 }

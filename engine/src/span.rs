@@ -5,7 +5,9 @@ use serde::Serialize;
 
 /// A byte range of the source file: every model element keeps one so that a finding can point
 /// into the file.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema,
+)]
 pub struct Span {
     /// Byte offset of the first byte.
     pub offset: usize,
@@ -82,7 +84,10 @@ impl LineIndex {
 
     pub fn position(&self, text: &str, offset: usize) -> Position {
         let offset = offset.min(text.len());
-        let line = self.starts.partition_point(|&s| s <= offset).saturating_sub(1);
+        let line = self
+            .starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1);
         let start = self.starts[line];
         let column = text
             .get(start..offset)

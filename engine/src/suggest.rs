@@ -10,7 +10,11 @@ pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
     scored.dedup_by(|a, b| a.1 == b.1);
-    scored.into_iter().take(3).map(|(_, c)| c.to_string()).collect()
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, c)| c.to_string())
+        .collect()
 }
 
 /// `did you mean \`a\`?` or `did you mean one of \`a\`, \`b\`?`, or None.
@@ -31,7 +35,10 @@ mod tests {
 
     #[test]
     fn close_words_are_suggested() {
-        assert_eq!(did_you_mean("restor", ["restore", "review", "seal"]), ["restore"]);
+        assert_eq!(
+            did_you_mean("restor", ["restore", "review", "seal"]),
+            ["restore"]
+        );
         assert!(did_you_mean("xyz", ["restore", "review"]).is_empty());
     }
 }

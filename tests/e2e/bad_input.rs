@@ -21,7 +21,11 @@ fn not_utf8() {
     assert_no_panic(&run);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("not UTF-8"), "{}", run.stderr);
-    assert!(run.stderr.contains(":2:8"), "points at the first bad byte: {}", run.stderr);
+    assert!(
+        run.stderr.contains(":2:8"),
+        "points at the first bad byte: {}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -29,12 +33,20 @@ fn empty_file() {
     let run = check_bytes(b"");
     assert_no_panic(&run);
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("needs a `pipeline \"name\"` node"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("needs a `pipeline \"name\"` node"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
 fn nesting_100_000_levels_deep() {
-    let text = format!("pipeline \"a\"\n{}{}", "a {".repeat(100_000), "}".repeat(100_000));
+    let text = format!(
+        "pipeline \"a\"\n{}{}",
+        "a {".repeat(100_000),
+        "}".repeat(100_000)
+    );
     let run = check_bytes(text.as_bytes());
     assert_no_panic(&run);
     assert_eq!(run.code, 2);
@@ -63,11 +75,18 @@ fn a_ten_megabyte_string() {
 
 #[test]
 fn a_long_string_under_the_file_limit() {
-    let text = format!("pipeline \"a\"\ninput \"x\" default=\"{}\"\n", "x".repeat(1 << 20));
+    let text = format!(
+        "pipeline \"a\"\ninput \"x\" default=\"{}\"\n",
+        "x".repeat(1 << 20)
+    );
     let run = check_bytes(text.as_bytes());
     assert_no_panic(&run);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("strings may be at most"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("strings may be at most"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -76,7 +95,11 @@ fn a_node_named_like_a_stage_kind_with_no_arguments() {
     assert_no_panic(&run);
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("needs a name"), "{}", run.stderr);
-    assert!(run.stderr.contains("unknown node `std/gather`"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("unknown node `std/gather`"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -92,7 +115,9 @@ fn a_reference_to_itself() {
 #[test]
 fn deeply_nested_condition() {
     let cond = format!("{}a.ok{}", "(".repeat(5000), ")".repeat(5000));
-    let text = format!("pipeline \"a\"\nstage \"a\" uses=\"std/gather\"\nstage \"b\" uses=\"std/gather\" when=\"{cond}\"\n");
+    let text = format!(
+        "pipeline \"a\"\nstage \"a\" uses=\"std/gather\"\nstage \"b\" uses=\"std/gather\" when=\"{cond}\"\n"
+    );
     let run = check_bytes(text.as_bytes());
     assert_no_panic(&run);
     assert!(run.stderr.contains("nested deeper"), "{}", run.stderr);
@@ -102,9 +127,36 @@ fn deeply_nested_condition() {
 fn random_garbage_never_panics() {
     // A fixed-seed generator over KDL-ish fragments.
     let fragments: &[&str] = &[
-        "pipeline", "stage", "\"s\"", "uses=", "\"std/seal\"", "{", "}", "/-", "#true", "\"a.b\"",
-        "when=", "\"!\"", "key", "\n", " ", "\"{x}\"", "#\"raw\"#", "bind", "a=1", "needs", "(", ")",
-        ";", "\\", "/*", "*/", "\"\"\"", "0x", "1e999", "timeout=\"9999999999999999999d\"",
+        "pipeline",
+        "stage",
+        "\"s\"",
+        "uses=",
+        "\"std/seal\"",
+        "{",
+        "}",
+        "/-",
+        "#true",
+        "\"a.b\"",
+        "when=",
+        "\"!\"",
+        "key",
+        "\n",
+        " ",
+        "\"{x}\"",
+        "#\"raw\"#",
+        "bind",
+        "a=1",
+        "needs",
+        "(",
+        ")",
+        ";",
+        "\\",
+        "/*",
+        "*/",
+        "\"\"\"",
+        "0x",
+        "1e999",
+        "timeout=\"9999999999999999999d\"",
     ];
     let mut state: u64 = 0x2545_f491_4f6c_dd1d;
     for _ in 0..60 {
@@ -117,7 +169,15 @@ fn random_garbage_never_panics() {
             text.push(' ');
         }
         let run = check_bytes(text.as_bytes());
-        assert!(!run.stderr.contains("panicked"), "input: {text}\n{}", run.stderr);
-        assert!((0..=2).contains(&run.code), "input: {text}\n{}", run.transcript());
+        assert!(
+            !run.stderr.contains("panicked"),
+            "input: {text}\n{}",
+            run.stderr
+        );
+        assert!(
+            (0..=2).contains(&run.code),
+            "input: {text}\n{}",
+            run.transcript()
+        );
     }
 }

@@ -8,7 +8,11 @@ fn the_examples_check_clean() {
         let run = reviewflow(&["check", "--fail-on", "warning", file]);
         assert_eq!(run.code, 0, "{file}:\n{}", run.transcript());
         let json = findings_json(file);
-        assert_eq!(json["files"][0]["findings"], serde_json::json!([]), "{file}");
+        assert_eq!(
+            json["files"][0]["findings"],
+            serde_json::json!([]),
+            "{file}"
+        );
     }
 }
 
@@ -24,10 +28,21 @@ fn each_broken_example_has_exactly_one_diagnostic() {
     assert!(files.len() >= 15, "at least 15 broken examples");
     let mut checks_seen = std::collections::BTreeSet::new();
     for path in files {
-        let rel = path.strip_prefix(root()).expect("inside the repo").display().to_string();
-        let name = path.file_stem().expect("a name").to_string_lossy().into_owned();
+        let rel = path
+            .strip_prefix(root())
+            .expect("inside the repo")
+            .display()
+            .to_string();
+        let name = path
+            .file_stem()
+            .expect("a name")
+            .to_string_lossy()
+            .into_owned();
         let json = findings_json(&rel);
-        let findings = json["files"][0]["findings"].as_array().expect("findings").clone();
+        let findings = json["files"][0]["findings"]
+            .as_array()
+            .expect("findings")
+            .clone();
         assert_eq!(findings.len(), 1, "{rel}: {findings:#?}");
         checks_seen.insert(findings[0]["check"].as_str().unwrap_or("").to_string());
         let run = reviewflow(&["check", "--fail-on", "warning", &rel]);
@@ -77,7 +92,12 @@ store "s" {
 "#,
     )
     .expect("write");
-    let run = reviewflow(&["check", "--format", "json", file.to_str().expect("utf-8 path")]);
+    let run = reviewflow(&[
+        "check",
+        "--format",
+        "json",
+        file.to_str().expect("utf-8 path"),
+    ]);
     assert_eq!(run.code, 1);
     let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
     let checks: Vec<&str> = json["files"][0]["findings"]
@@ -100,22 +120,31 @@ store "s" {
 
 #[test]
 fn several_files_in_one_call() {
-    let run = reviewflow(&[
-        "check",
-        "examples/review.kdl",
-        "examples/broken/cycle.kdl",
-    ]);
+    let run = reviewflow(&["check", "examples/review.kdl", "examples/broken/cycle.kdl"]);
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("examples/review.kdl: 0 errors, 0 warnings"));
-    assert!(run.stderr.contains("examples/broken/cycle.kdl: 1 error, 0 warnings"));
+    assert!(
+        run.stderr
+            .contains("examples/review.kdl: 0 errors, 0 warnings")
+    );
+    assert!(
+        run.stderr
+            .contains("examples/broken/cycle.kdl: 1 error, 0 warnings")
+    );
 }
 
 #[test]
 fn fail_on_decides_the_exit_code() {
     let file = "examples/broken/unreachable-stage.kdl";
-    assert_eq!(reviewflow(&["check", file]).code, 0, "a warning passes by default");
+    assert_eq!(
+        reviewflow(&["check", file]).code,
+        0,
+        "a warning passes by default"
+    );
     assert_eq!(reviewflow(&["check", "--fail-on", "warning", file]).code, 1);
-    assert_eq!(reviewflow(&["check", "--fail-on", "never", "examples/broken/cycle.kdl"]).code, 0);
+    assert_eq!(
+        reviewflow(&["check", "--fail-on", "never", "examples/broken/cycle.kdl"]).code,
+        0
+    );
     assert_eq!(
         reviewflow(&["check", "--format", "json", "--fail-on", "warning", file]).code,
         1,
@@ -135,5 +164,9 @@ fn emit_model_prints_the_compiled_pipeline() {
 fn an_unreadable_file_is_unusable_input() {
     let run = reviewflow(&["check", "does/not/exist.kdl"]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("cannot read the file"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot read the file"),
+        "{}",
+        run.stderr
+    );
 }

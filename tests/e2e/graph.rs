@@ -36,7 +36,10 @@ fn graphviz_accepts_the_dot_output() {
         .stderr(Stdio::piped())
         .spawn();
     let Ok(mut child) = child else {
-        assert!(std::env::var_os("CI").is_none(), "graphviz must be installed in CI");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "graphviz must be installed in CI"
+        );
         eprintln!("skipped: graphviz's `dot` is not installed");
         return;
     };
@@ -47,7 +50,11 @@ fn graphviz_accepts_the_dot_output() {
         .write_all(run.stdout.as_bytes())
         .expect("write");
     let out = child.wait_with_output().expect("dot runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("<svg"));
 }
 

@@ -28,7 +28,10 @@ fn schema_folder_matches_the_code() {
         .filter(|n| n.ends_with(".schema.json"))
         .collect();
     kept.sort();
-    assert_eq!(kept, written, "schema/ holds exactly the schemas the code writes");
+    assert_eq!(
+        kept, written,
+        "schema/ holds exactly the schemas the code writes"
+    );
 }
 
 #[test]
@@ -40,7 +43,10 @@ fn the_model_validates_against_its_schema() {
     )
     .expect("schema json");
     let validator = jsonschema::validator_for(&schema).expect("a valid schema");
-    let errors: Vec<String> = validator.iter_errors(&model).map(|e| e.to_string()).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&model)
+        .map(|e| e.to_string())
+        .collect();
     assert!(errors.is_empty(), "{errors:#?}");
 
     let findings = crate::support::findings_json("examples/broken/cycle.kdl");
@@ -49,6 +55,9 @@ fn the_model_validates_against_its_schema() {
     )
     .expect("schema json");
     let validator = jsonschema::validator_for(&schema).expect("a valid schema");
-    let errors: Vec<String> = validator.iter_errors(&findings).map(|e| e.to_string()).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&findings)
+        .map(|e| e.to_string())
+        .collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }

@@ -18,13 +18,22 @@ impl Check for Cycle {
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let stages = &cx.pipeline.stages;
         for cycle in &cx.dag.cycles {
-            let names: Vec<&str> = cycle.iter().map(|&i| stages[i].name.value.as_str()).collect();
+            let names: Vec<&str> = cycle
+                .iter()
+                .map(|&i| stages[i].name.value.as_str())
+                .collect();
             let first = cycle[0];
             let mut f = Finding::new(
                 self.id(),
                 self.severity(),
-                format!("stages depend on each other in a cycle: {}", names.join(" → ")),
-                Label::new(stages[first].name.span, "this stage waits on itself through the cycle"),
+                format!(
+                    "stages depend on each other in a cycle: {}",
+                    names.join(" → ")
+                ),
+                Label::new(
+                    stages[first].name.span,
+                    "this stage waits on itself through the cycle",
+                ),
             )
             .help("remove one of the references or `needs` on the path")
             .stage(&stages[first].name.value);
@@ -32,7 +41,10 @@ impl Check for Cycle {
                 let (from, to) = (pair[0], pair[1]);
                 f = f.related(Label::new(
                     dependency_span(cx, from, to),
-                    format!("`{}` waits on `{}` here", stages[to].name.value, stages[from].name.value),
+                    format!(
+                        "`{}` waits on `{}` here",
+                        stages[to].name.value, stages[from].name.value
+                    ),
                 ));
             }
             out.push(f);
@@ -45,7 +57,11 @@ fn dependency_span(cx: &Context<'_>, from: usize, to: usize) -> crate::span::Spa
     let stages = &cx.pipeline.stages;
     let target = &stages[from].name.value;
     let consumer = &stages[to];
-    if let Some(r) = consumer.references().into_iter().find(|r| &r.stage == target) {
+    if let Some(r) = consumer
+        .references()
+        .into_iter()
+        .find(|r| &r.stage == target)
+    {
         return r.span;
     }
     if let Some(n) = consumer.needs.iter().find(|n| &n.value == target) {

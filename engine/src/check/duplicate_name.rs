@@ -20,7 +20,10 @@ impl Check for DuplicateName {
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         for fact in cx.facts {
-            if let Fact::Duplicate { span, first, what, .. } = fact {
+            if let Fact::Duplicate {
+                span, first, what, ..
+            } = fact
+            {
                 let mut f = Finding::new(
                     self.id(),
                     self.severity(),

@@ -18,7 +18,13 @@ impl Check for MissingRequired {
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         for fact in cx.facts {
-            if let Fact::Missing { span, what, node, help } = fact {
+            if let Fact::Missing {
+                span,
+                what,
+                node,
+                help,
+            } = fact
+            {
                 out.push(
                     Finding::new(
                         self.id(),

@@ -21,7 +21,14 @@ impl Check for TypeMismatch {
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         for fact in cx.facts {
-            if let Fact::TypeMismatch { span, what, expected, found, help } = fact {
+            if let Fact::TypeMismatch {
+                span,
+                what,
+                expected,
+                found,
+                help,
+            } = fact
+            {
                 out.push(
                     Finding::new(
                         self.id(),
@@ -38,7 +45,9 @@ impl Check for TypeMismatch {
             let mut refs = Vec::new();
             when.value.collect_references(&mut refs);
             for r in refs {
-                let Some(producer) = cx.pipeline.stage(&r.stage) else { continue };
+                let Some(producer) = cx.pipeline.stage(&r.stage) else {
+                    continue;
+                };
                 let outputs = outputs_of(producer, cx.registry);
                 let Some((_, ty)) = outputs.iter().find(|(n, _)| *n == r.output) else {
                     continue;
@@ -48,17 +57,25 @@ impl Check for TypeMismatch {
                         Finding::new(
                             self.id(),
                             self.severity(),
-                            format!("`when` of stage `{}` expects boolean outputs", stage.name.value),
+                            format!(
+                                "`when` of stage `{}` expects boolean outputs",
+                                stage.name.value
+                            ),
                             Label::new(r.span, format!("`{r}` is of type {}", ty.name())),
                         )
-                        .help(format!("test `{}.ok` to ask whether the stage succeeded", r.stage))
+                        .help(format!(
+                            "test `{}.ok` to ask whether the stage succeeded",
+                            r.stage
+                        ))
                         .stage(&stage.name.value),
                     );
                 }
             }
         }
         for stage in &cx.pipeline.stages {
-            let Some(contract) = cx.registry.get(&stage.uses.value) else { continue };
+            let Some(contract) = cx.registry.get(&stage.uses.value) else {
+                continue;
+            };
             for o in &stage.fallback {
                 match contract.output_spec(&o.output.value) {
                     Some(spec) if spec.ty == OutputType::Bool => {}
@@ -66,7 +83,11 @@ impl Check for TypeMismatch {
                         Finding::new(
                             self.id(),
                             self.severity(),
-                            format!("`fallback` sets only boolean outputs; `{}` is of type {}", o.output.value, spec.ty.name()),
+                            format!(
+                                "`fallback` sets only boolean outputs; `{}` is of type {}",
+                                o.output.value,
+                                spec.ty.name()
+                            ),
                             Label::new(o.output.span, "not a boolean output"),
                         )
                         .stage(&stage.name.value),
@@ -77,10 +98,16 @@ impl Check for TypeMismatch {
                             Finding::new(
                                 self.id(),
                                 self.severity(),
-                                format!("`{}` ({}) has no output `{}`", stage.name.value, contract.kind, o.output.value),
+                                format!(
+                                    "`{}` ({}) has no output `{}`",
+                                    stage.name.value, contract.kind, o.output.value
+                                ),
                                 Label::new(o.output.span, "no such output"),
                             )
-                            .maybe_help(crate::suggest::help_text(&crate::suggest::did_you_mean(&o.output.value, names)))
+                            .maybe_help(crate::suggest::help_text(&crate::suggest::did_you_mean(
+                                &o.output.value,
+                                names,
+                            )))
                             .stage(&stage.name.value),
                         );
                     }

@@ -8,7 +8,13 @@ use crate::suggest::{did_you_mean, help_text};
 pub struct UnknownInput;
 
 impl UnknownInput {
-    fn template(&self, cx: &Context<'_>, t: &Template, stage: Option<&str>, out: &mut Vec<Finding>) {
+    fn template(
+        &self,
+        cx: &Context<'_>,
+        t: &Template,
+        stage: Option<&str>,
+        out: &mut Vec<Finding>,
+    ) {
         for (name, span) in t.inputs() {
             if cx.pipeline.input(name).is_some() {
                 continue;
@@ -21,9 +27,10 @@ impl UnknownInput {
                 format!("`{{{name}}}` interpolates an input that is not declared"),
                 Label::new(span, "unknown input"),
             )
-            .help(help_text(&candidates).unwrap_or_else(|| {
-                format!("declare it: `input \"{name}\" env=\"VARIABLE\"`")
-            }));
+            .help(
+                help_text(&candidates)
+                    .unwrap_or_else(|| format!("declare it: `input \"{name}\" env=\"VARIABLE\"`")),
+            );
             if let Some(s) = stage {
                 f = f.stage(s);
             }

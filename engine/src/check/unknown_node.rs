@@ -20,7 +20,13 @@ impl Check for UnknownNode {
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         for fact in cx.facts {
-            if let Fact::UnknownNode { span, name, context, candidates } = fact {
+            if let Fact::UnknownNode {
+                span,
+                name,
+                context,
+                candidates,
+            } = fact
+            {
                 out.push(
                     Finding::new(
                         self.id(),

@@ -19,7 +19,13 @@ impl Check for UnknownProperty {
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         for fact in cx.facts {
-            if let Fact::UnknownProperty { span, name, node, candidates } = fact {
+            if let Fact::UnknownProperty {
+                span,
+                name,
+                node,
+                candidates,
+            } = fact
+            {
                 out.push(
                     Finding::new(
                         self.id(),

@@ -10,7 +10,14 @@ use crate::suggest::{did_you_mean, help_text};
 pub struct UnknownReference;
 
 impl UnknownReference {
-    fn unknown(&self, what: &str, name: &str, span: Span, candidates: Vec<String>, stage: Option<&str>) -> Finding {
+    fn unknown(
+        &self,
+        what: &str,
+        name: &str,
+        span: Span,
+        candidates: Vec<String>,
+        stage: Option<&str>,
+    ) -> Finding {
         let mut f = Finding::new(
             self.id(),
             self.severity(),
@@ -42,22 +49,38 @@ impl Check for UnknownReference {
             let own = Some(stage.name.value.as_str());
             for need in &stage.needs {
                 if p.stage(&need.value).is_none() {
-                    out.push(self.unknown("stage", &need.value, need.span, did_you_mean(&need.value, stage_names()), own));
+                    out.push(self.unknown(
+                        "stage",
+                        &need.value,
+                        need.span,
+                        did_you_mean(&need.value, stage_names()),
+                        own,
+                    ));
                 }
             }
             for r in stage.references() {
                 match p.stage(&r.stage) {
-                    None => out.push(self.unknown("stage", &r.stage, r.span, did_you_mean(&r.stage, stage_names()), own)),
+                    None => out.push(self.unknown(
+                        "stage",
+                        &r.stage,
+                        r.span,
+                        did_you_mean(&r.stage, stage_names()),
+                        own,
+                    )),
                     Some(producer) => {
                         let outputs = outputs_of(producer, cx.registry);
                         if cx.registry.get(&producer.uses.value).is_some()
                             && !outputs.iter().any(|(n, _)| *n == r.output)
                         {
-                            let names: Vec<&str> = outputs.iter().map(|(n, _)| n.as_str()).collect();
+                            let names: Vec<&str> =
+                                outputs.iter().map(|(n, _)| n.as_str()).collect();
                             let mut f = Finding::new(
                                 self.id(),
                                 self.severity(),
-                                format!("stage `{}` ({}) has no output `{}`", producer.name.value, producer.uses.value, r.output),
+                                format!(
+                                    "stage `{}` ({}) has no output `{}`",
+                                    producer.name.value, producer.uses.value, r.output
+                                ),
                                 Label::new(r.span, "no such output"),
                             )
                             .related(Label::new(producer.name.span, "the stage is declared here"))
@@ -96,22 +119,30 @@ impl Check for UnknownReference {
         for secret in &p.secrets {
             for s in &secret.visible_to {
                 if p.stage(&s.value).is_none() {
-                    out.push(self.unknown("stage", &s.value, s.span, did_you_mean(&s.value, stage_names()), None));
-                }
-            }
-        }
-        if let Some(forge) = &p.forge {
-            if let Some(token) = &forge.token {
-                if p.secret(&token.value).is_none() {
                     out.push(self.unknown(
-                        "secret",
-                        &token.value,
-                        token.span,
-                        did_you_mean(&token.value, p.secrets.iter().map(|s| s.name.value.as_str())),
+                        "stage",
+                        &s.value,
+                        s.span,
+                        did_you_mean(&s.value, stage_names()),
                         None,
                     ));
                 }
             }
+        }
+        if let Some(forge) = &p.forge
+            && let Some(token) = &forge.token
+            && p.secret(&token.value).is_none()
+        {
+            out.push(self.unknown(
+                "secret",
+                &token.value,
+                token.span,
+                did_you_mean(
+                    &token.value,
+                    p.secrets.iter().map(|s| s.name.value.as_str()),
+                ),
+                None,
+            ));
         }
     }
 }

@@ -19,7 +19,12 @@ impl Check for UnknownStageKind {
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         for fact in cx.facts {
-            if let Fact::UnknownStageKind { span, name, candidates } = fact {
+            if let Fact::UnknownStageKind {
+                span,
+                name,
+                candidates,
+            } = fact
+            {
                 let kinds: Vec<&str> = cx.registry.kinds().collect();
                 let help = help_text(candidates)
                     .unwrap_or_else(|| format!("the known kinds are {}", kinds.join(", ")));

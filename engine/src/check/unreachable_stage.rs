@@ -23,30 +23,39 @@ impl Check for UnreachableStage {
         let mut dead = vec![false; stages.len()];
         for &i in order {
             let stage = &stages[i];
-            if let Some(when) = &stage.when {
-                if never_true(&when.value) {
-                    dead[i] = true;
-                    out.push(
-                        Finding::new(
-                            self.id(),
-                            self.severity(),
-                            format!("stage `{}` never runs: its condition is always false", stage.name.value),
-                            Label::new(when.span, "always false"),
-                        )
-                        .help("remove the stage, or fix its `when`")
-                        .stage(&stage.name.value),
-                    );
-                    continue;
-                }
+            if let Some(when) = &stage.when
+                && never_true(&when.value)
+            {
+                dead[i] = true;
+                out.push(
+                    Finding::new(
+                        self.id(),
+                        self.severity(),
+                        format!(
+                            "stage `{}` never runs: its condition is always false",
+                            stage.name.value
+                        ),
+                        Label::new(when.span, "always false"),
+                    )
+                    .help("remove the stage, or fix its `when`")
+                    .stage(&stage.name.value),
+                );
+                continue;
             }
-            let blocked = cx.dag.producers(i).find(|(p, e)| dead[*p] && (e.needs || !e.data.is_empty()));
+            let blocked = cx
+                .dag
+                .producers(i)
+                .find(|(p, e)| dead[*p] && (e.needs || !e.data.is_empty()));
             if let Some((p, _)) = blocked {
                 dead[i] = true;
                 out.push(
                     Finding::new(
                         self.id(),
                         self.severity(),
-                        format!("stage `{}` never runs: it needs `{}`, which never runs", stage.name.value, stages[p].name.value),
+                        format!(
+                            "stage `{}` never runs: it needs `{}`, which never runs",
+                            stage.name.value, stages[p].name.value
+                        ),
                         Label::new(stage.name.span, "never runs"),
                     )
                     .related(Label::new(stages[p].name.span, "never runs"))

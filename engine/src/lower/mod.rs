@@ -21,12 +21,20 @@ use crate::suggest::did_you_mean;
 
 /// Inputs every pipeline has, set by the forge at run time.
 pub const BUILTIN_INPUTS: &[(&str, &str)] = &[
-    ("repo", "the repository (`owner/name` on GitHub, the checkout's folder name locally)"),
-    ("change", "the change under review (the pull request number, or the local change id)"),
+    (
+        "repo",
+        "the repository (`owner/name` on GitHub, the checkout's folder name locally)",
+    ),
+    (
+        "change",
+        "the change under review (the pull request number, or the local change id)",
+    ),
     ("run", "the id of this run"),
 ];
 
-const TOP_LEVEL: &[&str] = &["pipeline", "input", "secret", "forge", "store", "stage", "allow"];
+const TOP_LEVEL: &[&str] = &[
+    "pipeline", "input", "secret", "forge", "store", "stage", "allow",
+];
 
 pub struct Lowerer<'s> {
     source: &'s Source,
@@ -126,7 +134,12 @@ impl<'s> Lowerer<'s> {
     }
 
     /// The single name argument of a declaration (`stage "name"`).
-    fn name_arg(&mut self, node: &KdlNode, args: &[&kdl::KdlEntry], what: &str) -> Option<Spanned<String>> {
+    fn name_arg(
+        &mut self,
+        node: &KdlNode,
+        args: &[&kdl::KdlEntry],
+        what: &str,
+    ) -> Option<Spanned<String>> {
         let node_span: Span = node.name().span().into();
         match args {
             [] => {
@@ -142,7 +155,7 @@ impl<'s> Lowerer<'s> {
                 for extra in rest {
                     self.fact(Fact::TypeMismatch {
                         span: self.value_span(extra),
-                        what: format!("{what}"),
+                        what: what.to_string(),
                         expected: "one name argument".into(),
                         found: "another argument".into(),
                         help: Some("properties are written `key=value`".into()),
@@ -153,7 +166,8 @@ impl<'s> Lowerer<'s> {
                     self.fact(Fact::TypeMismatch {
                         span: name.span,
                         what: format!("the name of {what}"),
-                        expected: "a name of letters, digits, `-` and `_`, starting with a letter".into(),
+                        expected: "a name of letters, digits, `-` and `_`, starting with a letter"
+                            .into(),
                         found: format!("\"{}\"", name.value),
                         help: None,
                     });

@@ -5,9 +5,7 @@ use kdl::{KdlEntry, KdlNode, KdlValue};
 
 use super::{Fact, Lowerer};
 use crate::contract::{StageContract, ValueType, quote_list};
-use crate::model::{
-    Child, FallbackOverride, OnError, Prop, Reference, Stage, Value, parse_expr,
-};
+use crate::model::{Child, FallbackOverride, OnError, Prop, Reference, Stage, Value, parse_expr};
 use crate::permission::parse_permission;
 use crate::span::{Span, Spanned};
 use crate::suggest::did_you_mean;
@@ -72,7 +70,11 @@ impl<'s> Lowerer<'s> {
             None => Spanned::new(OnError::Fail, Span::default()),
             Some(e) => {
                 let span = self.value_span(e);
-                let value = match self.expect_string(e, "`on-error`").as_deref().map(String::as_str) {
+                let value = match self
+                    .expect_string(e, "`on-error`")
+                    .as_deref()
+                    .map(String::as_str)
+                {
                     Some("fail") | None => OnError::Fail,
                     Some("fallback") => OnError::Fallback,
                     Some("skip") => OnError::Skip,
@@ -95,21 +97,22 @@ impl<'s> Lowerer<'s> {
             self.duration(&text, "`timeout`")
         });
         let mut permissions = Vec::new();
-        if let Some(e) = entries.prop("permissions") {
-            if let Some(text) = self.expect_string(e, "`permissions`") {
-                let content = self.string_content_span(e);
-                let mut offset = 0;
-                for word in text.value.split(' ') {
-                    let span = if offset + word.len() <= content.len {
-                        content.sub(offset, word.len())
-                    } else {
-                        text.span
-                    };
-                    offset += word.len() + 1;
-                    if word.is_empty() {
-                        continue;
-                    }
-                    match parse_permission(word) {
+        if let Some(e) = entries.prop("permissions")
+            && let Some(text) = self.expect_string(e, "`permissions`")
+        {
+            let content = self.string_content_span(e);
+            let mut offset = 0;
+            for word in text.value.split(' ') {
+                let span = if offset + word.len() <= content.len {
+                    content.sub(offset, word.len())
+                } else {
+                    text.span
+                };
+                offset += word.len() + 1;
+                if word.is_empty() {
+                    continue;
+                }
+                match parse_permission(word) {
                         Ok(p) => permissions.push(Spanned::new(p, span)),
                         Err(message) => self.fact(Fact::TypeMismatch {
                             span,
@@ -119,12 +122,13 @@ impl<'s> Lowerer<'s> {
                             help: Some(message),
                         }),
                     }
-                }
             }
         }
 
         let mut stage = Stage {
-            name: name.clone().unwrap_or_else(|| Spanned::new(String::new(), head)),
+            name: name
+                .clone()
+                .unwrap_or_else(|| Spanned::new(String::new(), head)),
             span: head,
             uses: uses.unwrap_or_else(|| Spanned::new(String::new(), head)),
             needs: Vec::new(),
@@ -233,21 +237,27 @@ impl<'s> Lowerer<'s> {
             });
             return;
         };
-        if !spec.repeatable {
-            if let Some((_, first)) = seen.iter().find(|(n, _)| n == child_name) {
-                self.fact(Fact::Duplicate {
-                    span: child_span,
-                    first: *first,
-                    what: format!("`{child_name}` of {context}"),
-                    name: child_name.into(),
-                });
-                return;
-            }
+        if !spec.repeatable
+            && let Some((_, first)) = seen.iter().find(|(n, _)| n == child_name)
+        {
+            self.fact(Fact::Duplicate {
+                span: child_span,
+                first: *first,
+                what: format!("`{child_name}` of {context}"),
+                name: child_name.into(),
+            });
+            return;
         }
         seen.push((child_name.into(), child_span));
         let mut known: Vec<&str> = spec.props.iter().map(|p| p.name.as_str()).collect();
         if spec.open_props.is_some() {
-            known.extend(child.entries().iter().filter_map(|e| e.name()).map(|n| n.value()));
+            known.extend(
+                child
+                    .entries()
+                    .iter()
+                    .filter_map(|e| e.name())
+                    .map(|n| n.value()),
+            );
         }
         let e = self.entries(child, &format!("`{child_name}`"), &known);
         let mut lowered = Child {
@@ -361,7 +371,12 @@ impl<'s> Lowerer<'s> {
     }
 
     /// Converts one KDL value to the contract's type, reporting a mismatch.
-    fn typed_value(&mut self, entry: &KdlEntry, ty: &ValueType, what: &str) -> Option<Spanned<Value>> {
+    fn typed_value(
+        &mut self,
+        entry: &KdlEntry,
+        ty: &ValueType,
+        what: &str,
+    ) -> Option<Spanned<Value>> {
         let span = self.value_span(entry);
         let value = match ty {
             ValueType::Int => Value::Int(self.expect_int(entry, what)?.value),
@@ -388,7 +403,9 @@ impl<'s> Lowerer<'s> {
                             what: what.into(),
                             expected: ty.describe(),
                             found: format!("\"{}\"", text.value),
-                            help: Some("name a stage and one of its outputs, e.g. \"gather.diff\"".into()),
+                            help: Some(
+                                "name a stage and one of its outputs, e.g. \"gather.diff\"".into(),
+                            ),
                         });
                         return None;
                     }

@@ -23,12 +23,18 @@ impl Lowerer<'_> {
     pub(super) fn lower_input(&mut self, node: &KdlNode) {
         let entries = self.entries(node, "`input`", &["env", "type", "pattern", "default"]);
         let name = self.name_arg(node, &entries.args, "an input");
-        let env = entries.prop("env").and_then(|e| self.expect_string(e, "`env`"));
+        let env = entries
+            .prop("env")
+            .and_then(|e| self.expect_string(e, "`env`"));
         let ty = match entries.prop("type") {
             None => Spanned::new(InputType::String, Span::default()),
             Some(e) => {
                 let span = self.value_span(e);
-                match self.expect_string(e, "`type`").as_deref().map(String::as_str) {
+                match self
+                    .expect_string(e, "`type`")
+                    .as_deref()
+                    .map(String::as_str)
+                {
                     Some("string") => Spanned::new(InputType::String, span),
                     Some("int") => Spanned::new(InputType::Int, span),
                     Some("bool") => Spanned::new(InputType::Bool, span),
@@ -47,8 +53,12 @@ impl Lowerer<'_> {
                 }
             }
         };
-        let pattern = entries.prop("pattern").and_then(|e| self.expect_string(e, "`pattern`"));
-        let default = entries.prop("default").and_then(|e| self.expect_string(e, "`default`"));
+        let pattern = entries
+            .prop("pattern")
+            .and_then(|e| self.expect_string(e, "`pattern`"));
+        let default = entries
+            .prop("default")
+            .and_then(|e| self.expect_string(e, "`default`"));
         self.no_children(node, "`input` (it takes no children)");
         let Some(name) = name else { return };
         if super::BUILTIN_INPUTS.iter().any(|(b, _)| *b == name.value) {
@@ -86,7 +96,9 @@ impl Lowerer<'_> {
     pub(super) fn lower_secret(&mut self, node: &KdlNode) {
         let entries = self.entries(node, "`secret`", &["env", "min-bytes", "on-missing"]);
         let name = self.name_arg(node, &entries.args, "a secret");
-        let env = entries.prop("env").and_then(|e| self.expect_string(e, "`env`"));
+        let env = entries
+            .prop("env")
+            .and_then(|e| self.expect_string(e, "`env`"));
         let min_bytes = entries
             .prop("min-bytes")
             .and_then(|e| self.expect_count(e, "`min-bytes`"));
@@ -94,7 +106,11 @@ impl Lowerer<'_> {
             None => Spanned::new(OnMissing::Fail, Span::default()),
             Some(e) => {
                 let span = self.value_span(e);
-                match self.expect_string(e, "`on-missing`").as_deref().map(String::as_str) {
+                match self
+                    .expect_string(e, "`on-missing`")
+                    .as_deref()
+                    .map(String::as_str)
+                {
                     Some("fail") => Spanned::new(OnMissing::Fail, span),
                     Some("disable") => Spanned::new(OnMissing::Disable, span),
                     Some(other) => {
@@ -149,7 +165,9 @@ impl Lowerer<'_> {
                 span: name.span,
                 what: "property `env`".into(),
                 node: format!("secret `{}`", name.value),
-                help: Some("name the environment variable that holds it: `env=\"VARIABLE\"`".into()),
+                help: Some(
+                    "name the environment variable that holds it: `env=\"VARIABLE\"`".into(),
+                ),
             });
             return;
         };
@@ -194,9 +212,15 @@ impl Lowerer<'_> {
                 return;
             }
         };
-        let token = entries.prop("token").and_then(|e| self.expect_string(e, "`token`"));
-        let dir = entries.prop("dir").and_then(|e| self.expect_string(e, "`dir`"));
-        let api_url = entries.prop("api-url").and_then(|e| self.expect_string(e, "`api-url`"));
+        let token = entries
+            .prop("token")
+            .and_then(|e| self.expect_string(e, "`token`"));
+        let dir = entries
+            .prop("dir")
+            .and_then(|e| self.expect_string(e, "`dir`"));
+        let api_url = entries
+            .prop("api-url")
+            .and_then(|e| self.expect_string(e, "`api-url`"));
         self.no_children(node, "`forge` (it takes no children)");
         self.pipeline.forge = Some(Forge {
             kind,
@@ -213,7 +237,11 @@ impl Lowerer<'_> {
             None => Spanned::new(StoreKind::Local, Span::default()),
             Some(e) => {
                 let span = self.value_span(e);
-                match self.expect_string(e, "`kind`").as_deref().map(String::as_str) {
+                match self
+                    .expect_string(e, "`kind`")
+                    .as_deref()
+                    .map(String::as_str)
+                {
                     Some("local") => Spanned::new(StoreKind::Local, span),
                     Some("github-artifacts") => Spanned::new(StoreKind::GithubArtifacts, span),
                     Some(other) => {
@@ -235,7 +263,9 @@ impl Lowerer<'_> {
             let content = self.string_content_span(e);
             self.template(&text.value, content, text.span, "`name` of a store")
         });
-        let path = entries.prop("path").and_then(|e| self.expect_string(e, "`path`"));
+        let path = entries
+            .prop("path")
+            .and_then(|e| self.expect_string(e, "`path`"));
         let mut store = Store {
             name: Spanned::new(String::new(), Span::default()),
             kind,
@@ -266,9 +296,14 @@ impl Lowerer<'_> {
                 }
                 match child_name {
                     "trust" => {
-                        let e = self.entries(child, "`trust`", &["workflow", "event", "branch", "local"]);
+                        let e = self.entries(
+                            child,
+                            "`trust`",
+                            &["workflow", "event", "branch", "local"],
+                        );
                         let get = |this: &mut Self, key: &str| {
-                            e.prop(key).and_then(|v| this.expect_string(v, &format!("`{key}`")))
+                            e.prop(key)
+                                .and_then(|v| this.expect_string(v, &format!("`{key}`")))
                         };
                         let workflow = get(self, "workflow");
                         let event = get(self, "event");
@@ -287,7 +322,8 @@ impl Lowerer<'_> {
                     }
                     "max-tries" | "max-run-lookups" => {
                         let e = self.entries(child, &format!("`{child_name}`"), &[]);
-                        let value = self.single_arg(child, &e.args, child_name)
+                        let value = self
+                            .single_arg(child, &e.args, child_name)
                             .and_then(|a| self.expect_count(a, &format!("`{child_name}`")));
                         if child_name == "max-tries" {
                             store.max_tries = value;
@@ -297,8 +333,9 @@ impl Lowerer<'_> {
                     }
                     "retain" => {
                         let e = self.entries(child, "`retain`", &["count", "age"]);
-                        store.retain_count =
-                            e.prop("count").and_then(|v| self.expect_count(v, "`count`"));
+                        store.retain_count = e
+                            .prop("count")
+                            .and_then(|v| self.expect_count(v, "`count`"));
                         store.retain_age = e.prop("age").and_then(|v| {
                             let text = self.expect_string(v, "`age`")?;
                             self.duration(&text, "`age`")
@@ -329,7 +366,9 @@ impl Lowerer<'_> {
         let check = self
             .single_arg(node, &entries.args, "allow")
             .and_then(|a| self.expect_string(a, "the check id of `allow`"));
-        let reason = entries.prop("reason").and_then(|e| self.expect_string(e, "`reason`"));
+        let reason = entries
+            .prop("reason")
+            .and_then(|e| self.expect_string(e, "`reason`"));
         self.no_children(node, "`allow` (it takes no children)");
         Some(Allow {
             span,

@@ -234,8 +234,7 @@ impl Parser {
         let Some((tok, span)) = self.tokens.get(self.pos).cloned() else {
             return Err(ExprError {
                 span: self.end,
-                message: "the condition ends where a reference `stage.output` was expected"
-                    .into(),
+                message: "the condition ends where a reference `stage.output` was expected".into(),
             });
         };
         self.pos += 1;

@@ -15,11 +15,18 @@ pub struct Template {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum Segment {
-    Literal { text: String },
+    Literal {
+        text: String,
+    },
     /// `{name}`: an input.
-    Input { name: String, span: Span },
+    Input {
+        name: String,
+        span: Span,
+    },
     /// `{stage.output}`.
-    Reference { reference: Reference },
+    Reference {
+        reference: Reference,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,7 +67,9 @@ impl Template {
         let mut out = String::new();
         for s in &self.segments {
             match s {
-                Segment::Literal { text } => out.push_str(&text.replace('{', "{{").replace('}', "}}")),
+                Segment::Literal { text } => {
+                    out.push_str(&text.replace('{', "{{").replace('}', "}}"))
+                }
                 Segment::Input { name, .. } => {
                     out.push('{');
                     out.push_str(name);
@@ -169,7 +178,10 @@ mod tests {
     fn parses_inputs_references_and_escapes() {
         let t = parse_template("a/{project}/{gather.head}{{x}}", Span::new(10, 30)).unwrap();
         assert_eq!(t.inputs().map(|(n, _)| n).collect::<Vec<_>>(), ["project"]);
-        assert_eq!(t.references().map(|r| r.to_string()).collect::<Vec<_>>(), ["gather.head"]);
+        assert_eq!(
+            t.references().map(|r| r.to_string()).collect::<Vec<_>>(),
+            ["gather.head"]
+        );
         assert_eq!(t.source_text(), "a/{project}/{gather.head}{{x}}");
         assert_eq!(t.inputs().next().unwrap().1, Span::new(12, 9));
     }

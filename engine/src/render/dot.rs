@@ -5,7 +5,10 @@ use std::fmt::Write;
 use super::Drawing;
 
 fn quote(s: &str) -> String {
-    let escaped = s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+    let escaped = s
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n");
     format!("\"{escaped}\"")
 }
 
@@ -34,7 +37,11 @@ pub fn render(d: &Drawing<'_>) -> String {
             continue;
         }
         let _ = writeln!(out, "    subgraph cluster_{g} {{");
-        let _ = writeln!(out, "        label={};", quote(&format!("secrets: {}", secrets.join(", "))));
+        let _ = writeln!(
+            out,
+            "        label={};",
+            quote(&format!("secrets: {}", secrets.join(", ")))
+        );
         out.push_str("        style=dashed;\n");
         for i in members {
             node(&mut out, i, "        ");
@@ -47,7 +54,11 @@ pub fn render(d: &Drawing<'_>) -> String {
         } else {
             ""
         };
-        let _ = writeln!(out, "    s{from} -> s{to} [label={}{style}];", quote(&info.label()));
+        let _ = writeln!(
+            out,
+            "    s{from} -> s{to} [label={}{style}];",
+            quote(&info.label())
+        );
     }
     out.push_str("}\n");
     out

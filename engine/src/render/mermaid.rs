@@ -6,7 +6,9 @@ use std::fmt::Write;
 use super::Drawing;
 
 fn quote(s: &str) -> String {
-    s.replace('"', "#quot;").replace('<', "#lt;").replace('>', "#gt;")
+    s.replace('"', "#quot;")
+        .replace('<', "#lt;")
+        .replace('>', "#gt;")
 }
 
 pub fn render(d: &Drawing<'_>) -> String {
@@ -27,7 +29,11 @@ pub fn render(d: &Drawing<'_>) -> String {
             }
             continue;
         }
-        let _ = writeln!(out, "    subgraph scope{g}[\"secrets: {}\"]", quote(&secrets.join(", ")));
+        let _ = writeln!(
+            out,
+            "    subgraph scope{g}[\"secrets: {}\"]",
+            quote(&secrets.join(", "))
+        );
         for i in members {
             node(&mut out, i, "        ");
         }

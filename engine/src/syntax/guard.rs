@@ -35,10 +35,23 @@ impl Default for Limits {
 /// Why a file was refused before parsing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LimitError {
-    TooLarge { bytes: usize, max: usize },
-    TooDeep { span: Span, max: usize },
-    SlashdashTooDeep { span: Span, max: usize },
-    StringTooLong { span: Span, bytes: usize, max: usize },
+    TooLarge {
+        bytes: usize,
+        max: usize,
+    },
+    TooDeep {
+        span: Span,
+        max: usize,
+    },
+    SlashdashTooDeep {
+        span: Span,
+        max: usize,
+    },
+    StringTooLong {
+        span: Span,
+        bytes: usize,
+        max: usize,
+    },
 }
 
 /// Scans `text` once and reports the first limit it breaks.
@@ -113,10 +126,8 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), LimitError> {
                     });
                 }
             }
-            b'}' => {
-                if stack.pop() == Some(true) {
-                    slashdashed_open -= 1;
-                }
+            b'}' if stack.pop() == Some(true) => {
+                slashdashed_open -= 1;
             }
             c if c.is_ascii_whitespace() || c == b'\\' => {
                 // Whitespace and line continuations keep a pending slashdash alive.

@@ -27,7 +27,7 @@ pub fn contract() -> StageContract {
             "conversation",
             OutputType::Conversation,
             "the restored conversation: private, and untrusted (it read the change)",
-            LabelRule::none().add(LabelAdd::Private).add(LabelAdd::Untrusted),
+            LabelRule::none().adding(LabelAdd::Private).adding(LabelAdd::Untrusted),
         )
         .output("restored", OutputType::Bool, "a conversation was restored", LabelRule::none())
         .output("head", OutputType::Sha, "the head of the review the conversation belongs to", LabelRule::none())

@@ -14,51 +14,118 @@ pub const REVIEWERS: &[&str] = &["rules", "command", "claude", "codex"];
 pub fn contract() -> StageContract {
     StageContract::new("std/review", "runs a reviewer over the change")
         .child(
-            ChildSpec::new("reviewer", Role::Config, "which reviewer: \"rules\", \"command\", \"claude\" or \"codex\"")
-                .arg(words(REVIEWERS))
-                .prop("model", ValueType::String, false, "the model a CLI reviewer asks for")
-                .required(),
+            ChildSpec::new(
+                "reviewer",
+                Role::Config,
+                "which reviewer: \"rules\", \"command\", \"claude\" or \"codex\"",
+            )
+            .arg(words(REVIEWERS))
+            .prop(
+                "model",
+                ValueType::String,
+                false,
+                "the model a CLI reviewer asks for",
+            )
+            .required(),
         )
         .child(
-            ChildSpec::new("command", Role::CommandLine, "the program and arguments of a `command` reviewer")
-                .many(ValueType::Template),
-        )
-        .child(ChildSpec::new("prompt", Role::Config, "a file with the reviewer's instructions").arg(ValueType::Template))
-        .child(ChildSpec::new("resume", Role::Data, "a conversation to resume on the first try").arg(ValueType::Reference))
-        .child(ChildSpec::new("untrusted", Role::Data, "inputs from the change, fenced by nonce markers").many(ValueType::Reference))
-        .child(ChildSpec::new("input", Role::Data, "other inputs given to the reviewer").many(ValueType::Reference))
-        .child(ChildSpec::new("tries", Role::Config, "how many tries (default 2: resumed, then fresh)").arg(ValueType::Int))
-        .child(
-            ChildSpec::new("env", Role::Environment, "an environment variable of the reviewer: name and value")
-                .args(vec![ValueType::String, ValueType::Template])
-                .repeatable(),
+            ChildSpec::new(
+                "command",
+                Role::CommandLine,
+                "the program and arguments of a `command` reviewer",
+            )
+            .many(ValueType::Template),
         )
         .child(
-            ChildSpec::new("secret-env", Role::SecretSlot, "a secret given to the reviewer as an environment variable")
-                .args(vec![ValueType::String, ValueType::Secret])
-                .repeatable(),
+            ChildSpec::new(
+                "prompt",
+                Role::Config,
+                "a file with the reviewer's instructions",
+            )
+            .arg(ValueType::Template),
+        )
+        .child(
+            ChildSpec::new(
+                "resume",
+                Role::Data,
+                "a conversation to resume on the first try",
+            )
+            .arg(ValueType::Reference),
+        )
+        .child(
+            ChildSpec::new(
+                "untrusted",
+                Role::Data,
+                "inputs from the change, fenced by nonce markers",
+            )
+            .many(ValueType::Reference),
+        )
+        .child(
+            ChildSpec::new("input", Role::Data, "other inputs given to the reviewer")
+                .many(ValueType::Reference),
+        )
+        .child(
+            ChildSpec::new(
+                "tries",
+                Role::Config,
+                "how many tries (default 2: resumed, then fresh)",
+            )
+            .arg(ValueType::Int),
+        )
+        .child(
+            ChildSpec::new(
+                "env",
+                Role::Environment,
+                "an environment variable of the reviewer: name and value",
+            )
+            .args(vec![ValueType::String, ValueType::Template])
+            .repeatable(),
+        )
+        .child(
+            ChildSpec::new(
+                "secret-env",
+                Role::SecretSlot,
+                "a secret given to the reviewer as an environment variable",
+            )
+            .args(vec![ValueType::String, ValueType::Secret])
+            .repeatable(),
         )
         .output(
             "comment",
             OutputType::Text,
             "the review comment (markdown)",
-            LabelRule::all().remove(LabelKind::Private),
+            LabelRule::all().removing(LabelKind::Private),
         )
         .output(
             "findings",
             OutputType::Findings,
             "the findings, with paths and lines",
-            LabelRule::all().remove(LabelKind::Private),
+            LabelRule::all().removing(LabelKind::Private),
         )
         .output(
             "conversation",
             OutputType::Conversation,
             "the reviewer's conversation, to be sealed",
-            LabelRule::all().add(LabelAdd::Private),
+            LabelRule::all().adding(LabelAdd::Private),
         )
-        .output("commented", OutputType::Bool, "the reviewer wrote a comment", LabelRule::none())
-        .output("resumed", OutputType::Bool, "the review resumed the restored conversation", LabelRule::none())
-        .output("clean", OutputType::Bool, "the review reported no findings", LabelRule::none())
+        .output(
+            "commented",
+            OutputType::Bool,
+            "the reviewer wrote a comment",
+            LabelRule::none(),
+        )
+        .output(
+            "resumed",
+            OutputType::Bool,
+            "the review resumed the restored conversation",
+            LabelRule::none(),
+        )
+        .output(
+            "clean",
+            OutputType::Bool,
+            "the review reported no findings",
+            LabelRule::none(),
+        )
         .fallback("comment", FallbackValue::Absent)
         .fallback("findings", FallbackValue::Absent)
         .fallback("conversation", FallbackValue::Absent)

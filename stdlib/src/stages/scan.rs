@@ -12,15 +12,35 @@ use super::words;
 pub const DETECTORS: &[&str] = &["jwt", "github", "anthropic", "openai", "aws", "private-key"];
 
 pub fn contract() -> StageContract {
-    StageContract::new("std/scan", "scans values for credentials before they are kept")
-        .child(ChildSpec::new("target", Role::Data, "the values to scan").many(ValueType::Reference).required())
-        .child(ChildSpec::new(
+    StageContract::new(
+        "std/scan",
+        "scans values for credentials before they are kept",
+    )
+    .child(
+        ChildSpec::new("target", Role::Data, "the values to scan")
+            .many(ValueType::Reference)
+            .required(),
+    )
+    .child(
+        ChildSpec::new(
             "detect",
             Role::Config,
             "detectors to run (default: all); the run's own secret values are always searched",
-        ).many(words(DETECTORS)))
-        .output("clean", OutputType::Bool, "no detector found anything and nothing failed", LabelRule::none())
-        .output("hits", OutputType::Findings, "detector and location of each hit (never the value)", LabelRule::none())
-        .fallback("clean", FallbackValue::Bool(false))
-        .fallback("hits", FallbackValue::Absent)
+        )
+        .many(words(DETECTORS)),
+    )
+    .output(
+        "clean",
+        OutputType::Bool,
+        "no detector found anything and nothing failed",
+        LabelRule::none(),
+    )
+    .output(
+        "hits",
+        OutputType::Findings,
+        "detector and location of each hit (never the value)",
+        LabelRule::none(),
+    )
+    .fallback("clean", FallbackValue::Bool(false))
+    .fallback("hits", FallbackValue::Absent)
 }
