@@ -175,9 +175,9 @@ pub struct LabelRule {
     /// Which input labels reach this output.
     pub propagate: Propagate,
     /// Labels this output always carries.
-    pub add: Vec<LabelAdd>,
+    pub adding: Vec<LabelAdd>,
     /// Label kinds this output never carries (a declassifier removes `private`).
-    pub remove: Vec<LabelKind>,
+    pub removing: Vec<LabelKind>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
@@ -418,12 +418,12 @@ impl LabelRule {
     }
 
     pub fn adding(mut self, label: LabelAdd) -> Self {
-        self.add.push(label);
+        self.adding.push(label);
         self
     }
 
     pub fn removing(mut self, kind: LabelKind) -> Self {
-        self.remove.push(kind);
+        self.removing.push(kind);
         self
     }
 }

@@ -11,6 +11,7 @@ pub mod duration;
 pub mod emit;
 pub mod exec;
 pub mod finding;
+pub mod flow;
 pub mod graph;
 pub mod lower;
 pub mod model;
