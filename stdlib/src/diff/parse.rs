@@ -128,11 +128,9 @@ impl<'a> Parser<'a> {
     /// Reads line `i`; returns the index of the next line to read.
     fn step(&mut self, i: usize) -> usize {
         let raw = self.line(i);
-        if self.hunk.is_some() {
-            if self.hunk_line(i, raw) {
-                return i + 1;
-            }
-            // The hunk is over (complete, or broken and reported): read this line as a header.
+        // When the hunk is over (complete, or broken and reported) the line is read as a header.
+        if self.hunk.is_some() && self.hunk_line(i, raw) {
+            return i + 1;
         }
         let hdr = raw.strip_suffix(b"\r").unwrap_or(raw);
         if hdr.first() == Some(&b'\\') {

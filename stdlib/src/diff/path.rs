@@ -101,7 +101,7 @@ pub(crate) fn git_header_paths(s: &[u8]) -> Option<(String, String)> {
 
 fn split_unquoted(s: &[u8]) -> Option<(&[u8], &[u8])> {
     // Same name on both sides: "a/N b/N".
-    if s.len() >= 5 && (s.len() - 1) % 2 == 0 {
+    if s.len() >= 5 && (s.len() - 1).is_multiple_of(2) {
         let half = (s.len() - 1) / 2;
         let (a, b) = (&s[..half], &s[half + 1..]);
         if s[half] == b' ' && a.starts_with(b"a/") && b.starts_with(b"b/") && a[2..] == b[2..] {
