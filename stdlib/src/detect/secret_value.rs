@@ -1,7 +1,10 @@
 //! The run's own secret values, plain and base64-encoded (the forms are listed in the module
 //! documentation of [`super`]).
 //!
-//! All forms of all secrets are searched in one pass with Aho-Corasick. The needles are held in
+//! All forms of all secrets are searched in one pass with Aho-Corasick, leftmost-longest and
+//! without overlaps (which lets it use its SIMD prefilter): where the values of two secrets
+//! overlap in the text (or two secrets share a value), one match is reported: the longer one,
+//! else the first secret's. The needles are held in
 //! zeroizing buffers; the automaton's internal copy cannot be zeroed and lives only as long as
 //! one call.
 
@@ -32,11 +35,11 @@ impl Detector for SecretValue {
         let mut found: Vec<(usize, usize, usize)> = Vec::new();
         let patterns: Vec<&[u8]> = needles.iter().map(|n| n.bytes.as_slice()).collect();
         match AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
+            .match_kind(MatchKind::LeftmostLongest)
             .build(&patterns)
         {
             Ok(ac) => {
-                for m in ac.find_overlapping_iter(text) {
+                for m in ac.find_iter(text) {
                     let n = &needles[m.pattern().as_usize()];
                     found.push((n.secret, m.start(), extend(text, m.end(), n.base64)));
                 }
