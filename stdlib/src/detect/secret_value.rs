@@ -4,9 +4,8 @@
 //! All forms of all secrets are searched in one pass with Aho-Corasick, leftmost-longest and
 //! without overlaps (which lets it use its SIMD prefilter): where the values of two secrets
 //! overlap in the text (or two secrets share a value), one match is reported: the longer one,
-//! else the first secret's. The needles are held in
-//! zeroizing buffers; the automaton's internal copy cannot be zeroed and lives only as long as
-//! one call.
+//! else the first secret's. The needles are held in zeroizing buffers; the automaton's internal
+//! copy cannot be zeroed and lives only as long as one call.
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use base64::Engine;
