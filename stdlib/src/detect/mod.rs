@@ -1,0 +1,113 @@
+//! Credential detectors: find what looks like a credential, or the value of one of the run's
+//! own secrets, in any bytes (text, binary, a model conversation, a diff).
+//!
+//! Each detector has a stable id ([`DetectorId`]) and lives in its own file; [`registry`] lists
+//! them. [`scan`] runs the enabled ones over a text, one pass each, and returns [`Hit`]s: where a
+//! match is and which detector (and which secret) found it, never the matched bytes.
+//!
+//! | id             | finds |
+//! |----------------|-------|
+//! | `jwt`          | three base64url segments whose first decodes to a JSON object with a string `"alg"`, and whose signature is at least 16 characters (unsigned `alg: none` tokens carry no credential) |
+//! | `github`       | `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` followed by 36 to 251 letters and digits (GitHub's announced maximum is 255 in all); `github_pat_` followed by 82 to 244 letters, digits and `_` |
+//! | `anthropic`    | `sk-ant-<kind><version>-` (e.g. `sk-ant-api03-`) followed by at least 32 key characters |
+//! | `openai`       | `sk-proj-`, `sk-svcacct-`, `sk-admin-` keys; `sk-` + 48 letters and digits (legacy); any `sk-` key holding `T3BlbkFJ`. Never an `sk-ant-` key |
+//! | `aws`          | access key ids `AKIA…`/`ASIA…` + 16 upper-case letters and digits |
+//! | `private-key`  | `-----BEGIN … PRIVATE KEY-----` (PKCS#8, RSA, EC, DSA, OPENSSH, ENCRYPTED) and `-----BEGIN PGP PRIVATE KEY BLOCK-----`, followed within 1 KiB by a run of 40 base64 characters; the hit spans the block up to its `-----END …-----` line when present |
+//! | `secret-value` | the run's own secret values, see below |
+//!
+//! Token detectors require the match to stand alone (no letter or digit right before or after)
+//! and key bodies to mix upper case, lower case and digits, which keeps identifiers such as
+//! `sk-admin-dashboard-settings` out.
+//!
+//! `secret-value` searches every secret given to [`scan`] in these forms: the exact bytes; the
+//! value with surrounding ASCII whitespace trimmed; the standard and URL-safe base64 of each,
+//! with or without padding; and, for a value embedded at any offset in a longer base64 stream,
+//! the characters that depend on the value alone at each of the three alignments. Base64 broken
+//! across lines (MIME wrapping) and other encodings (hex, URL-escaping) are not searched. A
+//! secret whose trimmed value is shorter than [`MIN_SECRET_LEN`] bytes is not searched: short
+//! values match ordinary text too often to mean anything. [`notes`] names such secrets so that
+//! the caller can say so.
+
+mod anthropic;
+mod aws;
+mod github;
+mod hit;
+mod id;
+mod jwt;
+mod openai;
+mod pattern;
+mod private_key;
+pub mod registry;
+mod secret;
+mod secret_value;
+
+pub use hit::Hit;
+pub use id::{DetectorId, UnknownDetector};
+pub use secret::{MIN_SECRET_LEN, NamedSecret, Note};
+
+use std::ops::Range;
+
+/// One detector. Implementations are stateless; compiled patterns live in statics.
+pub trait Detector: Sync {
+    fn id(&self) -> DetectorId;
+    /// What a match is, for messages: "a GitHub token".
+    fn label(&self) -> &'static str;
+    /// Appends every match in `text`. `secrets` is only read by detectors that search them.
+    fn find(&self, text: &[u8], secrets: &[NamedSecret], out: &mut Vec<Found>);
+}
+
+/// A match before it becomes a [`Hit`]: where, and which of the given secrets (by index).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub range: Range<usize>,
+    pub secret: Option<usize>,
+}
+
+/// Runs the `enabled` detectors over `text` and returns their hits, sorted by position, then
+/// detector, then secret name. Detectors are independent: one place can hit several times
+/// (a secret's value that is also a GitHub token hits `secret-value` and `github`).
+pub fn scan(text: &[u8], secrets: &[NamedSecret], enabled: &[DetectorId]) -> Vec<Hit> {
+    let mut found: Vec<(DetectorId, Found)> = Vec::new();
+    let mut out = Vec::new();
+    for d in registry::DETECTORS {
+        if !enabled.contains(&d.id()) {
+            continue;
+        }
+        out.clear();
+        d.find(text, secrets, &mut out);
+        found.extend(out.drain(..).map(|f| (d.id(), f)));
+    }
+    found.sort_by(|(da, a), (db, b)| {
+        (a.range.start, a.range.end, *da, a.secret).cmp(&(
+            b.range.start,
+            b.range.end,
+            *db,
+            b.secret,
+        ))
+    });
+    found.dedup();
+    hit::locate(text, found, secrets)
+}
+
+/// What the caller should be told about `secrets` before trusting a clean [`scan`]: the secrets
+/// that are not searched because they are too short. Empty when `secret-value` is not enabled.
+pub fn notes(secrets: &[NamedSecret], enabled: &[DetectorId]) -> Vec<Note> {
+    if !enabled.contains(&DetectorId::SecretValue) {
+        return Vec::new();
+    }
+    secrets
+        .iter()
+        .filter(|s| !s.is_searchable())
+        .map(|s| Note::SecretTooShort {
+            name: s.name().to_owned(),
+        })
+        .collect()
+}
+
+/// The label of a detector, for messages ("a GitHub token").
+pub fn label(id: DetectorId) -> &'static str {
+    registry::DETECTORS
+        .iter()
+        .find(|d| d.id() == id)
+        .map_or("a credential", |d| d.label())
+}
