@@ -91,12 +91,14 @@ pub struct CheckOptions {
 
 /// Runs every check; findings come sorted by position, suppressions applied.
 pub fn run_checks(compiled: &Compiled, registry: &Registry, options: CheckOptions) -> Vec<Finding> {
+    let flow = crate::flow::Flow::compute(&compiled.pipeline, registry, &compiled.dag);
     let cx = Context {
         source: &compiled.source,
         pipeline: &compiled.pipeline,
         registry,
         dag: &compiled.dag,
         facts: &compiled.facts,
+        flow: flow.as_ref(),
     };
     let mut findings = Vec::new();
     for c in check::ALL {

@@ -27,6 +27,16 @@ pub struct StageContract {
     /// An opaque stage (an arbitrary command): every output carries every input label and
     /// every secret the stage holds.
     pub opaque: bool,
+    /// A guard: this boolean output vouches for the values given to this child
+    /// (`std/scan`'s `clean` vouches for its `target`s).
+    pub vets: Option<Vets>,
+}
+
+/// `output` vouches for what the stage reads through `child`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Vets {
+    pub child: String,
+    pub output: String,
 }
 
 /// One child node a stage accepts, e.g. `key "conversation-key"`.
@@ -73,6 +83,8 @@ pub enum Role {
     Stdin,
     /// Names a secret the stage holds.
     SecretSlot,
+    /// The fields a sealed blob is bound to (its AAD).
+    Binding,
     /// Data the stage publishes (a comment, findings).
     Publish,
     /// Data the stage writes to a store.
@@ -257,6 +269,7 @@ impl StageContract {
             permissions: Vec::new(),
             effects: Vec::new(),
             opaque: false,
+            vets: None,
         }
     }
 
@@ -295,6 +308,14 @@ impl StageContract {
 
     pub fn opaque(mut self) -> Self {
         self.opaque = true;
+        self
+    }
+
+    pub fn vets(mut self, child: &str, output: &str) -> Self {
+        self.vets = Some(Vets {
+            child: child.into(),
+            output: output.into(),
+        });
         self
     }
 

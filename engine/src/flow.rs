@@ -52,7 +52,9 @@ impl LabelSet {
 
     pub fn secrets(&self) -> impl Iterator<Item = usize> + '_ {
         self.secrets.iter().enumerate().flat_map(|(w, &bits)| {
-            (0..64).filter(move |b| bits & (1 << b) != 0).map(move |b| w * 64 + b)
+            (0..64)
+                .filter(move |b| bits & (1 << b) != 0)
+                .map(move |b| w * 64 + b)
         })
     }
 
@@ -230,10 +232,17 @@ impl Flow {
         for _ in 0..=pipeline.stages.len() {
             steps.push(Label::new(
                 current.span,
-                format!("`{}` reads `{current}`", pipeline.stages[consumer].name.value),
+                format!(
+                    "`{}` reads `{current}`",
+                    pipeline.stages[consumer].name.value
+                ),
             ));
-            let Some(p) = dag.stage_index(&current.stage) else { break };
-            let added_here = self.added[p].get(&current.output).is_some_and(|a| a.has(kind));
+            let Some(p) = dag.stage_index(&current.stage) else {
+                break;
+            };
+            let added_here = self.added[p]
+                .get(&current.output)
+                .is_some_and(|a| a.has(kind));
             if added_here {
                 steps.push(Label::new(
                     pipeline.stages[p].name.span,
@@ -261,10 +270,7 @@ fn source_message(pipeline: &Pipeline, stage: usize, output: &str, kind: Kind) -
     match kind {
         Kind::Untrusted => format!("`{name}.{output}` comes from the change (untrusted)"),
         Kind::Private => format!("`{name}.{output}` is private"),
-        Kind::Secret(k) => format!(
-            "`{name}` holds secret `{}`",
-            pipeline.secrets[k].name.value
-        ),
+        Kind::Secret(k) => format!("`{name}` holds secret `{}`", pipeline.secrets[k].name.value),
     }
 }
 
@@ -281,17 +287,16 @@ fn held_secrets(
         .iter()
         .filter_map(|s| index.get(s.value).copied())
         .collect();
-    if let (Some(token), Some(c)) = (forge_token(pipeline), contract) {
-        if uses_forge(c) {
-            if let Some(&k) = index.get(token) {
-                let visible = pipeline.secrets[k]
-                    .visible_to
-                    .iter()
-                    .any(|v| v.value == stage.name.value);
-                if visible {
-                    held.push(k);
-                }
-            }
+    if let (Some(token), Some(c)) = (forge_token(pipeline), contract)
+        && uses_forge(c)
+        && let Some(&k) = index.get(token)
+    {
+        let visible = pipeline.secrets[k]
+            .visible_to
+            .iter()
+            .any(|v| v.value == stage.name.value);
+        if visible {
+            held.push(k);
         }
     }
     held.sort_unstable();

@@ -16,6 +16,7 @@ pub mod graph;
 pub mod lower;
 pub mod model;
 pub mod permission;
+pub mod policy;
 pub mod registry;
 pub mod render;
 pub mod report;

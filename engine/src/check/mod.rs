@@ -4,10 +4,18 @@
 //! the DAG. A new check is one new file and one line in [`ALL`], plus its section in
 //! `docs/checks.md` (a test keeps the two in step).
 
+mod binding;
 mod cycle;
 mod duplicate_name;
+mod fail_closed;
 mod missing_required;
+mod permissions;
+mod private_egress;
+mod secret_flow;
+mod secret_scope;
+mod suppression;
 mod syntax;
+mod trust;
 mod type_mismatch;
 mod unknown_input;
 mod unknown_node;
@@ -15,8 +23,10 @@ mod unknown_property;
 mod unknown_reference;
 mod unknown_stage_kind;
 mod unreachable_stage;
+mod untrusted_input;
 
 use crate::finding::{Finding, Severity};
+use crate::flow::Flow;
 use crate::graph::Dag;
 use crate::lower::Fact;
 use crate::model::Pipeline;
@@ -30,6 +40,8 @@ pub struct Context<'a> {
     pub registry: &'a Registry,
     pub dag: &'a Dag,
     pub facts: &'a [Fact],
+    /// The label analysis; `None` when the stages form a cycle.
+    pub flow: Option<&'a Flow>,
 }
 
 pub trait Check: Sync {
@@ -55,6 +67,15 @@ pub static ALL: &[&dyn Check] = &[
     &unknown_input::UnknownInput,
     &cycle::Cycle,
     &unreachable_stage::UnreachableStage,
+    &secret_scope::SecretScope,
+    &secret_flow::SecretFlow,
+    &private_egress::PrivateEgress,
+    &untrusted_input::UntrustedInput,
+    &fail_closed::FailClosed,
+    &permissions::Permissions,
+    &trust::Trust,
+    &binding::Binding,
+    &suppression::Suppression,
 ];
 
 pub fn by_id(id: &str) -> Option<&'static dyn Check> {

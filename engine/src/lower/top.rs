@@ -56,6 +56,20 @@ impl Lowerer<'_> {
         let pattern = entries
             .prop("pattern")
             .and_then(|e| self.expect_string(e, "`pattern`"));
+        if let Some(p) = &pattern
+            && let Err(e) = regex::Regex::new(&p.value)
+        {
+            self.fact(Fact::TypeMismatch {
+                span: p.span,
+                what: "`pattern`".into(),
+                expected: "a regular expression".into(),
+                found: format!(
+                    "an invalid one ({})",
+                    e.to_string().lines().last().unwrap_or("")
+                ),
+                help: None,
+            });
+        }
         let default = entries
             .prop("default")
             .and_then(|e| self.expect_string(e, "`default`"));

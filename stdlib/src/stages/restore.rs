@@ -13,7 +13,7 @@ pub fn contract() -> StageContract {
         .child(ChildSpec::new("from", Role::Data, "the store the sealed blobs are in").arg(ValueType::Store).required())
         .child(ChildSpec::new("key", Role::SecretSlot, "the secret the blobs are sealed with").arg(ValueType::Secret).required())
         .child(
-            ChildSpec::new("bind", Role::Config, "the fields a blob is bound to (the AAD): `bind repo=\"{repo}\" change=\"{change}\"`")
+            ChildSpec::new("bind", Role::Binding, "the fields a blob is bound to (the AAD): `bind repo=\"{repo}\" change=\"{change}\"`")
                 .open_props(ValueType::Template)
                 .required(),
         )

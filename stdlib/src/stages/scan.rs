@@ -41,6 +41,7 @@ pub fn contract() -> StageContract {
         "detector and location of each hit (never the value)",
         LabelRule::none(),
     )
+    .vets("target", "clean")
     .fallback("clean", FallbackValue::Bool(false))
     .fallback("hits", FallbackValue::Absent)
 }

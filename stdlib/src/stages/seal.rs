@@ -20,7 +20,7 @@ pub fn contract() -> StageContract {
         .child(
             ChildSpec::new(
                 "bind",
-                Role::Config,
+                Role::Binding,
                 "the fields the blob is bound to (the AAD)",
             )
             .open_props(ValueType::Template)

@@ -1,0 +1,228 @@
+//! `binding`: sealed blobs must open only in the review that sealed them. A seal and a restore
+//! that share a store bind the same fields to the same values; the binding names the repository
+//! and the change; no bound value can be empty (an empty field would match any review).
+
+use std::collections::BTreeMap;
+
+use super::{Check, Context};
+use crate::contract::Role;
+use crate::finding::{Confidence, Finding, Label, Severity};
+use crate::model::{Child, InputType, Pipeline, Segment, Stage, Template, Value};
+use crate::span::Span;
+
+pub struct Binding;
+
+/// The `bind` child of a stage, as field → (template, span).
+fn binding_of<'a>(cx: &Context<'_>, stage: &'a Stage) -> Option<&'a Child> {
+    let contract = cx.registry.get(&stage.uses.value)?;
+    stage.children.iter().find(|c| {
+        contract
+            .child_spec(&c.name.value)
+            .is_some_and(|s| s.role == Role::Binding)
+    })
+}
+
+fn fields(child: &Child) -> BTreeMap<&str, (&Template, Span)> {
+    child
+        .props
+        .iter()
+        .filter_map(|p| match &p.value.value {
+            Value::Template(t) => Some((p.name.value.as_str(), (t, p.value.span))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Why a bound value could be empty, if it could.
+fn can_be_empty(p: &Pipeline, t: &Template) -> Option<String> {
+    if t.segments.is_empty() {
+        return Some("it is empty".into());
+    }
+    let has_literal = t
+        .segments
+        .iter()
+        .any(|s| matches!(s, Segment::Literal { text } if !text.is_empty()));
+    if has_literal {
+        return None;
+    }
+    for s in &t.segments {
+        match s {
+            Segment::Reference { reference } => {
+                return Some(format!(
+                    "`{reference}` is absent when its stage is skipped or falls back"
+                ));
+            }
+            Segment::Input { name, .. } => {
+                let Some(input) = p.input(name) else { continue };
+                if input.builtin
+                    || matches!(
+                        input.ty.value,
+                        InputType::Int | InputType::Sha | InputType::Bool
+                    )
+                {
+                    continue;
+                }
+                let safe = input
+                    .pattern
+                    .as_ref()
+                    .and_then(|pat| regex::Regex::new(&pat.value).ok())
+                    .is_some_and(|re| !re.is_match(""));
+                if !safe {
+                    return Some(format!(
+                        "input `{name}` may be empty (give it a `pattern` that needs at least one character)"
+                    ));
+                }
+            }
+            Segment::Literal { .. } => {}
+        }
+    }
+    None
+}
+
+impl Check for Binding {
+    fn id(&self) -> &'static str {
+        "binding"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "sealed blobs are bound to exactly one review"
+    }
+    fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let p = cx.pipeline;
+        // Each binder's own binding.
+        for stage in &p.stages {
+            let Some(bind) = binding_of(cx, stage) else {
+                continue;
+            };
+            let f = fields(bind);
+            let inputs: Vec<&str> = f
+                .values()
+                .flat_map(|(t, _)| t.inputs().map(|(n, _)| n))
+                .collect();
+            let names_repo = inputs.contains(&"repo");
+            let names_change = inputs.contains(&"change") || inputs.contains(&"pr");
+            if !names_repo || !names_change {
+                let missing = match (names_repo, names_change) {
+                    (false, false) => "the repository or the change",
+                    (false, true) => "the repository",
+                    _ => "the change",
+                };
+                out.push(
+                    Finding::new(
+                        self.id(),
+                        self.severity(),
+                        format!("the binding of `{}` does not name {missing}: a blob could be replayed into another review", stage.name.value),
+                        Label::new(bind.name.span, "binds too little"),
+                    )
+                    .help("bind repo=\"{repo}\" change=\"{change}\" (and the project, if reviews are per project)")
+                    .confidence(Confidence::High)
+                    .stage(&stage.name.value),
+                );
+            }
+            for (field, (t, span)) in &f {
+                if let Some(why) = can_be_empty(p, t) {
+                    out.push(
+                        Finding::new(
+                            self.id(),
+                            self.severity(),
+                            format!("bound field `{field}` of `{}` can be empty: {why}", stage.name.value),
+                            Label::new(*span, "can be empty"),
+                        )
+                        .help("an empty field matches every review that leaves it empty; bind values that are always set")
+                        .confidence(Confidence::Medium)
+                        .stage(&stage.name.value),
+                    );
+                }
+            }
+        }
+        // Readers and writers of each store must bind alike.
+        let mut readers: BTreeMap<&str, Vec<&Stage>> = BTreeMap::new();
+        let mut writers: BTreeMap<&str, Vec<&Stage>> = BTreeMap::new();
+        for stage in &p.stages {
+            let Some(contract) = cx.registry.get(&stage.uses.value) else {
+                continue;
+            };
+            for child in &stage.children {
+                let role = contract.child_spec(&child.name.value).map(|s| s.role);
+                match role {
+                    Some(Role::Data) if binding_of(cx, stage).is_some() => {
+                        for v in child.values() {
+                            if let Value::Store(s) = &v.value {
+                                readers.entry(s.as_str()).or_default().push(stage);
+                            }
+                        }
+                    }
+                    Some(Role::Keep) => {
+                        let Some(Value::Store(s)) = child.prop("to").map(|v| &v.value) else {
+                            continue;
+                        };
+                        for v in child.args.iter() {
+                            let mut refs = Vec::new();
+                            v.value.collect_references(&mut refs);
+                            for r in refs {
+                                if let Some(w) = p.stage(&r.stage)
+                                    && binding_of(cx, w).is_some()
+                                {
+                                    writers.entry(s.as_str()).or_default().push(w);
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for (store, ws) in &writers {
+            for w in ws {
+                for r in readers.get(store).into_iter().flatten() {
+                    let (Some(wb), Some(rb)) = (binding_of(cx, w), binding_of(cx, r)) else {
+                        continue;
+                    };
+                    let (wf, rf) = (fields(wb), fields(rb));
+                    let mut differences = Vec::new();
+                    for (k, (t, _)) in &wf {
+                        match rf.get(k) {
+                            None => differences
+                                .push(format!("`{k}` is bound by `{}` only", w.name.value)),
+                            Some((rt, _)) if rt.source_text() != t.source_text() => differences
+                                .push(format!(
+                                    "`{k}` is \"{}\" in `{}` but \"{}\" in `{}`",
+                                    t.source_text(),
+                                    w.name.value,
+                                    rt.source_text(),
+                                    r.name.value
+                                )),
+                            Some(_) => {}
+                        }
+                    }
+                    for k in rf.keys() {
+                        if !wf.contains_key(k) {
+                            differences.push(format!("`{k}` is bound by `{}` only", r.name.value));
+                        }
+                    }
+                    if !differences.is_empty() {
+                        out.push(
+                            Finding::new(
+                                self.id(),
+                                self.severity(),
+                                format!(
+                                    "`{}` and `{}` share store `{store}` but bind differently: {}",
+                                    w.name.value,
+                                    r.name.value,
+                                    differences.join("; ")
+                                ),
+                                Label::new(wb.name.span, "sealed with this binding"),
+                            )
+                            .related(Label::new(rb.name.span, "opened with this one"))
+                            .help("bind the same fields to the same values in both, or no blob will ever open")
+                            .confidence(Confidence::High)
+                            .stage(&w.name.value),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! `secret-flow`: a value derived from a secret (an output of an opaque stage holding it)
+//! reaches a stage outside that secret's scope. The path is printed.
+
+use super::{Check, Context};
+use crate::finding::{Confidence, Finding, Label, Severity};
+use crate::flow::Kind;
+
+pub struct SecretFlow;
+
+impl Check for SecretFlow {
+    fn id(&self) -> &'static str {
+        "secret-flow"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "no value derived from a secret reaches a stage outside the secret's scope"
+    }
+    fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let Some(flow) = cx.flow else { return };
+        let p = cx.pipeline;
+        for (i, stage) in p.stages.iter().enumerate() {
+            let mut reported = Vec::new();
+            for input in &flow.inputs[i] {
+                for k in input.labels.secrets() {
+                    let secret = &p.secrets[k];
+                    let in_scope = secret
+                        .visible_to
+                        .iter()
+                        .any(|v| v.value == stage.name.value);
+                    if in_scope || reported.contains(&k) {
+                        continue;
+                    }
+                    reported.push(k);
+                    let path = flow.path(p, cx.dag, i, input, Kind::Secret(k));
+                    out.push(
+                        Finding::new(
+                            self.id(),
+                            self.severity(),
+                            format!(
+                                "`{}` carries secret `{}` into `{}`, outside the secret's scope",
+                                input.reference, secret.name.value, stage.name.value
+                            ),
+                            Label::new(input.span, format!("derived from `{}`", secret.name.value)),
+                        )
+                        .related(Label::new(
+                            secret.visible_to_span.unwrap_or(secret.name.span),
+                            format!("`{}` is in scope only here", secret.name.value),
+                        ))
+                        .flow(path)
+                        .help("a `run` stage's outputs carry every secret it holds: give the secret to a stage whose outputs are declared, or keep the consumer in scope")
+                        .confidence(Confidence::Medium)
+                        .stage(&stage.name.value),
+                    );
+                }
+            }
+        }
+    }
+}
