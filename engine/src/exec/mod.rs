@@ -2,3 +2,4 @@
 
 pub mod process;
 pub mod redact;
+pub mod secret;
