@@ -363,3 +363,24 @@ fn debug_of_a_spec_never_shows_a_secret() {
     assert!(!debug.contains(TOKEN), "{debug}");
     assert!(debug.contains("[redacted]"));
 }
+
+#[tokio::test]
+async fn dropping_the_run_future_kills_the_whole_group() {
+    let dir = TempDir::new().unwrap();
+    let pidfile = dir.path().join("grandchild.pid");
+    let mut spec = spec("stubborn.sh", &dir).arg(pidfile.to_str().unwrap());
+    spec.timeout = None;
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
+    let mut ready_tx = Some(ready_tx);
+    let redactor = redactor();
+    let run = process::run(spec, &redactor, std::future::pending(), move |_, line| {
+        if line == b"ready" {
+            ready_tx.take().map(|tx| tx.send(()));
+        }
+    });
+    tokio::select! {
+        _ = run => panic!("the stubborn child cannot finish by itself"),
+        _ = ready_rx => {}
+    }
+    assert_gone(&pidfile).await;
+}

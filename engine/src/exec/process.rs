@@ -49,6 +49,9 @@ enum Stop {
 
 /// Runs `spec` to completion, redacting its output with `redactor` and handing each line (without
 /// its `\n`) to `on_line`. Returns once the child is reaped; `cancel` resolving ends it early.
+///
+/// Needs a tokio runtime with I/O and time enabled (as `tokio::process` does). The future is
+/// `Send` when `cancel` and `on_line` are; dropping it mid-run kills the whole group.
 pub async fn run<C, F>(
     spec: ChildSpec,
     redactor: &Redactor,

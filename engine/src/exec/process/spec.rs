@@ -79,7 +79,8 @@ pub struct ChildSpec {
     pub stdin: Stdin,
     /// Wall-clock limit from spawn; `None` for none.
     pub timeout: Option<Duration>,
-    /// Time between SIGTERM and SIGKILL on timeout or cancellation.
+    /// Time between SIGTERM and SIGKILL on timeout or cancellation; also bounds how long output
+    /// is still read after the child exits (a process that escaped the group may hold a pipe).
     pub grace: Duration,
     /// Keep up to this many bytes of (redacted) stdout in the result.
     pub capture_stdout: Option<usize>,
