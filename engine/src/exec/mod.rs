@@ -1,7 +1,8 @@
-//! Execution: child processes, redaction (the scheduler comes later).
+//! Execution: child processes, redaction, and (soon) the scheduler.
 
 pub mod process;
 pub mod redact;
+pub mod secret;
 
 /// Schemas of the executor's formats (none yet).
 pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {

@@ -1,1 +1,289 @@
-//! (in progress)
+//! Runs one child process for a stage, on tokio, and always leaves nothing behind.
+//!
+//! The child starts with a cleared environment plus exactly what its [`ChildSpec`] declares, in
+//! its own process group, with stdin null unless given (and closed once written). Its stdout and
+//! stderr pass through the run's [`Redactor`] before anything else sees them, then are cut into
+//! lines for the caller's callback; stdout can also be kept, redacted, up to a cap.
+//!
+//! Ending a child: on timeout or cancellation the whole group gets SIGTERM, then SIGKILL if the
+//! leader has not exited within the grace period. Whenever the leader exits, for any reason, the
+//! group gets SIGKILL so that no background grandchild outlives it (a stage is over when its
+//! process is; this also releases the output pipes a grandchild would hold open). The leader is
+//! always reaped before [`run`] returns. A process that leaves the group on purpose (`setsid`)
+//! escapes this; containing such programs needs a container or cgroup, which is out of scope.
+//!
+//! Cancellation is any future: pass `token.cancelled()`, `async { rx.changed().await.ok(); }`
+//! for a `tokio::sync::watch`, or `std::future::pending()` for none. This keeps the module free
+//! of a dependency on any one cancellation type.
+//!
+//! Secrets: the environment strings handed to the operating system are copies made by the
+//! standard library that are not zeroized; the spec's own copies are.
+
+mod error;
+mod group;
+mod lines;
+mod outcome;
+mod spec;
+
+use std::future::Future;
+use std::io;
+
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::time::{Instant, MissedTickBehavior, interval, sleep_until};
+
+pub use error::ProcessError;
+pub use outcome::{ChildResult, Outcome, Stream};
+pub use spec::{ChildSpec, DEFAULT_GRACE, DEFAULT_MAX_LINE, Stdin, minimal_path};
+
+use crate::exec::redact::{RedactingStream, Redactor};
+use group::ProcessGroup;
+use lines::LineSplitter;
+
+/// Why the supervisor ended the child early.
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    TimedOut,
+    Cancelled,
+}
+
+/// Runs `spec` to completion, redacting its output with `redactor` and handing each line (without
+/// its `\n`) to `on_line`. Returns once the child is reaped; `cancel` resolving ends it early.
+///
+/// Needs a tokio runtime with I/O and time enabled (as `tokio::process` does). The future is
+/// `Send` when `cancel` and `on_line` are; dropping it mid-run kills the whole group.
+pub async fn run<C, F>(
+    spec: ChildSpec,
+    redactor: &Redactor,
+    cancel: C,
+    mut on_line: F,
+) -> Result<ChildResult, ProcessError>
+where
+    C: Future<Output = ()>,
+    F: FnMut(Stream, Vec<u8>),
+{
+    spec.validate()?;
+    let program = spec.resolve_program().await?;
+    let supervise = |source| ProcessError::Supervise { source };
+    // Listen before spawning, so that an immediate exit is not missed.
+    let mut sigchld = signal(SignalKind::child()).map_err(supervise)?;
+
+    let started = Instant::now();
+    let mut child = spec
+        .command(&program)
+        .spawn()
+        .map_err(|source| ProcessError::Spawn { program, source })?;
+    let Some(mut group) = child.id().and_then(ProcessGroup::new) else {
+        return Err(supervise(io::Error::other("the spawned child has no pid")));
+    };
+
+    let mut stdout = Pipe::new(child.stdout.take(), Stream::Stdout, redactor, &spec);
+    let mut stderr = Pipe::new(child.stderr.take(), Stream::Stderr, redactor, &spec);
+    let mut capture = spec.capture_stdout.map(Capture::new);
+    let mut sink = |stream, line| on_line(stream, line);
+
+    let mut stdin = std::pin::pin!(write_stdin(child.stdin.take(), spec.stdin));
+    let mut stdin_done = false;
+    let mut cancel = std::pin::pin!(cancel);
+    let mut timeout = std::pin::pin!(sleep_until(
+        spec.timeout.map_or(started, |limit| started + limit)
+    ));
+    let mut kill = std::pin::pin!(sleep_until(started));
+    let mut poll_exit = interval(std::time::Duration::from_secs(1));
+    poll_exit.set_missed_tick_behavior(MissedTickBehavior::Delay);
+
+    let mut stop: Option<Stop> = None;
+    let mut kill_pending = false;
+    let mut forced_kill = false;
+
+    loop {
+        let mut check_exit = false;
+        tokio::select! {
+            biased;
+            read = stdout.read(), if stdout.is_open() => {
+                stdout.handle(read, capture.as_mut(), &mut sink);
+            }
+            read = stderr.read(), if stderr.is_open() => {
+                stderr.handle(read, None, &mut sink);
+            }
+            () = &mut stdin, if !stdin_done => stdin_done = true,
+            _ = sigchld.recv() => check_exit = true,
+            _ = poll_exit.tick() => check_exit = true,
+            () = &mut timeout, if stop.is_none() && spec.timeout.is_some() => {
+                stop = Some(Stop::TimedOut);
+            }
+            () = &mut cancel, if stop.is_none() => stop = Some(Stop::Cancelled),
+            () = &mut kill, if kill_pending => {
+                group.signal(libc::SIGKILL);
+                kill_pending = false;
+                forced_kill = true;
+            }
+        }
+        if stop.is_some() && !kill_pending && !forced_kill {
+            // First pass after a stop: ask nicely, once.
+            group.signal(libc::SIGTERM);
+            kill.as_mut().reset(Instant::now() + spec.grace);
+            kill_pending = true;
+        }
+        if check_exit && group.leader_exited().map_err(supervise)? {
+            break;
+        }
+    }
+
+    // The leader is a zombie: its group id is still reserved, so stragglers can be killed safely.
+    group.signal(libc::SIGKILL);
+    // Drain what is left in the pipes. A process that escaped the group could hold them open
+    // forever, so the drain is bounded.
+    let drain_until = Instant::now() + spec.grace;
+    while stdout.is_open() || stderr.is_open() {
+        tokio::select! {
+            biased;
+            read = stdout.read(), if stdout.is_open() => {
+                stdout.handle(read, capture.as_mut(), &mut sink);
+            }
+            read = stderr.read(), if stderr.is_open() => {
+                stderr.handle(read, None, &mut sink);
+            }
+            () = sleep_until(drain_until) => break,
+        }
+    }
+    stdout.close(capture.as_mut(), &mut sink);
+    stderr.close(None, &mut sink);
+
+    let status = child.wait().await.map_err(supervise)?;
+    group.disarm();
+    let duration = started.elapsed();
+
+    let outcome = match stop {
+        Some(Stop::TimedOut) => Outcome::TimedOut,
+        Some(Stop::Cancelled) => Outcome::Cancelled,
+        None => exit_outcome(status),
+    };
+    let (stdout, stdout_truncated) =
+        capture.map_or((Vec::new(), false), |c| (c.bytes, c.truncated));
+    Ok(ChildResult {
+        outcome,
+        status,
+        duration,
+        forced_kill,
+        stdout,
+        stdout_truncated,
+    })
+}
+
+fn exit_outcome(status: std::process::ExitStatus) -> Outcome {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (_, Some(signal)) => Outcome::Signalled(signal),
+        (Some(code), None) => Outcome::Exited(code),
+        // wait(2) reports only exits and deaths by signal; keep a value rather than panic.
+        (None, None) => Outcome::Exited(-1),
+    }
+}
+
+/// Writes stdin, then closes it (by dropping the pipe) so the child sees end of file. A child
+/// that exits without reading makes the write fail; that is its business, not an error here.
+async fn write_stdin(pipe: Option<tokio::process::ChildStdin>, data: Stdin) {
+    if let (Some(mut pipe), Some(bytes)) = (pipe, data.bytes()) {
+        let _ = pipe.write_all(bytes).await;
+        let _ = pipe.shutdown().await;
+    }
+    // `data` drops here: a secret's bytes are zeroized as soon as they are written.
+}
+
+/// Stdout kept for the result, up to a cap.
+struct Capture {
+    bytes: Vec<u8>,
+    cap: usize,
+    truncated: bool,
+}
+
+impl Capture {
+    fn new(cap: usize) -> Self {
+        Self {
+            bytes: Vec::new(),
+            cap,
+            truncated: false,
+        }
+    }
+
+    fn extend(&mut self, data: &[u8]) {
+        let room = self.cap.saturating_sub(self.bytes.len());
+        self.bytes.extend_from_slice(&data[..room.min(data.len())]);
+        self.truncated |= data.len() > room;
+    }
+}
+
+/// One output pipe: reader, redaction, line splitting.
+struct Pipe<R> {
+    reader: Option<R>,
+    stream: Stream,
+    redact: RedactingStream,
+    lines: LineSplitter,
+    buf: Box<[u8]>,
+}
+
+const READ_CHUNK: usize = 16 * 1024;
+
+impl<R: AsyncRead + Unpin> Pipe<R> {
+    fn new(reader: Option<R>, stream: Stream, redactor: &Redactor, spec: &ChildSpec) -> Self {
+        Self {
+            reader,
+            stream,
+            redact: redactor.stream(),
+            lines: LineSplitter::new(spec.max_line),
+            buf: vec![0; READ_CHUNK].into_boxed_slice(),
+        }
+    }
+
+    fn is_open(&self) -> bool {
+        self.reader.is_some()
+    }
+
+    /// Reads one chunk; cancel-safe, as `select!` requires.
+    async fn read(&mut self) -> io::Result<usize> {
+        match &mut self.reader {
+            Some(reader) => reader.read(&mut self.buf).await,
+            None => std::future::pending().await,
+        }
+    }
+
+    fn handle(
+        &mut self,
+        read: io::Result<usize>,
+        capture: Option<&mut Capture>,
+        sink: &mut impl FnMut(Stream, Vec<u8>),
+    ) {
+        match read {
+            Ok(0) | Err(_) => self.close(capture, sink),
+            Ok(n) => {
+                let redacted = self.redact.push(&self.buf[..n]);
+                self.deliver(&redacted, capture, sink);
+            }
+        }
+    }
+
+    /// End of stream (or a read error, which ends it too): release the held-back tail.
+    fn close(&mut self, capture: Option<&mut Capture>, sink: &mut impl FnMut(Stream, Vec<u8>)) {
+        if self.reader.take().is_none() {
+            return;
+        }
+        let tail = self.redact.finish();
+        self.deliver(&tail, capture, sink);
+        let stream = self.stream;
+        self.lines.finish(&mut |line| sink(stream, line));
+    }
+
+    fn deliver(
+        &mut self,
+        redacted: &[u8],
+        capture: Option<&mut Capture>,
+        sink: &mut impl FnMut(Stream, Vec<u8>),
+    ) {
+        if let Some(capture) = capture {
+            capture.extend(redacted);
+        }
+        let stream = self.stream;
+        self.lines.push(redacted, &mut |line| sink(stream, line));
+    }
+}

@@ -1,0 +1,214 @@
+//! What to run: program, arguments, working directory, environment, stdin and time limits.
+//!
+//! The child's environment is built from nothing: it holds exactly `env` and `secret_env`, not
+//! even `PATH` unless one is declared ([`minimal_path`] is a sensible value to declare). Secrets
+//! reach the child only through `secret_env` or `stdin`; `args` are plain strings, and nothing in
+//! this API turns a [`SecretValue`] into one.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use super::error::ProcessError;
+use crate::exec::secret::SecretValue;
+
+/// Time a child gets between SIGTERM and SIGKILL unless the spec says otherwise.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
+
+/// Longest line handed to the line callback; longer lines arrive in pieces of this size.
+pub const DEFAULT_MAX_LINE: usize = 64 * 1024;
+
+/// A conventional `PATH` holding only system directories, for callers that want the child to
+/// find standard tools by name. It is never added implicitly.
+pub fn minimal_path() -> &'static str {
+    "/usr/local/bin:/usr/bin:/bin"
+}
+
+/// What the child reads on standard input. It is closed once written, so a program that reads
+/// stdin to the end never waits forever.
+#[derive(Clone, Default)]
+pub enum Stdin {
+    /// `/dev/null`: an immediate end of file.
+    #[default]
+    Null,
+    /// Non-secret bytes (a prompt, a diff).
+    Bytes(Vec<u8>),
+    /// A secret (a key the child reads from stdin rather than its environment).
+    Secret(SecretValue),
+}
+
+impl Stdin {
+    pub(super) fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Stdin::Null => None,
+            Stdin::Bytes(bytes) => Some(bytes),
+            Stdin::Secret(secret) => Some(secret.expose_secret()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Stdin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stdin::Null => f.write_str("Null"),
+            Stdin::Bytes(bytes) => write!(f, "Bytes({} bytes)", bytes.len()),
+            Stdin::Secret(_) => f.write_str("Secret([redacted])"),
+        }
+    }
+}
+
+/// One child process to run. `Debug` shows no secret.
+#[derive(Debug, Clone)]
+pub struct ChildSpec {
+    /// An absolute path, a path relative to `cwd`, or a bare name looked up in the declared
+    /// `PATH` (absolute entries only: an empty or relative entry would mean the working
+    /// directory, which may hold untrusted files).
+    pub program: PathBuf,
+    /// Arguments, after the program name. Never put a secret here.
+    pub args: Vec<String>,
+    /// Working directory of the child.
+    pub cwd: PathBuf,
+    /// Declared, non-secret environment variables: the child sees these and `secret_env` only.
+    pub env: Vec<(String, String)>,
+    /// Secret environment variables.
+    pub secret_env: Vec<(String, SecretValue)>,
+    /// Standard input.
+    pub stdin: Stdin,
+    /// Wall-clock limit from spawn; `None` for none.
+    pub timeout: Option<Duration>,
+    /// Time between SIGTERM and SIGKILL on timeout or cancellation; also bounds how long output
+    /// is still read after the child exits (a process that escaped the group may hold a pipe).
+    pub grace: Duration,
+    /// Keep up to this many bytes of (redacted) stdout in the result.
+    pub capture_stdout: Option<usize>,
+    /// Longest line handed to the line callback.
+    pub max_line: usize,
+}
+
+impl ChildSpec {
+    /// A spec with no arguments, an empty environment, null stdin, no timeout, the default
+    /// grace period, and no stdout capture.
+    pub fn new(program: impl Into<PathBuf>, cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: cwd.into(),
+            env: Vec::new(),
+            secret_env: Vec::new(),
+            stdin: Stdin::Null,
+            timeout: None,
+            grace: DEFAULT_GRACE,
+            capture_stdout: None,
+            max_line: DEFAULT_MAX_LINE,
+        }
+    }
+
+    /// Appends an argument.
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Declares a non-secret environment variable.
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// Declares a secret environment variable.
+    pub fn secret_env(mut self, name: impl Into<String>, value: SecretValue) -> Self {
+        self.secret_env.push((name.into(), value));
+        self
+    }
+
+    /// Checks names and values before anything is started, so that errors name the culprit.
+    pub(super) fn validate(&self) -> Result<(), ProcessError> {
+        if self.program.as_os_str().is_empty() || self.program.as_os_str().as_bytes().contains(&0) {
+            return Err(ProcessError::NulInArgument { index: 0 });
+        }
+        if let Some(index) = self.args.iter().position(|a| a.contains('\0')) {
+            return Err(ProcessError::NulInArgument { index: index + 1 });
+        }
+        let names = self
+            .env
+            .iter()
+            .map(|(n, v)| (n, v.as_bytes()))
+            .chain(self.secret_env.iter().map(|(n, v)| (n, v.expose_secret())));
+        let mut seen: Vec<&str> = Vec::new();
+        for (name, value) in names {
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(ProcessError::InvalidEnvName { name: name.clone() });
+            }
+            if seen.contains(&name.as_str()) {
+                return Err(ProcessError::DuplicateEnv { name: name.clone() });
+            }
+            if value.contains(&0) {
+                return Err(ProcessError::NulInEnvValue { name: name.clone() });
+            }
+            seen.push(name);
+        }
+        Ok(())
+    }
+
+    /// The program's path: bare names are searched in the declared `PATH` only.
+    pub(super) async fn resolve_program(&self) -> Result<PathBuf, ProcessError> {
+        if self.program.components().count() > 1 || self.program.is_absolute() {
+            return Ok(if self.program.is_absolute() {
+                self.program.clone()
+            } else {
+                self.cwd.join(&self.program)
+            });
+        }
+        let path = self
+            .env
+            .iter()
+            .find(|(name, _)| name == "PATH")
+            .map(|(_, value)| value.clone());
+        for dir in path.iter().flat_map(|p| p.split(':')).map(Path::new) {
+            if !dir.is_absolute() {
+                continue;
+            }
+            let candidate = dir.join(&self.program);
+            // tokio::fs runs the stat off the runtime threads.
+            if let Ok(meta) = tokio::fs::metadata(&candidate).await
+                && meta.is_file()
+                && meta.permissions().mode() & 0o111 != 0
+            {
+                return Ok(candidate);
+            }
+        }
+        Err(ProcessError::ProgramNotFound {
+            program: self.program.to_string_lossy().into_owned(),
+            path,
+        })
+    }
+
+    /// The command to spawn: cleared environment, own process group, piped output.
+    pub(super) fn command(&self, program: &Path) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(&self.args)
+            .current_dir(&self.cwd)
+            .env_clear()
+            .envs(self.env.iter().map(|(n, v)| (n, v)));
+        for (name, value) in &self.secret_env {
+            command.env(name, OsStr::from_bytes(value.expose_secret()));
+        }
+        command
+            .process_group(0)
+            .stdin(if self.stdin.bytes().is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // A last resort: the supervisor kills the whole group itself, but if its future is
+            // dropped the leader still dies.
+            .kill_on_drop(true);
+        command
+    }
+}
