@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod check;
+mod docs_language;
 mod graph;
 mod schema;
 mod support;
