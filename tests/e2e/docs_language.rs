@@ -250,7 +250,7 @@ fn labels(rule: &LabelRule) -> String {
         ),
     };
     let add: Vec<&str> = rule
-        .add
+        .adding
         .iter()
         .map(|a| match a {
             LabelAdd::Untrusted => "untrusted",
@@ -259,7 +259,7 @@ fn labels(rule: &LabelRule) -> String {
         })
         .collect();
     let remove: Vec<&str> = rule
-        .remove
+        .removing
         .iter()
         .map(|r| match r {
             LabelKind::Untrusted => "untrusted",
