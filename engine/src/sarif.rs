@@ -7,6 +7,9 @@
 //! - one result per finding, suppressed ones included: an allowed finding carries
 //!   `suppressions: [{kind: "inSource", justification, location}]` and code scanning shows it as
 //!   dismissed instead of losing it;
+//! - `message.text` is the finding's message, then `help: …` on a new line when it has help
+//!   (a rule's help is generic; a finding's is about this place); the primary label's message
+//!   is the location's message; confidence and stage go in `properties`;
 //! - related labels become `relatedLocations` (ids from 1, in order), a flow path becomes one
 //!   `codeFlows[0].threadFlows[0]` whose locations run source first, sink last;
 //! - `partialFingerprints["reviewflow/v1"]` identifies a finding by what it is, not where it is
