@@ -74,6 +74,10 @@ pub enum CheckFormat {
     Human,
     /// The findings JSON (schema/findings.schema.json), on stdout
     Json,
+    /// SARIF 2.1.0, for code scanning, on stdout
+    Sarif,
+    /// GitHub workflow commands (`::error file=…::`), on stdout
+    Github,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

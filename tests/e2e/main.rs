@@ -3,6 +3,7 @@
 mod bad_input;
 mod check;
 mod docs_language;
+mod formats;
 mod graph;
 mod schema;
 mod support;
