@@ -94,7 +94,18 @@ impl<'s> Lowerer<'s> {
         };
         let timeout_ms = entries.prop("timeout").and_then(|e| {
             let text = self.expect_string(e, "`timeout`")?;
-            self.duration(&text, "`timeout`")
+            let d = self.duration(&text, "`timeout`")?;
+            if d.value == 0 {
+                self.fact(Fact::TypeMismatch {
+                    span: d.span,
+                    what: "`timeout`".into(),
+                    expected: "a duration longer than zero".into(),
+                    found: format!("\"{}\"", text.value),
+                    help: Some("leave `timeout` out for no limit".into()),
+                });
+                return None;
+            }
+            Some(d)
         });
         let mut permissions = Vec::new();
         if let Some(e) = entries.prop("permissions")
@@ -150,6 +161,9 @@ impl<'s> Lowerer<'s> {
                 self.lower_stage_child(child, contract, &context, &mut stage, &mut seen);
             }
         }
+        if let Some(child_name) = contract.and_then(|c| c.outputs_from_child.as_deref()) {
+            self.check_declared_outputs(&stage, child_name);
+        }
         if let Some(contract) = contract {
             for spec in contract.children.iter().filter(|c| c.required) {
                 if !stage.children.iter().any(|c| c.name.value == spec.name) {
@@ -191,6 +205,15 @@ impl<'s> Lowerer<'s> {
                 }
                 for arg in e.args {
                     if let Some(s) = self.expect_string(arg, "a stage in `needs`") {
+                        if let Some(first) = stage.needs.iter().find(|n| n.value == s.value) {
+                            self.fact(Fact::Duplicate {
+                                span: s.span,
+                                first: first.span,
+                                what: format!("stage `{}` in `needs`", s.value),
+                                name: s.value.clone(),
+                            });
+                            continue;
+                        }
                         stage.needs.push(s);
                     }
                 }
@@ -207,6 +230,15 @@ impl<'s> Lowerer<'s> {
                 let e = self.entries_any(child, "`fallback`");
                 for (key, entry) in e {
                     let key_span: Span = entry.name().map_or(child_span, |n| n.span().into());
+                    if let Some(first) = stage.fallback.iter().find(|o| o.output.value == key) {
+                        self.fact(Fact::Duplicate {
+                            span: key_span,
+                            first: first.output.span,
+                            what: format!("fallback `{key}`"),
+                            name: key.into(),
+                        });
+                        continue;
+                    }
                     if let Some(value) = self.expect_bool(entry, &format!("fallback `{key}`")) {
                         stage.fallback.push(FallbackOverride {
                             output: Spanned::new(key.to_string(), key_span),
@@ -337,6 +369,40 @@ impl<'s> Lowerer<'s> {
         stage.children.push(lowered);
     }
 
+    /// Outputs declared by children (`run`'s `output "name"`): unique, referable, not `ok`.
+    fn check_declared_outputs(&mut self, stage: &Stage, child_name: &str) {
+        let mut declared: Vec<&Spanned<Value>> = Vec::new();
+        for c in stage.children_named(child_name) {
+            let Some(arg) = c.args.first() else { continue };
+            let Value::String(out) = &arg.value else {
+                continue;
+            };
+            let builtin = crate::contract::BUILTIN_OUTPUTS
+                .iter()
+                .any(|(n, _, _)| n == out);
+            if builtin || !super::is_identifier(out) {
+                self.fact(Fact::TypeMismatch {
+                    span: arg.span,
+                    what: "the name of an output".into(),
+                    expected: "a name of letters, digits, `-` and `_`, other than `ok`".into(),
+                    found: format!("\"{out}\""),
+                    help: builtin.then(|| "`ok` is every stage's builtin output".to_string()),
+                });
+                continue;
+            }
+            if let Some(first) = declared.iter().find(|d| d.value == arg.value) {
+                self.fact(Fact::Duplicate {
+                    span: arg.span,
+                    first: first.span,
+                    what: format!("output `{out}`"),
+                    name: out.clone(),
+                });
+                continue;
+            }
+            declared.push(arg);
+        }
+    }
+
     /// All properties of a node whose keys are free (`fallback clean=#false`), checking only
     /// that none is given twice and that there are no arguments.
     fn entries_any<'a>(&mut self, node: &'a KdlNode, what: &str) -> Vec<(&'a str, &'a KdlEntry)> {
@@ -379,7 +445,8 @@ impl<'s> Lowerer<'s> {
     ) -> Option<Spanned<Value>> {
         let span = self.value_span(entry);
         let value = match ty {
-            ValueType::Int => Value::Int(self.expect_int(entry, what)?.value),
+            // Every integer a stage takes is a count or a size.
+            ValueType::Int => Value::Int(self.expect_count(entry, what)?.value as i64),
             ValueType::Bool => Value::Bool(self.expect_bool(entry, what)?.value),
             ValueType::String => Value::String(self.expect_string(entry, what)?.value),
             ValueType::Secret => Value::Secret(self.expect_string(entry, what)?.value),

@@ -226,6 +226,21 @@ impl Lowerer<'_> {
                 return;
             }
         };
+        // Properties of the other kind of forge are mistakes, not options.
+        let foreign: &[&str] = match kind.value {
+            ForgeKind::Local => &["token", "api-url"],
+            ForgeKind::Github => &["dir"],
+        };
+        for name in foreign {
+            if let Some(e) = entries.prop(name) {
+                self.fact(Fact::UnknownProperty {
+                    span: e.name().map_or(kind.span, |n| n.span().into()),
+                    name: (*name).into(),
+                    node: format!("a `{}` forge", forge_kind_name(kind.value)),
+                    candidates: Vec::new(),
+                });
+            }
+        }
         let token = entries
             .prop("token")
             .and_then(|e| self.expect_string(e, "`token`"));
@@ -275,7 +290,19 @@ impl Lowerer<'_> {
         let blob_name = entries.prop("name").and_then(|e| {
             let text = self.expect_string(e, "`name`")?;
             let content = self.string_content_span(e);
-            self.template(&text.value, content, text.span, "`name` of a store")
+            let t = self.template(&text.value, content, text.span, "`name` of a store")?;
+            // The name is resolved before any stage runs: only inputs can fill it.
+            if let Some(r) = t.value.references().next() {
+                self.fact(Fact::TypeMismatch {
+                    span: r.span,
+                    what: "`name` of a store".into(),
+                    expected: "a string that interpolates inputs only".into(),
+                    found: format!("the reference `{{{r}}}`"),
+                    help: Some("a store's name is fixed before any stage runs".into()),
+                });
+                return None;
+            }
+            Some(t)
         });
         let path = entries
             .prop("path")
@@ -315,6 +342,16 @@ impl Lowerer<'_> {
                             "`trust`",
                             &["workflow", "event", "branch", "local"],
                         );
+                        if e.props.is_empty() {
+                            self.fact(Fact::Missing {
+                                span: child_span,
+                                what: "a producer (`workflow`, `event`, `branch` or `local`)"
+                                    .into(),
+                                node: "`trust`".into(),
+                                help: Some("an empty rule would trust every producer".into()),
+                            });
+                            continue;
+                        }
                         let get = |this: &mut Self, key: &str| {
                             e.prop(key)
                                 .and_then(|v| this.expect_string(v, &format!("`{key}`")))
@@ -461,5 +498,12 @@ impl Lowerer<'_> {
                 None
             }
         }
+    }
+}
+
+fn forge_kind_name(kind: ForgeKind) -> &'static str {
+    match kind {
+        ForgeKind::Local => "local",
+        ForgeKind::Github => "github",
     }
 }
