@@ -5,5 +5,6 @@ mod check;
 mod docs_language;
 mod formats;
 mod graph;
+mod lowering;
 mod schema;
 mod support;

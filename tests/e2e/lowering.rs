@@ -1,0 +1,87 @@
+//! Small pipelines, each with exactly one problem the compiler must name (input → check id).
+
+use crate::support::reviewflow;
+
+fn findings(text: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("p.kdl");
+    std::fs::write(&file, text).expect("write");
+    let run = reviewflow(&[
+        "check",
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+        file.to_str().expect("utf-8"),
+    ]);
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    json["files"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            format!(
+                "{}: {}",
+                f["check"].as_str().unwrap_or(""),
+                f["message"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn each_case_gives_exactly_its_finding() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "pipeline \"p\"\nforge \"local\" token=\"t\"\n",
+            "unknown-property",
+        ),
+        (
+            "pipeline \"p\"\nforge \"github\" dir=\"x\"\n",
+            "unknown-property",
+        ),
+        (
+            "pipeline \"p\"\nstore \"s\" {\n    trust\n}\n",
+            "missing-required",
+        ),
+        (
+            "pipeline \"p\"\nstage \"a\" uses=\"std/gather\"\nstage \"b\" uses=\"std/gather\" {\n    needs \"a\" \"a\"\n}\n",
+            "duplicate-name",
+        ),
+        (
+            "pipeline \"p\"\nstage \"a\" uses=\"std/gather\" timeout=\"0s\"\n",
+            "type-mismatch",
+        ),
+        (
+            "pipeline \"p\"\nstage \"a\" uses=\"std/gather\" {\n    max-bytes -5\n}\n",
+            "type-mismatch",
+        ),
+        (
+            "pipeline \"p\"\nstage \"a\" uses=\"run\" {\n    command \"true\"\n    output \"x\"\n    output \"x\"\n}\n",
+            "duplicate-name",
+        ),
+        (
+            "pipeline \"p\"\nstage \"a\" uses=\"run\" {\n    command \"true\"\n    output \"ok\"\n}\n",
+            "type-mismatch",
+        ),
+        (
+            "pipeline \"p\"\nstage \"a\" uses=\"std/scan\" on-error=\"fallback\" {\n    target \"a.ok\"\n    fallback clean=#false\n    fallback clean=#false\n}\n",
+            "duplicate-name",
+        ),
+        (
+            "pipeline \"p\"\ninput \"x\" env=\"X\" pattern=\"(\"\n",
+            "type-mismatch",
+        ),
+    ];
+    for (text, check) in cases {
+        let found = findings(text);
+        let ids: Vec<&str> = found
+            .iter()
+            .map(|f| f.split(':').next().unwrap_or(""))
+            .collect();
+        assert!(
+            ids.contains(check),
+            "{text}\nexpected {check}, found {found:#?}"
+        );
+    }
+}
