@@ -3,6 +3,7 @@
 //!
 //! The engine knows none of this: it reads the stage contracts that [`registry`] hands it.
 
+pub mod conversation;
 pub mod detect;
 pub mod diff;
 pub mod envelope;
