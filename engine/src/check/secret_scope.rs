@@ -42,7 +42,7 @@ impl Check for SecretScope {
         for stage in &p.stages {
             let name = stage.name.value.as_str();
             for named in stage.secrets_named() {
-                let Some(k) = p.secrets.iter().position(|s| s.name.value == named.value) else {
+                let Some(k) = p.secret_position(named.value) else {
                     continue;
                 };
                 used[k] = true;
@@ -70,7 +70,7 @@ impl Check for SecretScope {
             };
             if let Some(token) = token
                 && uses_forge(contract)
-                && let Some(k) = p.secrets.iter().position(|s| s.name.value == token)
+                && let Some(k) = p.secret_position(token)
             {
                 used[k] = true;
                 let secret = &p.secrets[k];

@@ -106,6 +106,7 @@ pub fn lower(doc: &KdlDocument, source: &Source, registry: &Registry) -> (Pipeli
             help: Some("start the file with `pipeline \"review\"`".into()),
         });
     }
+    lowerer.pipeline.index();
     (lowerer.pipeline, lowerer.facts)
 }
 

@@ -28,6 +28,13 @@ pub struct Pipeline {
     pub stages: Vec<Stage>,
     /// Pipeline-wide suppressions (`allow` at the top level).
     pub allows: Vec<Allow>,
+    /// Name → index, for lookups in constant time (filled by [`Pipeline::index`]).
+    #[serde(skip)]
+    #[schemars(skip)]
+    stage_index: std::collections::HashMap<String, usize>,
+    #[serde(skip)]
+    #[schemars(skip)]
+    secret_index: std::collections::HashMap<String, usize>,
 }
 
 /// `input "pr" env="PR_NUMBER" type="int"`.
@@ -261,12 +268,32 @@ impl Stage {
 }
 
 impl Pipeline {
+    /// Builds the name indexes; call after the stages and secrets are final.
+    pub fn index(&mut self) {
+        self.stage_index = self
+            .stages
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.value.clone(), i))
+            .collect();
+        self.secret_index = self
+            .secrets
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.value.clone(), i))
+            .collect();
+    }
+
     pub fn stage(&self, name: &str) -> Option<&Stage> {
-        self.stages.iter().find(|s| s.name.value == name)
+        self.stage_index.get(name).map(|&i| &self.stages[i])
+    }
+
+    pub fn secret_position(&self, name: &str) -> Option<usize> {
+        self.secret_index.get(name).copied()
     }
 
     pub fn secret(&self, name: &str) -> Option<&Secret> {
-        self.secrets.iter().find(|s| s.name.value == name)
+        self.secret_position(name).map(|i| &self.secrets[i])
     }
 
     pub fn store(&self, name: &str) -> Option<&Store> {
