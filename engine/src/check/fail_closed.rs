@@ -229,6 +229,7 @@ fn unvetted(cx: &Context<'_>, order: &[usize], out: &mut Vec<Finding>) {
                         "add `when=\"{}.{output}\"` to `{}` (or to the stage that produces what it keeps)",
                         guard.name.value, stage.name.value
                     ))
+                    .flow(owed_path(cx, &owed, &vetted_by, g, r, &stage.name.value))
                     .confidence(Confidence::High)
                     .stage(&stage.name.value),
                 );
@@ -240,4 +241,57 @@ fn unvetted(cx: &Context<'_>, order: &[usize], out: &mut Vec<Finding>) {
             owed_here
         };
     }
+}
+
+/// How a value the guard `g` vouches for travels to the sink `sink`: the vouched value first.
+fn owed_path(
+    cx: &Context<'_>,
+    owed: &[BTreeSet<usize>],
+    vetted_by: &HashMap<(usize, String), Vec<usize>>,
+    g: usize,
+    sink: &Reference,
+    sink_stage: &str,
+) -> Vec<Label> {
+    let p = cx.pipeline;
+    let mut steps = vec![Label::new(
+        sink.span,
+        format!("`{sink_stage}` keeps `{sink}`"),
+    )];
+    let mut current = sink.clone();
+    for _ in 0..p.stages.len() {
+        let Some(pi) = cx.dag.stage_index(&current.stage) else {
+            break;
+        };
+        if vetted_by
+            .get(&(pi, current.output.clone()))
+            .is_some_and(|v| v.contains(&g))
+        {
+            steps.push(Label::new(
+                p.stages[pi].name.span,
+                format!(
+                    "`{current}` is what `{}` vouches for",
+                    p.stages[g].name.value
+                ),
+            ));
+            break;
+        }
+        // Follow an input of the producer that still owes the guard.
+        let producer = &p.stages[pi];
+        let next = producer.references().into_iter().find(|r| {
+            cx.dag.stage_index(&r.stage).is_some_and(|q| {
+                owed[q].contains(&g)
+                    || vetted_by
+                        .get(&(q, r.output.clone()))
+                        .is_some_and(|v| v.contains(&g))
+            })
+        });
+        let Some(next) = next else { break };
+        steps.push(Label::new(
+            next.span,
+            format!("`{}` reads `{next}`", producer.name.value),
+        ));
+        current = next.clone();
+    }
+    steps.reverse();
+    steps
 }
