@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod check;
+mod corpus;
 mod graph;
 mod schema;
 mod support;
