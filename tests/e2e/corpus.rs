@@ -42,7 +42,11 @@ fn check_dirs() -> Vec<(String, PathBuf)> {
         .map(|e| e.expect("entry").path())
         .filter(|p| p.is_dir())
         .map(|p| {
-            let name = p.file_name().expect("a name").to_string_lossy().into_owned();
+            let name = p
+                .file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned();
             (name, p)
         })
         .filter(|(name, _)| name != SEEDS)
@@ -161,7 +165,10 @@ fn the_corpus_covers_every_security_check_with_twins() {
     assert!(total >= 40, "the corpus has {total} insecure pipelines");
     for id in SECURITY {
         let n = bad_per_check.get(*id).copied().unwrap_or(0);
-        assert!(n >= 3, "`{id}` has {n} insecure pipelines, at least 3 wanted");
+        assert!(
+            n >= 3,
+            "`{id}` has {n} insecure pipelines, at least 3 wanted"
+        );
     }
 }
 
@@ -239,7 +246,10 @@ fn seed_000_scenarios_are_caught_by_the_intended_check() {
         .collect();
     let mut sorted = listed.clone();
     sorted.sort();
-    assert_eq!(files, sorted, "every seed scenario file is listed, and only those");
+    assert_eq!(
+        files, sorted,
+        "every seed scenario file is listed, and only those"
+    );
     for (name, check, wanted) in SEED_SCENARIOS {
         let rel = format!("tests/checks/{SEEDS}/{name}.kdl");
         let findings = findings_of(&rel);

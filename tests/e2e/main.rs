@@ -3,6 +3,7 @@
 mod bad_input;
 mod check;
 mod corpus;
+mod docs_checks;
 mod graph;
 mod schema;
 mod support;
