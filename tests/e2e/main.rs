@@ -2,6 +2,8 @@
 
 mod bad_input;
 mod check;
+mod corpus;
+mod docs_checks;
 mod docs_language;
 mod formats;
 mod graph;

@@ -1,0 +1,175 @@
+//! docs/checks.md against the engine: a section for every registered check, and every example in
+//! it behaves as its `<!-- expect: … -->` marker says.
+
+use reviewflow_engine::check::ALL;
+
+use crate::support::{reviewflow, root};
+
+const DOC: &str = "docs/checks.md";
+/// The one `##` section that is not a check.
+const PREAMBLE: &str = "Reading findings";
+
+fn doc() -> String {
+    std::fs::read_to_string(root().join(DOC)).expect("docs/checks.md exists")
+}
+
+/// A fenced code block: where it starts (1-based line of the fence), its language, the marker on
+/// the nearest non-blank line above it, the `##` section it is in, and its text.
+struct Block {
+    line: usize,
+    lang: String,
+    expect: Option<String>,
+    section: String,
+    text: String,
+}
+
+fn blocks(doc: &str) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut section = String::new();
+    let mut previous = "";
+    let mut open: Option<Block> = None;
+    for (i, line) in doc.lines().enumerate() {
+        if let Some(block) = open.as_mut() {
+            if line.trim_start().starts_with("```") {
+                out.extend(open.take());
+            } else {
+                block.text.push_str(line);
+                block.text.push('\n');
+            }
+            continue;
+        }
+        if let Some(heading) = line.strip_prefix("## ") {
+            section = heading.trim().to_string();
+        }
+        if let Some(lang) = line.trim_start().strip_prefix("```") {
+            let expect = previous
+                .trim()
+                .strip_prefix("<!-- expect:")
+                .and_then(|m| m.strip_suffix("-->"))
+                .map(|m| m.trim().to_string());
+            open = Some(Block {
+                line: i + 1,
+                lang: lang.trim().to_string(),
+                expect,
+                section: section.clone(),
+                text: String::new(),
+            });
+            continue;
+        }
+        if !line.trim().is_empty() {
+            previous = line;
+        }
+    }
+    assert!(open.is_none(), "{DOC}: a code block is never closed");
+    out
+}
+
+/// The `##` sections: heading and body.
+fn sections(doc: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in doc.lines() {
+        if let Some(heading) = line.strip_prefix("## ") {
+            out.push((heading.trim().to_string(), String::new()));
+        } else if let Some((_, body)) = out.last_mut() {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn every_check_has_a_complete_section() {
+    let doc = doc();
+    let sections = sections(&doc);
+    for check in ALL {
+        let id = check.id();
+        let found: Vec<&(String, String)> = sections.iter().filter(|(h, _)| h == id).collect();
+        assert_eq!(found.len(), 1, "{DOC} needs exactly one `## {id}` section");
+        let body = &found[0].1;
+        let severity = format!("**Severity:** {}", check.severity().name());
+        for part in [
+            "**Proves:**",
+            severity.as_str(),
+            "**Fix:**",
+            "**Suppress:**",
+            &format!("allow \"{id}\" reason=\""),
+            "--no-suppress",
+            &format!("<!-- expect: {id} -->"),
+            "<!-- expect: clean -->",
+        ] {
+            assert!(body.contains(part), "`## {id}` in {DOC} lacks {part:?}");
+        }
+    }
+    for (heading, _) in &sections {
+        assert!(
+            heading == PREAMBLE || ALL.iter().any(|c| c.id() == heading),
+            "`## {heading}` in {DOC} is not a check id"
+        );
+    }
+    assert!(
+        doc.starts_with("# Checks") && doc.contains(&format!("## {PREAMBLE}")),
+        "{DOC} starts with how to read findings"
+    );
+}
+
+#[test]
+fn every_example_behaves_as_marked() {
+    let doc = doc();
+    let blocks = blocks(&doc);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut checked = 0;
+    for (n, block) in blocks.iter().enumerate() {
+        let at = format!("{DOC}:{}", block.line);
+        if block.lang != "kdl" {
+            assert!(
+                block.expect.is_none(),
+                "{at}: a marked example must be a ```kdl block"
+            );
+            continue;
+        }
+        let expect = block
+            .expect
+            .as_deref()
+            .unwrap_or_else(|| panic!("{at}: a ```kdl block needs `<!-- expect: … -->` above it"));
+        let file = dir.path().join(format!("example-{n}.kdl"));
+        std::fs::write(&file, &block.text).expect("write the example");
+        let path = file.to_str().expect("utf-8 path");
+        let run = reviewflow(&["check", "--format", "json", "--fail-on", "never", path]);
+        let json: serde_json::Value = serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("{at}: no JSON ({e}):\n{}", run.transcript()));
+        let findings = json["files"][0]["findings"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let ids: Vec<&str> = findings
+            .iter()
+            .map(|f| f["check"].as_str().unwrap_or_default())
+            .collect();
+        if expect == "clean" {
+            assert!(ids.is_empty(), "{at}: expected clean, got {findings:#?}");
+            assert_eq!(run.code, 0, "{at}:\n{}", run.transcript());
+        } else {
+            assert!(
+                ALL.iter().any(|c| c.id() == expect),
+                "{at}: `expect: {expect}` names no check"
+            );
+            assert_eq!(
+                expect, block.section,
+                "{at}: a failing example belongs in its check's section"
+            );
+            assert!(!ids.is_empty(), "{at}: expected `{expect}`, got nothing");
+            assert!(
+                ids.iter().all(|id| *id == expect),
+                "{at}: expected only `{expect}`, got {ids:?}"
+            );
+            let code = if expect == "syntax" { 2 } else { 0 };
+            assert_eq!(run.code, code, "{at}:\n{}", run.transcript());
+        }
+        checked += 1;
+    }
+    assert!(
+        checked >= 2 * ALL.len(),
+        "{DOC}: {checked} examples checked, one failing and one passing per check wanted"
+    );
+}
