@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{
-    BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main,
+    BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
+    criterion_main,
 };
 use reviewflow_engine::syntax::{Limits, parse_document};
 use reviewflow_engine::{CheckOptions, Registry, Source, compile, run_checks};
@@ -52,14 +53,28 @@ fn cases(registry: &Registry) -> Vec<Case> {
         .collect()
 }
 
-/// Short measurements keep the whole run within a few minutes on a shared 2-core machine; the
-/// big sizes still get enough samples for a stable median.
+/// Short measurements keep the whole run within about three minutes on a shared 2-core machine.
 fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
     let mut g = c.benchmark_group(name);
-    g.sample_size(20)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    g.warm_up_time(Duration::from_secs(1));
     g
+}
+
+/// Sets the throughput and the sampling for one size: 20 samples for the small sizes; for 10,000
+/// stages, where one iteration can take most of a second, 10 flat samples (equal iteration
+/// counts, as few as one), so the size costs about ten seconds rather than criterion's minimum
+/// of 55 iterations under linear sampling.
+fn size(g: &mut BenchmarkGroup<'_, WallTime>, stages: usize) {
+    g.throughput(Throughput::Elements(stages as u64));
+    if stages >= 10_000 {
+        g.sample_size(10)
+            .sampling_mode(SamplingMode::Flat)
+            .measurement_time(Duration::from_secs(10));
+    } else {
+        g.sample_size(20)
+            .sampling_mode(SamplingMode::Auto)
+            .measurement_time(Duration::from_secs(3));
+    }
 }
 
 fn bench(c: &mut Criterion) {
@@ -69,7 +84,7 @@ fn bench(c: &mut Criterion) {
 
     let mut g = group(c, "parse/kdl");
     for case in &cases {
-        g.throughput(Throughput::Elements(case.stages as u64));
+        size(&mut g, case.stages);
         g.bench_with_input(
             BenchmarkId::from_parameter(case.stages),
             &case.text,
@@ -82,7 +97,7 @@ fn bench(c: &mut Criterion) {
 
     let mut g = group(c, "parse/guarded");
     for case in &cases {
-        g.throughput(Throughput::Elements(case.stages as u64));
+        size(&mut g, case.stages);
         g.bench_with_input(
             BenchmarkId::from_parameter(case.stages),
             &case.text,
@@ -97,7 +112,7 @@ fn bench(c: &mut Criterion) {
     // before compiling, so it is inside the timed loop.
     let mut g = group(c, "compile");
     for case in &cases {
-        g.throughput(Throughput::Elements(case.stages as u64));
+        size(&mut g, case.stages);
         g.bench_with_input(
             BenchmarkId::from_parameter(case.stages),
             &case.text,
@@ -116,7 +131,7 @@ fn bench(c: &mut Criterion) {
 
     let mut g = group(c, "check");
     for case in &cases {
-        g.throughput(Throughput::Elements(case.stages as u64));
+        size(&mut g, case.stages);
         g.bench_with_input(
             BenchmarkId::from_parameter(case.stages),
             &case.text,
@@ -140,7 +155,7 @@ fn bench(c: &mut Criterion) {
             Ok(c) => c,
             Err(u) => panic!("{} stages: not compiled: {:?}", case.stages, u.findings),
         };
-        g.throughput(Throughput::Elements(case.stages as u64));
+        size(&mut g, case.stages);
         g.bench_with_input(
             BenchmarkId::from_parameter(case.stages),
             &compiled,
