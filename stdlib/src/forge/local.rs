@@ -31,6 +31,9 @@ use crate::store::atomic::{atomic_rename, atomic_write, temp_path_in};
 /// The forge folder, relative to the checkout.
 pub const DEFAULT_FORGE_DIR: &str = ".reviewflow/forge";
 
+/// The forge folder's `.gitignore`.
+pub const GITIGNORE: &str = "# Posted reviews of the local forge: not part of the repository.\n*\n";
+
 /// A checkout used as a forge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocalForge {
@@ -185,6 +188,7 @@ impl LocalForge {
             source,
         })?;
         self.check_real_folders(&dir)?;
+        self.ignore_folder()?;
 
         let staged = stage(&dir, &rendered)?;
         // Checked again after the slow part, right before anything is replaced.
@@ -249,6 +253,23 @@ impl LocalForge {
             files,
             location,
         })
+    }
+
+    /// Puts a `.gitignore` of `*` in the forge folder when it has none, so that `git add -A`
+    /// does not commit posted reviews (a tracked record is refused when read).
+    fn ignore_folder(&self) -> Result<(), ForgeError> {
+        let path = self.dir.join(".gitignore");
+        match fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                Ok(atomic_write(&path, GITIGNORE.as_bytes())?)
+            }
+            Err(source) => Err(ForgeError::Io {
+                action: "inspect",
+                path,
+                source,
+            }),
+            Ok(_) => Ok(()),
+        }
     }
 
     /// The change's head as it is now, resolved again from the same name.
