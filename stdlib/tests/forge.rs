@@ -551,6 +551,15 @@ fn a_record_that_came_with_the_change_is_refused() {
     let forge = LocalForge::new(repo.path());
     let err = forge.last_posted("branch-feature").unwrap_err();
     assert!(err.to_string().contains("tracks"), "{err}");
+    // The same folder named through another spelling of the path.
+    let other = LocalForge::with_dir(
+        repo.path().join("."),
+        repo.path().join("src/../.reviewflow/forge"),
+    );
+    assert!(matches!(
+        other.last_posted("branch-feature"),
+        Err(ForgeError::BadRecord { .. })
+    ));
 }
 
 #[test]

@@ -318,8 +318,16 @@ impl LocalForge {
 
     /// Whether git tracks any file under `dir` (only when `dir` is inside the checkout).
     fn is_tracked(&self, dir: &Path) -> Result<bool, ForgeError> {
-        let Ok(relative) = dir.strip_prefix(&self.checkout) else {
-            return Ok(false);
+        // Spelled differently (relative, through a link), the paths may only match canonical.
+        let relative = match dir.strip_prefix(&self.checkout) {
+            Ok(relative) => relative.to_path_buf(),
+            Err(_) => match (dir.canonicalize(), self.checkout.canonicalize()) {
+                (Ok(dir), Ok(checkout)) => match dir.strip_prefix(&checkout) {
+                    Ok(relative) => relative.to_path_buf(),
+                    Err(_) => return Ok(false),
+                },
+                _ => return Ok(false),
+            },
         };
         let Some(relative) = relative.to_str() else {
             return Ok(false);
