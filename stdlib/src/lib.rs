@@ -7,6 +7,8 @@ pub mod conversation;
 pub mod detect;
 pub mod diff;
 pub mod envelope;
+pub mod forge;
+pub mod gather;
 pub mod git;
 pub mod rules;
 pub mod stages;

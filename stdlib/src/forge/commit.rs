@@ -1,0 +1,109 @@
+//! A commit's message, split the way git splits it: the subject (the first paragraph, its lines
+//! joined by spaces, as `%s` prints it) and the body (everything after, as `%b`).
+//!
+//! Read with `git cat-file commit`: plumbing, so no `log` formatting, encoding re-coding or
+//! configuration touches it. The text is the change author's and untrusted; it is bounded here
+//! and labelled by the callers.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use crate::git::{GitError, Sha, git_command};
+
+/// Longest subject kept, in characters.
+pub const MAX_TITLE_CHARS: usize = 1_000;
+/// Longest body kept, in bytes (cut at a character boundary).
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// A commit's subject and body.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Message {
+    pub title: String,
+    pub body: String,
+}
+
+/// The message of commit `sha`.
+pub fn message(repo: &Path, sha: &Sha) -> Result<Message, GitError> {
+    let output = git_command(repo, "cat-file")
+        .args(["commit", "--end-of-options", sha.as_str()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|source| GitError::Spawn {
+            subcommand: "cat-file".to_owned(),
+            source,
+        })?;
+    if !output.status.success() {
+        return Err(GitError::Failed {
+            subcommand: "cat-file".to_owned(),
+            code: output.status.code(),
+            stderr: String::from_utf8_lossy(&output.stderr)
+                .trim()
+                .chars()
+                .take(2000)
+                .collect(),
+        });
+    }
+    Ok(parse_commit(&String::from_utf8_lossy(&output.stdout)))
+}
+
+/// Splits a raw commit object into its message's subject and body.
+pub(crate) fn parse_commit(raw: &str) -> Message {
+    // Headers end at the first empty line; continuation lines (a signature) start with a space
+    // and are never empty, so the first empty line is the end.
+    let message = raw.split_once("\n\n").map_or("", |(_, m)| m);
+    let mut lines = message.lines().skip_while(|l| l.trim().is_empty());
+    let mut subject = Vec::new();
+    for line in lines.by_ref() {
+        if line.trim().is_empty() {
+            break;
+        }
+        subject.push(line.trim());
+    }
+    let body: Vec<&str> = lines.skip_while(|l| l.trim().is_empty()).collect();
+    Message {
+        title: subject.join(" ").chars().take(MAX_TITLE_CHARS).collect(),
+        body: bounded(body.join("\n").trim_end(), MAX_BODY_BYTES),
+    }
+}
+
+fn bounded(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n[… cut at {max} bytes]", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subject_and_body() {
+        let raw = "tree 1\nauthor a <a> 1 +0000\ngpgsig -----BEGIN-----\n x\n -----END-----\n\n\
+                   Fix the thing\nacross two lines\n\nWhy it was broken.\n\nMore.\n";
+        let m = parse_commit(raw);
+        assert_eq!(m.title, "Fix the thing across two lines");
+        assert_eq!(m.body, "Why it was broken.\n\nMore.");
+        assert_eq!(
+            parse_commit("tree 1\n\nonly\n"),
+            Message {
+                title: "only".into(),
+                body: String::new()
+            }
+        );
+        assert_eq!(parse_commit("tree 1\n"), Message::default());
+    }
+
+    #[test]
+    fn bodies_are_bounded() {
+        let raw = format!("tree 1\n\nt\n\n{}", "é".repeat(MAX_BODY_BYTES));
+        let m = parse_commit(&raw);
+        assert!(m.body.len() < MAX_BODY_BYTES + 40);
+        assert!(m.body.ends_with("bytes]"));
+    }
+}

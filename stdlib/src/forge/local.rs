@@ -1,0 +1,389 @@
+//! The local forge: the change is a git range of a checkout, and posting writes the review to
+//! `<dir>/<change id>/` (by default `<checkout>/.reviewflow/forge/<change id>/`).
+//!
+//! A post renders every file first, stages each beside its destination, checks that the
+//! change's head has not moved, moves the files into place, and writes `posted.json` last. So
+//! until the new record is in place, the record names the previous review, and its digests tell
+//! which files are its own. When the head moved, nothing is replaced and the error says so.
+//!
+//! The folder is inside the checkout, which holds the change under review: a record that git
+//! tracks came with the change and is refused, and no symbolic link on the way is followed.
+
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+
+use super::ForgeError;
+use super::change::{Change, open_change};
+use super::formats::Format;
+use super::ids::{MAX_ID, check_change_id, check_id, check_reviewer};
+use super::record::{
+    MAX_RECORD_BYTES, PostedFile, PostedReview, RECORD_FILE, RECORD_VERSION, timestamp, to_bytes,
+};
+use super::review::Review;
+use crate::git::{self, GitError, Sha, git_command};
+use crate::store::atomic::{atomic_rename, atomic_write, temp_path_in};
+
+/// The forge folder, relative to the checkout.
+pub const DEFAULT_FORGE_DIR: &str = ".reviewflow/forge";
+
+/// The forge folder's `.gitignore`.
+pub const GITIGNORE: &str = "# Posted reviews of the local forge: not part of the repository.\n*\n";
+
+/// A checkout used as a forge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalForge {
+    /// The git checkout holding the change.
+    pub checkout: PathBuf,
+    /// Where reviews are posted: one folder per change.
+    pub dir: PathBuf,
+}
+
+/// What a post wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Posted {
+    /// The change's folder.
+    pub dir: PathBuf,
+    /// The record now in `posted.json`.
+    pub record: PostedReview,
+    /// The files written, in [`Format::ALL`] order, the record last.
+    pub files: Vec<PathBuf>,
+    /// Where a person reads the review: `review.md` when written, else the first file.
+    pub location: PathBuf,
+}
+
+impl LocalForge {
+    /// A forge posting to `<checkout>/.reviewflow/forge`.
+    pub fn new(checkout: impl Into<PathBuf>) -> Self {
+        let checkout = checkout.into();
+        let dir = checkout.join(DEFAULT_FORGE_DIR);
+        LocalForge { checkout, dir }
+    }
+
+    /// A forge posting to `dir`.
+    pub fn with_dir(checkout: impl Into<PathBuf>, dir: impl Into<PathBuf>) -> Self {
+        LocalForge {
+            checkout: checkout.into(),
+            dir: dir.into(),
+        }
+    }
+
+    /// The change under review: `base`/`head` override the defaults of [`git::change_range`].
+    pub fn open_change(
+        &self,
+        base: Option<&str>,
+        head: Option<&str>,
+    ) -> Result<Change, ForgeError> {
+        open_change(&self.checkout, base, head)
+    }
+
+    /// The folder of a change (the id is checked; nothing is created).
+    pub fn change_dir(&self, change_id: &str) -> Result<PathBuf, ForgeError> {
+        check_change_id(change_id)?;
+        Ok(self.dir.join(change_id))
+    }
+
+    /// The review last posted for `change_id`, if any. A record that is malformed, too large,
+    /// reached through a symbolic link, or tracked by git is an error.
+    pub fn last_posted(&self, change_id: &str) -> Result<Option<PostedReview>, ForgeError> {
+        let dir = self.change_dir(change_id)?;
+        let path = dir.join(RECORD_FILE);
+        let bad = |reason: String| ForgeError::BadRecord {
+            path: path.clone(),
+            reason,
+        };
+        match fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(ForgeError::Io {
+                    action: "inspect",
+                    path,
+                    source,
+                });
+            }
+            Ok(meta) if !meta.file_type().is_file() => {
+                return Err(bad("it is not a regular file".to_owned()));
+            }
+            Ok(_) => {}
+        }
+        self.check_real_folders(&dir)?;
+        if self.is_tracked(&dir)? {
+            return Err(bad(
+                "git tracks the forge folder, so the record came with the change".to_owned(),
+            ));
+        }
+        let io_err = |source| ForgeError::Io {
+            action: "read",
+            path: path.clone(),
+            source,
+        };
+        let mut bytes = Vec::new();
+        fs::File::open(&path)
+            .map_err(io_err)?
+            .take(MAX_RECORD_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io_err)?;
+        if bytes.len() as u64 > MAX_RECORD_BYTES {
+            return Err(bad(format!("it is larger than {MAX_RECORD_BYTES} bytes")));
+        }
+        PostedReview::parse(&bytes, change_id)
+            .map(Some)
+            .map_err(bad)
+    }
+
+    /// Posts `review` for `change` in every format. See [`LocalForge::post_formats`].
+    pub fn post(
+        &self,
+        change: &Change,
+        review: &Review,
+        expected_head: &Sha,
+    ) -> Result<Posted, ForgeError> {
+        self.post_formats(change, review, expected_head, &Format::ALL)
+    }
+
+    /// Writes `review` in `formats` to the change's folder, then the record.
+    ///
+    /// Refuses ([`ForgeError::HeadMoved`]) when the change's head, resolved again now from what
+    /// it was first resolved from, is no longer `expected_head`, and
+    /// ([`ForgeError::ReviewHeadMismatch`]) when the review is of another head. Files of formats
+    /// not written this time are removed after the record, so none is left from an older post.
+    pub fn post_formats(
+        &self,
+        change: &Change,
+        review: &Review,
+        expected_head: &Sha,
+        formats: &[Format],
+    ) -> Result<Posted, ForgeError> {
+        let change_id = change.change_id.as_str();
+        check_change_id(change_id)?;
+        check_id("run id", &review.run_id, MAX_ID)?;
+        if let Some(id) = &review.conversation_id {
+            check_id("conversation id", id, MAX_ID)?;
+        }
+        check_reviewer(&review.reviewer)?;
+        if review.head != *expected_head {
+            return Err(ForgeError::ReviewHeadMismatch {
+                review: review.head.clone(),
+                expected: expected_head.clone(),
+            });
+        }
+        let mut formats: Vec<Format> = formats.to_vec();
+        formats.sort_unstable();
+        formats.dedup();
+
+        let rendered = formats
+            .iter()
+            .map(|f| Ok((*f, f.render(change_id, review)?)))
+            .collect::<Result<Vec<_>, ForgeError>>()?;
+        self.check_head(change, expected_head)?;
+
+        let dir = self.change_dir(change_id)?;
+        fs::create_dir_all(&dir).map_err(|source| ForgeError::Io {
+            action: "create",
+            path: dir.clone(),
+            source,
+        })?;
+        self.check_real_folders(&dir)?;
+        self.ignore_folder()?;
+
+        let staged = stage(&dir, &rendered)?;
+        // Checked again after the slow part, right before anything is replaced.
+        if let Err(e) = self.check_head(change, expected_head) {
+            unstage(&staged);
+            return Err(e);
+        }
+        let mut files = Vec::with_capacity(rendered.len() + 1);
+        let mut posted_files = Vec::with_capacity(rendered.len());
+        for ((format, bytes), temp) in rendered.iter().zip(&staged) {
+            let path = dir.join(format.file_name());
+            if let Err(e) = atomic_rename(temp, &path) {
+                unstage(&staged);
+                return Err(e.into());
+            }
+            posted_files.push(PostedFile {
+                format: *format,
+                name: format.file_name().to_owned(),
+                sha256: hex(&Sha256::digest(bytes)),
+                bytes: bytes.len() as u64,
+            });
+            files.push(path);
+        }
+
+        let record = PostedReview {
+            version: RECORD_VERSION,
+            change_id: change_id.to_owned(),
+            base: review.base.clone(),
+            head: review.head.clone(),
+            run_id: review.run_id.clone(),
+            conversation_id: review.conversation_id.clone(),
+            reviewer: review.reviewer.clone(),
+            posted_at: timestamp(now_seconds()),
+            findings: review.findings.len() as u64,
+            files: posted_files,
+        };
+        let record_path = dir.join(RECORD_FILE);
+        atomic_write(&record_path, &to_bytes(&record)?)?;
+        files.push(record_path);
+
+        for stale in Format::ALL.into_iter().filter(|f| !formats.contains(f)) {
+            let path = dir.join(stale.file_name());
+            match fs::remove_file(&path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    return Err(ForgeError::Io {
+                        action: "remove",
+                        path,
+                        source: e,
+                    });
+                }
+                _ => {}
+            }
+        }
+
+        // Formats are sorted, markdown first: the file a person reads, when it is written.
+        let location = formats
+            .first()
+            .map_or_else(|| dir.join(RECORD_FILE), |f| dir.join(f.file_name()));
+        Ok(Posted {
+            dir,
+            record,
+            files,
+            location,
+        })
+    }
+
+    /// Puts a `.gitignore` of `*` in the forge folder when it has none, so that `git add -A`
+    /// does not commit posted reviews (a tracked record is refused when read).
+    fn ignore_folder(&self) -> Result<(), ForgeError> {
+        let path = self.dir.join(".gitignore");
+        match fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                Ok(atomic_write(&path, GITIGNORE.as_bytes())?)
+            }
+            Err(source) => Err(ForgeError::Io {
+                action: "inspect",
+                path,
+                source,
+            }),
+            Ok(_) => Ok(()),
+        }
+    }
+
+    /// The change's head as it is now, resolved again from the same name.
+    fn check_head(&self, change: &Change, expected: &Sha) -> Result<(), ForgeError> {
+        let current = git::resolve(&self.checkout, &change.range.head_ref)?;
+        if current == *expected {
+            Ok(())
+        } else {
+            Err(ForgeError::HeadMoved {
+                expected: expected.clone(),
+                current,
+            })
+        }
+    }
+
+    /// Every folder from the forge folder (or, when it lies inside the checkout, from the
+    /// checkout) down to `dir` is a real folder, not a symbolic link.
+    fn check_real_folders(&self, dir: &Path) -> Result<(), ForgeError> {
+        let root = if self.dir.starts_with(&self.checkout) {
+            self.checkout.as_path()
+        } else {
+            self.dir.as_path()
+        };
+        let mut path = root.to_path_buf();
+        let rest = dir.strip_prefix(root).unwrap_or(Path::new(""));
+        let check = |p: &Path| match fs::symlink_metadata(p) {
+            Ok(meta) if meta.file_type().is_dir() => Ok(()),
+            Ok(_) => Err(ForgeError::NotAFolder {
+                path: p.to_path_buf(),
+            }),
+            Err(source) => Err(ForgeError::Io {
+                action: "inspect",
+                path: p.to_path_buf(),
+                source,
+            }),
+        };
+        if root == self.dir {
+            check(&path)?;
+        }
+        for part in rest.components() {
+            path.push(part);
+            check(&path)?;
+        }
+        Ok(())
+    }
+
+    /// Whether git tracks any file under `dir` (only when `dir` is inside the checkout).
+    fn is_tracked(&self, dir: &Path) -> Result<bool, ForgeError> {
+        // Spelled differently (relative, through a link), the paths may only match canonical.
+        let relative = match dir.strip_prefix(&self.checkout) {
+            Ok(relative) => relative.to_path_buf(),
+            Err(_) => match (dir.canonicalize(), self.checkout.canonicalize()) {
+                (Ok(dir), Ok(checkout)) => match dir.strip_prefix(&checkout) {
+                    Ok(relative) => relative.to_path_buf(),
+                    Err(_) => return Ok(false),
+                },
+                _ => return Ok(false),
+            },
+        };
+        let Some(relative) = relative.to_str() else {
+            return Ok(false);
+        };
+        let output = git_command(&self.checkout, "ls-files")
+            .args(["-z", "--", &format!(":(literal){relative}")])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|source| GitError::Spawn {
+                subcommand: "ls-files".to_owned(),
+                source,
+            })?;
+        if !output.status.success() {
+            return Err(GitError::Failed {
+                subcommand: "ls-files".to_owned(),
+                code: output.status.code(),
+                stderr: String::from_utf8_lossy(&output.stderr)
+                    .trim()
+                    .chars()
+                    .take(2000)
+                    .collect(),
+            }
+            .into());
+        }
+        Ok(!output.stdout.is_empty())
+    }
+}
+
+/// Writes each rendered file to a temp file in `dir`; on failure removes those written.
+fn stage(dir: &Path, rendered: &[(Format, Vec<u8>)]) -> Result<Vec<PathBuf>, ForgeError> {
+    let mut staged = Vec::with_capacity(rendered.len());
+    for (_, bytes) in rendered {
+        let temp = temp_path_in(dir);
+        if let Err(e) = atomic_write(&temp, bytes) {
+            unstage(&staged);
+            return Err(e.into());
+        }
+        staged.push(temp);
+    }
+    Ok(staged)
+}
+
+fn unstage(staged: &[PathBuf]) {
+    for temp in staged {
+        // Best effort: a leftover temp file carries the store's temp prefix and is harmless.
+        let _ = fs::remove_file(temp);
+    }
+}
+
+fn now_seconds() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,31 @@
+//! The local forge: a git checkout stands for the forge. The change under review is a git range
+//! of the checkout ([`Change`], resolved once); "posting" a review writes it to
+//! `.reviewflow/forge/<change id>/` as markdown, JSON, rdjsonl and SARIF, with a `posted.json`
+//! record that the next run reads back ([`LocalForge::last_posted`]) the way a hosted forge's
+//! comment marker is read. [`filter_findings`] cross-checks a reviewer's findings against the
+//! diff before they are posted.
+//!
+//! Everything here is blocking (git and file I/O); async callers use a blocking thread.
+//! `docs/local-forge.md` describes the folder and each file.
+
+mod change;
+mod commit;
+mod error;
+mod filter;
+pub mod formats;
+mod ids;
+pub mod local;
+mod ranges;
+mod record;
+mod review;
+
+pub use change::{Change, MAX_REPO_NAME, open_change, repo_name};
+pub use commit::{MAX_BODY_BYTES, MAX_TITLE_CHARS, Message, message};
+pub use error::ForgeError;
+pub use filter::{Filtered, filter_findings, filter_findings_in};
+pub use formats::Format;
+pub use ids::{MAX_CHANGE_ID, MAX_ID, MAX_REVIEWER, check_change_id, check_id, check_reviewer};
+pub use local::{DEFAULT_FORGE_DIR, GITIGNORE, LocalForge, Posted};
+pub use ranges::{FileRanges, ranges_of};
+pub use record::{MAX_RECORD_BYTES, PostedFile, PostedReview, RECORD_FILE, RECORD_VERSION};
+pub use review::{Review, ReviewFinding};

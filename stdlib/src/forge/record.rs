@@ -1,0 +1,169 @@
+//! `posted.json`: the record of the review posted for a change, the local counterpart of the
+//! metadata marker a pull-request comment carries on a hosted forge. The next run reads it to
+//! find the head the last review was of and the conversation to resume.
+//!
+//! It is read as hostile input: unknown fields, a wrong version, an id outside its pattern, a
+//! head that is not a full SHA, a file name other than the fixed ones, or a change id other
+//! than its folder's make the whole record an error, never a partly trusted value.
+
+use serde::{Deserialize, Serialize};
+
+use super::ForgeError;
+use super::formats::Format;
+use super::ids::{MAX_ID, check_change_id, check_id, check_reviewer};
+use crate::git::Sha;
+
+/// Version of the record's layout.
+pub const RECORD_VERSION: u32 = 1;
+/// The record's file name in the change's folder.
+pub const RECORD_FILE: &str = "posted.json";
+/// Largest record read, in bytes.
+pub const MAX_RECORD_BYTES: u64 = 64 * 1024;
+
+/// The review last posted for a change.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PostedReview {
+    /// [`RECORD_VERSION`].
+    pub version: u32,
+    pub change_id: String,
+    pub base: Sha,
+    /// The head the review is of: where the next since-last-review diff starts.
+    pub head: Sha,
+    pub run_id: String,
+    pub conversation_id: Option<String>,
+    pub reviewer: String,
+    /// UTC, `YYYY-MM-DDThh:mm:ssZ`.
+    pub posted_at: String,
+    /// Number of findings posted.
+    pub findings: u64,
+    /// The files of this post, each with its digest, so a reader can tell them from the files
+    /// of a newer post that is being written.
+    pub files: Vec<PostedFile>,
+}
+
+/// One file of a post.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PostedFile {
+    pub format: Format,
+    /// Always [`Format::file_name`] of `format`.
+    pub name: String,
+    /// SHA-256 of the file's bytes, 64 lowercase hex digits.
+    pub sha256: String,
+    pub bytes: u64,
+}
+
+impl PostedReview {
+    /// Checks every field; `change_id` is the folder the record was found in.
+    pub fn validate(&self, change_id: &str) -> Result<(), String> {
+        if self.version != RECORD_VERSION {
+            return Err(format!("version {} is not {RECORD_VERSION}", self.version));
+        }
+        check_change_id(&self.change_id).map_err(|e| e.to_string())?;
+        if self.change_id != change_id {
+            return Err("it names another change than its folder".to_owned());
+        }
+        check_id("run id", &self.run_id, MAX_ID).map_err(|e| e.to_string())?;
+        if let Some(id) = &self.conversation_id {
+            check_id("conversation id", id, MAX_ID).map_err(|e| e.to_string())?;
+        }
+        check_reviewer(&self.reviewer).map_err(|e| e.to_string())?;
+        if !is_timestamp(&self.posted_at) {
+            return Err("posted_at is not a UTC timestamp YYYY-MM-DDThh:mm:ssZ".to_owned());
+        }
+        let mut seen = Vec::new();
+        for file in &self.files {
+            if file.name != file.format.file_name() {
+                return Err(format!(
+                    "file {:?} is not the {} file's name",
+                    super::error::echo(&file.name),
+                    file.format
+                ));
+            }
+            if file.sha256.len() != 64
+                || !file
+                    .sha256
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            {
+                return Err(format!("the digest of {} is not SHA-256 hex", file.name));
+            }
+            if seen.contains(&file.format) {
+                return Err(format!("{} is listed twice", file.name));
+            }
+            seen.push(file.format);
+        }
+        Ok(())
+    }
+
+    /// Parses and validates a record's bytes.
+    pub fn parse(bytes: &[u8], change_id: &str) -> Result<Self, String> {
+        let record: PostedReview =
+            serde_json::from_slice(bytes).map_err(|e| format!("not a valid record: {e}"))?;
+        record.validate(change_id)?;
+        Ok(record)
+    }
+}
+
+pub(crate) fn to_bytes(record: &PostedReview) -> Result<Vec<u8>, ForgeError> {
+    let mut bytes = serde_json::to_vec_pretty(record).map_err(|source| ForgeError::Encode {
+        what: "posted-review record",
+        source,
+    })?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 20
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            19 => *c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+/// Seconds since the Unix epoch as `YYYY-MM-DDThh:mm:ssZ`.
+pub fn timestamp(unix_seconds: u64) -> String {
+    let days = unix_seconds / 86_400;
+    let secs = unix_seconds % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(timestamp(0), "1970-01-01T00:00:00Z");
+        assert_eq!(timestamp(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(timestamp(1_767_225_599), "2025-12-31T23:59:59Z");
+        assert!(is_timestamp(&timestamp(4_102_444_800)));
+        assert!(!is_timestamp("2025-12-31 23:59:59Z"));
+    }
+}

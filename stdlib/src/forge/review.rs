@@ -1,0 +1,54 @@
+//! A review as the forge publishes it: the comment, the findings, and what was reviewed.
+
+use serde::{Deserialize, Serialize};
+
+use crate::git::Sha;
+use crate::rules::{Finding, Severity};
+
+/// One finding of a review. Reviewers other than the built-in rules name their own rule ids,
+/// so the rule is text here.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewFinding {
+    /// The rule or check that found it (the SARIF `ruleId`, the rdjsonl `code.value`).
+    pub rule: String,
+    pub severity: Severity,
+    /// New path of the file (old path for a deleted file), relative to the repository's top.
+    pub path: String,
+    /// First new-side line; `None` for a finding about the whole file.
+    pub line: Option<u32>,
+    /// Last new-side line (inclusive) when the finding spans several.
+    #[serde(default)]
+    pub end_line: Option<u32>,
+    pub message: String,
+}
+
+impl From<Finding> for ReviewFinding {
+    fn from(f: Finding) -> Self {
+        ReviewFinding {
+            rule: f.rule.as_str().to_owned(),
+            severity: f.severity,
+            path: f.path,
+            line: f.line,
+            end_line: None,
+            message: f.message,
+        }
+    }
+}
+
+/// The review to post.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Review {
+    /// The review comment, markdown.
+    pub comment: String,
+    pub findings: Vec<ReviewFinding>,
+    /// The commits the review is of.
+    pub base: Sha,
+    pub head: Sha,
+    /// The run that produced it (`[A-Za-z0-9][A-Za-z0-9._-]*`).
+    pub run_id: String,
+    /// The reviewer's conversation, for the next run to resume (same pattern as `run_id`).
+    pub conversation_id: Option<String>,
+    /// Who reviewed (`claude`, `rules`, …): printable text.
+    pub reviewer: String,
+}
