@@ -7,6 +7,7 @@ pub mod detect;
 pub mod diff;
 pub mod envelope;
 pub mod git;
+pub mod reviewer;
 pub mod rules;
 pub mod stages;
 pub mod store;
