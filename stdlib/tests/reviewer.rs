@@ -519,7 +519,7 @@ async fn invalid_results_fail_the_try_with_the_reason() {
         let got = tries[0].reason.as_deref().unwrap();
         assert!(got.contains(reason), "{mode}: {got}");
         assert!(run.status[1].contains(reason), "{mode}: {:?}", run.status);
-        assert_eq!(run.status.last().unwrap(), "no review after 1 tries");
+        assert_eq!(run.status.last().unwrap(), "no review after 1 try");
     }
 }
 
@@ -731,4 +731,55 @@ fn the_rules_reviewer_finds_the_runs_own_secret() {
     assert_eq!(out.findings[0].rule.as_deref(), Some("credential"));
     let transcript = std::fs::read_to_string(out.conversation.unwrap()).unwrap();
     assert!(!transcript.contains(TOKEN) && !out.comment.contains(TOKEN));
+}
+
+#[tokio::test]
+async fn a_restored_conversation_holding_a_link_is_not_resumed() {
+    let dir = TempDir::new().unwrap();
+    let resume = restored(&dir);
+    std::os::unix::fs::symlink("/etc/passwd", resume.path.join("passwd")).unwrap();
+    let run = run(&reviewer("ok", &dir), Some(resume), &dir).await;
+    let outcome = run.result.unwrap();
+    assert!(
+        run.status[1].contains("the restored conversation cannot be copied")
+            && run.status[1].contains("is a symbolic link"),
+        "{:?}",
+        run.status
+    );
+    assert_eq!(run.status[2], "reviewed (try 2, fresh)");
+    assert!(!outcome.resumed);
+}
+
+#[tokio::test]
+async fn a_missing_program_fails_each_try_with_the_reason() {
+    let dir = TempDir::new().unwrap();
+    let mut spec = reviewer("ok", &dir);
+    spec.program_and_args = vec!["no-such-reviewer".to_owned()];
+    let err = run(&spec, None, &dir).await.result.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the reviewer cannot be started: program \"no-such-reviewer\" not found"),
+        "{err}"
+    );
+}
+
+/// The stage will spawn the review on a multi-threaded runtime: its future must be `Send`.
+#[test]
+fn the_command_review_future_is_send() {
+    fn assert_send<T: Send>(_: &T) {}
+    let dir = TempDir::new().unwrap();
+    let spec = reviewer("ok", &dir);
+    let redactor = Redactor::empty();
+    let inputs = inputs();
+    let work = dir.path().join("work");
+    let future = run_command_reviewer(
+        &spec,
+        &inputs,
+        None,
+        &work,
+        &redactor,
+        std::future::pending(),
+        |_| {},
+    );
+    assert_send(&future);
 }

@@ -77,19 +77,28 @@ impl CommandReviewer {
         if self.program_and_args.first().is_none_or(String::is_empty) {
             return Err(ReviewerError::settings("the command names no program"));
         }
-        let names = self
-            .env
-            .iter()
-            .map(|(n, _)| n)
-            .chain(self.secret_env.iter().map(|(n, _)| n));
-        for name in names {
+        let mut seen: Vec<&str> = Vec::new();
+        for name in self.declared_names() {
             if name.starts_with(RESERVED_PREFIX) {
                 return Err(ReviewerError::settings(format!(
                     "the variable {name} is set by reviewflow and cannot be declared"
                 )));
             }
+            if seen.contains(&name) {
+                return Err(ReviewerError::settings(format!(
+                    "the variable {name} is declared twice"
+                )));
+            }
+            seen.push(name);
         }
         Ok(())
+    }
+
+    fn declared_names(&self) -> impl Iterator<Item = &str> {
+        self.env
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .chain(self.secret_env.iter().map(|(n, _)| n.as_str()))
     }
 }
 
@@ -196,6 +205,8 @@ where
                 .findings
                 .into_iter()
                 .map(|f| ReviewFinding {
+                    path: redact(redactor, &f.path),
+                    rule: f.rule.map(|r| redact(redactor, &r)),
                     message: redact(redactor, &f.message),
                     ..f
                 })
@@ -292,7 +303,7 @@ fn child_spec(spec: &CommandReviewer, attempt: &Attempt, folder: &TryFolder) -> 
     child.timeout = spec.timeout;
     child.grace = spec.grace;
     let path_text = |p: &Path| p.to_string_lossy().into_owned();
-    if !spec.env.iter().any(|(name, _)| name == "PATH") {
+    if !spec.declared_names().any(|name| name == "PATH") {
         child = child.env("PATH", minimal_path());
     }
     child = child

@@ -9,7 +9,7 @@ pub enum ReviewerError {
     #[error("invalid reviewer settings: {problem}")]
     Settings { problem: String },
     /// Every try ended without a review.
-    #[error("no review after {} tries: {}", tries.len(), list(tries))]
+    #[error("no review after {} {}: {}", tries.len(), if tries.len() == 1 { "try" } else { "tries" }, list(tries))]
     NoReview { tries: Vec<TryReport> },
     /// The run was cancelled during a try.
     #[error("the review was cancelled ({})", list(tries))]

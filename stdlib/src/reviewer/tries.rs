@@ -221,7 +221,11 @@ impl TrySequence {
         self.push(attempt, TryOutcome::Failed, Some(reason));
         if !left {
             self.finished = true;
-            status(format!("no review after {} tries", self.reports.len()));
+            let n = self.reports.len();
+            status(format!(
+                "no review after {n} {}",
+                if n == 1 { "try" } else { "tries" }
+            ));
         }
         None
     }
@@ -253,11 +257,12 @@ impl TrySequence {
     }
 }
 
-/// Runs the tries, awaiting `run_one` for each, until one produces a review.
+/// Runs the tries, awaiting `run_one` for each, until one produces a review. The future is
+/// `Send` when `run_one` and its futures are.
 pub async fn run_tries<T, E, F, Fut>(
     tries: u32,
     resume: Option<Conversation>,
-    status: &mut dyn FnMut(String),
+    status: &mut (dyn FnMut(String) + Send),
     mut run_one: F,
 ) -> Result<Tried<T>, NotReviewed>
 where
@@ -423,7 +428,7 @@ mod tests {
     fn a_fresh_try_claiming_to_resume_fails() {
         let (_, lines, out) = script(1, None, vec![Ok(Review(true))]);
         assert!(lines[1].contains("nothing to resume"), "{lines:?}");
-        assert_eq!(lines[2], "no review after 1 tries");
+        assert_eq!(lines[2], "no review after 1 try");
         let not = out.unwrap_err();
         assert!(!not.cancelled);
     }
