@@ -499,4 +499,24 @@ mod tests {
         let (_, lines, _) = script(1, Some(plain), vec![Ok(Review(true))]);
         assert_eq!(lines[0], "resuming the restored conversation");
     }
+
+    #[tokio::test]
+    async fn the_async_driver_follows_the_same_policy() {
+        let mut lines = Vec::new();
+        let mut seen = Vec::new();
+        let out = run_tries(2, Some(conversation()), &mut |l| lines.push(l), |attempt| {
+            seen.push(attempt.kind);
+            async move {
+                match attempt.kind {
+                    TryKind::Resumed => Err("exited with status 1".to_owned()),
+                    TryKind::Fresh => Ok(Review(false)),
+                }
+            }
+        })
+        .await
+        .unwrap();
+        assert_eq!(seen, [TryKind::Resumed, TryKind::Fresh]);
+        assert!(!out.resumed);
+        assert_eq!(lines.last().unwrap(), "reviewed (try 2, fresh)");
+    }
 }
