@@ -10,6 +10,7 @@ pub mod envelope;
 pub mod forge;
 pub mod gather;
 pub mod git;
+pub mod reviewer;
 pub mod rules;
 pub mod stages;
 pub mod store;

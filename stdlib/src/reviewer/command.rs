@@ -1,0 +1,355 @@
+//! The `command` reviewer: any program that speaks the protocol of `docs/reviewers.md`.
+//!
+//! Each try: a fresh folder ([`TryFolder`]) with the prompt (inputs fenced by a new nonce), the
+//! inputs and, for a resumed try, a copy of the conversation; the program runs with a cleared
+//! environment (its declared variables, the `REVIEWFLOW_*` ones and a minimal `PATH`), null
+//! stdin, in its own process group; then its `result.json` is validated strictly. The try policy
+//! is [`TrySequence`].
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use reviewflow_engine::exec::process::{
+    self, ChildSpec, DEFAULT_GRACE, Outcome, ProcessError, Stream, minimal_path,
+};
+use reviewflow_engine::exec::redact::Redactor;
+use reviewflow_engine::exec::secret::SecretValue;
+
+use super::conversation::Conversation;
+use super::error::ReviewerError;
+use super::outcome::{ReviewEvent, ReviewInput, ReviewOutcome};
+use super::prompt::{Nonce, RandomError, build_prompt};
+use super::result::{ResultError, ReviewFinding, ReviewResult, read_result};
+use super::tries::{Attempt, DEFAULT_TRIES, Reviewed, TryFailure, TryKind, TrySequence};
+use super::try_folder::{PrepareError, TryFolder, check_input_names};
+
+/// Variables reviewflow sets itself; a stage may not declare them.
+const RESERVED_PREFIX: &str = "REVIEWFLOW_";
+
+/// Stderr lines kept to explain a failed try.
+const STDERR_TAIL: usize = 3;
+/// Longest stderr line kept, in characters.
+const STDERR_LINE_CHARS: usize = 200;
+
+/// How to run a `command` reviewer. `Debug` shows no secret.
+#[derive(Clone, Debug)]
+pub struct CommandReviewer {
+    /// The program (a path, or a name looked up in `PATH`) and its arguments. No secret here.
+    pub program_and_args: Vec<String>,
+    /// The stage's instructions, placed at the top of `prompt.md`.
+    pub instructions: String,
+    /// The working directory of the program (the checkout under review); a relative program
+    /// path is relative to it.
+    pub cwd: PathBuf,
+    /// Declared, non-secret environment variables. A `PATH` here replaces the minimal one.
+    pub env: Vec<(String, String)>,
+    /// Secret environment variables.
+    pub secret_env: Vec<(String, SecretValue)>,
+    /// Limit of each try; `None` for none (the stage's own timeout still cancels).
+    pub timeout: Option<Duration>,
+    /// Between SIGTERM and SIGKILL.
+    pub grace: Duration,
+    /// How many tries (1 to 5; default 2).
+    pub tries: u32,
+}
+
+impl CommandReviewer {
+    /// A reviewer running `program_and_args` in `cwd`, with no instructions, no declared
+    /// variables, no timeout, the default grace and two tries.
+    pub fn new(program_and_args: Vec<String>, cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            program_and_args,
+            instructions: String::new(),
+            cwd: cwd.into(),
+            env: Vec::new(),
+            secret_env: Vec::new(),
+            timeout: None,
+            grace: DEFAULT_GRACE,
+            tries: DEFAULT_TRIES,
+        }
+    }
+
+    fn check(&self) -> Result<(), ReviewerError> {
+        if self.program_and_args.first().is_none_or(String::is_empty) {
+            return Err(ReviewerError::settings("the command names no program"));
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for name in self.declared_names() {
+            if name.starts_with(RESERVED_PREFIX) {
+                return Err(ReviewerError::settings(format!(
+                    "the variable {name} is set by reviewflow and cannot be declared"
+                )));
+            }
+            if seen.contains(&name) {
+                return Err(ReviewerError::settings(format!(
+                    "the variable {name} is declared twice"
+                )));
+            }
+            seen.push(name);
+        }
+        Ok(())
+    }
+
+    fn declared_names(&self) -> impl Iterator<Item = &str> {
+        self.env
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .chain(self.secret_env.iter().map(|(n, _)| n.as_str()))
+    }
+}
+
+/// The review of one try.
+struct TryReview {
+    result: ReviewResult,
+    conversation: Option<PathBuf>,
+}
+
+impl Reviewed for TryReview {
+    fn resumed(&self) -> bool {
+        self.result.resumed
+    }
+}
+
+/// Why one try ended without a review.
+#[derive(Debug, thiserror::Error)]
+enum TryError {
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+    #[error("no nonce for the prompt: {0}")]
+    Random(#[from] RandomError),
+    #[error("the reviewer cannot be started: {0}")]
+    Start(#[from] ProcessError),
+    #[error("exited with status {code}{}", tail(stderr))]
+    Exit { code: i32, stderr: Vec<String> },
+    #[error("killed by signal {signal}{}", tail(stderr))]
+    Signalled { signal: i32, stderr: Vec<String> },
+    #[error("timed out after {}", seconds(*after))]
+    TimedOut { after: Duration },
+    #[error("cancelled")]
+    Cancelled,
+    #[error(transparent)]
+    Result(#[from] ResultError),
+    #[error("internal error: {0}")]
+    Join(String),
+}
+
+impl TryFailure for TryError {
+    fn is_cancelled(&self) -> bool {
+        matches!(self, TryError::Cancelled)
+    }
+}
+
+fn tail(lines: &[String]) -> String {
+    if lines.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", lines.join(" / "))
+    }
+}
+
+fn seconds(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+/// Runs the `command` reviewer: up to `spec.tries` tries, the first resuming `resume` when
+/// there is one. `workdir` receives one folder per try (the successful try's conversation stays
+/// there); `redactor` covers every secret of the run; `cancel` resolving ends the running try
+/// and the review. Status lines and the program's output lines go to `on_event`.
+pub async fn run_command_reviewer<C, E>(
+    spec: &CommandReviewer,
+    inputs: &[ReviewInput],
+    resume: Option<Conversation>,
+    workdir: &Path,
+    redactor: &Redactor,
+    cancel: C,
+    mut on_event: E,
+) -> Result<ReviewOutcome, ReviewerError>
+where
+    C: Future<Output = ()>,
+    E: FnMut(ReviewEvent),
+{
+    spec.check()?;
+    check_input_names(inputs).map_err(ReviewerError::settings)?;
+    let workdir = std::path::absolute(workdir).map_err(|e| {
+        ReviewerError::settings(format!("the work folder {}: {e}", workdir.display()))
+    })?;
+    let mut cancel = Fused::new(cancel);
+
+    let mut sequence = TrySequence::new(spec.tries, resume);
+    while let Some(attempt) = sequence.next_attempt(&mut |l| on_event(ReviewEvent::Status(l))) {
+        let result = one_try(
+            spec,
+            inputs,
+            &attempt,
+            &workdir,
+            redactor,
+            &mut cancel,
+            &mut on_event,
+        )
+        .await;
+        let review = sequence.record(&attempt, result, &mut |l| {
+            on_event(ReviewEvent::Status(l));
+        });
+        if let Some(review) = review {
+            let findings = review
+                .result
+                .findings
+                .into_iter()
+                .map(|f| ReviewFinding {
+                    path: redact(redactor, &f.path),
+                    rule: f.rule.map(|r| redact(redactor, &r)),
+                    message: redact(redactor, &f.message),
+                    ..f
+                })
+                .collect::<Vec<_>>();
+            return Ok(ReviewOutcome {
+                comment: redact(redactor, &review.result.comment),
+                clean: findings.is_empty(),
+                findings,
+                conversation: review.conversation,
+                commented: true,
+                resumed: attempt.kind == TryKind::Resumed,
+                tries: sequence.reports().to_vec(),
+            });
+        }
+    }
+    Err(sequence.into_not_reviewed().into())
+}
+
+fn redact(redactor: &Redactor, text: &str) -> String {
+    String::from_utf8_lossy(&redactor.redact(text.as_bytes())).into_owned()
+}
+
+async fn one_try<C: Future<Output = ()>>(
+    spec: &CommandReviewer,
+    inputs: &[ReviewInput],
+    attempt: &Attempt,
+    workdir: &Path,
+    redactor: &Redactor,
+    cancel: &mut Fused<C>,
+    on_event: &mut impl FnMut(ReviewEvent),
+) -> Result<TryReview, TryError> {
+    let nonce = Nonce::generate()?;
+    let prompt = build_prompt(&spec.instructions, inputs, &nonce);
+    // Copying a conversation and writing inputs is blocking file work: off the runtime threads.
+    let folder = {
+        let (workdir, inputs, resume) =
+            (workdir.to_owned(), inputs.to_vec(), attempt.resume.clone());
+        let number = attempt.number;
+        tokio::task::spawn_blocking(move || {
+            TryFolder::prepare(&workdir, number, &prompt, &inputs, resume.as_ref())
+        })
+        .await
+        .map_err(|e| TryError::Join(e.to_string()))??
+    };
+
+    let child = child_spec(spec, attempt, &folder);
+    let mut stderr_tail: VecDeque<String> = VecDeque::new();
+    let number = attempt.number;
+    let ran = process::run(child, redactor, cancel, |stream, line| {
+        let line = String::from_utf8_lossy(&line).into_owned();
+        if stream == Stream::Stderr && !line.trim().is_empty() {
+            if stderr_tail.len() == STDERR_TAIL {
+                stderr_tail.pop_front();
+            }
+            stderr_tail.push_back(line.trim().chars().take(STDERR_LINE_CHARS).collect());
+        }
+        on_event(ReviewEvent::Output {
+            try_number: number,
+            stream,
+            line,
+        });
+    })
+    .await?;
+    let stderr: Vec<String> = stderr_tail.into();
+    match ran.outcome {
+        Outcome::Exited(0) => {}
+        Outcome::Exited(code) => return Err(TryError::Exit { code, stderr }),
+        Outcome::Signalled(signal) => return Err(TryError::Signalled { signal, stderr }),
+        Outcome::TimedOut => {
+            return Err(TryError::TimedOut {
+                after: spec.timeout.unwrap_or_default(),
+            });
+        }
+        Outcome::Cancelled => return Err(TryError::Cancelled),
+    }
+
+    let (result, conversation) = {
+        let (path, out) = (folder.result.clone(), folder.conversation_out.clone());
+        tokio::task::spawn_blocking(move || read_result(&path, &out))
+            .await
+            .map_err(|e| TryError::Join(e.to_string()))??
+    };
+    Ok(TryReview {
+        result,
+        conversation,
+    })
+}
+
+/// The child: cleared environment with the `REVIEWFLOW_*` variables, a minimal `PATH` unless
+/// one is declared, and the declared ones; stdin null.
+fn child_spec(spec: &CommandReviewer, attempt: &Attempt, folder: &TryFolder) -> ChildSpec {
+    let mut child = ChildSpec::new(&spec.program_and_args[0], &spec.cwd);
+    child.args = spec.program_and_args[1..].to_vec();
+    child.timeout = spec.timeout;
+    child.grace = spec.grace;
+    let path_text = |p: &Path| p.to_string_lossy().into_owned();
+    if !spec.declared_names().any(|name| name == "PATH") {
+        child = child.env("PATH", minimal_path());
+    }
+    child = child
+        .env("REVIEWFLOW_PROMPT", path_text(&folder.prompt))
+        .env("REVIEWFLOW_INPUTS", path_text(&folder.inputs))
+        .env("REVIEWFLOW_RESULT", path_text(&folder.result))
+        .env(
+            "REVIEWFLOW_CONVERSATION_OUT",
+            path_text(&folder.conversation_out),
+        )
+        .env("REVIEWFLOW_TRY", attempt.number.to_string());
+    if let Some(resume) = &folder.resume {
+        child = child.env("REVIEWFLOW_RESUME", path_text(resume));
+        if let Some(id) = attempt.resume.as_ref().and_then(|c| c.id.as_ref()) {
+            child = child.env("REVIEWFLOW_RESUME_ID", id.clone());
+        }
+    }
+    child.env.extend(spec.env.iter().cloned());
+    child.secret_env.extend(spec.secret_env.iter().cloned());
+    child
+}
+
+/// A future that can be polled again after it completed (it stays ready), so one cancellation
+/// future serves every try.
+struct Fused<F> {
+    inner: Option<Pin<Box<F>>>,
+}
+
+impl<F: Future<Output = ()>> Fused<F> {
+    fn new(future: F) -> Self {
+        Self {
+            inner: Some(Box::pin(future)),
+        }
+    }
+}
+
+impl<F: Future<Output = ()>> Future for Fused<F> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match self.inner.as_mut().map(|f| f.as_mut().poll(cx)) {
+            None | Some(Poll::Ready(())) => {
+                self.inner = None;
+                Poll::Ready(())
+            }
+            Some(Poll::Pending) => Poll::Pending,
+        }
+    }
+}

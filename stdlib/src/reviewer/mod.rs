@@ -1,0 +1,33 @@
+//! The reviewers of `std/review`: the logic the stage calls to turn a change into a comment,
+//! findings and a conversation.
+//!
+//! - [`run_command_reviewer`] runs any program that speaks the protocol of `docs/reviewers.md`:
+//!   a folder per try with the prompt ([`prompt`], untrusted inputs fenced by a per-try nonce),
+//!   the inputs and the conversation to resume; the program writes a `result.json` that
+//!   [`result`] validates strictly.
+//! - [`run_rules_reviewer`] is the built-in deterministic reviewer over [`crate::rules`]; its
+//!   conversation is a JSON [`transcript`] that grows when resumed.
+//! - [`tries`] holds the policy both share: try 1 resumes the restored conversation, later tries
+//!   are fresh, and status lines say which ran and why. It is generic over what runs one try.
+
+mod command;
+mod conversation;
+mod error;
+mod outcome;
+pub mod prompt;
+pub mod result;
+mod rules;
+mod summary;
+pub mod transcript;
+pub mod tries;
+mod try_folder;
+
+pub use command::{CommandReviewer, run_command_reviewer};
+pub use conversation::{Conversation, ConversationError};
+pub use error::ReviewerError;
+pub use outcome::{ReviewEvent, ReviewInput, ReviewOutcome};
+pub use result::{ResultError, ReviewFinding, ReviewResult};
+pub use rules::{RulesReviewer, run_rules_reviewer};
+pub use transcript::{Transcript, TranscriptError};
+pub use tries::{TryKind, TryOutcome, TryReport};
+pub use try_folder::check_input_names;

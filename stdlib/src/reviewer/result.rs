@@ -1,0 +1,333 @@
+//! The result a reviewer writes (`result.json`, protocol version 1) and its strict validation.
+//!
+//! [`ReviewResult::parse`] checks the bytes (shape, caps, paths, text); [`read_result`] also
+//! checks the file itself and the conversation the result names. Unknown keys and repeated keys
+//! are rejected: a misspelt key must fail loudly, not read as "no findings". Any failure means
+//! the try ended without a review, and the error names the field.
+
+use std::fs;
+use std::io::{self, Read as _};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::conversation::{ConversationError, check_tree};
+use crate::rules::Severity;
+
+/// The protocol version this module reads.
+pub const RESULT_VERSION: u64 = 1;
+/// Largest `result.json`, in bytes.
+pub const MAX_RESULT_BYTES: u64 = 1024 * 1024;
+/// Largest comment, in bytes.
+pub const MAX_COMMENT_BYTES: usize = 256 * 1024;
+/// Most findings in one result.
+pub const MAX_FINDINGS: usize = 1000;
+/// Largest finding message, in bytes.
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+/// Largest path, in bytes.
+pub const MAX_PATH_BYTES: usize = 4096;
+/// Longest rule id, in characters.
+pub const MAX_RULE_CHARS: usize = 128;
+
+/// A finding as reviewers report it and `std/review` outputs it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewFinding {
+    /// Relative to the repository root.
+    pub path: String,
+    /// First new-side line; `None` for the whole file. The key is required (as `null`).
+    #[serde(deserialize_with = "nullable")]
+    pub line: Option<u32>,
+    /// Last line of a range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+    pub severity: Severity,
+    /// A stable rule id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    pub message: String,
+}
+
+impl From<&crate::rules::Finding> for ReviewFinding {
+    fn from(f: &crate::rules::Finding) -> Self {
+        ReviewFinding {
+            path: f.path.clone(),
+            line: f.line,
+            end_line: None,
+            severity: f.severity,
+            rule: Some(f.rule.as_str().to_owned()),
+            message: f.message.clone(),
+        }
+    }
+}
+
+/// A valid `result.json`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewResult {
+    pub version: u64,
+    pub comment: String,
+    pub findings: Vec<ReviewFinding>,
+    /// Relative to the conversation-out folder; the key is required (as `null` for none).
+    #[serde(deserialize_with = "nullable")]
+    pub conversation: Option<String>,
+    pub resumed: bool,
+}
+
+/// Deserializes an `Option` whose key must be present: with `deserialize_with`, serde reports a
+/// missing key instead of defaulting it to `None`.
+fn nullable<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d)
+}
+
+/// Why a result is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultError {
+    #[error("the reviewer wrote no result file")]
+    Missing,
+    #[error("the result is not a regular file (a link or a folder)")]
+    NotAFile,
+    #[error("the result is larger than {MAX_RESULT_BYTES} bytes")]
+    TooLarge,
+    #[error("the result cannot be read: {source}")]
+    Io {
+        #[source]
+        source: io::Error,
+    },
+    #[error("the result is not valid JSON of protocol version 1: {message}")]
+    Json { message: String },
+    #[error("the result has protocol version {found}; this reviewflow reads version 1")]
+    Version { found: String },
+    #[error("invalid result: {field}: {problem}")]
+    Invalid { field: String, problem: String },
+    #[error("invalid result: conversation: {source}")]
+    Conversation {
+        #[source]
+        source: ConversationError,
+    },
+}
+
+fn invalid(field: impl Into<String>, problem: impl Into<String>) -> ResultError {
+    ResultError::Invalid {
+        field: field.into(),
+        problem: problem.into(),
+    }
+}
+
+/// Reads just the version, so that a result of another version is named as such rather than
+/// refused for its unknown keys.
+#[derive(Deserialize)]
+struct VersionOnly {
+    version: serde_json::Value,
+}
+
+impl ReviewResult {
+    /// Parses and validates the bytes of a `result.json` (everything but the file system).
+    pub fn parse(bytes: &[u8]) -> Result<Self, ResultError> {
+        let json = |e: serde_json::Error| ResultError::Json {
+            message: e.to_string(),
+        };
+        let version: VersionOnly = serde_json::from_slice(bytes).map_err(json)?;
+        if version.version.as_u64() != Some(RESULT_VERSION) {
+            let mut found = version.version.to_string();
+            found.truncate(32);
+            return Err(ResultError::Version { found });
+        }
+        let result: ReviewResult = serde_json::from_slice(bytes).map_err(json)?;
+        result.validate()?;
+        Ok(result)
+    }
+
+    fn validate(&self) -> Result<(), ResultError> {
+        if self.comment.len() > MAX_COMMENT_BYTES {
+            return Err(invalid(
+                "comment",
+                format!("longer than {MAX_COMMENT_BYTES} bytes"),
+            ));
+        }
+        if self.comment.trim().is_empty() {
+            return Err(invalid("comment", "blank: no review was written"));
+        }
+        check_text("comment", &self.comment, true)?;
+        if self.findings.len() > MAX_FINDINGS {
+            return Err(invalid(
+                "findings",
+                format!("more than {MAX_FINDINGS} findings"),
+            ));
+        }
+        for (i, finding) in self.findings.iter().enumerate() {
+            check_finding(i, finding)?;
+        }
+        if let Some(path) = &self.conversation {
+            check_relative_path("conversation", path)?;
+        }
+        Ok(())
+    }
+}
+
+fn check_finding(i: usize, f: &ReviewFinding) -> Result<(), ResultError> {
+    let field = |name: &str| format!("findings[{i}].{name}");
+    check_relative_path(&field("path"), &f.path)?;
+    match (f.line, f.end_line) {
+        (Some(0), _) => return Err(invalid(field("line"), "lines count from 1")),
+        (None, Some(_)) => {
+            return Err(invalid(field("end_line"), "given without a line"));
+        }
+        (Some(line), Some(end)) if end < line => {
+            return Err(invalid(field("end_line"), "before the line"));
+        }
+        _ => {}
+    }
+    if let Some(rule) = &f.rule {
+        let ok = (1..=MAX_RULE_CHARS).contains(&rule.chars().count())
+            && rule
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._/:-".contains(c));
+        if !ok {
+            return Err(invalid(
+                field("rule"),
+                format!("not 1 to {MAX_RULE_CHARS} characters of A-Z a-z 0-9 . _ / : -"),
+            ));
+        }
+    }
+    if f.message.trim().is_empty() {
+        return Err(invalid(field("message"), "empty"));
+    }
+    if f.message.len() > MAX_MESSAGE_BYTES {
+        return Err(invalid(
+            field("message"),
+            format!("longer than {MAX_MESSAGE_BYTES} bytes"),
+        ));
+    }
+    check_text(&field("message"), &f.message, false)
+}
+
+/// No control characters but tab (and, where `multiline`, line feed and carriage return).
+fn check_text(field: &str, text: &str, multiline: bool) -> Result<(), ResultError> {
+    let bad = text
+        .chars()
+        .find(|&c| c.is_control() && c != '\t' && !(multiline && (c == '\n' || c == '\r')));
+    match bad {
+        Some(c) => Err(invalid(
+            field,
+            format!("holds the control character U+{:04X}", u32::from(c)),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A path relative to a root that cannot leave it: no leading `/`, no empty, `.` or `..`
+/// component, no backslash, no control character, at most [`MAX_PATH_BYTES`].
+pub fn check_relative_path(field: &str, path: &str) -> Result<(), ResultError> {
+    let problem = if path.is_empty() {
+        Some("empty")
+    } else if path.len() > MAX_PATH_BYTES {
+        Some("too long")
+    } else if path.starts_with('/') {
+        Some("absolute")
+    } else if path.contains('\\') {
+        Some("holds a backslash")
+    } else if path.chars().any(char::is_control) {
+        Some("holds a control character")
+    } else if path.split('/').any(|c| c.is_empty()) {
+        Some("has an empty component")
+    } else if path.split('/').any(|c| c == "." || c == "..") {
+        Some("has a `.` or `..` component")
+    } else {
+        None
+    };
+    match problem {
+        Some(problem) => Err(invalid(field, format!("{problem} path"))),
+        None => Ok(()),
+    }
+}
+
+/// Reads and validates the result at `path`, and the conversation it names under
+/// `conversation_out`. Returns the result and the conversation's absolute path.
+pub fn read_result(
+    path: &Path,
+    conversation_out: &Path,
+) -> Result<(ReviewResult, Option<PathBuf>), ResultError> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ResultError::Missing),
+        Err(source) => return Err(ResultError::Io { source }),
+    };
+    if !meta.file_type().is_file() {
+        return Err(ResultError::NotAFile);
+    }
+    if meta.len() > MAX_RESULT_BYTES {
+        return Err(ResultError::TooLarge);
+    }
+    // The file may still grow between the check and the read (a straggler): read one byte
+    // more than allowed to notice.
+    let mut bytes = Vec::new();
+    fs::File::open(path)
+        .and_then(|f| f.take(MAX_RESULT_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|source| ResultError::Io { source })?;
+    if bytes.len() as u64 > MAX_RESULT_BYTES {
+        return Err(ResultError::TooLarge);
+    }
+    let result = ReviewResult::parse(&bytes)?;
+    let conversation = match &result.conversation {
+        None => None,
+        Some(relative) => Some(check_conversation(conversation_out, relative)?),
+    };
+    Ok((result, conversation))
+}
+
+/// The conversation at `relative` under `root`: every component on the way is a real folder
+/// (no link), and the conversation itself holds only files and folders within the caps.
+fn check_conversation(root: &Path, relative: &str) -> Result<PathBuf, ResultError> {
+    let conversation = |source| ResultError::Conversation { source };
+    let mut at = root.to_owned();
+    let components: Vec<&str> = relative.split('/').collect();
+    for (i, component) in components.iter().enumerate() {
+        at.push(component);
+        if i + 1 == components.len() {
+            break;
+        }
+        let meta = fs::symlink_metadata(&at).map_err(|source| {
+            conversation(ConversationError::Io {
+                path: at.clone(),
+                source,
+            })
+        })?;
+        if meta.file_type().is_symlink() {
+            return Err(conversation(ConversationError::Symlink { path: at }));
+        }
+    }
+    check_tree(&at).map_err(conversation)?;
+    Ok(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        for ok in ["a", "src/lib.rs", "a b/c-d_e.f", "é/ü"] {
+            assert!(check_relative_path("p", ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../b",
+            "a/./b",
+            ".",
+            "a//b",
+            "a/",
+            "a\\b",
+            "a\nb",
+        ] {
+            assert!(check_relative_path("p", bad).is_err(), "{bad:?}");
+        }
+        assert!(check_relative_path("p", &"a".repeat(MAX_PATH_BYTES + 1)).is_err());
+    }
+}
