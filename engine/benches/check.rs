@@ -78,7 +78,7 @@ fn size(g: &mut BenchmarkGroup<'_, WallTime>, stages: usize) {
 }
 
 fn bench(c: &mut Criterion) {
-    let registry = Registry::with_builtins();
+    let registry = support::registry();
     let limits = Limits::default();
     let cases = cases(&registry);
 

@@ -1,10 +1,32 @@
-//! Generates the benchmark's pipelines: `n` `run` stages where stage `i` reads the outputs of
-//! stages `i-1` and `i/2`, and every 10th stage holds a secret of its own.
+//! Generates the benchmark's pipelines: `n` stages where stage `i` reads the outputs of stages
+//! `i-1` and `i/2`, and every 10th stage holds a secret of its own.
+//!
+//! The stages are of a bench-only kind, `bench/step`, whose contract declares its output (it
+//! propagates its inputs' labels and adds none), like the std/* kinds: `run` stages are opaque,
+//! so every stage downstream of one holding a secret would carry that secret and the file could
+//! not be clean.
 //!
 //! The `i/2` edge gives the DAG long-range fan-out (stage `k` feeds `2k` and `2k+1`) so the
 //! graph is not a mere chain, and the file stays clean so every check runs to completion.
 
 use std::fmt::Write as _;
+
+use reviewflow_engine::Registry;
+use reviewflow_engine::contract::{
+    ChildSpec, LabelRule, OutputType, Role, StageContract, ValueType,
+};
+
+/// The engine's builtins plus `bench/step`.
+pub fn registry() -> Registry {
+    let mut r = Registry::with_builtins();
+    r.register(
+        StageContract::new("bench/step", "a step of the benchmark")
+            .child(ChildSpec::new("read", Role::Data, "inputs").many(ValueType::Template))
+            .child(ChildSpec::new("key", Role::SecretSlot, "a secret").arg(ValueType::Secret))
+            .output("out", OutputType::Text, "the result", LabelRule::all()),
+    );
+    r
+}
 
 /// The sizes measured, in stages.
 pub const SIZES: [usize; 3] = [100, 1_000, 10_000];
@@ -23,7 +45,10 @@ pub fn pipeline(stages: usize) -> String {
     }
     out.push('\n');
     for i in 0..stages {
-        let _ = write!(out, "stage \"s{i}\" uses=\"run\" {{ command \"tool\"");
+        let _ = write!(out, "stage \"s{i}\" uses=\"bench/step\" {{");
+        if i > 0 {
+            out.push_str(" read");
+        }
         if i > 0 {
             let (a, b) = (i - 1, i / 2);
             if a == b {
@@ -32,11 +57,10 @@ pub fn pipeline(stages: usize) -> String {
                 let _ = write!(out, " \"{{s{a}.out}}\" \"{{s{b}.out}}\"");
             }
         }
-        out.push(';');
         if i % 10 == 0 {
-            let _ = write!(out, " secret-env \"TOKEN\" \"k{i}\";");
+            let _ = write!(out, "{}key \"k{i}\"", if i > 0 { "; " } else { " " });
         }
-        out.push_str(" output \"out\" }\n");
+        out.push_str(" }\n");
     }
     out
 }
