@@ -73,6 +73,12 @@ pub fn compile(source: Source, registry: &Registry, limits: &Limits) -> Result<C
         }
     };
     let (pipeline, facts) = lower(&doc, &source, registry);
+    // A large document takes a while to free, and nothing waits for it: free it elsewhere.
+    if source.text().len() > 64 << 10 {
+        let _ = std::thread::Builder::new()
+            .name("kdl-drop".into())
+            .spawn(move || drop(doc));
+    }
     let dag = Dag::build(&pipeline);
     Ok(Compiled {
         source,

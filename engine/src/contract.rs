@@ -81,6 +81,8 @@ pub enum Role {
     Environment,
     /// The standard input of a child process.
     Stdin,
+    /// A path the stage reads or writes (a working directory, an output file).
+    Path,
     /// Names a secret the stage holds.
     SecretSlot,
     /// The fields a sealed blob is bound to (its AAD).

@@ -102,10 +102,10 @@ pub struct Flow {
     pub held: Vec<Vec<usize>>,
     /// Every data reference of each stage, with its labels.
     pub inputs: Vec<Vec<Input>>,
-    /// Labels of each output, by stage.
-    pub outputs: Vec<HashMap<String, LabelSet>>,
-    /// Outputs whose labels were added by the stage itself (not propagated), per kind.
-    added: Vec<HashMap<String, LabelSet>>,
+    /// Labels of each output, by stage (a stage has a handful of outputs: a list beats a map).
+    pub outputs: Vec<Vec<(String, LabelSet)>>,
+    /// Labels each output got from the stage itself (not propagated), by stage.
+    added: Vec<Vec<(String, LabelSet)>>,
 }
 
 impl Flow {
@@ -123,8 +123,8 @@ impl Flow {
         let mut flow = Flow {
             held: vec![Vec::new(); n],
             inputs: vec![Vec::new(); n],
-            outputs: vec![HashMap::new(); n],
-            added: vec![HashMap::new(); n],
+            outputs: vec![Vec::new(); n],
+            added: vec![Vec::new(); n],
         };
         for &i in order {
             let stage = &pipeline.stages[i];
@@ -142,7 +142,7 @@ impl Flow {
                     for r in refs {
                         let labels = dag
                             .stage_index(&r.stage)
-                            .and_then(|p| flow.outputs[p].get(&r.output))
+                            .and_then(|p| lookup(&flow.outputs[p], &r.output))
                             .cloned()
                             .unwrap_or_default();
                         inputs.push(Input {
@@ -207,12 +207,17 @@ impl Flow {
                 if name == "ok" {
                     labels = LabelSet::default();
                 }
-                flow.added[i].insert(name.clone(), added);
-                flow.outputs[i].insert(name, labels);
+                flow.added[i].push((name.clone(), added));
+                flow.outputs[i].push((name, labels));
             }
             flow.inputs[i] = inputs;
         }
         Some(flow)
+    }
+
+    /// The labels of output `output` of stage `stage`.
+    pub fn output(&self, stage: usize, output: &str) -> Option<&LabelSet> {
+        lookup(&self.outputs[stage], output)
     }
 
     /// The path by which `kind` reaches input `input` of stage `stage`: source first, the
@@ -240,9 +245,7 @@ impl Flow {
             let Some(p) = dag.stage_index(&current.stage) else {
                 break;
             };
-            let added_here = self.added[p]
-                .get(&current.output)
-                .is_some_and(|a| a.has(kind));
+            let added_here = lookup(&self.added[p], &current.output).is_some_and(|a| a.has(kind));
             if added_here {
                 steps.push(Label::new(
                     pipeline.stages[p].name.span,
@@ -263,6 +266,10 @@ impl Flow {
         steps.reverse();
         steps
     }
+}
+
+fn lookup<'a>(list: &'a [(String, LabelSet)], name: &str) -> Option<&'a LabelSet> {
+    list.iter().find(|(n, _)| n == name).map(|(_, l)| l)
 }
 
 fn source_message(pipeline: &Pipeline, stage: usize, output: &str, kind: Kind) -> String {

@@ -17,7 +17,7 @@ pub fn contract() -> StageContract {
                 .required(),
         )
         .child(
-            ChildSpec::new("cwd", Role::Config, "the working directory (default: the checkout)")
+            ChildSpec::new("cwd", Role::Path, "the working directory (default: the checkout)")
                 .arg(ValueType::Template),
         )
         .child(
@@ -41,7 +41,7 @@ pub fn contract() -> StageContract {
         .child(
             ChildSpec::new(
                 "output",
-                Role::Config,
+                Role::Path,
                 "a named output: read from `file=` (relative to the stage's work folder) or from stdout",
             )
             .arg(ValueType::String)

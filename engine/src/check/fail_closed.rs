@@ -113,12 +113,34 @@ impl Check for FailClosed {
                     ))
                     .confidence(Confidence::High)
                     .stage(&stage.name.value);
-                    if let Some(o) = g.fallback.first() {
+                    // Which guard outputs the condition reads, and whether it needs any of them true.
+                    let mut read: Vec<&Reference> = Vec::new();
+                    when.value.collect_references(&mut read);
+                    let read: Vec<&str> = read
+                        .iter()
+                        .filter(|x| x.stage == g.name.value)
+                        .map(|x| x.output.as_str())
+                        .collect();
+                    let positive = read.iter().any(|o| requires(stage, &g.name.value, o));
+                    let opened_by_override = g
+                        .fallback
+                        .iter()
+                        .find(|o| o.value.value && read.contains(&o.output.value.as_str()));
+                    if let Some(o) = opened_by_override {
                         f = f.related(Label::new(
                             o.output.span,
                             "the fallback that reads as success",
                         ));
-                        f = f.help(format!("a failed guard must read as failed: remove this `fallback` override of `{}`", g.name.value));
+                        f = f.help(format!(
+                            "a failed guard must read as failed: remove this `fallback` override of `{}`",
+                            g.name.value
+                        ));
+                    } else if !positive {
+                        let first = read.first().copied().unwrap_or("ok");
+                        f = f.help(format!(
+                            "the condition lets `{}` run without `{}` succeeding: require it, e.g. `when=\"{}.{first} && …\"`",
+                            stage.name.value, g.name.value, g.name.value
+                        ));
                     } else {
                         f = f.help(format!(
                             "make `{}` fail the run (on-error=\"fail\"), or test its outputs so that absence closes the gate",

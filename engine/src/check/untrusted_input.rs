@@ -43,6 +43,7 @@ impl Check for UntrustedInput {
                 let place = match input.role {
                     Role::CommandLine => "the command line",
                     Role::Environment => "an environment variable",
+                    Role::Path => "a path",
                     _ => continue,
                 };
                 let path = flow.path(p, cx.dag, i, input, Kind::Untrusted);
