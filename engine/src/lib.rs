@@ -20,6 +20,7 @@ pub mod policy;
 pub mod registry;
 pub mod render;
 pub mod report;
+pub mod run;
 pub mod source;
 pub mod span;
 pub mod suggest;
