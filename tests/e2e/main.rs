@@ -3,5 +3,6 @@
 mod bad_input;
 mod check;
 mod graph;
+mod run;
 mod schema;
 mod support;
