@@ -20,7 +20,10 @@ struct Out {
 
 impl Out {
     fn all(&self) -> String {
-        format!("exit {}\n--- stdout\n{}--- stderr\n{}", self.code, self.stdout, self.stderr)
+        format!(
+            "exit {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
     }
 }
 
@@ -97,7 +100,12 @@ impl Case {
     fn last_run(&self) -> String {
         self.runs()
             .into_iter()
-            .max_by_key(|r| self.manifest(r)["started_at"].as_str().unwrap_or_default().to_string())
+            .max_by_key(|r| {
+                self.manifest(r)["started_at"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
             .expect("a run directory")
     }
 
@@ -145,7 +153,10 @@ fn validate(schema: &str, value: &serde_json::Value) {
     )
     .expect("schema json");
     let validator = jsonschema::validator_for(&schema).expect("a valid schema");
-    let errors: Vec<String> = validator.iter_errors(value).map(|e| e.to_string()).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| e.to_string())
+        .collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
 
@@ -172,9 +183,18 @@ fn independent_stages_run_together() {
     let events = case.events(&run);
     let k = kinds(&events);
     // Both sleeps started before either ended: they overlapped.
-    let first_end = k.iter().position(|e| e.starts_with("stage_end")).expect("an end");
-    assert!(k[..first_end].contains(&"stage_start one".to_string()), "{k:?}");
-    assert!(k[..first_end].contains(&"stage_start two".to_string()), "{k:?}");
+    let first_end = k
+        .iter()
+        .position(|e| e.starts_with("stage_end"))
+        .expect("an end");
+    assert!(
+        k[..first_end].contains(&"stage_start one".to_string()),
+        "{k:?}"
+    );
+    assert!(
+        k[..first_end].contains(&"stage_start two".to_string()),
+        "{k:?}"
+    );
     let m = case.manifest(&run);
     assert_eq!(m["status"], "succeeded");
     assert_eq!(m["final"], true);
@@ -200,7 +220,10 @@ fn jobs_one_runs_one_stage_at_a_time() {
         .map(|(i, _)| i)
         .collect();
     for w in starts.windows(2) {
-        assert!(k[w[0]..w[1]].iter().any(|e| e.starts_with("stage_end")), "{k:?}");
+        assert!(
+            k[w[0]..w[1]].iter().any(|e| e.starts_with("stage_end")),
+            "{k:?}"
+        );
     }
 }
 
@@ -229,7 +252,10 @@ fn a_secret_reaches_only_the_stages_in_its_scope() {
     assert_eq!(out.code, 0, "{}", out.all());
     let holder = std::fs::read_to_string(case.path("holder.txt")).expect("holder report");
     let other = std::fs::read_to_string(case.path("other.txt")).expect("other report");
-    assert!(holder.contains(&format!("environ:TOKEN={SECRET}")), "{holder}");
+    assert!(
+        holder.contains(&format!("environ:TOKEN={SECRET}")),
+        "{holder}"
+    );
     assert!(holder.contains(&format!("env:TOKEN={SECRET}")), "{holder}");
     for line in holder.lines().filter(|l| l.starts_with("arg:")) {
         assert!(!line.contains(SECRET), "a secret in argv: {line}");
@@ -277,12 +303,14 @@ fn a_secret_echoed_by_a_child_is_redacted_everywhere() {
     let run = case.last_run();
     let mut kept = out.all();
     for entry in walk(&case.path(&format!("runs/{run}"))) {
-        kept.push_str(&String::from_utf8_lossy(&std::fs::read(entry).expect("read")));
+        kept.push_str(&String::from_utf8_lossy(
+            &std::fs::read(entry).expect("read"),
+        ));
     }
     assert!(!kept.contains(SECRET), "{kept}");
     assert!(!kept.contains(b64), "{kept}");
-    let said = std::fs::read_to_string(case.path(&format!("runs/{run}/outputs/leak/said")))
-        .expect("said");
+    let said =
+        std::fs::read_to_string(case.path(&format!("runs/{run}/outputs/leak/said"))).expect("said");
     assert!(said.starts_with("plain: [redacted:token]"), "{said}");
 }
 
@@ -326,7 +354,12 @@ fn on_error_fail_stops_the_run_with_exit_1() {
     let case = Case::new(&policy_pipeline("fail"));
     let out = case.run(&["--jobs", "1"], &[]);
     assert_eq!(out.code, 1, "{}", out.all());
-    assert!(out.stderr.contains("✗ bad: failed — the command exited with code 3"), "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("✗ bad: failed — the command exited with code 3"),
+        "{}",
+        out.all()
+    );
     let m = case.manifest(&case.last_run());
     assert_eq!(m["status"], "failed");
     assert_eq!(outcome(&m, "bad"), "failed");
@@ -339,8 +372,18 @@ fn on_error_fallback_goes_on_with_the_fallback_values() {
     let case = Case::new(&policy_pipeline("fallback"));
     let out = case.run(&[], &[]);
     assert_eq!(out.code, 0, "{}", out.all());
-    assert!(out.stderr.contains("⚠ bad: fell back — the command exited with code 3"), "{}", out.all());
-    assert!(out.stderr.contains("↷ guarded: skipped — `when` bad.ok is false"), "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("⚠ bad: fell back — the command exited with code 3"),
+        "{}",
+        out.all()
+    );
+    assert!(
+        out.stderr
+            .contains("↷ guarded: skipped — `when` bad.ok is false"),
+        "{}",
+        out.all()
+    );
     let run = case.last_run();
     let m = case.manifest(&run);
     assert_eq!(outcome(&m, "bad"), "fell-back");
@@ -349,7 +392,10 @@ fn on_error_fallback_goes_on_with_the_fallback_values() {
     assert_eq!(outcome(&m, "independent"), "succeeded");
     let seen = std::fs::read_to_string(case.path(&format!("runs/{run}/outputs/after/seen")))
         .expect("seen");
-    assert_eq!(seen, "[] ok=false", "an absent output renders empty; ok is false");
+    assert_eq!(
+        seen, "[] ok=false",
+        "an absent output renders empty; ok is false"
+    );
     let k = kinds(&case.events(&run));
     assert!(k.contains(&"fallback bad".to_string()) && k.contains(&"skip guarded".to_string()));
 }
@@ -364,7 +410,11 @@ fn on_error_skip_skips_the_stages_that_read_it() {
     assert_eq!(outcome(&m, "after"), "skipped");
     assert_eq!(outcome(&m, "guarded"), "skipped");
     assert_eq!(outcome(&m, "independent"), "succeeded");
-    assert!(out.stderr.contains("↷ after: skipped — `bad` was skipped"), "{}", out.all());
+    assert!(
+        out.stderr.contains("↷ after: skipped — `bad` was skipped"),
+        "{}",
+        out.all()
+    );
 }
 
 fn missing_secret_pipeline(on_missing: &str) -> String {
@@ -390,12 +440,21 @@ fn a_missing_secret_under_on_missing_fail_fails_the_run_before_any_stage() {
     let case = Case::new(&missing_secret_pipeline("fail"));
     let out = case.run(&[], &[]);
     assert_eq!(out.code, 1, "{}", out.all());
-    assert!(out.stderr.contains("secret `key` is missing (set $TEST_KEY"), "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("secret `key` is missing (set $TEST_KEY"),
+        "{}",
+        out.all()
+    );
     let run = case.last_run();
     let m = case.manifest(&run);
     assert_eq!(m["status"], "failed");
     assert_eq!(outcome(&m, "free"), "not-run");
-    assert!(!kinds(&case.events(&run)).iter().any(|k| k.starts_with("stage_start")));
+    assert!(
+        !kinds(&case.events(&run))
+            .iter()
+            .any(|k| k.starts_with("stage_start"))
+    );
 }
 
 #[test]
@@ -403,9 +462,22 @@ fn a_short_secret_under_on_missing_disable_disables_its_stages() {
     let case = Case::new(&missing_secret_pipeline("disable"));
     let out = case.run(&[], &[("TEST_KEY", "too-short")]);
     assert_eq!(out.code, 0, "{}", out.all());
-    assert!(out.stderr.contains("warning: secret `key` is shorter than its min-bytes"), "{}", out.all());
-    assert!(out.stderr.contains("⚠ holder: fell back — secret `key` is missing"), "{}", out.all());
-    assert!(!out.stderr.contains("holder │ ran"), "the stage must not run");
+    assert!(
+        out.stderr
+            .contains("warning: secret `key` is shorter than its min-bytes"),
+        "{}",
+        out.all()
+    );
+    assert!(
+        out.stderr
+            .contains("⚠ holder: fell back — secret `key` is missing"),
+        "{}",
+        out.all()
+    );
+    assert!(
+        !out.stderr.contains("holder │ ran"),
+        "the stage must not run"
+    );
     let m = case.manifest(&case.last_run());
     assert_eq!(outcome(&m, "holder"), "fell-back");
     assert_eq!(outcome(&m, "free"), "succeeded");
@@ -416,7 +488,10 @@ fn gone(pid: &str) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         // A zombie waiting for its reaper is dead too.
-        Ok(stat) => stat.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')),
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|r| r.trim_start().starts_with('Z')),
     }
 }
 
@@ -435,8 +510,17 @@ fn a_timed_out_child_that_ignores_sigterm_is_killed_after_the_grace() {
     let case = Case::new(STUBBORN);
     let out = case.run(&[], &[]);
     assert_eq!(out.code, 1, "{}", out.all());
-    assert!(out.stderr.contains("✗ stubborn: failed — timed out after 300 ms"), "{}", out.all());
-    assert!(out.stderr.contains("killed after the grace period"), "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("✗ stubborn: failed — timed out after 300 ms"),
+        "{}",
+        out.all()
+    );
+    assert!(
+        out.stderr.contains("killed after the grace period"),
+        "{}",
+        out.all()
+    );
     let pids = std::fs::read_to_string(case.path("pids")).expect("pids");
     for pid in pids.split_whitespace() {
         assert!(gone(pid), "process {pid} outlived the run");
@@ -444,16 +528,28 @@ fn a_timed_out_child_that_ignores_sigterm_is_killed_after_the_grace() {
     let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
         .expect("tmp")
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("reviewflow-stubborn-"))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("reviewflow-stubborn-")
+        })
         .filter(|e| {
             // Only folders of this run: they name the pids file's folder nowhere, so compare by
             // age: created after the case began.
             e.metadata().and_then(|m| m.created()).is_ok_and(|c| {
-                c >= case.dir.path().metadata().and_then(|m| m.created()).expect("ctime")
+                c >= case
+                    .dir
+                    .path()
+                    .metadata()
+                    .and_then(|m| m.created())
+                    .expect("ctime")
             })
         })
         .collect();
-    assert!(leftovers.is_empty(), "work folders left behind: {leftovers:?}");
+    assert!(
+        leftovers.is_empty(),
+        "work folders left behind: {leftovers:?}"
+    );
 }
 
 const LONG: &str = r#"
@@ -536,7 +632,12 @@ fn resume_reuses_completed_stages_and_runs_the_rest() {
     std::fs::write(case.path("allow"), "").expect("allow");
     let out = case.run(&["--resume", &parent], &[]);
     assert_eq!(out.code, 0, "{}", out.all());
-    assert!(out.stderr.contains(&format!("resuming run {parent}: reusing first")), "{}", out.all());
+    assert!(
+        out.stderr
+            .contains(&format!("resuming run {parent}: reusing first")),
+        "{}",
+        out.all()
+    );
     let ran = std::fs::read_to_string(case.path("first-ran")).expect("first-ran");
     assert_eq!(ran.lines().count(), 1, "`first` ran again");
     let run = case.last_run();
@@ -562,7 +663,11 @@ fn resume_tolerates_a_corrupt_events_line_in_the_parent() {
     std::fs::write(case.path("allow"), "").expect("allow");
     let out = case.run(&["--resume", &parent], &[]);
     assert_eq!(out.code, 0, "{}", out.all());
-    assert!(out.stderr.contains("1 unreadable line(s) (line 1)"), "{}", out.all());
+    assert!(
+        out.stderr.contains("1 unreadable line(s) (line 1)"),
+        "{}",
+        out.all()
+    );
     assert_eq!(outcome(&case.manifest(&case.last_run()), "first"), "reused");
 }
 
@@ -570,13 +675,23 @@ fn resume_tolerates_a_corrupt_events_line_in_the_parent() {
 fn resume_does_not_reuse_an_output_whose_digest_changed() {
     let case = Case::new(RESUMABLE);
     let parent = failed_parent(&case, &[]);
-    std::fs::write(case.path(&format!("runs/{parent}/outputs/first/value")), "tampered")
-        .expect("tamper");
+    std::fs::write(
+        case.path(&format!("runs/{parent}/outputs/first/value")),
+        "tampered",
+    )
+    .expect("tamper");
     std::fs::write(case.path("allow"), "").expect("allow");
     let out = case.run(&["--resume", &parent], &[]);
     assert_eq!(out.code, 0, "{}", out.all());
-    assert!(out.stderr.contains("no longer matches its digest"), "{}", out.all());
-    assert_eq!(outcome(&case.manifest(&case.last_run()), "first"), "succeeded");
+    assert!(
+        out.stderr.contains("no longer matches its digest"),
+        "{}",
+        out.all()
+    );
+    assert_eq!(
+        outcome(&case.manifest(&case.last_run()), "first"),
+        "succeeded"
+    );
 }
 
 /// Runs a resume that must be rejected; checks nothing was created and the error names `field`.
@@ -584,8 +699,16 @@ fn rejected(case: &Case, parent: &str, env: &[(&str, &str)], field: &str) -> Out
     let before = case.runs();
     let out = case.run(&["--resume", parent], env);
     assert_eq!(out.code, 2, "{}", out.all());
-    assert!(out.stderr.contains(field), "expected `{field}` in:\n{}", out.all());
-    assert_eq!(case.runs(), before, "a rejected resume created a run directory");
+    assert!(
+        out.stderr.contains(field),
+        "expected `{field}` in:\n{}",
+        out.all()
+    );
+    assert_eq!(
+        case.runs(),
+        before,
+        "a rejected resume created a run directory"
+    );
     out
 }
 
@@ -593,7 +716,12 @@ fn rejected(case: &Case, parent: &str, env: &[(&str, &str)], field: &str) -> Out
 fn resume_is_rejected_when_an_input_differs() {
     let case = Case::new(RESUMABLE);
     let parent = failed_parent(&case, &[]);
-    rejected(&case, &parent, &[("PROJECT", "beta")], "inputs.project: alpha → beta");
+    rejected(
+        &case,
+        &parent,
+        &[("PROJECT", "beta")],
+        "inputs.project: alpha → beta",
+    );
 }
 
 #[test]
@@ -633,14 +761,22 @@ fn resume_is_rejected_when_the_repository_differs() {
         .expect("run");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("repository: checkout → elsewhere"), "{stderr}");
+    assert!(
+        stderr.contains("repository: checkout → elsewhere"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn resume_is_rejected_when_the_mode_differs() {
     let case = Case::new(RESUMABLE);
     let parent = failed_parent(&case, &[]);
-    let out = rejected(&case, &parent, &[("GITHUB_ACTIONS", "true")], "mode: local → ci");
+    let out = rejected(
+        &case,
+        &parent,
+        &[("GITHUB_ACTIONS", "true")],
+        "mode: local → ci",
+    );
     assert!(out.stderr.contains("start a new run"));
 }
 
@@ -682,7 +818,12 @@ stage "a" uses="run" {
     );
     let out = case.run(&[], &[]);
     assert_eq!(out.code, 2, "{}", out.all());
-    assert!(out.stderr.contains("not running a pipeline that fails check"), "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("not running a pipeline that fails check"),
+        "{}",
+        out.all()
+    );
     assert!(case.runs().is_empty());
 }
 
@@ -692,7 +833,12 @@ fn a_stage_kind_without_implementation_refuses_the_run() {
     std::fs::copy(root().join("examples/local.kdl"), case.path("review.kdl")).expect("copy");
     let out = case.run(&[], &[]);
     assert_eq!(out.code, 2, "{}", out.all());
-    assert!(out.stderr.contains("std/review has no implementation in this build"), "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("std/review has no implementation in this build"),
+        "{}",
+        out.all()
+    );
     assert!(case.runs().is_empty());
 }
 
@@ -710,10 +856,23 @@ stage "a" uses="run" {
     );
     let out = case.run(&[], &[("PROJECT", "Bad Name"), ("COUNT", "x")]);
     assert_eq!(out.code, 2, "{}", out.all());
-    assert!(out.stderr.contains("input `project` (from $PROJECT) does not match"), "{}", out.all());
-    assert!(out.stderr.contains("input `count` (from $COUNT) is not an integer"), "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("input `project` (from $PROJECT) does not match"),
+        "{}",
+        out.all()
+    );
+    assert!(
+        out.stderr
+            .contains("input `count` (from $COUNT) is not an integer"),
+        "{}",
+        out.all()
+    );
     let out = case.run(&[], &[]);
-    assert!(out.stderr.contains("input `project` is not set: set the environment variable PROJECT"));
+    assert!(
+        out.stderr
+            .contains("input `project` is not set: set the environment variable PROJECT")
+    );
     assert!(case.runs().is_empty());
 }
 
@@ -744,6 +903,9 @@ fn github_actions_masks_first_groups_stages_and_writes_a_summary() {
     assert!(out.stdout.contains("::stop-commands::"), "{}", out.all());
     assert!(out.stdout.contains("::endgroup::"), "{}", out.all());
     let text = std::fs::read_to_string(summary).expect("summary");
-    assert!(text.contains("```mermaid") && text.contains(":::succeeded"), "{text}");
+    assert!(
+        text.contains("```mermaid") && text.contains(":::succeeded"),
+        "{text}"
+    );
     assert!(text.contains("| leak | succeeded |"), "{text}");
 }

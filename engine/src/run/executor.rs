@@ -238,7 +238,7 @@ pub async fn execute(
             && s.on_missing.value == crate::model::OnMissing::Disable
         {
             let what = if state == Some(SecretState::TooShort) {
-                format!("is shorter than its min-bytes")
+                "is shorter than its min-bytes".to_string()
             } else {
                 format!("is not set (${})", s.env.value)
             };

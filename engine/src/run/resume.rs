@@ -106,7 +106,8 @@ pub fn admit(
     }
     let differences = manifest.identity.differences(identity);
     let model_only = differences.iter().all(Difference::is_model_change);
-    if !differences.is_empty() && !(model_only && allow_model_change) {
+    let admitted = differences.is_empty() || (model_only && allow_model_change);
+    if !admitted {
         return Err(ResumeError::Mismatch {
             id: id.into(),
             differences,

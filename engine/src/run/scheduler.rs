@@ -70,6 +70,14 @@ pub(crate) struct Ended {
     pub failed: Option<(String, String)>,
 }
 
+/// An outcome decided without running the stage: outcome, values, records, reason.
+type Decision = (
+    Outcome,
+    Option<StageOutputs>,
+    BTreeMap<String, OutputRecord>,
+    Option<String>,
+);
+
 struct TaskEnd {
     index: usize,
     result: Result<(StageOutputs, BTreeMap<String, OutputRecord>), StageError>,
@@ -104,12 +112,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
             }
             let stage = &pipeline.stages[i];
             let name = stage.name.value.clone();
-            let decided: Option<(
-                Outcome,
-                Option<StageOutputs>,
-                BTreeMap<String, OutputRecord>,
-                Option<String>,
-            )> = if let Some((values, recs)) = reused.remove(&i) {
+            let decided: Option<Decision> = if let Some((values, recs)) = reused.remove(&i) {
                 let parent = plan.parent.clone().unwrap_or_default();
                 plan.reporter.event(Event::Reuse {
                     stage: name.clone(),
