@@ -568,7 +568,7 @@ stage "later" uses="run" {
 #[test]
 fn sigterm_to_reviewflow_ends_the_run_with_143_and_no_orphan() {
     let case = Case::new(LONG);
-    let mut child = case
+    let child = case
         .command(&[], &[])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
