@@ -20,6 +20,35 @@ pub enum Command {
     Graph(GraphArgs),
     /// Write the JSON Schemas of reviewflow's machine-readable formats
     Schema(SchemaArgs),
+    /// Run a pipeline that passes check (exit 0 success, 1 a stage failed, 2 unusable input, 130/143 interrupted)
+    Run(RunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The pipeline file
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// At most this many stages at once (default: the number of cores)
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Time a child gets between SIGTERM and SIGKILL
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub grace: String,
+    /// Resume this run: reuse the stages it completed, if it reviewed the same thing
+    #[arg(long, value_name = "RUN_ID")]
+    pub resume: Option<String>,
+    /// Admit a resume whose reviewer provider or model changed
+    #[arg(long, requires = "resume")]
+    pub allow_model_change: bool,
+    /// The folder holding run directories (default: CHECKOUT/.reviewflow/runs)
+    #[arg(long, value_name = "DIR")]
+    pub run_dir: Option<PathBuf>,
+    /// The checkout under review (default: the current folder)
+    #[arg(long, value_name = "DIR")]
+    pub checkout: Option<PathBuf>,
+    #[command(flatten)]
+    pub color: ColorArg,
 }
 
 #[derive(Debug, Args)]

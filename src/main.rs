@@ -4,6 +4,7 @@
 mod cli;
 mod cmd_check;
 mod cmd_graph;
+mod cmd_run;
 mod cmd_schema;
 mod output;
 
@@ -17,6 +18,7 @@ fn main() -> ExitCode {
         cli::Command::Check(a) => cmd_check::run(a),
         cli::Command::Graph(a) => cmd_graph::run(a),
         cli::Command::Schema(a) => cmd_schema::run(a),
+        cli::Command::Run(a) => cmd_run::run(a),
     };
     ExitCode::from(code)
 }

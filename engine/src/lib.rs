@@ -21,6 +21,7 @@ pub mod policy;
 pub mod registry;
 pub mod render;
 pub mod report;
+pub mod run;
 pub mod sarif;
 pub mod source;
 pub mod span;

@@ -8,5 +8,6 @@ mod docs_language;
 mod formats;
 mod graph;
 mod lowering;
+mod run;
 mod schema;
 mod support;

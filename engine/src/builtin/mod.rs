@@ -1,3 +1,4 @@
 //! Stage kinds the engine itself provides.
 
 pub mod run;
+pub mod run_impl;

@@ -136,9 +136,8 @@ impl Check for FailClosed {
                             g.name.value
                         ));
                     } else if !positive {
-                        let first = read.first().copied().unwrap_or("ok");
                         f = f.help(format!(
-                            "the condition lets `{}` run without `{}` succeeding: require it, e.g. `when=\"{}.{first} && …\"`",
+                            "the condition lets `{}` run without `{}` having succeeded: require it, e.g. `when=\"{}.ok && …\"`",
                             stage.name.value, g.name.value, g.name.value
                         ));
                     } else {

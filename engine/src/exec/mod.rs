@@ -4,7 +4,7 @@ pub mod process;
 pub mod redact;
 pub mod secret;
 
-/// Schemas of the executor's formats (none yet).
+/// Schemas of the executor's formats: the run directory's manifest and events.
 pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
-    Vec::new()
+    crate::run::schemas()
 }

@@ -1,0 +1,210 @@
+//! The implementation of `run` (contract in [`super::run`]): one child process.
+//!
+//! The child's environment is cleared, then holds exactly: the stage's `env` children, its
+//! `secret-env` children (secrets in its scope only), `PATH` (the stage's own, else
+//! [`minimal_path`]) and `REVIEWFLOW_WORK_DIR` (the stage's work folder, where `output … file=`
+//! paths are read). Secrets never appear in its arguments. Its output lines go through the run's
+//! redactor before they are shown; outputs read from stdout are the redacted stdout.
+
+use std::path::PathBuf;
+
+use crate::exec::process::{self, ChildSpec, Outcome, Stdin, minimal_path};
+use crate::run::{BoxFuture, OutputValue, Resolved, StageCx, StageError, StageImpl, StageOutputs};
+
+/// Stdout kept for outputs read from it.
+const STDOUT_CAP: usize = 8 * 1024 * 1024;
+
+/// `run`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunStage;
+
+impl StageImpl for RunStage {
+    fn run<'a>(&'a self, cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
+        Box::pin(run(cx))
+    }
+}
+
+struct Declared {
+    name: String,
+    file: Option<String>,
+    ty: String,
+}
+
+async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
+    let work = cx.work_dir().await?.to_path_buf();
+    let mut words: Vec<String> = Vec::new();
+    let mut cwd: PathBuf = cx.checkout.to_path_buf();
+    let mut env: Vec<(String, String)> = Vec::new();
+    let mut secret_env = Vec::new();
+    let mut stdin = Stdin::Null;
+    let mut outputs: Vec<Declared> = Vec::new();
+    for child in cx.children {
+        match child.name.as_str() {
+            "command" => words.extend(child.args.iter().filter_map(Resolved::text)),
+            "cwd" => {
+                if let Some(dir) = child.args.first().and_then(Resolved::text) {
+                    cwd = cx.checkout.join(dir);
+                }
+            }
+            "env" => {
+                if let (Some(n), Some(v)) = (
+                    child.args.first().and_then(Resolved::text),
+                    child.args.get(1).and_then(Resolved::text),
+                ) {
+                    env.push((n, v));
+                }
+            }
+            "secret-env" => {
+                let var = child.args.first().and_then(Resolved::text);
+                let secret = match child.args.get(1) {
+                    Some(Resolved::Secret(s)) => Some(s.as_str()),
+                    _ => None,
+                };
+                if let (Some(var), Some(secret)) = (var, secret) {
+                    let Some(value) = cx.secrets.get(secret) else {
+                        return Err(StageError::failed(format!(
+                            "secret `{secret}` is not in this stage's scope"
+                        )));
+                    };
+                    secret_env.push((var, value.clone()));
+                }
+            }
+            "stdin" => {
+                if let Some(text) = child.args.first().and_then(Resolved::text) {
+                    stdin = Stdin::Bytes(text.into_bytes());
+                }
+            }
+            "output" => {
+                if let Some(name) = child.args.first().and_then(Resolved::text) {
+                    outputs.push(Declared {
+                        name,
+                        file: child.prop("file").and_then(Resolved::text),
+                        ty: child
+                            .prop("type")
+                            .and_then(Resolved::text)
+                            .unwrap_or_else(|| "text".into()),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some((program, args)) = words.split_first() else {
+        return Err(StageError::failed("`command` is empty"));
+    };
+    if !env.iter().any(|(n, _)| n == "PATH") {
+        env.push(("PATH".into(), minimal_path().into()));
+    }
+    env.push((
+        "REVIEWFLOW_WORK_DIR".into(),
+        work.to_string_lossy().into_owned(),
+    ));
+    let mut spec = ChildSpec::new(program, cwd);
+    spec.args = args.to_vec();
+    spec.env = env;
+    spec.secret_env = secret_env;
+    spec.stdin = stdin;
+    spec.grace = cx.grace;
+    spec.capture_stdout = outputs
+        .iter()
+        .any(|o| o.file.is_none())
+        .then_some(STDOUT_CAP);
+
+    let cancel = cx.cancel.clone();
+    let status = cx.status.clone();
+    let result = process::run(
+        spec,
+        cx.redactor,
+        async move {
+            cancel.cancelled().await;
+        },
+        |stream, line| status.line(stream, &line),
+    )
+    .await
+    .map_err(|e| StageError::failed(e.to_string()))?;
+
+    if result.forced_kill {
+        cx.status
+            .status("the command did not stop on SIGTERM; killed after the grace period");
+    }
+    match result.outcome {
+        Outcome::Exited(0) => {}
+        Outcome::Exited(code) => {
+            return Err(StageError::failed(format!(
+                "the command exited with code {code}"
+            )));
+        }
+        Outcome::Signalled(sig) => {
+            return Err(StageError::failed(format!(
+                "the command was killed by signal {sig}"
+            )));
+        }
+        Outcome::TimedOut | Outcome::Cancelled => return Err(StageError::Cancelled),
+    }
+    if result.stdout_truncated {
+        return Err(StageError::failed(format!(
+            "stdout is longer than {} MiB, the most an output reads",
+            STDOUT_CAP / (1024 * 1024)
+        )));
+    }
+    let mut values = StageOutputs::new();
+    for o in outputs {
+        let bytes = match &o.file {
+            None => result.stdout.clone(),
+            Some(rel) => {
+                let path = work.join(rel);
+                if !path.starts_with(&work) || rel.split('/').any(|c| c == "..") {
+                    return Err(StageError::failed(format!(
+                        "output `{}`: `{rel}` is outside the work folder",
+                        o.name
+                    )));
+                }
+                if o.ty == "file" {
+                    values.insert(o.name, OutputValue::File(path));
+                    continue;
+                }
+                tokio::fs::read(&path).await.map_err(|e| {
+                    StageError::io(format!("read output `{}` from {rel}", o.name), e)
+                })?
+            }
+        };
+        let value = parse(&o.name, &o.ty, bytes)?;
+        values.insert(o.name, value);
+    }
+    Ok(values)
+}
+
+fn parse(name: &str, ty: &str, bytes: Vec<u8>) -> Result<OutputValue, StageError> {
+    let text = || {
+        String::from_utf8(bytes.clone())
+            .map_err(|_| StageError::failed(format!("output `{name}` is not UTF-8 text")))
+    };
+    Ok(match ty {
+        "bool" => match text()?.trim() {
+            "true" => OutputValue::Bool(true),
+            "false" => OutputValue::Bool(false),
+            other => {
+                return Err(StageError::failed(format!(
+                    "output `{name}` is not `true` or `false`: {:?}",
+                    other.chars().take(40).collect::<String>()
+                )));
+            }
+        },
+        "json" | "findings" => OutputValue::Json(
+            serde_json::from_slice(&bytes)
+                .map_err(|e| StageError::failed(format!("output `{name}` is not JSON: {e}")))?,
+        ),
+        "file" => OutputValue::Bytes(bytes),
+        _ => {
+            let mut t = text()?;
+            // `echo` ends with a newline that is not part of the value.
+            if t.ends_with('\n') {
+                t.pop();
+                if t.ends_with('\r') {
+                    t.pop();
+                }
+            }
+            OutputValue::Text(t)
+        }
+    })
+}

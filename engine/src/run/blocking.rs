@@ -1,0 +1,29 @@
+//! A blocking entry point for the command line: its own tokio runtime, with SIGINT and SIGTERM
+//! wired to the run's cancellation.
+
+use super::error::RunError;
+use super::executor::{RunReport, execute};
+use super::implementations::Implementations;
+use super::options::RunOptions;
+use super::signals;
+use crate::compile::Compiled;
+use crate::registry::Registry;
+
+/// Runs `compiled` on a new multi-threaded runtime. The signal handlers are installed before the
+/// first stage starts, so an interruption always ends the run cleanly (exit 130/143).
+pub fn execute_blocking(
+    compiled: &Compiled,
+    registry: &Registry,
+    implementations: &Implementations,
+    mut options: RunOptions,
+) -> Result<RunReport, RunError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(options.jobs.clamp(1, 8))
+        .enable_all()
+        .build()
+        .map_err(|source| RunError::Runtime { source })?;
+    runtime.block_on(async {
+        options.cancel = signals::listen().map_err(|source| RunError::Runtime { source })?;
+        execute(compiled, registry, implementations, options).await
+    })
+}

@@ -1,0 +1,119 @@
+//! `events.jsonl`: one JSON object per line, in the order things happened. Informational: the
+//! manifest is the record of what completed, so a reader drops lines it cannot parse.
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::outcome::{Outcome, RunStatus};
+
+/// The version of the events format.
+pub const EVENTS_FORMAT_VERSION: u32 = 1;
+
+/// One line of `events.jsonl`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EventLine {
+    /// Format version.
+    pub v: u32,
+    /// Position in the log, from 0.
+    pub seq: u64,
+    /// RFC 3339 UTC time.
+    pub ts: String,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    RunStart {
+        run_id: String,
+        pipeline: Option<String>,
+        identity: String,
+        parent: Option<String>,
+    },
+    StageStart {
+        stage: String,
+    },
+    StageEnd {
+        stage: String,
+        outcome: Outcome,
+        duration_ms: u64,
+        reason: Option<String>,
+    },
+    Fallback {
+        stage: String,
+        reason: String,
+    },
+    Skip {
+        stage: String,
+        reason: String,
+    },
+    Retry {
+        stage: String,
+        attempt: u32,
+        reason: String,
+    },
+    Status {
+        stage: String,
+        message: String,
+    },
+    Warning {
+        stage: Option<String>,
+        message: String,
+    },
+    Cancel {
+        /// `SIGINT`, `SIGTERM`.
+        signal: String,
+        running: Vec<String>,
+    },
+    Reuse {
+        stage: String,
+        parent: String,
+    },
+    ResumeLineage {
+        parent: String,
+        parent_identity: String,
+        reused: Vec<String>,
+        /// `reviewers.<stage>: provider/model → provider/model`, admitted by the flag.
+        model_changes: Vec<String>,
+    },
+    RunEnd {
+        status: RunStatus,
+        exit_code: u8,
+    },
+}
+
+/// What a tolerant read found.
+#[derive(Clone, Debug, Default)]
+pub struct ReadEvents {
+    pub events: Vec<EventLine>,
+    /// 1-based numbers of lines that did not parse.
+    pub dropped: Vec<usize>,
+}
+
+/// Reads an events log, dropping (and counting) lines that do not parse. Blocking.
+pub fn read_tolerant(path: &Path) -> std::io::Result<ReadEvents> {
+    let bytes = std::fs::read(path)?;
+    let mut out = ReadEvents::default();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<EventLine>(line) {
+            Ok(e) => out.events.push(e),
+            Err(_) => out.dropped.push(i + 1),
+        }
+    }
+    Ok(out)
+}
+
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        other => format!("signal {other}"),
+    }
+}

@@ -1,0 +1,401 @@
+//! `execute`: from a compiled pipeline to a finished run — the checks that gate it, inputs,
+//! secrets, identity, resume admission, the run directory, the scheduler, the final manifest.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::atomic;
+use super::clock;
+use super::console::{ConsoleMode, random_hex};
+use super::error::RunError;
+use super::events::Event;
+use super::github;
+use super::identity::Identity;
+use super::implementations::Implementations;
+use super::inputs::resolve_inputs;
+use super::manifest::{MANIFEST_FORMAT_VERSION, Manifest, PipelineInfo, StageRecord};
+use super::options::RunOptions;
+use super::outcome::{EXIT_FAILED, EXIT_OK, Outcome, RunStatus, exit_for_signal};
+use super::reporter::Reporter;
+use super::resume::{self, Admitted, Reuse};
+use super::scheduler::{Plan, Shared, schedule};
+use super::secrets::{RunSecrets, SecretState};
+use super::value::sha256;
+use crate::compile::{CheckOptions, Compiled, run_checks};
+use crate::finding::Severity;
+use crate::flow::Flow;
+use crate::registry::Registry;
+
+/// How a run that started ended.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    pub run_id: String,
+    pub run_dir: PathBuf,
+    pub status: RunStatus,
+    pub exit_code: u8,
+    pub manifest: Manifest,
+}
+
+/// Runs `compiled`. Refuses (exit 2, nothing created) a pipeline with live error findings, stage
+/// kinds without an implementation, bad inputs, and a resume that is not admitted.
+pub async fn execute(
+    compiled: &Compiled,
+    registry: &Registry,
+    implementations: &Implementations,
+    options: RunOptions,
+) -> Result<RunReport, RunError> {
+    let findings: Vec<_> = run_checks(compiled, registry, CheckOptions::default())
+        .into_iter()
+        .filter(|f| f.suppressed.is_none() && f.severity == Severity::Error)
+        .collect();
+    let flow = Flow::compute(&compiled.pipeline, registry, &compiled.dag);
+    let (Some(flow), true) = (flow, findings.is_empty()) else {
+        return Err(RunError::Check { findings });
+    };
+    let pipeline = &compiled.pipeline;
+
+    let mut unimplemented: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut impls = Vec::with_capacity(pipeline.stages.len());
+    let mut contracts = Vec::with_capacity(pipeline.stages.len());
+    for stage in &pipeline.stages {
+        match (
+            implementations.get(&stage.uses.value),
+            registry.get(&stage.uses.value),
+        ) {
+            (Some(i), Some(c)) => {
+                impls.push(i.clone());
+                contracts.push(c.clone());
+            }
+            _ => unimplemented
+                .entry(stage.uses.value.clone())
+                .or_default()
+                .push(stage.name.value.clone()),
+        }
+    }
+    if !unimplemented.is_empty() {
+        return Err(RunError::Unimplemented {
+            kinds: unimplemented.into_iter().collect(),
+        });
+    }
+
+    let started = Instant::now();
+    let started_at = clock::now();
+    let run_id = format!(
+        "{}-{}",
+        clock::compact(std::time::SystemTime::now()),
+        random_hex(4)
+    );
+    let mut builtins = BTreeMap::from([
+        ("repo".to_string(), folder_name(&options.checkout)),
+        ("change".to_string(), "local".to_string()),
+    ]);
+    builtins.extend(options.builtin_inputs.clone());
+    builtins.insert("run".into(), run_id.clone());
+    let inputs = resolve_inputs(pipeline, &builtins, options.env.as_ref())
+        .map_err(|errors| RunError::Inputs { errors })?;
+    let secrets = RunSecrets::read(pipeline, options.env.as_ref());
+    let redactor = secrets.redactor()?;
+    let identity = Identity::new(pipeline, &inputs, options.commits.clone(), &options.mode);
+
+    let admitted: Option<Admitted> = match &options.resume {
+        None => None,
+        Some(parent) => {
+            let runs_dir = options.runs_dir.clone();
+            let parent = parent.clone();
+            let id = identity.clone();
+            let allow = options.allow_model_change;
+            let admitted =
+                tokio::task::spawn_blocking(move || resume::admit(&runs_dir, &parent, &id, allow))
+                    .await
+                    .map_err(|e| RunError::RunDir {
+                        path: options.runs_dir.clone(),
+                        source: std::io::Error::other(e),
+                    })??;
+            Some(admitted)
+        }
+    };
+
+    // From here on the run exists.
+    let run_dir = options.runs_dir.join(&run_id);
+    create_run_dir(&options.runs_dir, &run_dir)
+        .await
+        .map_err(|source| RunError::RunDir {
+            path: run_dir.clone(),
+            source,
+        })?;
+    let reporter = Reporter::start(
+        Some(run_dir.join("events.jsonl")),
+        options.console,
+        redactor.clone(),
+    )
+    .map_err(|source| RunError::RunDir {
+        path: run_dir.clone(),
+        source,
+    })?;
+    if options.console == ConsoleMode::GitHub {
+        reporter.mask(github::mask_lines(secrets.values()));
+    }
+    let source_digest = sha256(compiled.source.text().as_bytes());
+    let mut manifest = Manifest {
+        version: MANIFEST_FORMAT_VERSION,
+        run_id: run_id.clone(),
+        parent: admitted.as_ref().map(|a| a.id.clone()),
+        is_final: false,
+        status: RunStatus::Running,
+        exit_code: None,
+        reason: None,
+        pipeline: PipelineInfo {
+            name: pipeline.name.as_ref().map(|n| n.value.clone()),
+            file: compiled.source.name().to_string(),
+            source_digest,
+        },
+        identity_digest: identity.digest(),
+        identity,
+        inputs: inputs.clone(),
+        secrets: secrets.states.clone(),
+        started_at,
+        ended_at: None,
+        duration_ms: None,
+        stages: Vec::new(),
+    };
+    reporter.event(Event::RunStart {
+        run_id: run_id.clone(),
+        pipeline: manifest.pipeline.name.clone(),
+        identity: manifest.identity_digest.clone(),
+        parent: manifest.parent.clone(),
+    });
+    write_manifest(&run_dir, &manifest, &reporter).await;
+
+    let mut reuse = Reuse::default();
+    if let Some(a) = admitted {
+        let pipeline_c = pipeline.clone();
+        let dag = compiled.dag.clone();
+        let dir = run_dir.clone();
+        let (a, r) = tokio::task::spawn_blocking(move || {
+            let r = resume::reuse(&a, &pipeline_c, &dag, &dir);
+            (a, r)
+        })
+        .await
+        .unwrap_or_else(|e| {
+            // A panic in reuse is a bug; run everything rather than trust half a reuse.
+            let _ = e;
+            (
+                Admitted {
+                    id: manifest.parent.clone().unwrap_or_default(),
+                    dir: PathBuf::new(),
+                    manifest: manifest.clone(),
+                    model_changes: Vec::new(),
+                },
+                Reuse::default(),
+            )
+        });
+        reuse = r;
+        if !reuse.dropped_event_lines.is_empty() {
+            reporter.event(Event::Warning {
+                stage: None,
+                message: format!(
+                    "the events log of run {} has {} unreadable line(s) ({}); ignored: the manifest decides what is reused",
+                    a.id,
+                    reuse.dropped_event_lines.len(),
+                    reuse
+                        .dropped_event_lines
+                        .iter()
+                        .map(|l| format!("line {l}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+        for (stage, why) in &reuse.not_reused {
+            reporter.event(Event::Warning {
+                stage: Some(stage.clone()),
+                message: format!("not reused: {why}"),
+            });
+        }
+        reporter.event(Event::ResumeLineage {
+            parent: a.id.clone(),
+            parent_identity: a.manifest.identity_digest.clone(),
+            reused: reuse
+                .stages
+                .keys()
+                .map(|&i| pipeline.stages[i].name.value.clone())
+                .collect(),
+            model_changes: a.model_changes.iter().map(ToString::to_string).collect(),
+        });
+    }
+
+    for name in redactor.skipped() {
+        reporter.event(Event::Warning {
+            stage: None,
+            message: format!("secret `{name}` is too short to be redacted from output"),
+        });
+    }
+    for s in &pipeline.secrets {
+        let state = secrets.states.get(&s.name.value).copied();
+        if state != Some(SecretState::Present)
+            && s.on_missing.value == crate::model::OnMissing::Disable
+        {
+            let what = if state == Some(SecretState::TooShort) {
+                "is shorter than its min-bytes".to_string()
+            } else {
+                format!("is not set (${})", s.env.value)
+            };
+            reporter.event(Event::Warning {
+                stage: None,
+                message: format!(
+                    "secret `{}` {what}: the stages that hold it take their fallback",
+                    s.name.value
+                ),
+            });
+        }
+    }
+
+    let missing = secrets.missing_required(pipeline);
+    let (records, status, exit_code, reason) = if !missing.is_empty() {
+        let reason = missing
+            .iter()
+            .map(|k| {
+                let env = pipeline
+                    .secret(k)
+                    .map(|s| s.env.value.clone())
+                    .unwrap_or_default();
+                format!("secret `{k}` is missing (set ${env}; on-missing=\"fail\")")
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let records = pipeline
+            .stages
+            .iter()
+            .map(|s| StageRecord {
+                name: s.name.value.clone(),
+                kind: s.uses.value.clone(),
+                outcome: Outcome::NotRun,
+                started_at: None,
+                duration_ms: 0,
+                reason: Some("a required secret is missing".into()),
+                outputs: BTreeMap::new(),
+                reused_from: None,
+            })
+            .collect();
+        reporter.event(Event::Warning {
+            stage: None,
+            message: reason.clone(),
+        });
+        (records, RunStatus::Failed, EXIT_FAILED, Some(reason))
+    } else {
+        let shared = Arc::new(Shared {
+            pipeline: pipeline.clone(),
+            contracts,
+            impls,
+            inputs,
+            redactor: redactor.clone(),
+            run_id: run_id.clone(),
+            run_dir: run_dir.clone(),
+            checkout: options.checkout.clone(),
+            temp_dir: options.temp_dir.clone(),
+            grace: options.grace,
+            extensions: options.extensions.clone(),
+        });
+        let ended = schedule(Plan {
+            shared,
+            dag: &compiled.dag,
+            flow: &flow,
+            secrets: &secrets,
+            jobs: options.jobs,
+            cancel: options.cancel.clone(),
+            reporter: &reporter,
+            reused: reuse.stages,
+            parent: manifest.parent.clone(),
+        })
+        .await;
+        match (ended.interrupted, ended.failed) {
+            (Some(sig), _) => (
+                ended.records,
+                RunStatus::Cancelled,
+                exit_for_signal(sig),
+                Some(format!(
+                    "interrupted by {}",
+                    super::events::signal_name(sig)
+                )),
+            ),
+            (None, Some((stage, why))) => (
+                ended.records,
+                RunStatus::Failed,
+                EXIT_FAILED,
+                Some(format!("stage `{stage}` failed: {why}")),
+            ),
+            (None, None) => (ended.records, RunStatus::Succeeded, EXIT_OK, None),
+        }
+    };
+
+    manifest.stages = records;
+    manifest.status = status;
+    manifest.exit_code = Some(exit_code);
+    manifest.reason =
+        reason.map(|r| String::from_utf8_lossy(&redactor.redact(r.as_bytes())).into_owned());
+    manifest.ended_at = Some(clock::now());
+    manifest.duration_ms = Some(started.elapsed().as_millis() as u64);
+    manifest.is_final = true;
+    reporter.event(Event::RunEnd { status, exit_code });
+    reporter.flush().await;
+    write_manifest(&run_dir, &manifest, &reporter).await;
+    if let Some(path) = options.step_summary.clone() {
+        let text = github::step_summary(&manifest, &compiled.dag);
+        let text = String::from_utf8_lossy(&redactor.redact(text.as_bytes())).into_owned();
+        let result = tokio::task::spawn_blocking(move || github::append_summary(path, text)).await;
+        if !matches!(result, Ok(Ok(()))) {
+            reporter.event(Event::Warning {
+                stage: None,
+                message: "cannot append the run summary to $GITHUB_STEP_SUMMARY".into(),
+            });
+        }
+    }
+    reporter.close().await;
+    Ok(RunReport {
+        run_id,
+        run_dir,
+        status,
+        exit_code,
+        manifest,
+    })
+}
+
+fn folder_name(p: &Path) -> String {
+    std::fs::canonicalize(p)
+        .ok()
+        .as_deref()
+        .unwrap_or(p)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+async fn create_run_dir(runs_dir: &Path, run_dir: &Path) -> std::io::Result<()> {
+    let runs_dir = runs_dir.to_path_buf();
+    let run_dir = run_dir.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        use std::os::unix::fs::DirBuilderExt as _;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&runs_dir)?;
+        // Not recursive: an existing folder of that name is an error, never shared.
+        std::fs::DirBuilder::new().mode(0o700).create(&run_dir)
+    })
+    .await
+    .map_err(std::io::Error::other)?
+}
+
+/// Writes the manifest atomically; a failure is reported, not fatal (the events log remains).
+async fn write_manifest(run_dir: &Path, manifest: &Manifest, reporter: &Reporter) {
+    let mut json = serde_json::to_vec_pretty(manifest).unwrap_or_default();
+    json.push(b'\n');
+    if let Err(e) = atomic::write(run_dir.join("manifest.json"), json).await {
+        reporter.event(Event::Warning {
+            stage: None,
+            message: format!("cannot write manifest.json: {e}"),
+        });
+    }
+}

@@ -1,0 +1,139 @@
+//! Pipeline inputs: from their `env` variable or their `default`, validated against `type` and
+//! `pattern` before anything runs.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+
+use crate::model::{InputType, Pipeline};
+
+/// Why an input cannot be used (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    #[error("input `{input}` is not set: set the environment variable {env}")]
+    Missing { input: String, env: String },
+    #[error("input `{input}` has no value: it names no environment variable and has no default")]
+    NoSource { input: String },
+    #[error("input `{input}` (from {source_name}) is not UTF-8")]
+    NotUtf8 { input: String, source_name: String },
+    #[error("input `{input}` (from {source_name}) is not {expected}: {value:?}")]
+    BadType {
+        input: String,
+        source_name: String,
+        expected: &'static str,
+        value: String,
+    },
+    #[error("input `{input}` (from {source_name}) does not match `{pattern}`: {value:?}")]
+    NoMatch {
+        input: String,
+        source_name: String,
+        pattern: String,
+        value: String,
+    },
+    #[error("input `{input}` has a pattern that is not a regular expression: {message}")]
+    BadPattern { input: String, message: String },
+}
+
+/// Resolves every input: builtin ones from `builtins`, declared ones from `lookup` (the
+/// environment) or their default.
+pub fn resolve_inputs(
+    pipeline: &Pipeline,
+    builtins: &BTreeMap<String, String>,
+    lookup: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<BTreeMap<String, String>, Vec<InputError>> {
+    let mut out = BTreeMap::new();
+    let mut errors = Vec::new();
+    for input in &pipeline.inputs {
+        let name = input.name.value.clone();
+        if input.builtin {
+            out.insert(
+                name.clone(),
+                builtins.get(&name).cloned().unwrap_or_default(),
+            );
+            continue;
+        }
+        let from_env = input
+            .env
+            .as_ref()
+            .and_then(|e| lookup(&e.value).map(|v| (e, v)));
+        let (value, source_name) = match (from_env, &input.default) {
+            (Some((env, v)), _) => match v.into_string() {
+                Ok(v) => (v, format!("${}", env.value)),
+                Err(_) => {
+                    errors.push(InputError::NotUtf8 {
+                        input: name,
+                        source_name: format!("${}", env.value),
+                    });
+                    continue;
+                }
+            },
+            (None, Some(d)) => (d.value.clone(), "its default".to_string()),
+            (None, None) => {
+                errors.push(match &input.env {
+                    Some(env) => InputError::Missing {
+                        input: name,
+                        env: env.value.clone(),
+                    },
+                    None => InputError::NoSource { input: name },
+                });
+                continue;
+            }
+        };
+        if let Some(expected) = type_error(input.ty.value, &value) {
+            errors.push(InputError::BadType {
+                input: name,
+                source_name,
+                expected,
+                value,
+            });
+            continue;
+        }
+        if let Some(pattern) = &input.pattern {
+            match regex::Regex::new(&pattern.value) {
+                Ok(re) if re.is_match(&value) => {}
+                Ok(_) => {
+                    errors.push(InputError::NoMatch {
+                        input: name,
+                        source_name,
+                        pattern: pattern.value.clone(),
+                        value,
+                    });
+                    continue;
+                }
+                Err(e) => {
+                    errors.push(InputError::BadPattern {
+                        input: name,
+                        message: e.to_string(),
+                    });
+                    continue;
+                }
+            }
+        }
+        out.insert(name, value);
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+/// What `value` should have been, when it is not of type `ty`.
+fn type_error(ty: InputType, value: &str) -> Option<&'static str> {
+    let ok = match ty {
+        InputType::String => true,
+        InputType::Int => value.parse::<i64>().is_ok(),
+        InputType::Bool => matches!(value, "true" | "false"),
+        InputType::Sha => {
+            matches!(value.len(), 40 | 64)
+                && value
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        }
+    };
+    (!ok).then_some(match ty {
+        InputType::String => "a string",
+        InputType::Int => "an integer",
+        InputType::Bool => "`true` or `false`",
+        InputType::Sha => "a commit SHA (40 or 64 lowercase hex digits)",
+    })
+}

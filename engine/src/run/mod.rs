@@ -1,0 +1,71 @@
+//! The executor: runs a checked pipeline (docs/executor.md).
+//!
+//! [`execute`] gates the run (checks, implementations, inputs, resume admission), creates the run
+//! directory, and hands the stages to the scheduler, which starts each as soon as its producers
+//! have ended. Stage kinds are implemented behind [`StageImpl`] and registered in
+//! [`Implementations`]; a stage sees only a [`StageCx`].
+
+mod atomic;
+mod blocking;
+mod cancel;
+mod clock;
+mod console;
+mod context;
+mod error;
+mod events;
+mod executor;
+mod extensions;
+mod github;
+mod identity;
+mod implementations;
+mod inputs;
+mod keep;
+mod manifest;
+mod options;
+mod outcome;
+mod reporter;
+mod resolve;
+mod resume;
+mod scheduler;
+mod secrets;
+mod signals;
+mod stage;
+mod value;
+
+pub use blocking::execute_blocking;
+pub use cancel::{CancelReason, CancelSignal, Canceller, cancel_pair};
+pub use console::ConsoleMode;
+pub use context::{Resolved, ResolvedChild, StageCx, StageSecrets};
+pub use error::RunError;
+pub use events::{EVENTS_FORMAT_VERSION, Event, EventLine, ReadEvents, read_tolerant};
+pub use executor::{RunReport, execute};
+pub use extensions::Extensions;
+pub use identity::{Difference, IDENTITY_FORMAT, Identity, Reviewer};
+pub use implementations::Implementations;
+pub use inputs::InputError;
+pub use manifest::{MANIFEST_FORMAT_VERSION, Manifest, OutputRecord, PipelineInfo, StageRecord};
+pub use options::{EnvLookup, RunOptions};
+pub use outcome::{
+    EXIT_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, EXIT_UNUSABLE, Outcome, RunStatus,
+    exit_for_signal,
+};
+pub use reporter::StatusSink;
+pub use resume::{ResumeError, valid_id};
+pub use secrets::SecretState;
+pub use signals::listen as listen_for_signals;
+pub use stage::{BoxFuture, StageError, StageImpl};
+pub use value::{OutputValue, StageOutputs, digest};
+
+/// JSON Schemas of the run directory's files: (file name, schema).
+pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
+    vec![
+        (
+            "manifest.schema.json",
+            serde_json::to_value(schemars::schema_for!(Manifest)).unwrap_or_default(),
+        ),
+        (
+            "events.schema.json",
+            serde_json::to_value(schemars::schema_for!(EventLine)).unwrap_or_default(),
+        ),
+    ]
+}

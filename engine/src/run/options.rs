@@ -1,0 +1,87 @@
+//! How to run: everything the command line (or a test) decides.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::cancel::CancelSignal;
+use super::console::ConsoleMode;
+use super::extensions::Extensions;
+use crate::exec::process::DEFAULT_GRACE;
+
+/// Reads an environment variable (the process environment, or a test's map).
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<OsString> + Send + Sync>;
+
+#[derive(Clone)]
+pub struct RunOptions {
+    /// At most this many stages at once.
+    pub jobs: usize,
+    /// Between SIGTERM and SIGKILL.
+    pub grace: Duration,
+    /// The checkout under review: the working directory of `run` stages by default.
+    pub checkout: PathBuf,
+    /// The folder holding run directories (`<checkout>/.reviewflow/runs`).
+    pub runs_dir: PathBuf,
+    /// Where stage work folders are created.
+    pub temp_dir: PathBuf,
+    /// The run to resume.
+    pub resume: Option<String>,
+    /// Admit a resume whose reviewer provider/model changed.
+    pub allow_model_change: bool,
+    /// Builtin inputs the forge resolved (`repo`, `change`); `run` is always the run id.
+    pub builtin_inputs: BTreeMap<String, String>,
+    /// Commits the forge resolved (`base`, `head`): part of the identity.
+    pub commits: BTreeMap<String, String>,
+    /// `local` or `ci`: part of the identity.
+    pub mode: String,
+    pub console: ConsoleMode,
+    /// Where inputs and secrets are read from.
+    pub env: EnvLookup,
+    /// Interruption of the whole run (SIGINT, SIGTERM): see [`super::signals::listen`].
+    pub cancel: CancelSignal,
+    /// Services for stdlib stages.
+    pub extensions: Arc<Extensions>,
+    /// `$GITHUB_STEP_SUMMARY`: the run summary is appended there.
+    pub step_summary: Option<PathBuf>,
+}
+
+impl RunOptions {
+    /// Defaults for a checkout: jobs = cores, grace 10 s, runs in `.reviewflow/runs`, the
+    /// process environment, plain output, no cancellation.
+    pub fn new(checkout: impl Into<PathBuf>) -> Self {
+        let checkout = checkout.into();
+        Self {
+            jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            grace: DEFAULT_GRACE,
+            runs_dir: checkout.join(".reviewflow").join("runs"),
+            temp_dir: std::env::temp_dir(),
+            checkout,
+            resume: None,
+            allow_model_change: false,
+            builtin_inputs: BTreeMap::new(),
+            commits: BTreeMap::new(),
+            mode: "local".into(),
+            console: ConsoleMode::Plain,
+            env: Arc::new(|name| std::env::var_os(name)),
+            cancel: CancelSignal::never(),
+            extensions: Arc::new(Extensions::new()),
+            step_summary: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("jobs", &self.jobs)
+            .field("grace", &self.grace)
+            .field("checkout", &self.checkout)
+            .field("runs_dir", &self.runs_dir)
+            .field("resume", &self.resume)
+            .field("mode", &self.mode)
+            .field("console", &self.console)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,224 @@
+//! Resume of a run: admission by identity, then reuse of what the parent's manifest records as
+//! completed and still verifies by digest. Both steps are blocking; run them off the runtime.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::events::read_tolerant;
+use super::identity::{Difference, Identity};
+use super::manifest::{MANIFEST_FORMAT_VERSION, Manifest, OutputRecord};
+use super::value::{OutputValue, StageOutputs, digest};
+use crate::graph::Dag;
+use crate::model::Pipeline;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    #[error("`{id}` is not a run id (letters, digits, `.`, `_` and `-`)")]
+    BadId { id: String },
+    #[error("there is no run `{id}` in {}", dir.display())]
+    NoParent { id: String, dir: PathBuf },
+    #[error(
+        "run `{id}` has no manifest: it was interrupted before it ended, so what it completed cannot be verified; start a new run"
+    )]
+    NoManifest { id: String },
+    #[error(
+        "run `{id}` never ended (its manifest is not final): it cannot be resumed; start a new run"
+    )]
+    NotFinal { id: String },
+    #[error("the manifest of run `{id}` cannot be read: {message}")]
+    Unreadable { id: String, message: String },
+    #[error("cannot resume run `{id}`: it did not review the same thing; these fields differ:\n{}{}",
+        differences.iter().map(|d| format!("  {d}\n")).collect::<String>(),
+        if differences.iter().all(Difference::is_model_change) {
+            "a reviewer change is admitted only with --allow-model-change"
+        } else { "start a new run instead" })]
+    Mismatch {
+        id: String,
+        differences: Vec<Difference>,
+    },
+}
+
+/// A parent admitted for resume.
+#[derive(Debug)]
+pub struct Admitted {
+    pub id: String,
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    /// Reviewer changes admitted by the flag.
+    pub model_changes: Vec<Difference>,
+}
+
+/// Whether `id` can name a run directory (and nothing outside it).
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// Admits run `id` of `runs_dir` as the parent of a run of `identity`, or says why not.
+pub fn admit(
+    runs_dir: &Path,
+    id: &str,
+    identity: &Identity,
+    allow_model_change: bool,
+) -> Result<Admitted, ResumeError> {
+    if !valid_id(id) {
+        return Err(ResumeError::BadId { id: id.into() });
+    }
+    let dir = runs_dir.join(id);
+    if !dir.is_dir() {
+        return Err(ResumeError::NoParent {
+            id: id.into(),
+            dir: runs_dir.to_path_buf(),
+        });
+    }
+    let bytes = match std::fs::read(dir.join("manifest.json")) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ResumeError::NoManifest { id: id.into() });
+        }
+        Err(e) => {
+            return Err(ResumeError::Unreadable {
+                id: id.into(),
+                message: e.to_string(),
+            });
+        }
+    };
+    let manifest: Manifest =
+        serde_json::from_slice(&bytes).map_err(|e| ResumeError::Unreadable {
+            id: id.into(),
+            message: e.to_string(),
+        })?;
+    if manifest.version != MANIFEST_FORMAT_VERSION {
+        return Err(ResumeError::Unreadable {
+            id: id.into(),
+            message: format!(
+                "format version {} is not {MANIFEST_FORMAT_VERSION}",
+                manifest.version
+            ),
+        });
+    }
+    if !manifest.is_final {
+        return Err(ResumeError::NotFinal { id: id.into() });
+    }
+    let differences = manifest.identity.differences(identity);
+    let model_only = differences.iter().all(Difference::is_model_change);
+    let admitted = differences.is_empty() || (model_only && allow_model_change);
+    if !admitted {
+        return Err(ResumeError::Mismatch {
+            id: id.into(),
+            differences,
+        });
+    }
+    Ok(Admitted {
+        id: id.into(),
+        dir,
+        manifest,
+        model_changes: differences,
+    })
+}
+
+/// What a resume takes from its parent.
+#[derive(Debug, Default)]
+pub struct Reuse {
+    /// Reused stages by index: values (files at their new place) and records.
+    pub stages: BTreeMap<usize, (StageOutputs, BTreeMap<String, OutputRecord>)>,
+    /// Completed stages of the parent that are not reused, and why.
+    pub not_reused: Vec<(String, String)>,
+    /// Lines of the parent's events log that did not parse.
+    pub dropped_event_lines: Vec<usize>,
+}
+
+/// Decides which stages to reuse and copies their kept outputs into `new_dir`.
+pub fn reuse(admitted: &Admitted, pipeline: &Pipeline, dag: &Dag, new_dir: &Path) -> Reuse {
+    let mut out = Reuse::default();
+    if let Ok(events) = read_tolerant(&admitted.dir.join("events.jsonl")) {
+        out.dropped_event_lines = events.dropped;
+    }
+    let changed: BTreeSet<String> = admitted
+        .model_changes
+        .iter()
+        .filter_map(|d| d.field.strip_prefix("reviewers.").map(str::to_string))
+        .collect();
+    let Some(order) = &dag.order else {
+        return out;
+    };
+    for &i in order {
+        let stage = &pipeline.stages[i];
+        let name = &stage.name.value;
+        let Some(record) = admitted.manifest.stage(name) else {
+            continue;
+        };
+        if !record.outcome.completed() {
+            continue;
+        }
+        let why_not = if changed.contains(name) {
+            Some("its reviewer changed".to_string())
+        } else if let Some((p, _)) = dag.producers(i).find(|(p, _)| !out.stages.contains_key(p)) {
+            Some(format!(
+                "it depends on `{}`, which runs again",
+                pipeline.stages[p].name.value
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why_not {
+            out.not_reused.push((name.clone(), why));
+            continue;
+        }
+        match verify(&admitted.dir, new_dir, &record.outputs) {
+            Ok(values) => {
+                out.stages.insert(i, (values, record.outputs.clone()));
+            }
+            Err(why) => out.not_reused.push((name.clone(), why)),
+        }
+    }
+    out
+}
+
+/// Reads and verifies each recorded output, copying kept files into the new run directory.
+fn verify(
+    parent_dir: &Path,
+    new_dir: &Path,
+    records: &BTreeMap<String, OutputRecord>,
+) -> Result<StageOutputs, String> {
+    let mut values = StageOutputs::new();
+    for (name, r) in records {
+        let (bytes, dest) = match (&r.file, r.value) {
+            (None, Some(b)) => (
+                if b {
+                    b"true".to_vec()
+                } else {
+                    b"false".to_vec()
+                },
+                None,
+            ),
+            (Some(rel), _) => {
+                if rel.split('/').any(|c| c == ".." || c.is_empty()) || rel.starts_with('/') {
+                    return Err(format!("output `{name}` names an unsafe path"));
+                }
+                let bytes = std::fs::read(parent_dir.join(rel))
+                    .map_err(|e| format!("output `{name}` cannot be read: {e}"))?;
+                (bytes, Some(new_dir.join(rel)))
+            }
+            (None, None) => return Err(format!("output `{name}` has no value")),
+        };
+        if digest(&r.ty, &bytes) != r.digest {
+            return Err(format!("output `{name}` no longer matches its digest"));
+        }
+        let path = dest.clone().unwrap_or_default();
+        let value = OutputValue::from_kept(&r.ty, bytes.clone(), path)
+            .ok_or_else(|| format!("output `{name}` is not valid {}", r.ty))?;
+        if let Some(dest) = dest {
+            if let Some(parent) = dest.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+            }
+            super::atomic::write_blocking(&dest, &bytes).map_err(|e| e.to_string())?;
+        }
+        values.insert(name.clone(), value);
+    }
+    Ok(values)
+}

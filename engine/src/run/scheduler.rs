@@ -1,0 +1,482 @@
+//! The scheduler: starts each stage as soon as the stages it depends on have ended, at most
+//! `jobs` at a time, decides fallbacks and skips with the policy's functions, and stops starting
+//! stages after a failure or an interruption.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinSet;
+
+use super::cancel::{CancelReason, CancelSignal, cancel_pair};
+use super::clock;
+use super::context::{ResolvedChild, StageCx, StageSecrets, WorkDir};
+use super::events::{Event, signal_name};
+use super::extensions::Extensions;
+use super::keep::{bool_record, keep};
+use super::manifest::{OutputRecord, StageRecord};
+use super::outcome::Outcome;
+use super::reporter::{Reporter, StatusSink};
+use super::resolve::Values;
+use super::secrets::RunSecrets;
+use super::stage::{StageError, StageImpl};
+use super::value::{OutputValue, StageOutputs};
+use crate::contract::StageContract;
+use crate::exec::redact::Redactor;
+use crate::flow::Flow;
+use crate::graph::Dag;
+use crate::model::{OnError, Pipeline};
+use crate::policy::fallback_outputs;
+
+/// How long an implementation may take to stop, beyond the grace period, before it is dropped.
+const STOP_SLACK: Duration = Duration::from_secs(5);
+
+/// What every stage task shares.
+pub(crate) struct Shared {
+    pub pipeline: Pipeline,
+    pub contracts: Vec<StageContract>,
+    pub impls: Vec<Arc<dyn StageImpl>>,
+    pub inputs: BTreeMap<String, String>,
+    pub redactor: Redactor,
+    pub run_id: String,
+    pub run_dir: PathBuf,
+    pub checkout: PathBuf,
+    pub temp_dir: PathBuf,
+    pub grace: Duration,
+    pub extensions: Arc<Extensions>,
+}
+
+/// What the scheduler was told.
+pub(crate) struct Plan<'a> {
+    pub shared: Arc<Shared>,
+    pub dag: &'a Dag,
+    pub flow: &'a Flow,
+    pub secrets: &'a RunSecrets,
+    pub jobs: usize,
+    pub cancel: CancelSignal,
+    pub reporter: &'a Reporter,
+    /// Stages reused from the parent: values and records.
+    pub reused: BTreeMap<usize, (StageOutputs, BTreeMap<String, OutputRecord>)>,
+    pub parent: Option<String>,
+}
+
+/// How the stages ended.
+pub(crate) struct Ended {
+    pub records: Vec<StageRecord>,
+    pub interrupted: Option<i32>,
+    /// The first stage that failed under `on-error="fail"`, and why.
+    pub failed: Option<(String, String)>,
+}
+
+/// An outcome decided without running the stage: outcome, values, records, reason.
+type Decision = (
+    Outcome,
+    Option<StageOutputs>,
+    BTreeMap<String, OutputRecord>,
+    Option<String>,
+);
+
+struct TaskEnd {
+    index: usize,
+    result: Result<(StageOutputs, BTreeMap<String, OutputRecord>), StageError>,
+    timed_out: Option<Duration>,
+    duration: Duration,
+}
+
+pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
+    let shared = plan.shared.clone();
+    let pipeline = &shared.pipeline;
+    let n = pipeline.stages.len();
+    let mut outputs: Vec<Option<StageOutputs>> = vec![None; n];
+    let mut records: Vec<Option<StageRecord>> = vec![None; n];
+    let mut started_at: Vec<Option<String>> = vec![None; n];
+    let mut remaining: Vec<usize> = (0..n).map(|i| plan.dag.producers(i).count()).collect();
+    let mut ready: BinaryHeap<Reverse<usize>> =
+        (0..n).filter(|&i| remaining[i] == 0).map(Reverse).collect();
+    let mut waiting: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
+    let mut set: JoinSet<TaskEnd> = JoinSet::new();
+    let mut task_ids: HashMap<tokio::task::Id, usize> = HashMap::new();
+    let mut running: BTreeMap<usize, Instant> = BTreeMap::new();
+    let mut reused = std::mem::take(&mut plan.reused);
+    let mut interrupted: Option<i32> = None;
+    let mut failed: Option<(String, String)> = None;
+    let jobs = plan.jobs.max(1);
+
+    loop {
+        // Decide every ready stage that needs no slot; queue the rest.
+        while let Some(Reverse(i)) = ready.pop() {
+            if interrupted.is_some() || failed.is_some() {
+                continue;
+            }
+            let stage = &pipeline.stages[i];
+            let name = stage.name.value.clone();
+            let decided: Option<Decision> = if let Some((values, recs)) = reused.remove(&i) {
+                let parent = plan.parent.clone().unwrap_or_default();
+                plan.reporter.event(Event::Reuse {
+                    stage: name.clone(),
+                    parent: parent.clone(),
+                });
+                Some((
+                    Outcome::Reused,
+                    Some(values),
+                    recs,
+                    Some(format!("from run {parent}")),
+                ))
+            } else if let Some(p) = skipped_producer(&plan, &records, i) {
+                Some((
+                    Outcome::Skipped,
+                    None,
+                    BTreeMap::new(),
+                    Some(format!("`{p}` was skipped")),
+                ))
+            } else if !(Values {
+                dag: plan.dag,
+                outputs: &outputs,
+                inputs: &shared.inputs,
+            })
+            .when(stage)
+            {
+                let expr = stage
+                    .when
+                    .as_ref()
+                    .map(|w| w.value.to_string())
+                    .unwrap_or_default();
+                Some((
+                    Outcome::Skipped,
+                    None,
+                    BTreeMap::new(),
+                    Some(format!("`when` {expr} is false")),
+                ))
+            } else {
+                let (_, missing) = plan.secrets.for_stage(pipeline, plan.flow, i);
+                if let Some(k) = missing.first() {
+                    let (values, recs) = fallback(stage, &shared.contracts[i]);
+                    Some((
+                        Outcome::FellBack,
+                        Some(values),
+                        recs,
+                        Some(format!(
+                            "secret `{k}` is missing (on-missing=\"disable\"); the stage did not run"
+                        )),
+                    ))
+                } else {
+                    None
+                }
+            };
+            match decided {
+                Some((outcome, values, recs, reason)) => {
+                    finish(
+                        &plan,
+                        i,
+                        outcome,
+                        values,
+                        recs,
+                        reason,
+                        Duration::ZERO,
+                        None,
+                        &mut outputs,
+                        &mut records,
+                        &mut remaining,
+                        &mut ready,
+                    );
+                }
+                None => waiting.push(Reverse(i)),
+            }
+        }
+        while running.len() < jobs && interrupted.is_none() && failed.is_none() {
+            let Some(Reverse(i)) = waiting.pop() else {
+                break;
+            };
+            let children = Values {
+                dag: plan.dag,
+                outputs: &outputs,
+                inputs: &shared.inputs,
+            }
+            .children(&pipeline.stages[i]);
+            let (secrets, _) = plan.secrets.for_stage(pipeline, plan.flow, i);
+            let name = pipeline.stages[i].name.value.clone();
+            started_at[i] = Some(clock::now());
+            plan.reporter.event(Event::StageStart {
+                stage: name.clone(),
+            });
+            let handle = set.spawn(run_stage(
+                shared.clone(),
+                i,
+                children,
+                secrets,
+                plan.reporter.sink(&name),
+                plan.cancel.clone(),
+            ));
+            task_ids.insert(handle.id(), i);
+            running.insert(i, Instant::now());
+        }
+        if running.is_empty() && (ready.is_empty() || interrupted.is_some() || failed.is_some()) {
+            break;
+        }
+        tokio::select! {
+            joined = set.join_next_with_id() => {
+                let Some(joined) = joined else { continue };
+                let end = match joined {
+                    Ok((_, end)) => end,
+                    Err(e) => {
+                        let Some(&index) = task_ids.get(&e.id()) else { continue };
+                        TaskEnd {
+                            index,
+                            result: Err(StageError::failed("the stage's implementation panicked")),
+                            timed_out: None,
+                            duration: running.get(&index).map(Instant::elapsed).unwrap_or_default(),
+                        }
+                    }
+                };
+                let i = end.index;
+                running.remove(&i);
+                let stage = &pipeline.stages[i];
+                let name = stage.name.value.clone();
+                let (outcome, values, recs, reason) = match end.result {
+                    Ok((mut values, mut recs)) => {
+                        values.insert("ok".into(), OutputValue::Bool(true));
+                        recs.insert("ok".into(), bool_record(true));
+                        (Outcome::Succeeded, Some(values), recs, None)
+                    }
+                    Err(e) => {
+                        let why = match end.timed_out {
+                            Some(t) => format!("timed out after {}", super::console::human(t)),
+                            None => redact(&shared.redactor, &e.to_string()),
+                        };
+                        if interrupted.is_some() && end.timed_out.is_none() {
+                            (Outcome::Cancelled, None, BTreeMap::new(), Some(why))
+                        } else {
+                            match stage.on_error.value {
+                                OnError::Fail => {
+                                    if failed.is_none() {
+                                        failed = Some((name.clone(), why.clone()));
+                                    }
+                                    (Outcome::Failed, None, BTreeMap::new(), Some(why))
+                                }
+                                OnError::Fallback => {
+                                    let (values, recs) = fallback(stage, &shared.contracts[i]);
+                                    (Outcome::FellBack, Some(values), recs, Some(why))
+                                }
+                                OnError::Skip => (Outcome::Skipped, None, BTreeMap::new(), Some(why)),
+                            }
+                        }
+                    }
+                };
+                finish(
+                    &plan, i, outcome, values, recs, reason, end.duration, started_at[i].take(),
+                    &mut outputs, &mut records, &mut remaining, &mut ready,
+                );
+            }
+            reason = plan.cancel.cancelled(), if interrupted.is_none() => {
+                let sig = match reason {
+                    CancelReason::Interrupted(s) => s,
+                    CancelReason::Timeout => libc::SIGTERM,
+                };
+                interrupted = Some(sig);
+                plan.reporter.event(Event::Cancel {
+                    signal: signal_name(sig),
+                    running: running.keys().map(|&i| pipeline.stages[i].name.value.clone()).collect(),
+                });
+            }
+        }
+    }
+
+    let why_not = match (&interrupted, &failed) {
+        (Some(sig), _) => format!("the run was interrupted ({})", signal_name(*sig)),
+        (None, Some((s, _))) => format!("stage `{s}` failed"),
+        (None, None) => "the run stopped".into(),
+    };
+    let records = records
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            r.unwrap_or_else(|| StageRecord {
+                name: pipeline.stages[i].name.value.clone(),
+                kind: pipeline.stages[i].uses.value.clone(),
+                outcome: Outcome::NotRun,
+                started_at: None,
+                duration_ms: 0,
+                reason: Some(why_not.clone()),
+                outputs: BTreeMap::new(),
+                reused_from: None,
+            })
+        })
+        .collect();
+    Ended {
+        records,
+        interrupted,
+        failed,
+    }
+}
+
+/// The stage `i` reads data from (or `needs`) a skipped producer: its name.
+fn skipped_producer(plan: &Plan<'_>, records: &[Option<StageRecord>], i: usize) -> Option<String> {
+    plan.dag.producers(i).find_map(|(p, info)| {
+        let skipped = records[p]
+            .as_ref()
+            .is_some_and(|r| r.outcome == Outcome::Skipped);
+        (skipped && (!info.data.is_empty() || info.needs)).then(|| {
+            records[p]
+                .as_ref()
+                .map(|r| r.name.clone())
+                .unwrap_or_default()
+        })
+    })
+}
+
+/// The policy's fallback outputs as values and records (absent ones left out).
+fn fallback(
+    stage: &crate::model::Stage,
+    contract: &StageContract,
+) -> (StageOutputs, BTreeMap<String, OutputRecord>) {
+    let mut values = StageOutputs::new();
+    let mut recs = BTreeMap::new();
+    for (name, v) in fallback_outputs(stage, contract) {
+        if let Some(b) = v {
+            values.insert(name.clone(), OutputValue::Bool(b));
+            recs.insert(name, bool_record(b));
+        }
+    }
+    (values, recs)
+}
+
+fn redact(r: &Redactor, s: &str) -> String {
+    String::from_utf8_lossy(&r.redact(s.as_bytes())).into_owned()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    plan: &Plan<'_>,
+    i: usize,
+    outcome: Outcome,
+    values: Option<StageOutputs>,
+    recs: BTreeMap<String, OutputRecord>,
+    reason: Option<String>,
+    duration: Duration,
+    started: Option<String>,
+    outputs: &mut [Option<StageOutputs>],
+    records: &mut [Option<StageRecord>],
+    remaining: &mut [usize],
+    ready: &mut BinaryHeap<Reverse<usize>>,
+) {
+    let stage = &plan.shared.pipeline.stages[i];
+    let name = stage.name.value.clone();
+    let reason = reason.map(|r| redact(&plan.shared.redactor, &r));
+    match (outcome, &reason) {
+        (Outcome::FellBack, Some(r)) => plan.reporter.event(Event::Fallback {
+            stage: name.clone(),
+            reason: r.clone(),
+        }),
+        (Outcome::Skipped, Some(r)) => plan.reporter.event(Event::Skip {
+            stage: name.clone(),
+            reason: r.clone(),
+        }),
+        _ => {}
+    }
+    plan.reporter.event(Event::StageEnd {
+        stage: name.clone(),
+        outcome,
+        duration_ms: duration.as_millis() as u64,
+        reason: reason.clone(),
+    });
+    outputs[i] = values;
+    records[i] = Some(StageRecord {
+        name,
+        kind: stage.uses.value.clone(),
+        outcome,
+        started_at: started,
+        duration_ms: duration.as_millis() as u64,
+        reason: if outcome == Outcome::Reused {
+            None
+        } else {
+            reason
+        },
+        outputs: recs,
+        reused_from: (outcome == Outcome::Reused).then(|| plan.parent.clone().unwrap_or_default()),
+    });
+    for (c, _) in plan.dag.consumers(i) {
+        remaining[c] -= 1;
+        if remaining[c] == 0 {
+            ready.push(Reverse(c));
+        }
+    }
+}
+
+/// One stage, as a task: run the implementation under its timeout and the run's cancellation,
+/// keep its outputs, remove its work folder once everything it started has ended.
+async fn run_stage(
+    shared: Arc<Shared>,
+    i: usize,
+    children: Vec<ResolvedChild>,
+    secrets: StageSecrets,
+    status: StatusSink,
+    run_cancel: CancelSignal,
+) -> TaskEnd {
+    let started = Instant::now();
+    let stage = &shared.pipeline.stages[i];
+    let name = &stage.name.value;
+    let work = WorkDir::new(
+        shared.temp_dir.clone(),
+        format!("reviewflow-{}-", super::keep::component(name)),
+    );
+    let (canceller, cancel) = cancel_pair();
+    let cx = StageCx {
+        run_id: &shared.run_id,
+        stage,
+        contract: &shared.contracts[i],
+        children: &children,
+        inputs: &shared.inputs,
+        secrets: &secrets,
+        redactor: &shared.redactor,
+        run_dir: &shared.run_dir,
+        checkout: &shared.checkout,
+        grace: shared.grace,
+        cancel,
+        status,
+        extensions: &shared.extensions,
+        work: &work,
+    };
+    let timeout = stage.timeout();
+    let mut timed_out = None;
+    let result = {
+        let mut fut = std::pin::pin!(shared.impls[i].run(cx));
+        let deadline = tokio::time::sleep(timeout.unwrap_or(Duration::from_secs(86_400)));
+        tokio::pin!(deadline);
+        let early = tokio::select! {
+            r = &mut fut => Some(r),
+            () = &mut deadline, if timeout.is_some() => {
+                canceller.cancel(CancelReason::Timeout);
+                timed_out = timeout;
+                None
+            }
+            reason = run_cancel.cancelled() => {
+                canceller.cancel(reason);
+                None
+            }
+        };
+        match early {
+            Some(r) => r,
+            // Cancelled: the implementation ends its children (SIGTERM, grace, SIGKILL). One
+            // that does not stop in time is dropped, which kills any group it still holds.
+            None => match tokio::time::timeout(shared.grace + STOP_SLACK, &mut fut).await {
+                Ok(r) => r,
+                Err(_) => Err(StageError::failed(
+                    "the stage did not stop within its grace period and was abandoned",
+                )),
+            },
+        }
+    };
+    let result = match result {
+        Ok(values) => keep(&shared.run_dir, name, values, &shared.redactor).await,
+        Err(e) => Err(e),
+    };
+    work.remove().await;
+    TaskEnd {
+        index: i,
+        result,
+        timed_out,
+        duration: started.elapsed(),
+    }
+}

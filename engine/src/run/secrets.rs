@@ -1,0 +1,116 @@
+//! The run's secrets: read once from the environment, checked against `min-bytes`, and scoped
+//! to the stages that may hold them.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt as _;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::context::StageSecrets;
+use crate::exec::redact::{RedactError, Redactor};
+use crate::exec::secret::SecretValue;
+use crate::flow::Flow;
+use crate::model::{OnMissing, Pipeline};
+
+/// Whether a secret was available (never its value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SecretState {
+    Present,
+    Missing,
+    /// Set, but shorter than its `min-bytes`: treated as missing.
+    TooShort,
+}
+
+/// Every secret of the run. `Debug` shows names and states only.
+pub struct RunSecrets {
+    values: BTreeMap<String, SecretValue>,
+    pub states: BTreeMap<String, SecretState>,
+}
+
+impl std::fmt::Debug for RunSecrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.states.iter()).finish()
+    }
+}
+
+impl RunSecrets {
+    pub fn read(pipeline: &Pipeline, lookup: &dyn Fn(&str) -> Option<OsString>) -> Self {
+        let mut values = BTreeMap::new();
+        let mut states = BTreeMap::new();
+        for secret in &pipeline.secrets {
+            let name = secret.name.value.clone();
+            let value = lookup(&secret.env.value).map(|v| SecretValue::new(v.into_vec()));
+            let min = secret.min_bytes.as_ref().map_or(1, |m| m.value.max(1));
+            let state = match &value {
+                None => SecretState::Missing,
+                Some(v) if (v.len() as u64) < min => SecretState::TooShort,
+                Some(_) => SecretState::Present,
+            };
+            if let (SecretState::Present, Some(v)) = (state, value) {
+                values.insert(name.clone(), v);
+            }
+            states.insert(name, state);
+        }
+        Self { values, states }
+    }
+
+    /// Secrets that are missing under `on-missing="fail"`: the run cannot start.
+    pub fn missing_required(&self, pipeline: &Pipeline) -> Vec<String> {
+        pipeline
+            .secrets
+            .iter()
+            .filter(|s| s.on_missing.value == OnMissing::Fail && !self.present(&s.name.value))
+            .map(|s| s.name.value.clone())
+            .collect()
+    }
+
+    pub fn present(&self, name: &str) -> bool {
+        self.values.contains_key(name)
+    }
+
+    /// A redactor of every present value.
+    pub fn redactor(&self) -> Result<Redactor, RedactError> {
+        Redactor::new(
+            self.values
+                .iter()
+                .map(|(n, v)| (n.clone(), v.expose_secret().to_vec())),
+        )
+    }
+
+    /// Every present value, for `::add-mask::`.
+    pub fn values(&self) -> impl Iterator<Item = &SecretValue> {
+        self.values.values()
+    }
+
+    /// The secrets stage `i` holds (`Flow::held`: named in a secret slot, or the forge token of a
+    /// stage that talks to the forge), filtered by `visible-to`, and whether any of them is
+    /// missing (the stage is then disabled).
+    pub fn for_stage(
+        &self,
+        pipeline: &Pipeline,
+        flow: &Flow,
+        i: usize,
+    ) -> (StageSecrets, Vec<String>) {
+        let stage = &pipeline.stages[i];
+        let mut scope = StageSecrets::default();
+        let mut missing = Vec::new();
+        for &k in flow.held.get(i).map(Vec::as_slice).unwrap_or_default() {
+            let secret = &pipeline.secrets[k];
+            let visible = secret
+                .visible_to
+                .iter()
+                .any(|v| v.value == stage.name.value);
+            if !visible {
+                continue;
+            }
+            match self.values.get(&secret.name.value) {
+                Some(v) => scope.insert(&secret.name.value, v.clone()),
+                None => missing.push(secret.name.value.clone()),
+            }
+        }
+        (scope, missing)
+    }
+}

@@ -1,0 +1,129 @@
+//! Output values of stages, and their digests.
+
+use std::path::PathBuf;
+
+use sha2::{Digest as _, Sha256};
+
+/// The value of one output. A `File` is a path in the run directory once the stage has ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OutputValue {
+    Bool(bool),
+    Text(String),
+    Bytes(Vec<u8>),
+    Json(serde_json::Value),
+    File(PathBuf),
+}
+
+/// The outputs a stage produced, by name. An output that is not in the map is absent.
+pub type StageOutputs = std::collections::BTreeMap<String, OutputValue>;
+
+impl OutputValue {
+    /// The type tag kept in the manifest.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Self::Bool(_) => "bool",
+            Self::Text(_) => "text",
+            Self::Bytes(_) => "bytes",
+            Self::Json(_) => "json",
+            Self::File(_) => "file",
+        }
+    }
+
+    /// The value as a condition reads it: only booleans are booleans.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Self::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The value as a template renders it.
+    pub fn render(&self) -> String {
+        match self {
+            Self::Bool(b) => b.to_string(),
+            Self::Text(t) => t.clone(),
+            Self::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+            Self::Json(v) => v.to_string(),
+            Self::File(p) => p.display().to_string(),
+        }
+    }
+
+    /// The bytes the digest covers and the run directory keeps (a file's are read by the caller).
+    pub fn bytes(&self) -> Option<Vec<u8>> {
+        match self {
+            Self::Bool(b) => Some(if *b {
+                b"true".to_vec()
+            } else {
+                b"false".to_vec()
+            }),
+            Self::Text(t) => Some(t.as_bytes().to_vec()),
+            Self::Bytes(b) => Some(b.clone()),
+            Self::Json(v) => Some(v.to_string().into_bytes()),
+            Self::File(_) => None,
+        }
+    }
+
+    /// Rebuilds a value of type `type_name` from kept bytes (a file keeps its path).
+    pub fn from_kept(type_name: &str, bytes: Vec<u8>, path: PathBuf) -> Option<Self> {
+        Some(match type_name {
+            "bool" => match bytes.as_slice() {
+                b"true" => Self::Bool(true),
+                b"false" => Self::Bool(false),
+                _ => return None,
+            },
+            "text" => Self::Text(String::from_utf8(bytes).ok()?),
+            "bytes" => Self::Bytes(bytes),
+            "json" => Self::Json(serde_json::from_slice(&bytes).ok()?),
+            "file" => Self::File(path),
+            _ => return None,
+        })
+    }
+}
+
+/// `sha256:<hex>` over the type tag, a NUL, and the bytes: a text and a file with the same bytes
+/// do not share a digest.
+pub fn digest(type_name: &str, bytes: &[u8]) -> String {
+    let mut h = Sha256::new();
+    h.update(type_name.as_bytes());
+    h.update([0]);
+    h.update(bytes);
+    format!("sha256:{}", hex(&h.finalize()))
+}
+
+/// `sha256:<hex>` of plain bytes.
+pub fn sha256(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex(&Sha256::digest(bytes)))
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_are_typed() {
+        assert_ne!(digest("text", b"x"), digest("bytes", b"x"));
+        assert_eq!(digest("text", b"x"), digest("text", b"x"));
+        assert!(sha256(b"").starts_with("sha256:e3b0c442"));
+    }
+
+    #[test]
+    fn kept_values_round_trip() {
+        for v in [
+            OutputValue::Bool(true),
+            OutputValue::Text("a".into()),
+            OutputValue::Json(serde_json::json!({"a": 1})),
+        ] {
+            let back = OutputValue::from_kept(v.type_name(), v.bytes().unwrap(), PathBuf::new());
+            assert_eq!(back, Some(v));
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! `reviewflow run`.
+
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+
+use reviewflow_engine::duration::parse_duration_ms;
+use reviewflow_engine::finding::Severity;
+use reviewflow_engine::report;
+use reviewflow_engine::run::{
+    ConsoleMode, EXIT_UNUSABLE, Implementations, RunError, RunOptions, execute_blocking,
+};
+use reviewflow_engine::{CheckOptions, run_checks};
+
+use crate::cli::RunArgs;
+use crate::output::{Loaded, load, style};
+
+pub fn run(args: RunArgs) -> u8 {
+    let registry = reviewflow_stdlib::registry();
+    let style = style(args.color.color);
+    let compiled = match load(&args.file, &registry) {
+        Ok(c) => c,
+        Err(Loaded::Unreadable(message)) => {
+            eprintln!("error: {message}");
+            return EXIT_UNUSABLE;
+        }
+        Err(Loaded::Unusable(u)) => {
+            eprint!("{}", report::render_human(&u.source, &u.findings, style));
+            eprintln!("{}: unusable input", u.source.name());
+            return EXIT_UNUSABLE;
+        }
+    };
+    let findings = run_checks(&compiled, &registry, CheckOptions::default());
+    let live_error = findings
+        .iter()
+        .any(|f| f.suppressed.is_none() && f.severity == Severity::Error);
+    if live_error {
+        eprint!(
+            "{}",
+            report::render_human(&compiled.source, &findings, style)
+        );
+        eprintln!(
+            "{}: {}; not running a pipeline that fails check",
+            compiled.source.name(),
+            report::summary_line(&findings)
+        );
+        return EXIT_UNUSABLE;
+    }
+
+    let grace = match parse_duration_ms(&args.grace) {
+        Some(ms) => std::time::Duration::from_millis(ms),
+        None => {
+            eprintln!(
+                "error: --grace {:?} is not a duration such as \"10s\" or \"500ms\"",
+                args.grace
+            );
+            return EXIT_UNUSABLE;
+        }
+    };
+    let checkout = match args.checkout.clone().map_or_else(std::env::current_dir, Ok) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: cannot find the current folder: {e}");
+            return EXIT_UNUSABLE;
+        }
+    };
+    if !checkout.is_dir() {
+        eprintln!("error: the checkout {} is not a folder", checkout.display());
+        return EXIT_UNUSABLE;
+    }
+    let github = std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true");
+    let mut options = RunOptions::new(checkout);
+    if let Some(jobs) = args.jobs {
+        options.jobs = jobs.max(1);
+    }
+    options.grace = grace;
+    if let Some(dir) = args.run_dir.clone() {
+        options.runs_dir = dir;
+    }
+    options.resume = args.resume.clone();
+    options.allow_model_change = args.allow_model_change;
+    options.mode = if github { "ci" } else { "local" }.into();
+    options.console = if github {
+        ConsoleMode::GitHub
+    } else if std::io::stderr().is_terminal() {
+        ConsoleMode::Live
+    } else {
+        ConsoleMode::Plain
+    };
+    options.step_summary = github
+        .then(|| std::env::var_os("GITHUB_STEP_SUMMARY").map(PathBuf::from))
+        .flatten();
+
+    let implementations = Implementations::with_builtins();
+    match execute_blocking(&compiled, &registry, &implementations, options) {
+        Ok(report) => {
+            eprintln!("run directory: {}", report.run_dir.display());
+            report.exit_code
+        }
+        Err(RunError::Check { findings }) => {
+            eprint!(
+                "{}",
+                report::render_human(&compiled.source, &findings, style)
+            );
+            EXIT_UNUSABLE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_UNUSABLE
+        }
+    }
+}
