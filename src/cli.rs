@@ -47,6 +47,13 @@ pub struct RunArgs {
     /// The checkout under review (default: the current folder)
     #[arg(long, value_name = "DIR")]
     pub checkout: Option<PathBuf>,
+    /// Local forge: the base of the change (default: the merge base with the default branch,
+    /// or the parent of HEAD on the default branch)
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// Local forge: the head of the change (default: HEAD)
+    #[arg(long, value_name = "REV")]
+    pub head: Option<String>,
     #[command(flatten)]
     pub color: ColorArg,
 }

@@ -90,7 +90,44 @@ pub fn run(args: RunArgs) -> u8 {
         .then(|| std::env::var_os("GITHUB_STEP_SUMMARY").map(PathBuf::from))
         .flatten();
 
-    let implementations = Implementations::with_builtins();
+    let mut implementations = Implementations::with_builtins();
+    reviewflow_stdlib::stages::runtime::register_implementations(&mut implementations);
+    // The std/* stages work on the forge's change, opened once, here: its SHAs are what the run
+    // reviews, and they are part of the run's identity.
+    let uses_std = compiled
+        .pipeline
+        .stages
+        .iter()
+        .any(|s| s.uses.value.starts_with("std/"));
+    if uses_std {
+        if compiled
+            .pipeline
+            .forge
+            .as_ref()
+            .is_some_and(|f| f.kind.value != reviewflow_engine::model::ForgeKind::Local)
+        {
+            eprintln!("error: this build runs std/* stages on the local forge only");
+            return EXIT_UNUSABLE;
+        }
+        match reviewflow_stdlib::stages::runtime::prepare_local(
+            &options.checkout,
+            &compiled.pipeline.stores,
+            args.base.as_deref(),
+            args.head.as_deref(),
+        ) {
+            Ok((services, inputs, commits)) => {
+                options.builtin_inputs = inputs;
+                options.commits = commits;
+                let mut extensions = reviewflow_engine::run::Extensions::new();
+                extensions.insert(services);
+                options.extensions = std::sync::Arc::new(extensions);
+            }
+            Err(message) => {
+                eprintln!("error: {message}");
+                return EXIT_UNUSABLE;
+            }
+        }
+    }
     match execute_blocking(&compiled, &registry, &implementations, options) {
         Ok(report) => {
             eprintln!("run directory: {}", report.run_dir.display());

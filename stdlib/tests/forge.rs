@@ -140,7 +140,10 @@ fn the_default_branch_reviews_its_last_commit_and_a_root_commit_the_whole_tree()
     let root = forge.open_change(None, None).unwrap();
     assert_eq!(root.range.basis, Basis::Root);
     assert!(root.base().is_empty_tree());
-    assert_eq!(root.change_id, "root");
+    assert_eq!(
+        root.change_id, "branch-main",
+        "the root commit of a branch is its first push"
+    );
     assert_eq!(root.title, "First");
     assert_eq!(root.body, "");
 
@@ -151,7 +154,7 @@ fn the_default_branch_reviews_its_last_commit_and_a_root_commit_the_whole_tree()
         (last.base().as_str(), last.head().as_str()),
         (c1.as_str(), c2.as_str())
     );
-    assert_eq!(last.change_id, format!("commit-{}", &c1[..12]));
+    assert_eq!(last.change_id, "branch-main");
     assert_eq!(last.title, "Second");
 
     // --base/--head override.

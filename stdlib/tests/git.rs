@@ -177,9 +177,9 @@ fn range_on_the_default_branch_is_the_last_commit() {
     assert_eq!(range.base_ref, "HEAD~1");
     assert!(range.on_default_branch);
     let id = change_id(&range);
-    assert_eq!(id, format!("commit-{}", &c1[..12]));
+    assert_eq!(id, "branch-main");
 
-    // Amending the reviewed commit keeps its parent, hence the id.
+    // Amending the reviewed commit keeps the id.
     std::fs::write(repo.path().join("b.txt"), "b2\n").unwrap();
     repo.git(&["commit", "-q", "-a", "--amend", "--no-edit"]);
     assert_eq!(
@@ -214,7 +214,7 @@ fn a_root_commit_is_diffed_against_the_empty_tree() {
     assert_eq!(range.basis, Basis::Root);
     assert_eq!(range.base_sha.as_str(), EMPTY_TREE_SHA1);
     assert_eq!(range.head_sha.as_str(), root);
-    assert_eq!(change_id(&range), "root");
+    assert_eq!(change_id(&range), "branch-main");
     let diff =
         String::from_utf8(git::diff(repo.path(), &range.base_sha, &range.head_sha, None).unwrap())
             .unwrap();
@@ -247,7 +247,11 @@ fn overrides_replace_base_and_head() {
         ("main~2", "main")
     );
     assert!(range.on_default_branch);
-    assert_eq!(change_id(&range), format!("range-{}", &c1[..12]));
+    assert_eq!(
+        change_id(&range),
+        "branch-main",
+        "a head naming a branch keeps its id"
+    );
 
     // Only the head given: the base still comes from the default branch.
     let range = change_range(repo.path(), None, Some(&f1)).unwrap();

@@ -828,14 +828,13 @@ stage "a" uses="run" {
 }
 
 #[test]
-fn a_stage_kind_without_implementation_refuses_the_run() {
+fn std_stages_outside_a_git_checkout_refuse_the_run() {
     let case = Case::new("");
     std::fs::copy(root().join("examples/local.kdl"), case.path("review.kdl")).expect("copy");
     let out = case.run(&[], &[]);
     assert_eq!(out.code, 2, "{}", out.all());
     assert!(
-        out.stderr
-            .contains("std/review has no implementation in this build"),
+        out.stderr.contains("cannot open the change under review"),
         "{}",
         out.all()
     );

@@ -110,20 +110,18 @@ const MAX_BRANCH_PART: usize = 48;
 /// A stable name for the change under review, fit for a store name
 /// (`[A-Za-z0-9][A-Za-z0-9._-]*`, at most 64 characters):
 ///
-/// - on a branch other than the default one: `branch-<name>`, so new commits and rebases of the
-///   branch keep the id; a name that had to be altered (characters outside `[A-Za-z0-9._-]`, such
+/// - on a branch, the default one included: `branch-<name>`, so new commits and rebases of the
+///   branch keep the id (on the default branch each new commit is reviewed as the next push of
+///   the same change); a name that had to be altered (characters outside `[A-Za-z0-9._-]`, such
 ///   as `/`, or over 48 characters) also gets `-<8 hex of its SHA-256>`, so `a/b` and `a-b` differ;
-/// - the last commit on the default branch: `commit-<12 hex of the base>`, i.e. of the parent, so
-///   amending that commit keeps the id;
-/// - a root commit: `root`;
-/// - anything else (a detached head, an explicit range off the default branch):
-///   `range-<12 hex of the base>`.
+/// - with no branch (a detached head): the last commit, `commit-<12 hex of the parent>`; a root
+///   commit, `root`;
+/// - anything else (a detached head off the default branch, an explicit head that names no
+///   branch): `range-<12 hex of the base>`.
 pub fn change_id(range: &Range) -> String {
-    if let Some(branch) = range
-        .head_branch
-        .as_deref()
-        .filter(|_| !range.on_default_branch)
-    {
+    // A branch is one change across its commits, the default branch too: a new commit on it is
+    // reviewed as the next push of the same change, so the next review resumes the last one.
+    if let Some(branch) = range.head_branch.as_deref() {
         return format!("branch-{}", sanitise_branch(branch));
     }
     match range.basis {
@@ -178,16 +176,20 @@ mod tests {
         );
         assert_eq!(
             change_id(&range(Some("main"), true, Basis::LastCommit)),
+            "branch-main"
+        );
+        assert_eq!(
+            change_id(&range(None, true, Basis::LastCommit)),
             "commit-abababababab"
         );
         assert_eq!(
             change_id(&range(None, false, Basis::MergeBase)),
             "range-abababababab"
         );
-        assert_eq!(change_id(&range(Some("main"), true, Basis::Root)), "root");
+        assert_eq!(change_id(&range(None, true, Basis::Root)), "root");
         assert_eq!(
             change_id(&range(Some("main"), true, Basis::Explicit)),
-            "range-abababababab"
+            "branch-main"
         );
     }
 

@@ -125,3 +125,102 @@ pub fn contract() -> StageContract {
     .permission("pull-requests:read")
     .effect(Effect::Reads)
 }
+
+/// The implementation: the change the run opened, gathered once.
+pub struct Gather;
+
+impl reviewflow_engine::run::StageImpl for Gather {
+    fn run<'a>(
+        &'a self,
+        cx: reviewflow_engine::run::StageCx<'a>,
+    ) -> reviewflow_engine::run::BoxFuture<
+        'a,
+        Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError>,
+    > {
+        Box::pin(run(cx))
+    }
+}
+
+fn tier_of(word: Option<String>) -> Option<crate::diff::Tier> {
+    use crate::diff::Tier;
+    match word.as_deref()? {
+        "green" => Some(Tier::Green),
+        "yellow" => Some(Tier::Yellow),
+        "orange" => Some(Tier::Orange),
+        "red" => Some(Tier::Red),
+        "black" => Some(Tier::Black),
+        _ => None,
+    }
+}
+
+async fn run(
+    cx: reviewflow_engine::run::StageCx<'_>,
+) -> Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError> {
+    use reviewflow_engine::run::{OutputValue, Resolved, StageError, StageOutputs};
+
+    use super::runtime::{arg, blocking, flag, services};
+    use crate::gather::{GateOutcome, GatherConfig, gather_change};
+
+    let services = services(&cx)?;
+    let mut config = GatherConfig {
+        path: arg(&cx, "path").and_then(Resolved::text),
+        since_last_review: flag(&cx, "since-last-review"),
+        ..GatherConfig::default()
+    };
+    if let Some(Resolved::Int(n)) = arg(&cx, "max-bytes") {
+        config.max_bytes = u64::try_from(*n).unwrap_or(0);
+    }
+    if let Some(gate) = cx.children.iter().find(|c| c.name == "gate") {
+        config.gate.halt = tier_of(gate.prop("halt").and_then(Resolved::text));
+        config.gate.warn = tier_of(gate.prop("warn").and_then(Resolved::text));
+    }
+    let checkout = services.checkout.clone();
+    let change = services.change.clone();
+    let forge = services.forge.clone();
+    let gathered = blocking(move || {
+        let last = forge
+            .last_posted(&change.change_id)
+            .map_err(|e| StageError::failed(format!("cannot read the last posted review: {e}")))?;
+        let last_head = last.map(|r| r.head);
+        gather_change(&checkout, &change, &config, last_head.as_ref())
+            .map_err(|e| StageError::failed(e.to_string()))
+    })
+    .await?;
+    cx.status.status(format!(
+        "{}..{}: {} files, {} lines, tier {}",
+        gathered.base.short(),
+        gathered.head.short(),
+        gathered.files,
+        gathered.lines,
+        gathered.tier
+    ));
+    if let Some(note) = &gathered.since_note {
+        cx.status.status(note.clone());
+    }
+    match &gathered.gate_outcome {
+        GateOutcome::Pass => {}
+        GateOutcome::Warn(reason) => cx.status.status(format!("warning: {reason}")),
+        GateOutcome::Halt(reason) => return Err(StageError::failed(reason.clone())),
+    }
+    let mut out = StageOutputs::new();
+    out.insert("diff".into(), OutputValue::Bytes(gathered.diff));
+    if let Some(since) = gathered.since_last_review {
+        out.insert("since-last-review".into(), OutputValue::Bytes(since));
+    }
+    let ranges = serde_json::to_value(&gathered.ranges)
+        .map_err(|e| StageError::failed(format!("cannot encode the ranges: {e}")))?;
+    out.insert("ranges".into(), OutputValue::Json(ranges));
+    out.insert("title".into(), OutputValue::Text(gathered.title));
+    out.insert("body".into(), OutputValue::Text(gathered.body));
+    if let Some(branch) = gathered.branch {
+        out.insert("branch".into(), OutputValue::Text(branch));
+    }
+    out.insert("base".into(), OutputValue::Text(gathered.base.to_string()));
+    out.insert("head".into(), OutputValue::Text(gathered.head.to_string()));
+    if let Some(last) = gathered.last_reviewed {
+        out.insert("last-reviewed".into(), OutputValue::Text(last.to_string()));
+    }
+    out.insert("tier".into(), OutputValue::Text(gathered.tier.to_string()));
+    out.insert("changed".into(), OutputValue::Bool(gathered.changed));
+    Ok(out)
+}

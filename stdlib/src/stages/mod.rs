@@ -1,10 +1,11 @@
-//! The `std/*` stages. Each file holds one stage's contract (and, as they are built, its
-//! implementation); [`register`] hands them to the engine.
+//! The `std/*` stages. Each file holds one stage's contract and its implementation; [`register`]
+//! hands the contracts to the engine and [`runtime::register_implementations`] the code.
 
 pub mod gather;
 pub mod post;
 pub mod restore;
 pub mod review;
+pub mod runtime;
 pub mod scan;
 pub mod seal;
 

@@ -37,3 +37,118 @@ pub fn contract() -> StageContract {
         .permission("actions:read")
         .effect(Effect::Reads)
 }
+
+/// The implementation: see the module docs. Every problem is the fresh-review fallback, said in
+/// one status line; the stage fails only when it cannot even look.
+pub struct Restore;
+
+impl reviewflow_engine::run::StageImpl for Restore {
+    fn run<'a>(
+        &'a self,
+        cx: reviewflow_engine::run::StageCx<'a>,
+    ) -> reviewflow_engine::run::BoxFuture<
+        'a,
+        Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError>,
+    > {
+        Box::pin(run(cx))
+    }
+}
+
+/// The largest conversation restored by default: 64 MiB and the envelope's overhead.
+pub const DEFAULT_MAX_BYTES: u64 = (64 << 20) + (64 << 10);
+
+async fn run(
+    cx: reviewflow_engine::run::StageCx<'_>,
+) -> Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError> {
+    use reviewflow_engine::run::{OutputValue, Resolved, StageError, StageOutputs};
+
+    use super::runtime::{arg, blocking, flag, services, store_for, text_props};
+    use crate::conversation::{RestoreOutcome, RestoreRequest, TrustPolicy, restore};
+    use crate::envelope::Binding;
+
+    let services = services(&cx)?;
+    let Some(Resolved::Store(store)) = arg(&cx, "from") else {
+        return Err(StageError::failed("`from` names no store"));
+    };
+    let (store, name, decl) = store_for(&cx, services, store)?;
+    let Some(Resolved::Secret(key_name)) = arg(&cx, "key") else {
+        return Err(StageError::failed("`key` names no secret"));
+    };
+    let Some(key) = cx.secrets.get(key_name) else {
+        return Err(StageError::failed(format!(
+            "secret `{key_name}` is not in this stage's scope"
+        )));
+    };
+    let key = key.expose_secret().to_vec();
+    let bind = cx
+        .children
+        .iter()
+        .find(|c| c.name == "bind")
+        .map(text_props)
+        .unwrap_or_default();
+    let binding = Binding::from_pairs(bind.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .map_err(|e| StageError::failed(format!("the binding is not usable: {e}")))?;
+    let max_bytes = match arg(&cx, "max-bytes") {
+        Some(Resolved::Int(n)) => u64::try_from(*n).unwrap_or(0),
+        _ => DEFAULT_MAX_BYTES,
+    };
+    let require_posted_head = flag(&cx, "require-posted-head");
+    let trust = TrustPolicy {
+        local: decl.trust.iter().any(|t| t.local),
+    };
+    let max_tries = decl.max_tries.as_ref().map_or(10, |t| t.value as usize);
+    let forge = services.forge.clone();
+    let change_id = services.change.change_id.clone();
+    let work = cx.work_dir().await?.to_path_buf();
+    let (outcome, lines) = blocking(move || {
+        let posted = forge
+            .last_posted(&change_id)
+            .map_err(|e| StageError::failed(format!("cannot read the last posted review: {e}")))?;
+        let posted_head = posted.map(|p| p.head.to_string());
+        let req = RestoreRequest {
+            secret: &key,
+            min_bytes: 32,
+            binding: &binding,
+            max_bytes,
+            max_tries,
+            posted_head: posted_head.as_deref(),
+            require_posted_head,
+            trust: &trust,
+        };
+        let mut lines = Vec::new();
+        let outcome = restore(&store, &name, &req, &mut |l| lines.push(l));
+        let mut key = key;
+        zeroize::Zeroize::zeroize(&mut key);
+        Ok((outcome, lines))
+    })
+    .await?;
+    for line in lines {
+        cx.status.status(line);
+    }
+    let mut out = StageOutputs::new();
+    match outcome {
+        RestoreOutcome::Restored {
+            header,
+            conversation,
+            entry,
+        } => {
+            let path = work.join(&header.file_name);
+            tokio::fs::write(&path, &conversation)
+                .await
+                .map_err(|e| StageError::io("write the restored conversation", e))?;
+            cx.status.status(format!(
+                "restored conversation {} of the review of {}, from {entry}",
+                header.conversation_id,
+                header.head.get(..12).unwrap_or(&header.head)
+            ));
+            out.insert("conversation".into(), OutputValue::File(path));
+            out.insert("restored".into(), OutputValue::Bool(true));
+            out.insert("head".into(), OutputValue::Text(header.head));
+        }
+        RestoreOutcome::Fresh { reason } => {
+            cx.status.status(format!("fresh review — {reason}"));
+            out.insert("restored".into(), OutputValue::Bool(false));
+        }
+    }
+    Ok(out)
+}

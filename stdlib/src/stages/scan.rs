@@ -45,3 +45,122 @@ pub fn contract() -> StageContract {
     .fallback("clean", FallbackValue::Bool(false))
     .fallback("hits", FallbackValue::Absent)
 }
+
+/// The implementation. The run's own secret values never reach this stage: by the time a value
+/// is kept for later stages the executor has replaced each of them with `[redacted:<name>]`, so a
+/// redaction marker is itself a hit (the value held a secret of the run).
+pub struct Scan;
+
+impl reviewflow_engine::run::StageImpl for Scan {
+    fn run<'a>(
+        &'a self,
+        cx: reviewflow_engine::run::StageCx<'a>,
+    ) -> reviewflow_engine::run::BoxFuture<
+        'a,
+        Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError>,
+    > {
+        Box::pin(run(cx))
+    }
+}
+
+/// What the executor writes in place of a secret of the run.
+const REDACTION_MARKER: &[u8] = b"[redacted:";
+
+async fn run(
+    cx: reviewflow_engine::run::StageCx<'_>,
+) -> Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError> {
+    use reviewflow_engine::run::{OutputValue, Resolved, StageError, StageOutputs};
+
+    use super::runtime::value_bytes;
+    use crate::detect::{DetectorId, scan};
+
+    let mut enabled: Vec<DetectorId> = Vec::new();
+    for c in cx.children.iter().filter(|c| c.name == "detect") {
+        for a in c.args.iter().filter_map(Resolved::text) {
+            let id = a
+                .parse::<DetectorId>()
+                .map_err(|_| StageError::failed(format!("unknown detector `{a}`")))?;
+            enabled.push(id);
+        }
+    }
+    if enabled.is_empty() {
+        enabled = DetectorId::ALL.to_vec();
+    }
+    let names: Vec<String> = cx
+        .stage
+        .children_named("target")
+        .flat_map(|c| c.args.iter())
+        .map(|v| match &v.value {
+            reviewflow_engine::model::Value::Reference(r) => r.to_string(),
+            _ => "target".into(),
+        })
+        .collect();
+    let targets: Vec<&Resolved> = cx
+        .children
+        .iter()
+        .filter(|c| c.name == "target")
+        .flat_map(|c| c.args.iter())
+        .collect();
+    let mut hits = Vec::new();
+    for (i, t) in targets.into_iter().enumerate() {
+        let name = names
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("target-{i}"));
+        let Resolved::Output(Some(value)) = t else {
+            cx.status
+                .status(format!("{name} is absent: nothing to scan"));
+            continue;
+        };
+        let bytes = value_bytes(value).await?;
+        let enabled = enabled.clone();
+        let (found, marker) = tokio::task::spawn_blocking(move || {
+            let found = scan(&bytes, &[], &enabled);
+            let marker = memchr_find(&bytes, REDACTION_MARKER);
+            (found, marker)
+        })
+        .await
+        .map_err(|e| StageError::failed(format!("the scan thread failed: {e}")))?;
+        for h in found {
+            cx.status.status(format!(
+                "{}: {name}:{}:{}",
+                h.detector.as_str(),
+                h.line,
+                h.column
+            ));
+            hits.push(serde_json::json!({
+                "detector": h.detector.as_str(),
+                "target": name,
+                "line": h.line,
+                "column": h.column,
+            }));
+        }
+        if let Some(offset) = marker {
+            cx.status.status(format!(
+                "secret-value: {name} held a secret of the run (redacted at byte {offset})"
+            ));
+            hits.push(serde_json::json!({
+                "detector": "secret-value",
+                "target": name,
+                "offset": offset,
+            }));
+        }
+    }
+    let clean = hits.is_empty();
+    cx.status.status(if clean {
+        "clean".to_string()
+    } else {
+        format!("{} hits: not clean", hits.len())
+    });
+    let mut out = StageOutputs::new();
+    out.insert("clean".into(), OutputValue::Bool(clean));
+    out.insert(
+        "hits".into(),
+        OutputValue::Json(serde_json::Value::Array(hits)),
+    );
+    Ok(out)
+}
+
+fn memchr_find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}

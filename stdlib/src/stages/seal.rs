@@ -41,3 +41,123 @@ pub fn contract() -> StageContract {
         .fallback("blob", FallbackValue::Absent)
         .fallback("sealed", FallbackValue::Bool(false))
 }
+
+/// The implementation: the conversation file sealed in place into a blob file.
+pub struct Seal;
+
+impl reviewflow_engine::run::StageImpl for Seal {
+    fn run<'a>(
+        &'a self,
+        cx: reviewflow_engine::run::StageCx<'a>,
+    ) -> reviewflow_engine::run::BoxFuture<
+        'a,
+        Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError>,
+    > {
+        Box::pin(run(cx))
+    }
+}
+
+/// The largest conversation sealed.
+pub const MAX_CONVERSATION_BYTES: u64 = 64 << 20;
+
+async fn run(
+    cx: reviewflow_engine::run::StageCx<'_>,
+) -> Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError> {
+    use reviewflow_engine::run::{OutputValue, Resolved, StageError, StageOutputs};
+
+    use super::runtime::{arg, blocking, services, text_props};
+    use crate::conversation::{BUNDLE_VERSION, BundleHeader, SealRequest, seal_file};
+    use crate::envelope::Binding;
+
+    let services = services(&cx)?;
+    let mut out = StageOutputs::new();
+    let input = match arg(&cx, "input") {
+        Some(Resolved::Output(Some(OutputValue::File(p)))) => p.clone(),
+        Some(Resolved::Output(Some(_))) => return Err(StageError::failed("`input` is not a file")),
+        _ => {
+            cx.status
+                .status("nothing to seal: the conversation is absent");
+            out.insert("sealed".into(), OutputValue::Bool(false));
+            return Ok(out);
+        }
+    };
+    let Some(Resolved::Secret(key_name)) = arg(&cx, "key") else {
+        return Err(StageError::failed("`key` names no secret"));
+    };
+    let key = cx
+        .secrets
+        .get(key_name)
+        .ok_or_else(|| {
+            StageError::failed(format!("secret `{key_name}` is not in this stage's scope"))
+        })?
+        .expose_secret()
+        .to_vec();
+    let bind = cx
+        .children
+        .iter()
+        .find(|c| c.name == "bind")
+        .map(text_props)
+        .unwrap_or_default();
+    let binding = Binding::from_pairs(bind.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .map_err(|e| StageError::failed(format!("the binding is not usable: {e}")))?;
+    let file_name = input
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| !n.starts_with('.'))
+        .unwrap_or("conversation")
+        .to_string();
+    let head = services.change.head().to_string();
+    let work = cx.work_dir().await?.to_path_buf();
+    let blob = work.join("sealed.blob");
+    let run_id = cx.run_id.to_string();
+    let blob_out = blob.clone();
+    let (size, conversation_id) = blocking(move || {
+        let bytes_id = {
+            use sha2::Digest;
+            let mut h = sha2::Sha256::new();
+            let mut f = std::fs::File::open(&input)
+                .map_err(|e| StageError::io("read the conversation", e))?;
+            let mut chunk = vec![0u8; 1 << 16];
+            loop {
+                let n = std::io::Read::read(&mut f, &mut chunk)
+                    .map_err(|e| StageError::io("read the conversation", e))?;
+                if n == 0 {
+                    break;
+                }
+                h.update(&chunk[..n]);
+            }
+            let d = h.finalize();
+            d.iter()
+                .take(8)
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        };
+        let conversation_id = format!("conv-{bytes_id}");
+        let req = SealRequest {
+            secret: &key,
+            min_bytes: 32,
+            binding: &binding,
+            header: BundleHeader {
+                version: BUNDLE_VERSION,
+                conversation_id: conversation_id.clone(),
+                head,
+                run_id,
+                file_name,
+            },
+            max_bytes: MAX_CONVERSATION_BYTES,
+        };
+        let size =
+            seal_file(&req, &input, &blob_out).map_err(|e| StageError::failed(e.to_string()))?;
+        let mut key = key;
+        zeroize::Zeroize::zeroize(&mut key);
+        Ok((size, conversation_id))
+    })
+    .await?;
+    cx.status.status(format!(
+        "sealed the conversation {conversation_id} of the review of {} ({size} bytes)",
+        services.change.head().short()
+    ));
+    out.insert("blob".into(), OutputValue::File(blob));
+    out.insert("sealed".into(), OutputValue::Bool(true));
+    Ok(out)
+}
