@@ -7,6 +7,7 @@ mod docs_checks;
 mod docs_language;
 mod formats;
 mod graph;
+mod local_pipeline;
 mod lowering;
 mod run;
 mod schema;

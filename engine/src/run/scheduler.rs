@@ -91,6 +91,10 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
     let n = pipeline.stages.len();
     let mut outputs: Vec<Option<StageOutputs>> = vec![None; n];
     let mut records: Vec<Option<StageRecord>> = vec![None; n];
+    // Stages skipped because their own `when` was false: their outputs are absent, and their
+    // consumers still run (a post writes a tombstone when the seal did not run). Only a skip
+    // under `on-error="skip"` (and what it skips in turn) skips the stages that need it.
+    let mut gated = vec![false; pipeline.stages.len()];
     let mut started_at: Vec<Option<String>> = vec![None; n];
     let mut remaining: Vec<usize> = (0..n).map(|i| plan.dag.producers(i).count()).collect();
     let mut ready: BinaryHeap<Reverse<usize>> =
@@ -124,7 +128,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                     recs,
                     Some(format!("from run {parent}")),
                 ))
-            } else if let Some(p) = skipped_producer(&plan, &records, i) {
+            } else if let Some(p) = skipped_producer(&plan, &records, &gated, i) {
                 Some((
                     Outcome::Skipped,
                     None,
@@ -143,6 +147,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                     .as_ref()
                     .map(|w| w.value.to_string())
                     .unwrap_or_default();
+                gated[i] = true;
                 Some((
                     Outcome::Skipped,
                     None,
@@ -312,11 +317,17 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
 }
 
 /// The stage `i` reads data from (or `needs`) a skipped producer: its name.
-fn skipped_producer(plan: &Plan<'_>, records: &[Option<StageRecord>], i: usize) -> Option<String> {
+fn skipped_producer(
+    plan: &Plan<'_>,
+    records: &[Option<StageRecord>],
+    gated: &[bool],
+    i: usize,
+) -> Option<String> {
     plan.dag.producers(i).find_map(|(p, info)| {
-        let skipped = records[p]
-            .as_ref()
-            .is_some_and(|r| r.outcome == Outcome::Skipped);
+        let skipped = !gated[p]
+            && records[p]
+                .as_ref()
+                .is_some_and(|r| r.outcome == Outcome::Skipped);
         (skipped && (!info.data.is_empty() || info.needs)).then(|| {
             records[p]
                 .as_ref()
