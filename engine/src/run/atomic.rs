@@ -20,6 +20,44 @@ pub fn write_blocking(path: &Path, bytes: &[u8]) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// Copies `from` to `path` atomically through `redactor`, in chunks (a 64 MiB conversation is
+/// never held whole), and returns the digest of what was written (as [`digest`] computes it for
+/// `type_name`).
+///
+/// [`digest`]: super::value::digest
+pub fn redacted_copy_blocking(
+    from: &Path,
+    path: &Path,
+    redactor: &crate::exec::redact::Redactor,
+    type_name: &str,
+) -> io::Result<String> {
+    use sha2::{Digest as _, Sha256};
+    use std::io::Read as _;
+    let dir = path
+        .parent()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no parent folder"))?;
+    let mut input = File::open(from)?;
+    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    let mut hash = Sha256::new();
+    hash.update(type_name.as_bytes());
+    hash.update([0]);
+    let mut stream = redactor.stream();
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        let n = input.read(&mut chunk)?;
+        let out = if n == 0 { stream.finish() } else { stream.push(&chunk[..n]) };
+        hash.update(&out);
+        tmp.write_all(&out)?;
+        if n == 0 {
+            break;
+        }
+    }
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    File::open(dir)?.sync_all()?;
+    Ok(format!("sha256:{}", super::value::hex(&hash.finalize())))
+}
+
 /// [`write_blocking`] off the runtime's threads.
 pub async fn write(path: PathBuf, bytes: Vec<u8>) -> io::Result<()> {
     tokio::task::spawn_blocking(move || write_blocking(&path, &bytes))

@@ -57,6 +57,32 @@ pub(crate) async fn keep(
             continue;
         }
         let ty = value.type_name();
+        if let OutputValue::File(from) = &value {
+            // Files are copied through the redactor in chunks, never read whole.
+            let rel = relative(stage, &name);
+            let path: PathBuf = run_dir.join(&rel);
+            if let Some(parent) = path.parent() {
+                tokio::fs::create_dir_all(parent)
+                    .await
+                    .map_err(|e| StageError::io(format!("create {}", parent.display()), e))?;
+            }
+            let (from, to, r, ty_owned) = (from.clone(), path.clone(), redactor.clone(), ty.to_string());
+            let d = tokio::task::spawn_blocking(move || atomic::redacted_copy_blocking(&from, &to, &r, &ty_owned))
+                .await
+                .map_err(|e| StageError::failed(format!("a worker thread failed: {e}")))?
+                .map_err(|e| StageError::io(format!("keep output `{name}`"), e))?;
+            values.insert(name.clone(), OutputValue::File(path));
+            records.insert(
+                name,
+                OutputRecord {
+                    ty: ty.into(),
+                    digest: d,
+                    file: Some(rel),
+                    value: None,
+                },
+            );
+            continue;
+        }
         let raw = match &value {
             OutputValue::File(p) => tokio::fs::read(p).await.map_err(|e| {
                 StageError::io(format!("read output `{name}` ({})", p.display()), e)
