@@ -341,3 +341,45 @@ fn two_concurrent_runs_share_one_store() {
         assert_eq!(blob.len() as u64, e["size"].as_u64().expect("size"));
     }
 }
+
+/// A resume is admitted only for the same resolved commits: after a new commit the whole resume is
+/// rejected, naming the field, before any run directory exists.
+#[test]
+fn a_resume_after_a_new_commit_is_rejected() {
+    let c = Checkout::new();
+    let first = c.with_key();
+    assert_eq!(first.code, 0, "{}", first.all());
+    let run_id = first
+        .all()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("run ")
+                .and_then(|r| r.split_whitespace().next())
+                .map(str::to_string)
+        })
+        .expect("the run id is printed");
+    let runs = || {
+        std::fs::read_dir(c.path().join(".reviewflow/runs"))
+            .expect("runs")
+            .count()
+    };
+    let same = c.run("examples/local.kdl", &[("REVIEW_CONVERSATION_KEY", KEY)]);
+    assert_eq!(same.code, 0);
+    let before = runs();
+    c.commit("e.txt", "e\n", "another");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+    let out = cmd
+        .args(["run", "examples/local.kdl", "--resume", &run_id])
+        .current_dir(c.path())
+        .env("NO_COLOR", "1")
+        .env("REVIEW_CONVERSATION_KEY", KEY)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("head"),
+        "the error names the field that differs: {stderr}"
+    );
+    assert_eq!(runs(), before, "no run directory was created");
+}

@@ -45,7 +45,11 @@ pub fn redacted_copy_blocking(
     let mut chunk = vec![0u8; 1 << 20];
     loop {
         let n = input.read(&mut chunk)?;
-        let out = if n == 0 { stream.finish() } else { stream.push(&chunk[..n]) };
+        let out = if n == 0 {
+            stream.finish()
+        } else {
+            stream.push(&chunk[..n])
+        };
         hash.update(&out);
         tmp.write_all(&out)?;
         if n == 0 {

@@ -66,11 +66,14 @@ pub(crate) async fn keep(
                     .await
                     .map_err(|e| StageError::io(format!("create {}", parent.display()), e))?;
             }
-            let (from, to, r, ty_owned) = (from.clone(), path.clone(), redactor.clone(), ty.to_string());
-            let d = tokio::task::spawn_blocking(move || atomic::redacted_copy_blocking(&from, &to, &r, &ty_owned))
-                .await
-                .map_err(|e| StageError::failed(format!("a worker thread failed: {e}")))?
-                .map_err(|e| StageError::io(format!("keep output `{name}`"), e))?;
+            let (from, to, r, ty_owned) =
+                (from.clone(), path.clone(), redactor.clone(), ty.to_string());
+            let d = tokio::task::spawn_blocking(move || {
+                atomic::redacted_copy_blocking(&from, &to, &r, &ty_owned)
+            })
+            .await
+            .map_err(|e| StageError::failed(format!("a worker thread failed: {e}")))?
+            .map_err(|e| StageError::io(format!("keep output `{name}`"), e))?;
             values.insert(name.clone(), OutputValue::File(path));
             records.insert(
                 name,
