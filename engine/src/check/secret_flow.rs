@@ -21,6 +21,9 @@ impl Check for SecretFlow {
         let Some(flow) = cx.flow else { return };
         let p = cx.pipeline;
         for (i, stage) in p.stages.iter().enumerate() {
+            if dead_end(cx, stage) {
+                continue;
+            }
             let mut reported = Vec::new();
             for input in &flow.inputs[i] {
                 for k in input.labels.secrets() {
@@ -57,4 +60,22 @@ impl Check for SecretFlow {
             }
         }
     }
+}
+
+/// A stage whose outputs carry none of its inputs' labels, that runs no program and that neither
+/// publishes nor keeps (a guard such as `std/scan`, which reads a value only to judge it): a
+/// secret-derived value stops there.
+fn dead_end(cx: &Context<'_>, stage: &crate::model::Stage) -> bool {
+    use crate::contract::{Effect, LabelAdd, Propagate};
+    let Some(c) = cx.registry.get(&stage.uses.value) else {
+        return false;
+    };
+    !c.opaque
+        && !c.has_effect(Effect::Executes)
+        && !c.has_effect(Effect::Publishes)
+        && !c.has_effect(Effect::Keeps)
+        && c.outputs.iter().all(|o| {
+            matches!(o.labels.propagate, Propagate::None)
+                && !o.labels.adding.contains(&LabelAdd::HeldSecrets)
+        })
 }

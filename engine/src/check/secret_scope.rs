@@ -89,6 +89,7 @@ impl Check for SecretScope {
                 }
             }
         }
+        self.keys_held_by_programs(cx, out);
         for (k, secret) in p.secrets.iter().enumerate() {
             if !used[k] && token != Some(secret.name.value.as_str()) {
                 out.push(
@@ -126,6 +127,56 @@ impl Check for SecretScope {
                         .stage(&v.value),
                     );
                 }
+            }
+        }
+    }
+}
+
+impl SecretScope {
+    /// A secret that a stage running no program uses as a key (`std/seal`, `std/restore`) must
+    /// not also be held by a stage that runs one (a reviewer, a `run` command): the program reads
+    /// the change, and the change can ask it for the key.
+    fn keys_held_by_programs(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        use crate::contract::Effect;
+        let p = cx.pipeline;
+        let runs_program = |s: &crate::model::Stage| {
+            cx.registry
+                .get(&s.uses.value)
+                .is_some_and(|c| c.opaque || c.has_effect(Effect::Executes))
+        };
+        for secret in &p.secrets {
+            let name = secret.name.value.as_str();
+            let key_user = p
+                .stages
+                .iter()
+                .find(|s| !runs_program(s) && s.secrets_named().iter().any(|n| n.value == name));
+            let Some(key_user) = key_user else { continue };
+            for s in p.stages.iter().filter(|s| runs_program(s)) {
+                let Some(use_) = s.secrets_named().into_iter().find(|n| n.value == name) else {
+                    continue;
+                };
+                if !secret.visible_to.iter().any(|v| v.value == s.name.value) {
+                    continue; // reported above as out of scope
+                }
+                out.push(
+                    Finding::new(
+                        self.id(),
+                        self.severity(),
+                        format!(
+                            "`{}` runs a program and holds `{name}`, the key `{}` uses",
+                            s.name.value, key_user.name.value
+                        ),
+                        Label::new(use_.span, format!("`{}` holds the key here", s.name.value)),
+                    )
+                    .related(Label::new(key_user.name.span, format!("`{}` keeps its blobs with `{name}`", key_user.name.value)))
+                    .related(scope_label(secret))
+                    .help(format!(
+                        "give `{}` its own secret; keep `{name}` visible only to the stages that seal and restore",
+                        s.name.value
+                    ))
+                    .confidence(Confidence::High)
+                    .stage(&s.name.value),
+                );
             }
         }
     }
