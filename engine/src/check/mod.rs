@@ -8,6 +8,7 @@ mod binding;
 mod cycle;
 mod duplicate_name;
 mod fail_closed;
+mod literal_reference;
 mod missing_required;
 mod permissions;
 mod private_egress;
@@ -65,6 +66,7 @@ pub static ALL: &[&dyn Check] = &[
     &type_mismatch::TypeMismatch,
     &unknown_reference::UnknownReference,
     &unknown_input::UnknownInput,
+    &literal_reference::LiteralReference,
     &cycle::Cycle,
     &unreachable_stage::UnreachableStage,
     &secret_scope::SecretScope,
