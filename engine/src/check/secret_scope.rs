@@ -139,45 +139,52 @@ impl SecretScope {
     fn keys_held_by_programs(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         use crate::contract::Effect;
         let p = cx.pipeline;
-        let runs_program = |s: &crate::model::Stage| {
-            cx.registry
+        // One pass over the stages: per secret, the first stage that uses it as a key, and the
+        // uses by stages that run a program.
+        let mut key_user: Vec<Option<usize>> = vec![None; p.secrets.len()];
+        let mut program_uses: Vec<(usize, usize, crate::span::Span)> = Vec::new();
+        for (i, s) in p.stages.iter().enumerate() {
+            let runs_program = cx
+                .registry
                 .get(&s.uses.value)
-                .is_some_and(|c| c.opaque || c.has_effect(Effect::Executes))
-        };
-        for secret in &p.secrets {
-            let name = secret.name.value.as_str();
-            let key_user = p
-                .stages
-                .iter()
-                .find(|s| !runs_program(s) && s.secrets_named().iter().any(|n| n.value == name));
-            let Some(key_user) = key_user else { continue };
-            for s in p.stages.iter().filter(|s| runs_program(s)) {
-                let Some(use_) = s.secrets_named().into_iter().find(|n| n.value == name) else {
+                .is_some_and(|c| c.opaque || c.has_effect(Effect::Executes));
+            for named in s.secrets_named() {
+                let Some(k) = p.secret_position(named.value) else {
                     continue;
                 };
-                if !secret.visible_to.iter().any(|v| v.value == s.name.value) {
-                    continue; // reported above as out of scope
+                if runs_program {
+                    program_uses.push((k, i, named.span));
+                } else if key_user[k].is_none() {
+                    key_user[k] = Some(i);
                 }
-                out.push(
-                    Finding::new(
-                        self.id(),
-                        self.severity(),
-                        format!(
-                            "`{}` runs a program and holds `{name}`, the key `{}` uses",
-                            s.name.value, key_user.name.value
-                        ),
-                        Label::new(use_.span, format!("`{}` holds the key here", s.name.value)),
-                    )
-                    .related(Label::new(key_user.name.span, format!("`{}` keeps its blobs with `{name}`", key_user.name.value)))
-                    .related(scope_label(secret))
-                    .help(format!(
-                        "give `{}` its own secret; keep `{name}` visible only to the stages that seal and restore",
-                        s.name.value
-                    ))
-                    .confidence(Confidence::High)
-                    .stage(&s.name.value),
-                );
             }
+        }
+        for (k, i, span) in program_uses {
+            let Some(u) = key_user[k] else { continue };
+            let (secret, s, user) = (&p.secrets[k], &p.stages[i], &p.stages[u]);
+            let name = secret.name.value.as_str();
+            if !secret.visible_to.iter().any(|v| v.value == s.name.value) {
+                continue; // reported as out of scope
+            }
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "`{}` runs a program and holds `{name}`, the key `{}` uses",
+                        s.name.value, user.name.value
+                    ),
+                    Label::new(span, format!("`{}` holds the key here", s.name.value)),
+                )
+                .related(Label::new(user.name.span, format!("`{}` keeps its blobs with `{name}`", user.name.value)))
+                .related(scope_label(secret))
+                .help(format!(
+                    "give `{}` its own secret; keep `{name}` visible only to the stages that seal and restore",
+                    s.name.value
+                ))
+                .confidence(Confidence::High)
+                .stage(&s.name.value),
+            );
         }
     }
 }
