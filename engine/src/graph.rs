@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
+use rustc_hash::FxHashMap;
+
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
@@ -47,7 +49,7 @@ pub struct Dag {
     pub order: Option<Vec<usize>>,
     /// Each cycle as a path of stage indices, first stage repeated at the end.
     pub cycles: Vec<Vec<usize>>,
-    index: HashMap<String, usize>,
+    index: FxHashMap<String, usize>,
 }
 
 impl Dag {
@@ -56,13 +58,13 @@ impl Dag {
         let nodes: Vec<NodeIndex> = (0..pipeline.stages.len())
             .map(|i| graph.add_node(i))
             .collect();
-        let index: HashMap<String, usize> = pipeline
+        let index: FxHashMap<String, usize> = pipeline
             .stages
             .iter()
             .enumerate()
             .map(|(i, s)| (s.name.value.clone(), i))
             .collect();
-        let mut edges: HashMap<(usize, usize), EdgeInfo> = HashMap::new();
+        let mut edges: FxHashMap<(usize, usize), EdgeInfo> = FxHashMap::default();
         for (to, stage) in pipeline.stages.iter().enumerate() {
             for child in &stage.children {
                 for value in child.values() {

@@ -31,10 +31,10 @@ pub struct Pipeline {
     /// Name → index, for lookups in constant time (filled by [`Pipeline::index`]).
     #[serde(skip)]
     #[schemars(skip)]
-    stage_index: std::collections::HashMap<String, usize>,
+    stage_index: rustc_hash::FxHashMap<String, usize>,
     #[serde(skip)]
     #[schemars(skip)]
-    secret_index: std::collections::HashMap<String, usize>,
+    secret_index: rustc_hash::FxHashMap<String, usize>,
 }
 
 /// `input "pr" env="PR_NUMBER" type="int"`.

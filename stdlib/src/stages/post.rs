@@ -174,7 +174,13 @@ async fn run(
         let Some(Resolved::Store(store)) = c.prop("to") else {
             continue;
         };
-        let (store, name, _) = super::runtime::store_for(&cx, services, store)?;
+        let (store, name, decl) = store_for(&cx, services, store)?;
+        let keep_last = decl.retain_count.as_ref().map(|c| c.value as usize);
+        let max_age = decl
+            .retain_age
+            .as_ref()
+            .map(|a| std::time::Duration::from_millis(a.value));
+        let retainer = (store.clone(), name.clone());
         let mut producer = Producer::new();
         producer.insert("forge".into(), "local".into());
         producer.insert("head".into(), change.head().to_string());
@@ -208,8 +214,23 @@ async fn run(
                 );
             }
         }
+        if keep_last.is_some() || max_age.is_some() {
+            // Retention runs after the new entry is kept: it never removes the newest.
+            let (store, name) = retainer;
+            let report = blocking(move || {
+                store
+                    .retain(&name, keep_last, max_age)
+                    .map_err(|e| StageError::failed(format!("cannot apply retention: {e}")))
+            })
+            .await?;
+            if !report.removed.is_empty() {
+                cx.status.status(format!(
+                    "retention removed {} older entries",
+                    report.removed.len()
+                ));
+            }
+        }
     }
-    let _ = store_for;
 
     let review = crate::forge::Review {
         comment,
