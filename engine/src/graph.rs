@@ -65,13 +65,15 @@ impl Dag {
             .map(|(i, s)| (s.name.value.clone(), i))
             .collect();
         let mut edges: FxHashMap<(usize, usize), EdgeInfo> = FxHashMap::default();
+        // One buffer for every value's references: no allocation per value.
+        let mut refs = Vec::new();
         for (to, stage) in pipeline.stages.iter().enumerate() {
             for child in &stage.children {
                 for value in child.values() {
-                    let mut refs = Vec::new();
+                    refs.clear();
                     value.value.collect_references(&mut refs);
-                    for r in refs {
-                        if let Some(&from) = index.get(&r.stage) {
+                    for r in &refs {
+                        if let Some(&from) = index.get(r.stage.as_str()) {
                             edges
                                 .entry((from, to))
                                 .or_default()
@@ -82,10 +84,10 @@ impl Dag {
                 }
             }
             if let Some(when) = &stage.when {
-                let mut refs = Vec::new();
+                refs.clear();
                 when.value.collect_references(&mut refs);
-                for r in refs {
-                    if let Some(&from) = index.get(&r.stage) {
+                for r in &refs {
+                    if let Some(&from) = index.get(r.stage.as_str()) {
                         edges
                             .entry((from, to))
                             .or_default()
@@ -95,7 +97,7 @@ impl Dag {
                 }
             }
             for need in &stage.needs {
-                if let Some(&from) = index.get(&need.value) {
+                if let Some(&from) = index.get(need.value.as_str()) {
                     edges.entry((from, to)).or_default().needs = true;
                 }
             }

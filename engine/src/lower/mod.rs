@@ -9,8 +9,6 @@ mod top;
 
 pub use fact::Fact;
 
-use std::collections::HashMap;
-
 use kdl::{KdlDocument, KdlNode};
 
 use crate::model::{Input, InputType, Pipeline};
@@ -41,7 +39,7 @@ pub struct Lowerer<'s> {
     registry: &'s Registry,
     facts: Vec<Fact>,
     pipeline: Pipeline,
-    names: HashMap<(&'static str, String), Span>,
+    names: rustc_hash::FxHashMap<(&'static str, String), Span>,
 }
 
 /// Lowers `doc` (parsed from `source`) into a pipeline, with everything noticed on the way.
@@ -51,7 +49,7 @@ pub fn lower(doc: &KdlDocument, source: &Source, registry: &Registry) -> (Pipeli
         registry,
         facts: Vec::new(),
         pipeline: Pipeline::default(),
-        names: HashMap::new(),
+        names: rustc_hash::FxHashMap::default(),
     };
     for (name, _) in BUILTIN_INPUTS {
         lowerer.pipeline.inputs.push(Input {
@@ -63,6 +61,7 @@ pub fn lower(doc: &KdlDocument, source: &Source, registry: &Registry) -> (Pipeli
             builtin: true,
         });
     }
+    lowerer.pipeline.stages.reserve(doc.nodes().len());
     let mut pipeline_span = None;
     for node in doc.nodes() {
         let name_span: Span = node.name().span().into();
