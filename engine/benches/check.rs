@@ -108,6 +108,27 @@ fn bench(c: &mut Criterion) {
     }
     g.finish();
 
+    // Lowering and the DAG alone, on a document parsed beforehand: what the engine adds to the
+    // parser before any check runs.
+    let mut g = group(c, "lower");
+    for case in &cases {
+        size(&mut g, case.stages);
+        let source = Source::new(NAME, case.text.as_str());
+        let doc = match parse_document(&case.text, &limits) {
+            Ok(d) => d,
+            Err(e) => panic!("{} stages: {e:?}", case.stages),
+        };
+        g.bench_with_input(BenchmarkId::from_parameter(case.stages), &doc, |b, doc| {
+            b.iter(|| {
+                let (pipeline, facts) =
+                    reviewflow_engine::lower::lower(black_box(doc), &source, &registry);
+                let dag = reviewflow_engine::graph::Dag::build(&pipeline);
+                (pipeline, facts, dag)
+            });
+        });
+    }
+    g.finish();
+
     // Building the `Source` (a copy of the text and its line index) is part of what the CLI does
     // before compiling, so it is inside the timed loop.
     let mut g = group(c, "compile");

@@ -97,7 +97,14 @@ pub struct CheckOptions {
 
 /// Runs every check; findings come sorted by position, suppressions applied.
 pub fn run_checks(compiled: &Compiled, registry: &Registry, options: CheckOptions) -> Vec<Finding> {
-    let flow = crate::flow::Flow::compute(&compiled.pipeline, registry, &compiled.dag);
+    let outputs: Vec<_> = compiled
+        .pipeline
+        .stages
+        .iter()
+        .map(|s| crate::graph::outputs_of(s, registry))
+        .collect();
+    let flow =
+        crate::flow::Flow::compute_with(&compiled.pipeline, registry, &compiled.dag, &outputs);
     let cx = Context {
         source: &compiled.source,
         pipeline: &compiled.pipeline,
@@ -105,6 +112,7 @@ pub fn run_checks(compiled: &Compiled, registry: &Registry, options: CheckOption
         dag: &compiled.dag,
         facts: &compiled.facts,
         flow: flow.as_ref(),
+        outputs: &outputs,
     };
     let mut findings = Vec::new();
     for c in check::ALL {

@@ -112,6 +112,21 @@ impl Flow {
     /// Propagates labels over the DAG. Needs an order (no cycles); unknown references carry
     /// nothing (they are reported elsewhere).
     pub fn compute(pipeline: &Pipeline, registry: &Registry, dag: &Dag) -> Option<Self> {
+        let outputs: Vec<_> = pipeline
+            .stages
+            .iter()
+            .map(|s| outputs_of(s, registry))
+            .collect();
+        Self::compute_with(pipeline, registry, dag, &outputs)
+    }
+
+    /// [`Flow::compute`] with each stage's outputs already known.
+    pub fn compute_with(
+        pipeline: &Pipeline,
+        registry: &Registry,
+        dag: &Dag,
+        stage_outputs: &[Vec<(String, crate::contract::OutputType)>],
+    ) -> Option<Self> {
         let order = dag.order.as_ref()?;
         let n = pipeline.stages.len();
         let secret_index: HashMap<&str, usize> = pipeline
@@ -164,7 +179,7 @@ impl Flow {
             for &k in &flow.held[i] {
                 held_set.add_secret(k);
             }
-            for (name, _) in outputs_of(stage, registry) {
+            for (name, _) in stage_outputs[i].iter().cloned() {
                 let (mut labels, added) = match contract {
                     None => (LabelSet::default(), LabelSet::default()),
                     Some(k) if k.opaque => {

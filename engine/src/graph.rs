@@ -16,14 +16,29 @@ use crate::registry::Registry;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EdgeInfo {
     /// Outputs read by the consumer's children.
-    pub data: BTreeSet<String>,
+    pub data: Vec<String>,
     /// Outputs read by the consumer's `when`.
-    pub guard: BTreeSet<String>,
+    pub guard: Vec<String>,
     /// An explicit `needs`.
     pub needs: bool,
 }
 
+/// Adds `name` to a sorted list of names, once.
+fn add_name(list: &mut Vec<String>, name: &str) {
+    if let Err(at) = list.binary_search_by(|n| n.as_str().cmp(name)) {
+        list.insert(at, name.to_string());
+    }
+}
+
 impl EdgeInfo {
+    fn data_insert(&mut self, name: &str) {
+        add_name(&mut self.data, name);
+    }
+
+    fn guard_insert(&mut self, name: &str) {
+        add_name(&mut self.guard, name);
+    }
+
     /// `diff, head` / `needs`.
     pub fn label(&self) -> String {
         let mut parts: Vec<String> = self.data.iter().cloned().collect();
@@ -74,11 +89,7 @@ impl Dag {
                     value.value.collect_references(&mut refs);
                     for r in &refs {
                         if let Some(&from) = index.get(r.stage.as_str()) {
-                            edges
-                                .entry((from, to))
-                                .or_default()
-                                .data
-                                .insert(r.output.clone());
+                            edges.entry((from, to)).or_default().data_insert(&r.output);
                         }
                     }
                 }
@@ -88,11 +99,7 @@ impl Dag {
                 when.value.collect_references(&mut refs);
                 for r in &refs {
                     if let Some(&from) = index.get(r.stage.as_str()) {
-                        edges
-                            .entry((from, to))
-                            .or_default()
-                            .guard
-                            .insert(r.output.clone());
+                        edges.entry((from, to)).or_default().guard_insert(&r.output);
                     }
                 }
             }

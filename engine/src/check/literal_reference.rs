@@ -4,7 +4,6 @@
 
 use super::{Check, Context};
 use crate::finding::{Confidence, Finding, Label, Severity};
-use crate::graph::outputs_of;
 use crate::model::{Reference, Segment, Value};
 
 pub struct LiteralReference;
@@ -36,7 +35,8 @@ impl Check for LiteralReference {
                     let Some(producer) = p.stage(&r.stage) else {
                         continue;
                     };
-                    if !outputs_of(producer, cx.registry)
+                    if !cx
+                        .outputs_of(&producer.name.value)
                         .iter()
                         .any(|(n, _)| *n == r.output)
                     {

@@ -43,6 +43,18 @@ pub struct Context<'a> {
     pub facts: &'a [Fact],
     /// The label analysis; `None` when the stages form a cycle.
     pub flow: Option<&'a Flow>,
+    /// Each stage's outputs (`graph::outputs_of`), computed once.
+    pub outputs: &'a [Vec<(String, crate::contract::OutputType)>],
+}
+
+impl Context<'_> {
+    /// The outputs of the stage named `stage` (empty for an unknown stage).
+    pub fn outputs_of(&self, stage: &str) -> &[(String, crate::contract::OutputType)] {
+        self.dag
+            .stage_index(stage)
+            .and_then(|i| self.outputs.get(i))
+            .map_or(&[], Vec::as_slice)
+    }
 }
 
 pub trait Check: Sync {

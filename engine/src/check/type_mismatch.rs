@@ -4,7 +4,6 @@
 use super::{Check, Context};
 use crate::contract::OutputType;
 use crate::finding::{Finding, Label, Severity};
-use crate::graph::outputs_of;
 use crate::lower::Fact;
 
 pub struct TypeMismatch;
@@ -48,7 +47,7 @@ impl Check for TypeMismatch {
                 let Some(producer) = cx.pipeline.stage(&r.stage) else {
                     continue;
                 };
-                let outputs = outputs_of(producer, cx.registry);
+                let outputs = cx.outputs_of(&producer.name.value);
                 let Some((_, ty)) = outputs.iter().find(|(n, _)| *n == r.output) else {
                     continue;
                 };

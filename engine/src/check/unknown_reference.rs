@@ -2,7 +2,6 @@
 
 use super::{Check, Context};
 use crate::finding::{Finding, Label, Severity};
-use crate::graph::outputs_of;
 use crate::model::Value;
 use crate::span::Span;
 use crate::suggest::{did_you_mean, help_text};
@@ -68,7 +67,7 @@ impl Check for UnknownReference {
                         own,
                     )),
                     Some(producer) => {
-                        let outputs = outputs_of(producer, cx.registry);
+                        let outputs = cx.outputs_of(&r.stage);
                         if cx.registry.get(&producer.uses.value).is_some()
                             && !outputs.iter().any(|(n, _)| *n == r.output)
                         {

@@ -21,7 +21,13 @@ impl<'a> Entries<'a> {
 impl Lowerer<'_> {
     /// Splits `node`'s entries, reporting unknown properties (with a did-you-mean over `known`)
     /// and properties given twice. Only the first of a duplicated property is kept.
-    pub fn entries<'a>(&mut self, node: &'a KdlNode, what: &str, known: &[&str]) -> Entries<'a> {
+    /// `what` names the node in findings; it is formatted only when there is one.
+    pub fn entries<'a>(
+        &mut self,
+        node: &'a KdlNode,
+        what: &dyn std::fmt::Display,
+        known: &[&str],
+    ) -> Entries<'a> {
         let mut args = Vec::new();
         let mut props: Vec<(&'a str, &'a KdlEntry)> = Vec::new();
         for entry in node.entries() {
@@ -42,7 +48,7 @@ impl Lowerer<'_> {
                         self.fact(Fact::UnknownProperty {
                             span: name.span().into(),
                             name: key.into(),
-                            node: what.into(),
+                            node: what.to_string(),
                             candidates: did_you_mean(key, known.iter().copied()),
                         });
                         continue;

@@ -15,12 +15,13 @@ const COMMON_CHILDREN: &[&str] = &["needs", "allow", "fallback"];
 
 impl<'s> Lowerer<'s> {
     pub(super) fn lower_stage(&mut self, node: &KdlNode) {
-        let entries = self.entries(node, "`stage`", STAGE_PROPS);
+        let entries = self.entries(node, &"`stage`", STAGE_PROPS);
         let head: Span = node.name().span().into();
         let name = self.name_arg(node, &entries.args, "a stage");
-        let label = name
-            .as_ref()
-            .map_or_else(|| "stage".to_string(), |n| format!("stage `{}`", n.value));
+        let label = StageLabel {
+            name: name.as_ref().map(|n| n.value.as_str()),
+            kind: None,
+        };
 
         let registry: &'s crate::registry::Registry = self.registry;
         let mut contract: Option<&'s StageContract> = None;
@@ -29,7 +30,7 @@ impl<'s> Lowerer<'s> {
                 self.fact(Fact::Missing {
                     span: name.as_ref().map_or(head, |n| n.span),
                     what: "property `uses`".into(),
-                    node: label.clone(),
+                    node: label.to_string(),
                     help: Some(format!(
                         "say what kind of stage it is, e.g. `uses=\"std/review\"` (kinds: {})",
                         registry.kinds().collect::<Vec<_>>().join(", ")
@@ -152,11 +153,11 @@ impl<'s> Lowerer<'s> {
             children: Vec::new(),
         };
         if let Some(children) = node.children() {
-            let context = match contract {
-                Some(c) => format!("{label} ({})", c.kind),
-                None => label.clone(),
+            let context = StageLabel {
+                kind: contract.map(|c| c.kind.as_str()),
+                ..label
             };
-            let mut seen: Vec<(String, Span)> = Vec::new();
+            let mut seen: Vec<(&str, Span)> = Vec::new();
             for child in children.nodes() {
                 self.lower_stage_child(child, contract, &context, &mut stage, &mut seen);
             }
@@ -170,7 +171,11 @@ impl<'s> Lowerer<'s> {
                     self.fact(Fact::Missing {
                         span: stage.name.span,
                         what: format!("child `{}`", spec.name),
-                        node: format!("{label} ({})", contract.kind),
+                        node: StageLabel {
+                            kind: Some(contract.kind.as_str()),
+                            ..label
+                        }
+                        .to_string(),
                         help: Some(format!("{}: {}", spec.name, spec.doc)),
                     });
                 }
@@ -182,19 +187,19 @@ impl<'s> Lowerer<'s> {
         }
     }
 
-    fn lower_stage_child(
+    fn lower_stage_child<'d>(
         &mut self,
-        child: &KdlNode,
+        child: &'d KdlNode,
         contract: Option<&StageContract>,
-        context: &str,
+        context: &StageLabel<'_>,
         stage: &mut Stage,
-        seen: &mut Vec<(String, Span)>,
+        seen: &mut Vec<(&'d str, Span)>,
     ) {
         let child_name = child.name().value();
         let child_span: Span = child.name().span().into();
         match child_name {
             "needs" => {
-                let e = self.entries(child, "`needs`", &[]);
+                let e = self.entries(child, &"`needs`", &[]);
                 if e.args.is_empty() {
                     self.fact(Fact::Missing {
                         span: child_span,
@@ -264,13 +269,13 @@ impl<'s> Lowerer<'s> {
             self.fact(Fact::UnknownNode {
                 span: child_span,
                 name: child_name.into(),
-                context: context.into(),
+                context: context.to_string(),
                 candidates: did_you_mean(child_name, names),
             });
             return;
         };
         if !spec.repeatable
-            && let Some((_, first)) = seen.iter().find(|(n, _)| n == child_name)
+            && let Some((_, first)) = seen.iter().find(|(n, _)| *n == child_name)
         {
             self.fact(Fact::Duplicate {
                 span: child_span,
@@ -280,7 +285,7 @@ impl<'s> Lowerer<'s> {
             });
             return;
         }
-        seen.push((child_name.into(), child_span));
+        seen.push((child_name, child_span));
         let mut known: Vec<&str> = spec.props.iter().map(|p| p.name.as_str()).collect();
         if spec.open_props.is_some() {
             known.extend(
@@ -291,7 +296,7 @@ impl<'s> Lowerer<'s> {
                     .map(|n| n.value()),
             );
         }
-        let e = self.entries(child, &format!("`{child_name}`"), &known);
+        let e = self.entries(child, &format_args!("`{child_name}`"), &known);
         let mut lowered = Child {
             name: Spanned::new(child_name.into(), child_span),
             args: Vec::new(),
@@ -498,5 +503,25 @@ impl<'s> Lowerer<'s> {
             return None;
         }
         Some(Spanned::new(value, span))
+    }
+}
+
+/// "stage `name` (kind)", formatted only when a finding needs it.
+#[derive(Clone, Copy)]
+struct StageLabel<'a> {
+    name: Option<&'a str>,
+    kind: Option<&'a str>,
+}
+
+impl std::fmt::Display for StageLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.name {
+            Some(n) => write!(f, "stage `{n}`")?,
+            None => f.write_str("stage")?,
+        }
+        if let Some(k) = self.kind {
+            write!(f, " ({k})")?;
+        }
+        Ok(())
     }
 }

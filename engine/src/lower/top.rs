@@ -13,7 +13,7 @@ use crate::suggest::did_you_mean;
 
 impl Lowerer<'_> {
     pub(super) fn lower_pipeline(&mut self, node: &KdlNode) {
-        let entries = self.entries(node, "`pipeline`", &[]);
+        let entries = self.entries(node, &"`pipeline`", &[]);
         if let Some(name) = self.name_arg(node, &entries.args, "the pipeline") {
             self.pipeline.name = Some(name);
         }
@@ -21,7 +21,7 @@ impl Lowerer<'_> {
     }
 
     pub(super) fn lower_input(&mut self, node: &KdlNode) {
-        let entries = self.entries(node, "`input`", &["env", "type", "pattern", "default"]);
+        let entries = self.entries(node, &"`input`", &["env", "type", "pattern", "default"]);
         let name = self.name_arg(node, &entries.args, "an input");
         let env = entries
             .prop("env")
@@ -108,7 +108,7 @@ impl Lowerer<'_> {
     }
 
     pub(super) fn lower_secret(&mut self, node: &KdlNode) {
-        let entries = self.entries(node, "`secret`", &["env", "min-bytes", "on-missing"]);
+        let entries = self.entries(node, &"`secret`", &["env", "min-bytes", "on-missing"]);
         let name = self.name_arg(node, &entries.args, "a secret");
         let env = entries
             .prop("env")
@@ -165,7 +165,7 @@ impl Lowerer<'_> {
                     continue;
                 }
                 visible_to_span = Some(child.span().into());
-                let list = self.entries(child, "`visible-to`", &[]);
+                let list = self.entries(child, &"`visible-to`", &[]);
                 for arg in list.args {
                     if let Some(stage) = self.expect_string(arg, "a stage in `visible-to`") {
                         visible_to.push(stage);
@@ -198,7 +198,7 @@ impl Lowerer<'_> {
     }
 
     pub(super) fn lower_forge(&mut self, node: &KdlNode) {
-        let entries = self.entries(node, "`forge`", &["token", "dir", "api-url"]);
+        let entries = self.entries(node, &"`forge`", &["token", "dir", "api-url"]);
         let span: Span = node.name().span().into();
         if let Some(first) = self.pipeline.forge.as_ref().map(|f| f.kind.span) {
             self.fact(Fact::Duplicate {
@@ -260,7 +260,7 @@ impl Lowerer<'_> {
     }
 
     pub(super) fn lower_store(&mut self, node: &KdlNode) {
-        let entries = self.entries(node, "`store`", &["kind", "name", "path"]);
+        let entries = self.entries(node, &"`store`", &["kind", "name", "path"]);
         let name = self.name_arg(node, &entries.args, "a store");
         let kind = match entries.prop("kind") {
             None => Spanned::new(StoreKind::Local, Span::default()),
@@ -339,7 +339,7 @@ impl Lowerer<'_> {
                     "trust" => {
                         let e = self.entries(
                             child,
-                            "`trust`",
+                            &"`trust`",
                             &["workflow", "event", "branch", "local"],
                         );
                         if e.props.is_empty() {
@@ -372,7 +372,7 @@ impl Lowerer<'_> {
                         });
                     }
                     "max-tries" | "max-run-lookups" => {
-                        let e = self.entries(child, &format!("`{child_name}`"), &[]);
+                        let e = self.entries(child, &format_args!("`{child_name}`"), &[]);
                         let value = self
                             .single_arg(child, &e.args, child_name)
                             .and_then(|a| self.expect_count(a, &format!("`{child_name}`")));
@@ -383,7 +383,7 @@ impl Lowerer<'_> {
                         }
                     }
                     "retain" => {
-                        let e = self.entries(child, "`retain`", &["count", "age"]);
+                        let e = self.entries(child, &"`retain`", &["count", "age"]);
                         store.retain_count = e
                             .prop("count")
                             .and_then(|v| self.expect_count(v, "`count`"));
@@ -412,7 +412,7 @@ impl Lowerer<'_> {
     }
 
     pub(super) fn lower_allow(&mut self, node: &KdlNode) -> Option<Allow> {
-        let entries = self.entries(node, "`allow`", &["reason"]);
+        let entries = self.entries(node, &"`allow`", &["reason"]);
         let span: Span = node.span().into();
         let check = self
             .single_arg(node, &entries.args, "allow")
