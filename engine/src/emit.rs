@@ -51,8 +51,8 @@ pub fn model_document(compiled: &Compiled) -> ModelDocument<'_> {
             .map(|(from, to, info)| EdgeJson {
                 from: name(from),
                 to: name(to),
-                data: info.data.iter().cloned().collect(),
-                guard: info.guard.iter().cloned().collect(),
+                data: info.data.to_vec(),
+                guard: info.guard.to_vec(),
                 needs: info.needs,
             })
             .collect(),

@@ -41,7 +41,7 @@ impl EdgeInfo {
 
     /// `diff, head` / `needs`.
     pub fn label(&self) -> String {
-        let mut parts: Vec<String> = self.data.iter().cloned().collect();
+        let mut parts: Vec<String> = self.data.to_vec();
         for g in &self.guard {
             if !self.data.contains(g) {
                 parts.push(format!("when {g}"));
