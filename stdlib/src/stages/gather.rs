@@ -129,17 +129,7 @@ pub fn contract() -> StageContract {
 /// The implementation: the change the run opened, gathered once.
 pub struct Gather;
 
-impl reviewflow_engine::run::StageImpl for Gather {
-    fn run<'a>(
-        &'a self,
-        cx: reviewflow_engine::run::StageCx<'a>,
-    ) -> reviewflow_engine::run::BoxFuture<
-        'a,
-        Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError>,
-    > {
-        Box::pin(run(cx))
-    }
-}
+super::runtime::stage_impl!(Gather, run);
 
 fn tier_of(word: Option<String>) -> Option<crate::diff::Tier> {
     use crate::diff::Tier;

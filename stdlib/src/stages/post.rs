@@ -92,17 +92,7 @@ pub fn contract() -> StageContract {
 /// The implementation on the local forge.
 pub struct Post;
 
-impl reviewflow_engine::run::StageImpl for Post {
-    fn run<'a>(
-        &'a self,
-        cx: reviewflow_engine::run::StageCx<'a>,
-    ) -> reviewflow_engine::run::BoxFuture<
-        'a,
-        Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError>,
-    > {
-        Box::pin(run(cx))
-    }
-}
+super::runtime::stage_impl!(Post, run);
 
 async fn run(
     cx: reviewflow_engine::run::StageCx<'_>,

@@ -42,17 +42,7 @@ pub fn contract() -> StageContract {
 /// one status line; the stage fails only when it cannot even look.
 pub struct Restore;
 
-impl reviewflow_engine::run::StageImpl for Restore {
-    fn run<'a>(
-        &'a self,
-        cx: reviewflow_engine::run::StageCx<'a>,
-    ) -> reviewflow_engine::run::BoxFuture<
-        'a,
-        Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError>,
-    > {
-        Box::pin(run(cx))
-    }
-}
+super::runtime::stage_impl!(Restore, run);
 
 /// The largest conversation restored by default: 64 MiB and the envelope's overhead.
 pub const DEFAULT_MAX_BYTES: u64 = (64 << 20) + (64 << 10);

@@ -138,17 +138,7 @@ pub fn contract() -> StageContract {
 /// The implementation: the `rules` and `command` reviewers.
 pub struct Review;
 
-impl reviewflow_engine::run::StageImpl for Review {
-    fn run<'a>(
-        &'a self,
-        cx: reviewflow_engine::run::StageCx<'a>,
-    ) -> reviewflow_engine::run::BoxFuture<
-        'a,
-        Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError>,
-    > {
-        Box::pin(run(cx))
-    }
-}
+super::runtime::stage_impl!(Review, run);
 
 async fn run(
     cx: reviewflow_engine::run::StageCx<'_>,

@@ -62,6 +62,24 @@ pub fn prepare_local(
     Ok((services, inputs, commits))
 }
 
+/// `impl StageImpl for $kind` by an `async fn $run(cx: StageCx<'_>) -> Result<StageOutputs, StageError>`.
+macro_rules! stage_impl {
+    ($kind:ident, $run:ident) => {
+        impl reviewflow_engine::run::StageImpl for $kind {
+            fn run<'a>(
+                &'a self,
+                cx: reviewflow_engine::run::StageCx<'a>,
+            ) -> reviewflow_engine::run::BoxFuture<
+                'a,
+                Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError>,
+            > {
+                Box::pin($run(cx))
+            }
+        }
+    };
+}
+pub(crate) use stage_impl;
+
 /// Registers every std/* implementation.
 pub fn register_implementations(implementations: &mut Implementations) {
     implementations.register("std/gather", Arc::new(super::gather::Gather));

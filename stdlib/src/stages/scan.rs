@@ -51,17 +51,7 @@ pub fn contract() -> StageContract {
 /// redaction marker is itself a hit (the value held a secret of the run).
 pub struct Scan;
 
-impl reviewflow_engine::run::StageImpl for Scan {
-    fn run<'a>(
-        &'a self,
-        cx: reviewflow_engine::run::StageCx<'a>,
-    ) -> reviewflow_engine::run::BoxFuture<
-        'a,
-        Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError>,
-    > {
-        Box::pin(run(cx))
-    }
-}
+super::runtime::stage_impl!(Scan, run);
 
 /// What the executor writes in place of a secret of the run.
 const REDACTION_MARKER: &[u8] = b"[redacted:";

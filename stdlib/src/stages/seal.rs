@@ -45,17 +45,7 @@ pub fn contract() -> StageContract {
 /// The implementation: the conversation file sealed in place into a blob file.
 pub struct Seal;
 
-impl reviewflow_engine::run::StageImpl for Seal {
-    fn run<'a>(
-        &'a self,
-        cx: reviewflow_engine::run::StageCx<'a>,
-    ) -> reviewflow_engine::run::BoxFuture<
-        'a,
-        Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError>,
-    > {
-        Box::pin(run(cx))
-    }
-}
+super::runtime::stage_impl!(Seal, run);
 
 /// The largest conversation sealed.
 pub const MAX_CONVERSATION_BYTES: u64 = 64 << 20;
