@@ -41,25 +41,39 @@ pub fn diff(
 
 /// `None` for the whole tree (`""`, `.`, `./`); otherwise the path without `./` or trailing `/`.
 fn normalise_path(path: &str) -> Result<Option<String>, GitError> {
-    let bad = |reason| {
-        Err(GitError::BadPath {
-            path: echo(path),
-            reason,
-        })
-    };
+    relative_path(path).map_err(|reason| GitError::BadPath {
+        path: echo(path),
+        reason,
+    })
+}
+
+/// Longest path accepted, in bytes.
+pub const MAX_PATH: usize = 4096;
+
+/// The one check of a path inside the repository, shared by every caller: `None` for the whole
+/// tree (`""`, `.`, `./`); otherwise the path with `./`, repeated and trailing `/` removed.
+/// Absolute paths, `..`, NUL and line breaks, non-UTF-8 and over-long paths are refused, with the
+/// reason.
+pub fn relative_path(path: &str) -> Result<Option<String>, &'static str> {
+    if path.len() > MAX_PATH {
+        return Err("it is longer than 4096 bytes");
+    }
     if path.contains(['\0', '\n', '\r']) {
-        return bad("it holds a NUL or line break");
+        return Err("it holds a NUL or line break");
+    }
+    if path.starts_with('/') || path.starts_with('\\') {
+        return Err("it is absolute");
     }
     let mut parts = Vec::new();
     for component in Path::new(path).components() {
         match component {
             Component::Normal(part) => match part.to_str() {
                 Some(part) => parts.push(part),
-                None => return bad("it is not UTF-8"),
+                None => return Err("it is not UTF-8"),
             },
             Component::CurDir => {}
-            Component::ParentDir => return bad("it leaves the repository (`..`)"),
-            Component::RootDir | Component::Prefix(_) => return bad("it is absolute"),
+            Component::ParentDir => return Err("it leaves the repository (`..`)"),
+            Component::RootDir | Component::Prefix(_) => return Err("it is absolute"),
         }
     }
     Ok((!parts.is_empty()).then(|| parts.join("/")))
