@@ -6,9 +6,8 @@
 //! and labelled by the callers.
 
 use std::path::Path;
-use std::process::Stdio;
 
-use crate::git::{GitError, Sha, git_command};
+use crate::git::{GitError, Sha};
 
 /// Longest subject kept, in characters.
 pub const MAX_TITLE_CHARS: usize = 1_000;
@@ -24,27 +23,12 @@ pub struct Message {
 
 /// The message of commit `sha`.
 pub fn message(repo: &Path, sha: &Sha) -> Result<Message, GitError> {
-    let output = git_command(repo, "cat-file")
-        .args(["commit", "--end-of-options", sha.as_str()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|source| GitError::Spawn {
-            subcommand: "cat-file".to_owned(),
-            source,
-        })?;
-    if !output.status.success() {
-        return Err(GitError::Failed {
-            subcommand: "cat-file".to_owned(),
-            code: output.status.code(),
-            stderr: String::from_utf8_lossy(&output.stderr)
-                .trim()
-                .chars()
-                .take(2000)
-                .collect(),
-        });
-    }
-    Ok(parse_commit(&String::from_utf8_lossy(&output.stdout)))
+    let stdout = crate::git::run_ok(
+        repo,
+        "cat-file",
+        ["commit", "--end-of-options", sha.as_str()],
+    )?;
+    Ok(parse_commit(&String::from_utf8_lossy(&stdout)))
 }
 
 /// Splits a raw commit object into its message's subject and body.

@@ -12,7 +12,6 @@
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
@@ -25,7 +24,7 @@ use super::record::{
     MAX_RECORD_BYTES, PostedFile, PostedReview, RECORD_FILE, RECORD_VERSION, timestamp, to_bytes,
 };
 use super::review::Review;
-use crate::git::{self, GitError, Sha, git_command};
+use crate::git::{self, Sha};
 use crate::store::atomic::{atomic_rename, atomic_write, temp_path_in};
 
 /// The forge folder, relative to the checkout.
@@ -332,28 +331,16 @@ impl LocalForge {
         let Some(relative) = relative.to_str() else {
             return Ok(false);
         };
-        let output = git_command(&self.checkout, "ls-files")
-            .args(["-z", "--", &format!(":(literal){relative}")])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .output()
-            .map_err(|source| GitError::Spawn {
-                subcommand: "ls-files".to_owned(),
-                source,
-            })?;
-        if !output.status.success() {
-            return Err(GitError::Failed {
-                subcommand: "ls-files".to_owned(),
-                code: output.status.code(),
-                stderr: String::from_utf8_lossy(&output.stderr)
-                    .trim()
-                    .chars()
-                    .take(2000)
-                    .collect(),
-            }
-            .into());
-        }
-        Ok(!output.stdout.is_empty())
+        let stdout = crate::git::run_ok(
+            &self.checkout,
+            "ls-files",
+            [
+                "-z".to_string(),
+                "--".to_string(),
+                format!(":(literal){relative}"),
+            ],
+        )?;
+        Ok(!stdout.is_empty())
     }
 }
 

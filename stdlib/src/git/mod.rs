@@ -15,6 +15,7 @@ mod sha;
 
 pub use branch::{DefaultBranch, default_branch, head_branch};
 pub use command::git_command;
+pub(crate) use command::run_ok;
 pub use diff::{MAX_PATH, diff, relative_path};
 pub use error::GitError;
 pub use range::{Basis, Range, change_id, change_range};
