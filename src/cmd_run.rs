@@ -6,9 +6,7 @@ use std::path::PathBuf;
 use reviewflow_engine::duration::parse_duration_ms;
 use reviewflow_engine::finding::Severity;
 use reviewflow_engine::report;
-use reviewflow_engine::run::{
-    ConsoleMode, EXIT_UNUSABLE, Implementations, RunError, RunOptions, execute_blocking,
-};
+use reviewflow_engine::run::{ConsoleMode, EXIT_UNUSABLE, RunError, RunOptions, execute_blocking};
 use reviewflow_engine::{CheckOptions, run_checks};
 
 use crate::cli::RunArgs;
@@ -90,8 +88,7 @@ pub fn run(args: RunArgs) -> u8 {
         .then(|| std::env::var_os("GITHUB_STEP_SUMMARY").map(PathBuf::from))
         .flatten();
 
-    let mut implementations = Implementations::with_builtins();
-    reviewflow_stdlib::stages::runtime::register_implementations(&mut implementations);
+    let implementations = reviewflow_stdlib::implementations();
     // The std/* stages work on the forge's change, opened once, here: its SHAs are what the run
     // reviews, and they are part of the run's identity.
     let uses_std = compiled
@@ -100,33 +97,31 @@ pub fn run(args: RunArgs) -> u8 {
         .iter()
         .any(|s| s.uses.value.starts_with("std/"));
     if uses_std {
-        if compiled
-            .pipeline
-            .forge
-            .as_ref()
-            .is_some_and(|f| f.kind.value != reviewflow_engine::model::ForgeKind::Local)
-        {
-            eprintln!("error: this build runs std/* stages on the local forge only");
-            return EXIT_UNUSABLE;
-        }
-        match reviewflow_stdlib::stages::runtime::prepare_local(
-            &options.checkout,
-            &compiled.pipeline.stores,
-            args.base.as_deref(),
-            args.head.as_deref(),
+        let env = |name: &str| std::env::var(name).ok();
+        let temp_dir = std::env::var_os("RUNNER_TEMP")
+            .filter(|_| github)
+            .map_or_else(|| options.runs_dir.clone(), PathBuf::from);
+        let prepared = match prepare_blocking(
+            &compiled.pipeline,
+            reviewflow_stdlib::kinds::PrepareOptions {
+                checkout: &options.checkout,
+                base: args.base.as_deref(),
+                head: args.head.as_deref(),
+                env: &env,
+                temp_dir,
+            },
         ) {
-            Ok((services, inputs, commits)) => {
-                options.builtin_inputs = inputs;
-                options.commits = commits;
-                let mut extensions = reviewflow_engine::run::Extensions::new();
-                extensions.insert(services);
-                options.extensions = std::sync::Arc::new(extensions);
-            }
+            Ok(p) => p,
             Err(message) => {
                 eprintln!("error: {message}");
                 return EXIT_UNUSABLE;
             }
-        }
+        };
+        options.builtin_inputs = prepared.inputs;
+        options.commits = prepared.commits;
+        let mut extensions = reviewflow_engine::run::Extensions::new();
+        extensions.insert(prepared.services);
+        options.extensions = std::sync::Arc::new(extensions);
     }
     match execute_blocking(&compiled, &registry, &implementations, options) {
         Ok(report) => {
@@ -145,4 +140,16 @@ pub fn run(args: RunArgs) -> u8 {
             EXIT_UNUSABLE
         }
     }
+}
+
+/// Opens the forge and the stores on a runtime of their own: the executor starts its own after.
+fn prepare_blocking(
+    pipeline: &reviewflow_engine::model::Pipeline,
+    options: reviewflow_stdlib::kinds::PrepareOptions<'_>,
+) -> Result<reviewflow_stdlib::kinds::Prepared, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(reviewflow_stdlib::kinds::prepare(pipeline, options))
 }

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use crate::contract::{Effect, LabelAdd, LabelKind, Propagate, Role, StageContract};
 use crate::finding::Label;
 use crate::graph::{Dag, outputs_of};
-use crate::model::{ForgeKind, Pipeline, Reference, Stage, Value};
+use crate::model::{Pipeline, Reference, Stage, Value};
 use crate::registry::Registry;
 use crate::span::Span;
 
@@ -326,12 +326,9 @@ fn held_secrets(
     held
 }
 
-/// The GitHub forge's token secret, if any.
+/// The forge's token secret, if its kind takes one and the pipeline names it.
 pub fn forge_token(pipeline: &Pipeline) -> Option<&str> {
     let forge = pipeline.forge.as_ref()?;
-    if forge.kind.value != ForgeKind::Github {
-        return None;
-    }
     forge.token.as_ref().map(|t| t.value.as_str())
 }
 

@@ -1,13 +1,18 @@
-//! The stage kinds a pipeline may use, by name. The engine registers `run`; the stdlib adds
-//! `std/*`.
+//! The kinds a pipeline may use, by name: stage kinds (`uses=`), forge kinds (`forge "…"`) and
+//! store kinds (`kind=`). The engine registers `run`; the stdlib adds `std/*`, its forges and its
+//! stores, and says which forge and store a pipeline gets when it names none.
 
 use std::collections::BTreeMap;
 
-use crate::contract::StageContract;
+use crate::contract::{ForgeContract, StageContract, StoreContract};
 
 #[derive(Clone, Debug, Default)]
 pub struct Registry {
     contracts: BTreeMap<String, StageContract>,
+    forges: BTreeMap<String, ForgeContract>,
+    stores: BTreeMap<String, StoreContract>,
+    default_forge: Option<String>,
+    default_store: Option<String>,
 }
 
 impl Registry {
@@ -23,9 +28,29 @@ impl Registry {
         r
     }
 
-    /// Adds or replaces a kind.
+    /// Adds or replaces a stage kind.
     pub fn register(&mut self, contract: StageContract) {
         self.contracts.insert(contract.kind.clone(), contract);
+    }
+
+    /// Adds or replaces a forge kind.
+    pub fn register_forge(&mut self, contract: ForgeContract) {
+        self.forges.insert(contract.kind.clone(), contract);
+    }
+
+    /// Adds or replaces a store kind.
+    pub fn register_store(&mut self, contract: StoreContract) {
+        self.stores.insert(contract.kind.clone(), contract);
+    }
+
+    /// The forge kind of a pipeline without a `forge` node.
+    pub fn set_default_forge(&mut self, kind: &str) {
+        self.default_forge = Some(kind.into());
+    }
+
+    /// The store kind of a `store` node without `kind=`.
+    pub fn set_default_store(&mut self, kind: &str) {
+        self.default_store = Some(kind.into());
     }
 
     pub fn get(&self, kind: &str) -> Option<&StageContract> {
@@ -38,5 +63,29 @@ impl Registry {
 
     pub fn contracts(&self) -> impl Iterator<Item = &StageContract> {
         self.contracts.values()
+    }
+
+    pub fn forge(&self, kind: &str) -> Option<&ForgeContract> {
+        self.forges.get(kind)
+    }
+
+    pub fn forges(&self) -> impl Iterator<Item = &ForgeContract> {
+        self.forges.values()
+    }
+
+    pub fn store(&self, kind: &str) -> Option<&StoreContract> {
+        self.stores.get(kind)
+    }
+
+    pub fn stores(&self) -> impl Iterator<Item = &StoreContract> {
+        self.stores.values()
+    }
+
+    pub fn default_forge(&self) -> Option<&str> {
+        self.default_forge.as_deref()
+    }
+
+    pub fn default_store(&self) -> Option<&str> {
+        self.default_store.as_deref()
     }
 }

@@ -10,6 +10,8 @@ pub mod envelope;
 pub mod forge;
 pub mod gather;
 pub mod git;
+pub mod kinds;
+pub mod github;
 pub mod reviewer;
 pub mod rules;
 pub mod stages;
@@ -17,9 +19,17 @@ pub mod store;
 
 use reviewflow_engine::Registry;
 
-/// The engine's builtin kinds plus every `std/*` stage.
+/// The contracts of the engine's builtin kinds plus every `std/*` stage, forge and store.
 pub fn registry() -> Registry {
     let mut registry = Registry::with_builtins();
     stages::register(&mut registry);
+    kinds::register(&mut registry);
     registry
+}
+
+/// The implementations of the engine's builtin kinds plus every `std/*` stage.
+pub fn implementations() -> reviewflow_engine::run::Implementations {
+    let mut implementations = reviewflow_engine::run::Implementations::with_builtins();
+    stages::register_implementations(&mut implementations);
+    implementations
 }

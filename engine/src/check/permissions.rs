@@ -4,7 +4,7 @@
 use super::{Check, Context};
 use crate::contract::Effect;
 use crate::finding::{Confidence, Finding, Label, Severity};
-use crate::model::{Access, ForgeKind};
+use crate::model::Access;
 
 pub struct Permissions;
 
@@ -20,10 +20,12 @@ impl Check for Permissions {
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let p = cx.pipeline;
-        let github = p
+        // A forge whose token carries permissions expects a publishing stage to declare them.
+        let forge = p
             .forge
             .as_ref()
-            .is_some_and(|f| f.kind.value == ForgeKind::Github);
+            .and_then(|f| cx.registry.forge(&f.kind.value))
+            .filter(|c| !c.permissions.is_empty());
         for (i, stage) in p.stages.iter().enumerate() {
             let Some(contract) = cx.registry.get(&stage.uses.value) else {
                 continue;
@@ -81,7 +83,10 @@ impl Check for Permissions {
                     .stage(name),
                 );
             }
-            if github && contract.has_effect(Effect::Publishes) && writes.is_none() {
+            if let Some(forge) = forge
+                && contract.has_effect(Effect::Publishes)
+                && writes.is_none()
+            {
                 let needed: Vec<&str> = contract
                     .permissions
                     .iter()
@@ -92,7 +97,10 @@ impl Check for Permissions {
                     Finding::new(
                         self.id(),
                         Severity::Warning,
-                        format!("`{name}` publishes to GitHub but declares no write permission"),
+                        format!(
+                            "`{name}` publishes to the `{}` forge but declares no write permission",
+                            forge.kind
+                        ),
                         Label::new(stage.name.span, "declares none"),
                     )
                     .help(format!(

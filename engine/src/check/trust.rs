@@ -5,7 +5,7 @@
 use super::{Check, Context};
 use crate::contract::Role;
 use crate::finding::{Confidence, Finding, Label, Severity};
-use crate::model::{StoreKind, Value};
+use crate::model::Value;
 
 pub struct Trust;
 
@@ -41,11 +41,9 @@ impl Check for Trust {
                     }
                     reported.push(name.clone());
                     let reads = Label::new(v.span, format!("`{}` reads it here", stage.name.value));
+                    let kind = cx.registry.store(&store.kind.value);
                     if store.trust.is_empty() {
-                        let example = match store.kind.value {
-                            StoreKind::Local => "trust local=#true".to_string(),
-                            StoreKind::GithubArtifacts => "trust workflow=\".github/workflows/review.yaml\" event=\"pull_request_target\"".to_string(),
-                        };
+                        let example = kind.map_or("trust …", |k| k.trust_example.as_str());
                         out.push(
                             Finding::new(
                                 self.id(),
@@ -63,9 +61,7 @@ impl Check for Trust {
                     if store.max_tries.is_none() {
                         missing.push("max-tries");
                     }
-                    if store.kind.value == StoreKind::GithubArtifacts
-                        && store.max_run_lookups.is_none()
-                    {
+                    if kind.is_some_and(|k| k.lookups) && store.max_run_lookups.is_none() {
                         missing.push("max-run-lookups");
                     }
                     if !missing.is_empty() {

@@ -442,7 +442,7 @@ impl<'s> Lowerer<'s> {
     }
 
     /// Converts one KDL value to the contract's type, reporting a mismatch.
-    fn typed_value(
+    pub(super) fn typed_value(
         &mut self,
         entry: &KdlEntry,
         ty: &ValueType,

@@ -3,10 +3,10 @@
 use kdl::KdlNode;
 
 use super::{Fact, Lowerer};
+use crate::contract::{PropSpec, quote_list};
 use crate::duration::parse_duration_ms;
 use crate::model::{
-    Allow, Forge, ForgeKind, Input, InputType, OnMissing, Secret, Store, StoreKind, TrustRule,
-    parse_template,
+    Allow, Forge, Input, InputType, OnMissing, Secret, Setting, Store, TrustRule, parse_template,
 };
 use crate::span::{Span, Spanned};
 use crate::suggest::did_you_mean;
@@ -198,7 +198,6 @@ impl Lowerer<'_> {
     }
 
     pub(super) fn lower_forge(&mut self, node: &KdlNode) {
-        let entries = self.entries(node, &"`forge`", &["token", "dir", "api-url"]);
         let span: Span = node.name().span().into();
         if let Some(first) = self.pipeline.forge.as_ref().map(|f| f.kind.span) {
             self.fact(Fact::Duplicate {
@@ -209,84 +208,115 @@ impl Lowerer<'_> {
             });
             return;
         }
+        // The kind decides which properties the node takes: read it first.
+        let first_arg = node.entries().iter().find(|e| e.name().is_none());
+        let contract = first_arg
+            .and_then(|e| e.value().as_string())
+            .and_then(|k| self.registry.forge(k));
+        let known: Vec<&str> = contract.map_or_else(Vec::new, |c| {
+            c.props.iter().map(|p| p.name.as_str()).collect()
+        });
+        let what = match contract {
+            Some(c) => format!("a `{}` forge", c.kind),
+            None => "`forge`".to_string(),
+        };
+        let entries = self.entries(node, &what, &known);
         let Some(kind) = self.name_arg(node, &entries.args, "the forge") else {
             return;
         };
-        let kind = match kind.value.as_str() {
-            "local" => Spanned::new(ForgeKind::Local, kind.span),
-            "github" => Spanned::new(ForgeKind::Github, kind.span),
-            other => {
-                self.fact(Fact::TypeMismatch {
-                    span: kind.span,
-                    what: "the forge".into(),
-                    expected: "\"local\" or \"github\"".into(),
-                    found: format!("\"{other}\""),
-                    help: None,
-                });
-                return;
+        let Some(contract) = self.registry.forge(&kind.value) else {
+            let kinds: Vec<String> = self.registry.forges().map(|f| f.kind.clone()).collect();
+            let candidates = did_you_mean(&kind.value, kinds.iter().map(String::as_str));
+            self.fact(Fact::TypeMismatch {
+                span: kind.span,
+                what: "the forge".into(),
+                expected: format!("one of {}", quote_list(&kinds)),
+                found: format!("\"{}\"", kind.value),
+                help: crate::suggest::help_text(&candidates),
+            });
+            return;
+        };
+        let token_prop = contract.token.clone();
+        let specs = contract.props.clone();
+        let mut token = None;
+        let mut settings = Vec::new();
+        for (name, entry) in &entries.props {
+            if token_prop.as_deref() == Some(*name) {
+                token = self.expect_string(entry, &format!("`{name}`"));
+                continue;
             }
-        };
-        // Properties of the other kind of forge are mistakes, not options.
-        let foreign: &[&str] = match kind.value {
-            ForgeKind::Local => &["token", "api-url"],
-            ForgeKind::Github => &["dir"],
-        };
-        for name in foreign {
-            if let Some(e) = entries.prop(name) {
-                self.fact(Fact::UnknownProperty {
-                    span: e.name().map_or(kind.span, |n| n.span().into()),
-                    name: (*name).into(),
-                    node: format!("a `{}` forge", forge_kind_name(kind.value)),
-                    candidates: Vec::new(),
-                });
+            if let Some(setting) = self.setting(&specs, name, entry) {
+                settings.push(setting);
             }
         }
-        let token = entries
-            .prop("token")
-            .and_then(|e| self.expect_string(e, "`token`"));
-        let dir = entries
-            .prop("dir")
-            .and_then(|e| self.expect_string(e, "`dir`"));
-        let api_url = entries
-            .prop("api-url")
-            .and_then(|e| self.expect_string(e, "`api-url`"));
         self.no_children(node, "`forge` (it takes no children)");
         self.pipeline.forge = Some(Forge {
             kind,
             token,
-            dir,
-            api_url,
+            settings,
         });
     }
 
+    /// One property typed by a kind's contract.
+    fn setting(
+        &mut self,
+        specs: &[PropSpec],
+        name: &str,
+        entry: &kdl::KdlEntry,
+    ) -> Option<Setting> {
+        let spec = specs.iter().find(|p| p.name == name)?;
+        let value = self.typed_value(entry, &spec.ty, &format!("`{name}`"))?;
+        let name_span = entry.name().map_or(value.span, |n| Span::from(n.span()));
+        Some(Setting {
+            name: Spanned::new(name.to_string(), name_span),
+            value,
+        })
+    }
+
     pub(super) fn lower_store(&mut self, node: &KdlNode) {
-        let entries = self.entries(node, &"`store`", &["kind", "name", "path"]);
-        let name = self.name_arg(node, &entries.args, "a store");
-        let kind = match entries.prop("kind") {
-            None => Spanned::new(StoreKind::Local, Span::default()),
+        // The kind decides which properties and trust facts the node takes: read it first.
+        let kind_entry = node
+            .entries()
+            .iter()
+            .find(|e| e.name().is_some_and(|n| n.value() == "kind"));
+        let kind = match kind_entry {
+            None => self
+                .registry
+                .default_store()
+                .map(|k| Spanned::new(k.to_string(), Span::default())),
             Some(e) => {
                 let span = self.value_span(e);
-                match self
-                    .expect_string(e, "`kind`")
-                    .as_deref()
-                    .map(String::as_str)
-                {
-                    Some("local") => Spanned::new(StoreKind::Local, span),
-                    Some("github-artifacts") => Spanned::new(StoreKind::GithubArtifacts, span),
-                    Some(other) => {
+                match self.expect_string(e, "`kind`") {
+                    Some(k) if self.registry.store(&k.value).is_some() => {
+                        Some(Spanned::new(k.value, span))
+                    }
+                    Some(k) => {
+                        let kinds: Vec<String> =
+                            self.registry.stores().map(|s| s.kind.clone()).collect();
+                        let candidates = did_you_mean(&k.value, kinds.iter().map(String::as_str));
                         self.fact(Fact::TypeMismatch {
                             span,
                             what: "`kind` of a store".into(),
-                            expected: "\"local\" or \"github-artifacts\"".into(),
-                            found: format!("\"{other}\""),
-                            help: None,
+                            expected: format!("one of {}", quote_list(&kinds)),
+                            found: format!("\"{}\"", k.value),
+                            help: crate::suggest::help_text(&candidates),
                         });
-                        Spanned::new(StoreKind::Local, span)
+                        None
                     }
-                    None => Spanned::new(StoreKind::Local, span),
+                    None => None,
                 }
             }
         };
+        let contract = kind
+            .as_ref()
+            .and_then(|k| self.registry.store(&k.value))
+            .cloned();
+        let mut known = vec!["kind", "name"];
+        if let Some(c) = &contract {
+            known.extend(c.props.iter().map(|p| p.name.as_str()));
+        }
+        let entries = self.entries(node, &"`store`", &known);
+        let name = self.name_arg(node, &entries.args, "a store");
         let blob_name = entries.prop("name").and_then(|e| {
             let text = self.expect_string(e, "`name`")?;
             let content = self.string_content_span(e);
@@ -304,14 +334,23 @@ impl Lowerer<'_> {
             }
             Some(t)
         });
-        let path = entries
-            .prop("path")
-            .and_then(|e| self.expect_string(e, "`path`"));
+        let mut settings = Vec::new();
+        if let Some(c) = &contract {
+            for (name, entry) in &entries.props {
+                if let Some(setting) = self.setting(&c.props, name, entry) {
+                    settings.push(setting);
+                }
+            }
+        }
+        let children_known: Vec<&'static str> = contract.as_ref().map_or_else(
+            || vec!["trust", "max-tries", "max-run-lookups", "retain"],
+            |c| c.children(),
+        );
         let mut store = Store {
             name: Spanned::new(String::new(), Span::default()),
-            kind,
+            kind: kind.unwrap_or_else(|| Spanned::new(String::new(), Span::default())),
             blob_name,
-            path,
+            settings,
             trust: Vec::new(),
             max_tries: None,
             max_run_lookups: None,
@@ -335,40 +374,50 @@ impl Lowerer<'_> {
                     }
                     seen.push((child_name, child_span));
                 }
+                if !children_known.contains(&child_name) {
+                    self.fact(Fact::UnknownNode {
+                        span: child_span,
+                        name: child_name.into(),
+                        context: match &contract {
+                            Some(c) => format!("a `{}` store", c.kind),
+                            None => "`store`".into(),
+                        },
+                        candidates: did_you_mean(child_name, children_known.iter().copied()),
+                    });
+                    continue;
+                }
                 match child_name {
                     "trust" => {
-                        let e = self.entries(
-                            child,
-                            &"`trust`",
-                            &["workflow", "event", "branch", "local"],
-                        );
+                        let trust_specs: Vec<PropSpec> =
+                            contract.as_ref().map_or_else(Vec::new, |c| c.trust.clone());
+                        let known: Vec<&str> =
+                            trust_specs.iter().map(|p| p.name.as_str()).collect();
+                        let e = self.entries(child, &"`trust`", &known);
                         if e.props.is_empty() {
                             self.fact(Fact::Missing {
                                 span: child_span,
-                                what: "a producer (`workflow`, `event`, `branch` or `local`)"
-                                    .into(),
+                                what: format!(
+                                    "a producer ({})",
+                                    known
+                                        .iter()
+                                        .map(|k| format!("`{k}`"))
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                ),
                                 node: "`trust`".into(),
                                 help: Some("an empty rule would trust every producer".into()),
                             });
                             continue;
                         }
-                        let get = |this: &mut Self, key: &str| {
-                            e.prop(key)
-                                .and_then(|v| this.expect_string(v, &format!("`{key}`")))
-                        };
-                        let workflow = get(self, "workflow");
-                        let event = get(self, "event");
-                        let branch = get(self, "branch");
-                        let local = e
-                            .prop("local")
-                            .and_then(|v| self.expect_bool(v, "`local`"))
-                            .is_some_and(|b| b.value);
+                        let mut props = Vec::new();
+                        for (key, entry) in &e.props {
+                            if let Some(setting) = self.setting(&trust_specs, key, entry) {
+                                props.push(setting);
+                            }
+                        }
                         store.trust.push(TrustRule {
                             span: child.span().into(),
-                            workflow,
-                            event,
-                            branch,
-                            local,
+                            props,
                         });
                     }
                     "max-tries" | "max-run-lookups" => {
@@ -392,15 +441,8 @@ impl Lowerer<'_> {
                             self.duration(&text, "`age`")
                         });
                     }
-                    other => self.fact(Fact::UnknownNode {
-                        span: child_span,
-                        name: other.into(),
-                        context: "`store`".into(),
-                        candidates: did_you_mean(
-                            other,
-                            ["trust", "max-tries", "max-run-lookups", "retain"],
-                        ),
-                    }),
+                    // Every other name was reported above.
+                    _ => {}
                 }
             }
         }
@@ -498,12 +540,5 @@ impl Lowerer<'_> {
                 None
             }
         }
-    }
-}
-
-fn forge_kind_name(kind: ForgeKind) -> &'static str {
-    match kind {
-        ForgeKind::Local => "local",
-        ForgeKind::Github => "github",
     }
 }

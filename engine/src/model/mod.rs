@@ -80,30 +80,48 @@ pub enum OnMissing {
     Disable,
 }
 
-/// `forge "github" token="github-token"` or `forge "local"`.
+/// `forge "github" token="github-token"` or `forge "local"`: a registered forge kind.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Forge {
-    pub kind: Spanned<ForgeKind>,
+    /// The kind, as registered (`github`, `local`).
+    pub kind: Spanned<String>,
+    /// The secret the forge authenticates with, for kinds whose contract names a token.
     pub token: Option<Spanned<String>>,
-    pub dir: Option<Spanned<String>>,
-    pub api_url: Option<Spanned<String>>,
+    /// The kind's other properties (`api-url`, `dir`), typed by its contract.
+    pub settings: Vec<Setting>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum ForgeKind {
-    Local,
-    Github,
+/// One property of a forge, a store or a trust rule, typed by the kind's contract.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Setting {
+    pub name: Spanned<String>,
+    pub value: Spanned<Value>,
 }
 
-/// `store "conversations" kind="local" { trust …; max-tries 10 }`.
+/// The value of the setting `name`, if set.
+pub fn setting<'a>(settings: &'a [Setting], name: &str) -> Option<&'a Spanned<Value>> {
+    settings
+        .iter()
+        .find(|s| s.name.value == name)
+        .map(|s| &s.value)
+}
+
+impl Forge {
+    pub fn setting(&self, name: &str) -> Option<&Spanned<Value>> {
+        setting(&self.settings, name)
+    }
+}
+
+/// `store "conversations" kind="local" { trust …; max-tries 10 }`: a registered store kind.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Store {
     pub name: Spanned<String>,
-    pub kind: Spanned<StoreKind>,
+    /// The kind, as registered (`local`, `github-artifacts`).
+    pub kind: Spanned<String>,
     /// The blob name template (`name="review-{change}-{project}"`).
     pub blob_name: Option<Spanned<Template>>,
-    pub path: Option<Spanned<String>>,
+    /// The kind's other properties (`path`), typed by its contract.
+    pub settings: Vec<Setting>,
     pub trust: Vec<TrustRule>,
     pub max_tries: Option<Spanned<u64>>,
     pub max_run_lookups: Option<Spanned<u64>>,
@@ -111,22 +129,24 @@ pub struct Store {
     pub retain_age: Option<Spanned<u64>>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum StoreKind {
-    Local,
-    GithubArtifacts,
+impl Store {
+    pub fn setting(&self, name: &str) -> Option<&Spanned<Value>> {
+        setting(&self.settings, name)
+    }
 }
 
-/// `trust workflow=".github/workflows/build.yaml" event="pull_request_target" branch="main"`.
+/// `trust workflow=".github/workflows/build.yaml" event="pull_request_target" branch="main"`:
+/// every fact it names must hold of a producer. Which facts a rule may name is the store kind's.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct TrustRule {
     pub span: Span,
-    pub workflow: Option<Spanned<String>>,
-    pub event: Option<Spanned<String>>,
-    pub branch: Option<Spanned<String>>,
-    /// For the local store: blobs written by this machine's runs.
-    pub local: bool,
+    pub props: Vec<Setting>,
+}
+
+impl TrustRule {
+    pub fn setting(&self, name: &str) -> Option<&Spanned<Value>> {
+        setting(&self.props, name)
+    }
 }
 
 /// `allow "check-id" reason="…"`: a suppression.

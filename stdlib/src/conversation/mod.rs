@@ -7,5 +7,5 @@ mod restore;
 mod seal;
 
 pub use bundle::{BUNDLE_VERSION, BundleError, BundleHeader, MAX_HEADER_BYTES, read_bundle};
-pub use restore::{RestoreOutcome, RestoreRequest, TrustPolicy, restore};
+pub use restore::{RestoreOutcome, RestoreRequest, restore};
 pub use seal::{SealError, SealRequest, seal_file, seal_tombstone};

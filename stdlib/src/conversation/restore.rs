@@ -5,20 +5,7 @@
 
 use super::bundle::{BundleHeader, read_bundle};
 use crate::envelope::{Binding, SealKey};
-use crate::store::{Entry, LocalStore, StoreName};
-
-/// Whose blobs are believed.
-#[derive(Clone, Debug, Default)]
-pub struct TrustPolicy {
-    /// Blobs this checkout's own runs kept (`trust local=#true`): producer `forge=local`.
-    pub local: bool,
-}
-
-impl TrustPolicy {
-    pub fn trusts(&self, entry: &Entry) -> bool {
-        self.local && entry.producer.get("forge").map(String::as_str) == Some("local")
-    }
-}
+use crate::store::{BlobStore, EntryKind, Fetched, Judgement, StoreName};
 
 pub struct RestoreRequest<'a> {
     pub secret: &'a [u8],
@@ -32,7 +19,6 @@ pub struct RestoreRequest<'a> {
     pub posted_head: Option<&'a str>,
     /// Accept only the conversation of that review.
     pub require_posted_head: bool,
-    pub trust: &'a TrustPolicy,
 }
 
 #[derive(Debug)]
@@ -51,12 +37,14 @@ fn short(sha: &str) -> &str {
     sha.get(..12).unwrap_or(sha)
 }
 
-/// Looks for the conversation to resume; `status` receives one line per skipped blob.
-pub fn restore(
-    store: &LocalStore,
+/// Looks for the conversation to resume; `status` receives one line per skipped blob. The
+/// store judges each producer (its `trust` rules) before anything is downloaded; untrusted blobs
+/// never count toward `max_tries`.
+pub async fn restore(
+    store: &dyn BlobStore,
     name: &StoreName,
     req: &RestoreRequest<'_>,
-    status: &mut dyn FnMut(String),
+    status: &mut (dyn FnMut(String) + Send),
 ) -> RestoreOutcome {
     let fresh = |reason: String| RestoreOutcome::Fresh { reason };
     if req.require_posted_head && req.posted_head.is_none() {
@@ -66,41 +54,58 @@ pub fn restore(
         Ok(k) => k,
         Err(e) => return fresh(format!("the key is unusable: {e}")),
     };
-    let entries = match store.list(name) {
-        Ok(e) => e,
+    let candidates = match store.list(name).await {
+        Ok(c) => c,
         Err(e) => return fresh(format!("the store cannot be listed: {e}")),
     };
     let mut tries = 0;
-    for entry in entries {
-        if !req.trust.trusts(&entry) {
-            status(format!(
-                "skipped {}: its producer is not trusted",
-                entry.id.as_str()
-            ));
-            continue;
+    let mut untrusted = 0usize;
+    let summary = |untrusted: usize| match untrusted {
+        0 => String::new(),
+        n => format!(" ({n} blobs from untrusted producers skipped)"),
+    };
+    for candidate in candidates {
+        match store.judge(&candidate).await {
+            Judgement::Trusted => {}
+            Judgement::Untrusted(_) => {
+                // Counted, not narrated: a flood of planted blobs must not flood the log.
+                untrusted += 1;
+                continue;
+            }
+            Judgement::Unknown(reason) => {
+                status(format!("skipped {}: {reason}", candidate.id));
+                continue;
+            }
+            Judgement::CapReached(reason) => {
+                return fresh(format!("{reason}{}", summary(untrusted)));
+            }
         }
-        if entry.is_tombstone() {
-            let of = entry
-                .producer
+        let tombstone_of = |producer: &crate::store::Producer| {
+            let of = producer
                 .get("head")
                 .map(|h| format!(" of the review of {}", short(h)))
                 .unwrap_or_default();
-            return fresh(format!(
+            fresh(format!(
                 "the conversation{of} was not kept (tombstone {})",
-                entry.id.as_str()
-            ));
+                candidate.id
+            ))
+        };
+        if candidate.kind == Some(EntryKind::Tombstone) {
+            return tombstone_of(&candidate.producer);
         }
         tries += 1;
         if tries > req.max_tries {
             return fresh(format!(
-                "no conversation of the posted review among the {} newest trusted blobs",
-                req.max_tries
+                "no conversation of the posted review among the {} newest trusted blobs{}",
+                req.max_tries,
+                summary(untrusted)
             ));
         }
-        let mut buf = match store.get(&entry, req.max_bytes) {
-            Ok(b) => b,
+        let mut buf = match store.fetch(&candidate, req.max_bytes).await {
+            Ok(Fetched::Blob(b)) => b,
+            Ok(Fetched::Tombstone(producer)) => return tombstone_of(&producer),
             Err(e) => {
-                status(format!("skipped {}: {e}", entry.id.as_str()));
+                status(format!("skipped {}: {e}", candidate.id));
                 continue;
             }
         };
@@ -110,7 +115,7 @@ pub fn restore(
         {
             status(format!(
                 "skipped {}: it does not open with this key and binding",
-                entry.id.as_str()
+                candidate.id
             ));
             continue;
         }
@@ -118,14 +123,14 @@ pub fn restore(
             Ok(x) => x,
             Err(e) => {
                 zeroize::Zeroize::zeroize(&mut buf);
-                status(format!("skipped {}: {e}", entry.id.as_str()));
+                status(format!("skipped {}: {e}", candidate.id));
                 continue;
             }
         };
         if req.require_posted_head && req.posted_head != Some(header.head.as_str()) {
             status(format!(
                 "skipped {}: the conversation of the review of {}, not of the posted review of {}",
-                entry.id.as_str(),
+                candidate.id,
                 short(&header.head),
                 req.posted_head.map(short).unwrap_or("?")
             ));
@@ -137,8 +142,11 @@ pub fn restore(
         return RestoreOutcome::Restored {
             header,
             conversation: buf,
-            entry: entry.id.as_str().to_string(),
+            entry: candidate.id,
         };
     }
-    fresh("no sealed conversation of the posted review".into())
+    fresh(format!(
+        "no sealed conversation of the posted review{}",
+        summary(untrusted)
+    ))
 }

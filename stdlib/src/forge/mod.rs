@@ -12,6 +12,7 @@ mod change;
 mod commit;
 mod error;
 mod filter;
+pub mod github;
 pub mod formats;
 mod ids;
 pub mod local;

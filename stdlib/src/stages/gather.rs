@@ -148,10 +148,12 @@ async fn run(
 ) -> Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError> {
     use reviewflow_engine::run::{OutputValue, Resolved, StageError, StageOutputs};
 
-    use super::runtime::{arg, blocking, flag, services};
-    use crate::gather::{GateOutcome, GatherConfig, gather_change};
+    use super::runtime::{arg, flag};
+    use crate::gather::{GateOutcome, GatherConfig};
+    use crate::kinds::Services;
 
-    let services = services(&cx)?;
+    let services = Services::of(&cx)?;
+    let forge = services.forge(&cx)?;
     let mut config = GatherConfig {
         path: arg(&cx, "path").and_then(Resolved::text),
         since_last_review: flag(&cx, "since-last-review"),
@@ -164,18 +166,15 @@ async fn run(
         config.gate.halt = tier_of(gate.prop("halt").and_then(Resolved::text));
         config.gate.warn = tier_of(gate.prop("warn").and_then(Resolved::text));
     }
-    let checkout = services.checkout.clone();
-    let change = services.change.clone();
-    let forge = services.forge.clone();
-    let gathered = blocking(move || {
-        let last = forge
-            .last_posted(&change.change_id)
-            .map_err(|e| StageError::failed(format!("cannot read the last posted review: {e}")))?;
-        let last_head = last.map(|r| r.head);
-        gather_change(&checkout, &change, &config, last_head.as_ref())
-            .map_err(|e| StageError::failed(e.to_string()))
-    })
-    .await?;
+    let last = forge
+        .last_posted()
+        .await
+        .map_err(StageError::failed)?
+        .map(|p| p.head);
+    let gathered = forge
+        .gather(&config, last.as_ref())
+        .await
+        .map_err(StageError::failed)?;
     cx.status.status(format!(
         "{}..{}: {} files, {} lines, tier {}",
         gathered.base.short(),

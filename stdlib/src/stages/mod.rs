@@ -1,5 +1,6 @@
-//! The `std/*` stages. Each file holds one stage's contract and its implementation; [`register`]
-//! hands the contracts to the engine and [`runtime::register_implementations`] the code.
+//! The `std/*` stages. Each file holds one stage's contract and its implementation, and
+//! [`STAGES`] lists each kind once: [`register`] hands the contracts to the engine and
+//! [`register_implementations`] the code.
 
 pub mod gather;
 pub mod post;
@@ -9,16 +10,58 @@ pub mod runtime;
 pub mod scan;
 pub mod seal;
 
-use reviewflow_engine::Registry;
+use std::sync::Arc;
 
-/// Registers every `std/*` stage kind.
+use reviewflow_engine::Registry;
+use reviewflow_engine::contract::StageContract;
+use reviewflow_engine::run::{Implementations, StageImpl};
+
+/// A stage kind: its contract and its implementation, registered together.
+pub struct StageKind {
+    pub contract: fn() -> StageContract,
+    pub implementation: fn() -> Arc<dyn StageImpl>,
+}
+
+/// Every `std/*` stage kind, once.
+pub static STAGES: &[StageKind] = &[
+    StageKind {
+        contract: gather::contract,
+        implementation: || Arc::new(gather::Gather),
+    },
+    StageKind {
+        contract: restore::contract,
+        implementation: || Arc::new(restore::Restore),
+    },
+    StageKind {
+        contract: review::contract,
+        implementation: || Arc::new(review::Review),
+    },
+    StageKind {
+        contract: scan::contract,
+        implementation: || Arc::new(scan::Scan),
+    },
+    StageKind {
+        contract: seal::contract,
+        implementation: || Arc::new(seal::Seal),
+    },
+    StageKind {
+        contract: post::contract,
+        implementation: || Arc::new(post::Post),
+    },
+];
+
+/// Registers every `std/*` stage kind's contract.
 pub fn register(registry: &mut Registry) {
-    registry.register(gather::contract());
-    registry.register(restore::contract());
-    registry.register(review::contract());
-    registry.register(scan::contract());
-    registry.register(seal::contract());
-    registry.register(post::contract());
+    for kind in STAGES {
+        registry.register((kind.contract)());
+    }
+}
+
+/// Registers every `std/*` stage kind's implementation.
+pub fn register_implementations(implementations: &mut Implementations) {
+    for kind in STAGES {
+        implementations.register(&(kind.contract)().kind, (kind.implementation)());
+    }
 }
 
 /// Words of an enum type.

@@ -10,6 +10,8 @@ use reviewflow_engine::contract::{
 use super::words;
 
 pub const FORMATS: &[&str] = &["markdown", "json", "rdjsonl", "sarif"];
+pub const INLINE_MODES: &[&str] = &["added", "diff-context", "file", "nofilter"];
+pub const BLOCK_ON: &[&str] = &["error", "warning", "never"];
 
 pub fn contract() -> StageContract {
     StageContract::new("std/post", "publishes the review and keeps sealed blobs")
@@ -61,6 +63,30 @@ pub fn contract() -> StageContract {
         )
         .child(
             ChildSpec::new(
+                "project",
+                Role::Config,
+                "the project this review is of: one comment per pipeline and project",
+            )
+            .arg(ValueType::Template),
+        )
+        .child(
+            ChildSpec::new(
+                "inline",
+                Role::Config,
+                "also comment on the lines findings name: `added`, `diff-context`, `file` or `nofilter`",
+            )
+            .arg(words(INLINE_MODES)),
+        )
+        .child(
+            ChildSpec::new(
+                "block-on",
+                Role::Config,
+                "findings at or above this severity fail the check run (default `error`)",
+            )
+            .arg(words(BLOCK_ON)),
+        )
+        .child(
+            ChildSpec::new(
                 "formats",
                 Role::Config,
                 "files the local forge writes (default: all)",
@@ -99,18 +125,27 @@ async fn run(
 ) -> Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError> {
     use reviewflow_engine::run::{OutputValue, Resolved, StageError, StageOutputs};
 
-    use super::runtime::{arg, blocking, services, store_for, value_bytes};
+    use super::runtime::{arg, value_bytes};
     use crate::forge::{Format, ReviewFinding, filter_findings_in};
     use crate::git::Sha;
-    use crate::store::{BlobSource, Producer};
+    use crate::kinds::{PostRequest, ReviewState, Services};
+    use crate::store::{Keep, Producer};
 
-    let services = services(&cx)?;
-    let change = services.change.clone();
-    let comment = match arg(&cx, "comment") {
-        Some(Resolved::Output(Some(v))) => {
-            String::from_utf8_lossy(&value_bytes(v).await?).into_owned()
-        }
-        _ => String::new(),
+    let services = Services::of(&cx)?;
+    let forge = services.forge(&cx)?;
+    let change = forge.change().clone();
+    let (comment, state) = match arg(&cx, "comment") {
+        Some(Resolved::Output(Some(v))) => (
+            String::from_utf8_lossy(&value_bytes(v).await?).into_owned(),
+            ReviewState::Reviewed,
+        ),
+        Some(_) => (
+            String::new(),
+            ReviewState::NotReviewed(
+                "the review did not run: it fell back, was skipped or was gated out".into(),
+            ),
+        ),
+        None => (String::new(), ReviewState::Reviewed),
     };
     let mut findings: Vec<ReviewFinding> = Vec::new();
     if let Some(Resolved::Output(Some(OutputValue::Json(v)))) = arg(&cx, "findings") {
@@ -128,8 +163,9 @@ async fn run(
             })
             .collect();
     }
+    let mut ranges: Vec<crate::forge::FileRanges> = Vec::new();
     if let Some(Resolved::Output(Some(OutputValue::Json(v)))) = arg(&cx, "ranges") {
-        let ranges: Vec<crate::forge::FileRanges> = serde_json::from_value(v.clone())
+        ranges = serde_json::from_value(v.clone())
             .map_err(|e| StageError::failed(format!("the ranges are not valid: {e}")))?;
         let filtered = filter_findings_in(findings, &ranges);
         if filtered.dropped + filtered.demoted > 0 {
@@ -143,7 +179,7 @@ async fn run(
     let expected_head = match arg(&cx, "require-head") {
         Some(Resolved::Output(Some(v))) => Sha::parse(v.render().trim())
             .map_err(|e| StageError::failed(format!("`require-head` is not a commit: {e}")))?,
-        _ => change.head().clone(),
+        _ => change.head.clone(),
     };
     let mut formats: Vec<Format> = Vec::new();
     for c in cx.children.iter().filter(|c| c.name == "formats") {
@@ -157,6 +193,17 @@ async fn run(
     if formats.is_empty() {
         formats = Format::ALL.to_vec();
     }
+    let text_arg = |name: &str| arg(&cx, name).and_then(Resolved::text);
+
+    // Nothing is kept or posted for a head that moved: the next run reviews the new one.
+    let current = forge.current_head().await.map_err(StageError::failed)?;
+    if current != expected_head {
+        return Err(StageError::failed(format!(
+            "the change's head moved since gather: it was {}, it is now {}; nothing was posted or kept",
+            expected_head.short(),
+            current.short()
+        )));
+    }
 
     // Keep (or tombstone) first: a posted review must never name a conversation that is not kept.
     let mut conversation_id = None;
@@ -164,90 +211,60 @@ async fn run(
         let Some(Resolved::Store(store)) = c.prop("to") else {
             continue;
         };
-        let (store, name, decl) = store_for(&cx, services, store)?;
-        let keep_last = decl.retain_count.as_ref().map(|c| c.value as usize);
-        let max_age = decl
-            .retain_age
-            .as_ref()
-            .map(|a| std::time::Duration::from_millis(a.value));
-        let retainer = (store.clone(), name.clone());
+        let (opened, name) = services.store(&cx, store)?;
         let mut producer = Producer::new();
-        producer.insert("forge".into(), "local".into());
-        producer.insert("head".into(), change.head().to_string());
+        producer.insert("head".into(), change.head.to_string());
         producer.insert("run".into(), cx.run_id.to_string());
-        match c.args.first() {
-            Some(Resolved::Output(Some(v))) => {
-                let bytes = value_bytes(v).await?;
-                let entry = blocking(move || {
-                    store
-                        .put(&name, BlobSource::Bytes(&bytes), producer)
-                        .map_err(|e| {
-                            StageError::failed(format!("cannot keep the sealed blob: {e}"))
-                        })
-                })
-                .await?;
-                cx.status.status(format!(
-                    "kept the sealed conversation as {}",
-                    entry.id.as_str()
-                ));
-                conversation_id = Some(entry.id.as_str().to_string());
-            }
-            _ => {
-                blocking(move || {
-                    store
-                        .put_tombstone(&name, producer)
-                        .map_err(|e| StageError::failed(format!("cannot write the tombstone: {e}")))
-                })
-                .await?;
-                cx.status.status(
-                    "no sealed conversation: kept a tombstone, so the next review starts fresh",
-                );
-            }
-        }
-        if keep_last.is_some() || max_age.is_some() {
-            // Retention runs after the new entry is kept: it never removes the newest.
-            let (store, name) = retainer;
-            let report = blocking(move || {
-                store
-                    .retain(&name, keep_last, max_age)
-                    .map_err(|e| StageError::failed(format!("cannot apply retention: {e}")))
-            })
-            .await?;
-            if !report.removed.is_empty() {
-                cx.status.status(format!(
-                    "retention removed {} older entries",
-                    report.removed.len()
-                ));
-            }
+        let bytes = match c.args.first() {
+            Some(Resolved::Output(Some(v))) => Some(value_bytes(v).await?),
+            _ => None,
+        };
+        let item = match &bytes {
+            Some(b) => Keep::Blob(b),
+            None => Keep::Tombstone,
+        };
+        let kept = opened
+            .store
+            .keep(&name, item, producer)
+            .await
+            .map_err(|e| StageError::failed(format!("cannot keep in store `{store}`: {e}")))?;
+        cx.status.status(kept.description);
+        if bytes.is_some() {
+            conversation_id = kept.id.or(conversation_id);
         }
     }
 
-    let review = crate::forge::Review {
-        comment,
-        findings,
-        base: change.base().clone(),
-        head: change.head().clone(),
-        run_id: cx.run_id.to_string(),
-        conversation_id,
-        reviewer: "reviewflow".into(),
+    let request = PostRequest {
+        review: crate::forge::Review {
+            comment,
+            findings,
+            base: change.base.clone(),
+            head: change.head.clone(),
+            run_id: cx.run_id.to_string(),
+            conversation_id,
+            reviewer: "reviewflow".into(),
+        },
+        state,
+        expected_head,
+        ranges,
+        pipeline: services.pipeline.clone(),
+        project: text_arg("project"),
+        formats,
+        check_run: text_arg("check-run"),
+        inline: text_arg("inline"),
+        block_on: text_arg("block-on").unwrap_or_else(|| "error".into()),
     };
-    let forge = services.forge.clone();
-    let posted = blocking(move || {
-        forge
-            .post_formats(&change, &review, &expected_head, &formats)
-            .map_err(|e| StageError::failed(e.to_string()))
-    })
-    .await?;
+    let posted = forge
+        .post(&request, &cx.status)
+        .await
+        .map_err(StageError::failed)?;
     cx.status.status(format!(
         "posted the review of {} to {}",
-        posted.record.head.short(),
-        posted.location.display()
+        change.head.short(),
+        posted.location
     ));
     let mut out = StageOutputs::new();
     out.insert("posted".into(), OutputValue::Bool(true));
-    out.insert(
-        "url".into(),
-        OutputValue::Text(posted.location.display().to_string()),
-    );
+    out.insert("url".into(), OutputValue::Text(posted.location));
     Ok(out)
 }

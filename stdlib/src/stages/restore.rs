@@ -52,15 +52,16 @@ async fn run(
 ) -> Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError> {
     use reviewflow_engine::run::{OutputValue, Resolved, StageError, StageOutputs};
 
-    use super::runtime::{arg, blocking, flag, services, store_for, text_props};
-    use crate::conversation::{RestoreOutcome, RestoreRequest, TrustPolicy, restore};
+    use super::runtime::{arg, flag, text_props};
+    use crate::conversation::{RestoreOutcome, RestoreRequest, restore};
     use crate::envelope::Binding;
+    use crate::kinds::Services;
 
-    let services = services(&cx)?;
+    let services = Services::of(&cx)?;
     let Some(Resolved::Store(store)) = arg(&cx, "from") else {
         return Err(StageError::failed("`from` names no store"));
     };
-    let (store, name, decl) = store_for(&cx, services, store)?;
+    let (opened, name) = services.store(&cx, store)?;
     let Some(Resolved::Secret(key_name)) = arg(&cx, "key") else {
         return Err(StageError::failed("`key` names no secret"));
     };
@@ -69,7 +70,7 @@ async fn run(
             "secret `{key_name}` is not in this stage's scope"
         )));
     };
-    let key = key.expose_secret().to_vec();
+    let key = zeroize::Zeroizing::new(key.expose_secret().to_vec());
     let bind = cx
         .children
         .iter()
@@ -83,38 +84,36 @@ async fn run(
         _ => DEFAULT_MAX_BYTES,
     };
     let require_posted_head = flag(&cx, "require-posted-head");
-    let trust = TrustPolicy {
-        local: decl.trust.iter().any(|t| t.local),
-    };
-    let max_tries = decl.max_tries.as_ref().map_or(10, |t| t.value as usize);
-    let forge = services.forge.clone();
-    let change_id = services.change.change_id.clone();
+    let max_tries = opened
+        .decl
+        .max_tries
+        .as_ref()
+        .map_or(10, |t| t.value as usize);
     let work = cx.work_dir().await?.to_path_buf();
-    let (outcome, lines) = blocking(move || {
-        let posted = forge
-            .last_posted(&change_id)
-            .map_err(|e| StageError::failed(format!("cannot read the last posted review: {e}")))?;
-        let posted_head = posted.map(|p| p.head.to_string());
-        let req = RestoreRequest {
-            secret: &key,
-            min_bytes: 32,
-            binding: &binding,
-            max_bytes,
-            max_tries,
-            posted_head: posted_head.as_deref(),
-            require_posted_head,
-            trust: &trust,
-        };
-        let mut lines = Vec::new();
-        let outcome = restore(&store, &name, &req, &mut |l| lines.push(l));
-        let mut key = key;
-        zeroize::Zeroize::zeroize(&mut key);
-        Ok((outcome, lines))
+    let posted_head = if require_posted_head {
+        let forge = services.forge(&cx)?;
+        forge
+            .last_posted()
+            .await
+            .map_err(StageError::failed)?
+            .map(|p| p.head.to_string())
+    } else {
+        None
+    };
+    let req = RestoreRequest {
+        secret: &key,
+        min_bytes: 32,
+        binding: &binding,
+        max_bytes,
+        max_tries,
+        posted_head: posted_head.as_deref(),
+        require_posted_head,
+    };
+    let status = cx.status.clone();
+    let outcome = restore(opened.store.as_ref(), &name, &req, &mut |l| {
+        status.status(l)
     })
-    .await?;
-    for line in lines {
-        cx.status.status(line);
-    }
+    .await;
     let mut out = StageOutputs::new();
     match outcome {
         RestoreOutcome::Restored {

@@ -55,11 +55,12 @@ async fn run(
 ) -> Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError> {
     use reviewflow_engine::run::{OutputValue, Resolved, StageError, StageOutputs};
 
-    use super::runtime::{arg, blocking, services, text_props};
+    use super::runtime::{arg, blocking, text_props};
     use crate::conversation::{BUNDLE_VERSION, BundleHeader, SealRequest, seal_file};
     use crate::envelope::Binding;
+    use crate::kinds::Services;
 
-    let services = services(&cx)?;
+    let services = Services::of(&cx)?;
     let mut out = StageOutputs::new();
     let input = match arg(&cx, "input") {
         Some(Resolved::Output(Some(OutputValue::File(p)))) => p.clone(),
@@ -96,7 +97,7 @@ async fn run(
         .filter(|n| !n.starts_with('.'))
         .unwrap_or("conversation")
         .to_string();
-    let head = services.change.head().to_string();
+    let head = services.forge.change().head.to_string();
     let work = cx.work_dir().await?.to_path_buf();
     let blob = work.join("sealed.blob");
     let run_id = cx.run_id.to_string();
@@ -145,7 +146,7 @@ async fn run(
     .await?;
     cx.status.status(format!(
         "sealed the conversation {conversation_id} of the review of {} ({size} bytes)",
-        services.change.head().short()
+        services.forge.change().head.short()
     ));
     out.insert("blob".into(), OutputValue::File(blob));
     out.insert("sealed".into(), OutputValue::Bool(true));

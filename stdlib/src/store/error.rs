@@ -7,6 +7,10 @@ use super::atomic::AtomicWriteError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// A hosted store's failure (an HTTP error, a malformed answer), said in one line.
+    #[error("{0}")]
+    Remote(String),
+
     #[error("invalid store name {name:?}: {reason}")]
     InvalidName { name: String, reason: &'static str },
 

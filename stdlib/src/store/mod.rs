@@ -8,6 +8,7 @@
 //! shared with the rest of reviewflow (run manifests, reports).
 
 pub mod atomic;
+mod blobs;
 mod entry;
 mod error;
 mod local;
@@ -17,6 +18,7 @@ mod unique;
 pub use atomic::{
     AtomicStep, AtomicWriteError, atomic_write, atomic_write_from, atomic_write_with,
 };
+pub use blobs::{BlobStore, Candidate, Fetched, Judgement, Keep, Kept};
 pub use entry::{Entry, EntryId, EntryKind, Producer};
 pub use error::StoreError;
 pub use local::{BlobSource, DEFAULT_DIR, LocalStore, RetainReport, STALE_AFTER};

@@ -2,6 +2,12 @@
 //! what it falls back to, which secrets and permissions it may hold, and what it does to the
 //! world. The engine reads contracts as data; the stdlib supplies them.
 
+mod forge;
+mod store;
+
+pub use forge::ForgeContract;
+pub use store::StoreContract;
+
 use schemars::JsonSchema;
 use serde::Serialize;
 

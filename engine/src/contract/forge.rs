@@ -1,0 +1,62 @@
+//! Forge contracts: what a `forge "kind"` node accepts and what its token may do. The engine
+//! reads them as data; the stdlib registers each forge kind with its implementation.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::{PropSpec, ValueType};
+
+/// The contract of one forge kind (`forge "github"`).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ForgeContract {
+    /// The name given as the `forge` node's argument.
+    pub kind: String,
+    /// One line: what the forge is.
+    pub summary: String,
+    /// Properties of the `forge` node besides the token.
+    pub props: Vec<PropSpec>,
+    /// The property that names the secret the forge authenticates with (`token`): stages that
+    /// read or publish through the forge hold that secret when its scope lets them.
+    pub token: Option<String>,
+    /// The permissions this forge's token can carry (`pull-requests:write`). Empty: a forge
+    /// without permissions (a folder), where a publishing stage declares none.
+    pub permissions: Vec<String>,
+}
+
+impl ForgeContract {
+    pub fn new(kind: &str, summary: &str) -> Self {
+        Self {
+            kind: kind.into(),
+            summary: summary.into(),
+            props: Vec::new(),
+            token: None,
+            permissions: Vec::new(),
+        }
+    }
+
+    /// A property of the `forge` node.
+    pub fn prop(mut self, name: &str, ty: ValueType, doc: &str) -> Self {
+        self.props.push(PropSpec {
+            name: name.into(),
+            ty,
+            required: false,
+            doc: doc.into(),
+        });
+        self
+    }
+
+    /// The property that names the forge's token secret.
+    pub fn token(mut self, prop: &str, doc: &str) -> Self {
+        self.token = Some(prop.into());
+        self.prop(prop, ValueType::Secret, doc)
+    }
+
+    pub fn permission(mut self, permission: &str) -> Self {
+        self.permissions.push(permission.into());
+        self
+    }
+
+    pub fn prop_spec(&self, name: &str) -> Option<&PropSpec> {
+        self.props.iter().find(|p| p.name == name)
+    }
+}

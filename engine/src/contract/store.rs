@@ -1,0 +1,99 @@
+//! Store contracts: what a `store "name" kind="…"` node accepts, how its `trust` rules name a
+//! producer, and which caps a reader should set. The stdlib registers each store kind with its
+//! implementation.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::{PropSpec, ValueType};
+
+/// The contract of one store kind (`kind="github-artifacts"`).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct StoreContract {
+    /// The name given in `kind=`.
+    pub kind: String,
+    /// One line: where blobs are kept.
+    pub summary: String,
+    /// Properties of the `store` node besides `kind` and `name`.
+    pub props: Vec<PropSpec>,
+    /// Properties of a `trust` rule: each names one fact about a producer.
+    pub trust: Vec<PropSpec>,
+    /// A `trust` rule to suggest when a read store has none.
+    pub trust_example: String,
+    /// Producers are looked up one by one: the store takes `max-run-lookups`, and a reader
+    /// should set it.
+    pub lookups: bool,
+    /// The store can remove old entries: it takes `retain count=… age=…`.
+    pub retain: bool,
+}
+
+impl StoreContract {
+    pub fn new(kind: &str, summary: &str) -> Self {
+        Self {
+            kind: kind.into(),
+            summary: summary.into(),
+            props: Vec::new(),
+            trust: Vec::new(),
+            trust_example: String::new(),
+            lookups: false,
+            retain: false,
+        }
+    }
+
+    /// A property of the `store` node.
+    pub fn prop(mut self, name: &str, ty: ValueType, doc: &str) -> Self {
+        self.props.push(PropSpec {
+            name: name.into(),
+            ty,
+            required: false,
+            doc: doc.into(),
+        });
+        self
+    }
+
+    /// A property of its `trust` rules.
+    pub fn trust(mut self, name: &str, ty: ValueType, doc: &str) -> Self {
+        self.trust.push(PropSpec {
+            name: name.into(),
+            ty,
+            required: false,
+            doc: doc.into(),
+        });
+        self
+    }
+
+    pub fn trust_example(mut self, example: &str) -> Self {
+        self.trust_example = example.into();
+        self
+    }
+
+    pub fn lookups(mut self) -> Self {
+        self.lookups = true;
+        self
+    }
+
+    pub fn retain(mut self) -> Self {
+        self.retain = true;
+        self
+    }
+
+    /// The children a `store` node of this kind accepts.
+    pub fn children(&self) -> Vec<&'static str> {
+        let mut c = vec!["trust", "max-tries"];
+        if self.lookups {
+            c.push("max-run-lookups");
+        }
+        if self.retain {
+            c.push("retain");
+        }
+        c
+    }
+
+    pub fn prop_spec(&self, name: &str) -> Option<&PropSpec> {
+        self.props.iter().find(|p| p.name == name)
+    }
+
+    pub fn trust_spec(&self, name: &str) -> Option<&PropSpec> {
+        self.trust.iter().find(|p| p.name == name)
+    }
+}

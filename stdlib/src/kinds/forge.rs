@@ -1,0 +1,136 @@
+//! The one interface every forge kind implements at run time, so `std/gather`, `std/restore` and
+//! `std/post` are the same code on a folder and on GitHub.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use reviewflow_engine::contract::ForgeContract;
+use reviewflow_engine::model::Forge as ForgeDecl;
+use reviewflow_engine::run::{BoxFuture, StatusSink};
+use zeroize::Zeroizing;
+
+use crate::forge::{FileRanges, Format, Review};
+use crate::gather::{GatherConfig, Gathered};
+use crate::git::Sha;
+
+/// The change under review, resolved once when the forge is opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChangeInfo {
+    /// `owner/name` on GitHub; the checkout folder's name locally.
+    pub repo: String,
+    /// The change's stable id: the pull request's number, the local change id.
+    pub change_id: String,
+    pub base: Sha,
+    /// Resolved once, at the start: what a post must still find.
+    pub head: Sha,
+    /// Untrusted.
+    pub title: String,
+    /// Untrusted.
+    pub body: String,
+    /// Untrusted (the author chose the name).
+    pub branch: Option<String>,
+}
+
+/// What the forge shows as the last posted review of the change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PostedMarker {
+    /// The head that review was of.
+    pub head: Sha,
+    pub run: Option<String>,
+    pub conversation: Option<String>,
+}
+
+/// Whether the review ran, for an honest check-run conclusion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReviewState {
+    Reviewed,
+    /// The review fell back, was skipped or gated out: the reason.
+    NotReviewed(String),
+}
+
+/// Everything `std/post` asks a forge to publish.
+#[derive(Clone, Debug)]
+pub struct PostRequest {
+    pub review: Review,
+    pub state: ReviewState,
+    /// Refuse when the change's head is no longer this.
+    pub expected_head: Sha,
+    /// The changed-line ranges, for inline comments.
+    pub ranges: Vec<FileRanges>,
+    /// The pipeline's name and, when bound, its project: one comment per pair.
+    pub pipeline: String,
+    pub project: Option<String>,
+    /// Local forge: the files to write.
+    pub formats: Vec<Format>,
+    /// Hosted forges: also record a check run of this name.
+    pub check_run: Option<String>,
+    /// Hosted forges: inline comments with this filter (`added`, `diff-context`, `file`,
+    /// `nofilter`); none when absent.
+    pub inline: Option<String>,
+    /// Which severities make the check run fail (`error`, `warning`, `never`).
+    pub block_on: String,
+}
+
+/// What a post did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PostedSummary {
+    /// Where a person reads the review.
+    pub location: String,
+}
+
+/// A forge, opened for one run.
+pub trait Forge: Send + Sync {
+    /// The change under review, resolved when the forge was opened.
+    fn change(&self) -> &ChangeInfo;
+
+    /// The forge itself, for a store kept by it (artifacts of a GitHub run) to reach its client.
+    fn as_any(&self) -> &dyn std::any::Any;
+
+    /// The last posted review of the change, as the forge shows it (a comment's marker, a
+    /// record file).
+    fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, String>>;
+
+    /// The change's diffs, cut to `config.path`, with the since-last-review diff from `last`.
+    fn gather<'a>(
+        &'a self,
+        config: &'a GatherConfig,
+        last: Option<&'a Sha>,
+    ) -> BoxFuture<'a, Result<Gathered, String>>;
+
+    /// The change's head now (to refuse a post when it moved since gather).
+    fn current_head(&self) -> BoxFuture<'_, Result<Sha, String>>;
+
+    /// Publishes the review; refuses, publishing nothing, when the head moved.
+    fn post<'a>(
+        &'a self,
+        request: &'a PostRequest,
+        status: &'a StatusSink,
+    ) -> BoxFuture<'a, Result<PostedSummary, String>>;
+}
+
+/// What opening a forge may use.
+pub struct ForgeOpen<'a> {
+    /// The `forge` node (`None`: the default forge, no settings).
+    pub decl: Option<&'a ForgeDecl>,
+    pub checkout: &'a Path,
+    /// The forge's token, read from the secret its `token` names.
+    pub token: Option<Zeroizing<String>>,
+    /// The process environment (GitHub Actions variables).
+    pub env: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    /// `--base` / `--head` of the command line.
+    pub base: Option<&'a str>,
+    pub head: Option<&'a str>,
+    /// Where the run writes files for later workflow steps (`RUNNER_TEMP` in Actions).
+    pub temp_dir: PathBuf,
+    /// Forge-specific values the run records (`pull_request`), filled by `open`.
+    pub notes: BTreeMap<String, String>,
+}
+
+/// A registered forge kind: its contract and how to open it.
+pub trait ForgeKind: Send + Sync {
+    fn contract(&self) -> ForgeContract;
+
+    fn open<'a>(&'a self, open: &'a ForgeOpen<'a>)
+    -> BoxFuture<'a, Result<Arc<dyn Forge>, String>>;
+}
