@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use reviewflow_engine::duration::parse_duration_ms;
 use reviewflow_engine::finding::Severity;
 use reviewflow_engine::report;
-use reviewflow_engine::run::{ConsoleMode, EXIT_UNUSABLE, RunError, RunOptions, execute_blocking};
+use reviewflow_engine::run::{
+    ConsoleMode, EXIT_UNUSABLE, RunError, RunOptions, execute_with_signals,
+};
 use reviewflow_engine::{CheckOptions, run_checks};
 
 use crate::cli::RunArgs;
@@ -96,34 +98,51 @@ pub fn run(args: RunArgs) -> u8 {
         .stages
         .iter()
         .any(|s| s.uses.value.starts_with("std/"));
-    if uses_std {
-        let env = |name: &str| std::env::var(name).ok();
-        let temp_dir = std::env::var_os("RUNNER_TEMP")
-            .filter(|_| github)
-            .map_or_else(|| options.runs_dir.clone(), PathBuf::from);
-        let prepared = match prepare_blocking(
-            &compiled.pipeline,
-            reviewflow_stdlib::kinds::PrepareOptions {
-                checkout: &options.checkout,
-                base: args.base.as_deref(),
-                head: args.head.as_deref(),
-                env: &env,
-                temp_dir,
-            },
-        ) {
-            Ok(p) => p,
-            Err(message) => {
-                eprintln!("error: {message}");
-                return EXIT_UNUSABLE;
-            }
-        };
-        options.builtin_inputs = prepared.inputs;
-        options.commits = prepared.commits;
-        let mut extensions = reviewflow_engine::run::Extensions::new();
-        extensions.insert(prepared.services);
-        options.extensions = std::sync::Arc::new(extensions);
-    }
-    match execute_blocking(&compiled, &registry, &implementations, options) {
+    // The forge's client is built on the run's runtime: its background tasks live with it.
+    let runtime = match reviewflow_engine::run::runtime(options.jobs) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_UNUSABLE;
+        }
+    };
+    let result = runtime.block_on(async {
+        if uses_std {
+            let env = |name: &str| std::env::var(name).ok();
+            let temp_dir = std::env::var_os("RUNNER_TEMP")
+                .filter(|_| github)
+                .map_or_else(|| options.runs_dir.clone(), PathBuf::from);
+            let prepared = reviewflow_stdlib::kinds::prepare(
+                &compiled.pipeline,
+                reviewflow_stdlib::kinds::PrepareOptions {
+                    checkout: &options.checkout,
+                    base: args.base.as_deref(),
+                    head: args.head.as_deref(),
+                    env: &env,
+                    temp_dir,
+                },
+            )
+            .await
+            .map_err(Failed::Prepare)?;
+            options.builtin_inputs = prepared.inputs;
+            options.commits = prepared.commits;
+            let mut extensions = reviewflow_engine::run::Extensions::new();
+            extensions.insert(prepared.services);
+            options.extensions = std::sync::Arc::new(extensions);
+        }
+        execute_with_signals(&compiled, &registry, &implementations, options)
+            .await
+            .map_err(Failed::Run)
+    });
+    let result = match result {
+        Ok(r) => Ok(r),
+        Err(Failed::Prepare(message)) => {
+            eprintln!("error: {message}");
+            return EXIT_UNUSABLE;
+        }
+        Err(Failed::Run(e)) => Err(e),
+    };
+    match result {
         Ok(report) => {
             eprintln!("run directory: {}", report.run_dir.display());
             report.exit_code
@@ -142,14 +161,9 @@ pub fn run(args: RunArgs) -> u8 {
     }
 }
 
-/// Opens the forge and the stores on a runtime of their own: the executor starts its own after.
-fn prepare_blocking(
-    pipeline: &reviewflow_engine::model::Pipeline,
-    options: reviewflow_stdlib::kinds::PrepareOptions<'_>,
-) -> Result<reviewflow_stdlib::kinds::Prepared, String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    runtime.block_on(reviewflow_stdlib::kinds::prepare(pipeline, options))
+/// Why a run did not get to report.
+enum Failed {
+    /// The forge or a store could not be opened.
+    Prepare(String),
+    Run(RunError),
 }

@@ -1,4 +1,9 @@
-//! GitHub workflow commands: one escaped line per live finding, at most ten per level.
+//! GitHub workflow commands: one escaped line per live finding, at most ten per level; and what
+//! `reviewflow run` prints under GitHub Actions (a group per stage, annotations, escaping).
+
+use std::io::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
 
 use reviewflow_engine::Source;
 use reviewflow_engine::finding::{Finding, Label, Severity, Suppression};
@@ -265,4 +270,326 @@ fn no_findings_no_output() {
     let source = Source::new("p.kdl", "x");
     assert_eq!(workflow_commands(&[(&source, &[])]), "");
     assert_eq!(workflow_commands(&[]), "");
+}
+
+// ---------------------------------------------------------------------------------------------
+// `reviewflow run` under GitHub Actions.
+//
+// The executor writes workflow commands to the process's stdout, so each case runs in a child
+// process of this test binary: the parent starts it with `ACTIONS_CASE` naming the case and the
+// test `actions_case` (which does nothing otherwise) runs it between two marker lines.
+// ---------------------------------------------------------------------------------------------
+
+use reviewflow_engine::contract::{ChildSpec, Role, StageContract, ValueType};
+use reviewflow_engine::exec::process::Stream;
+use reviewflow_engine::run::{
+    BoxFuture, ConsoleMode, Implementations, Resolved, RunOptions, StageCx, StageError, StageImpl,
+    StageOutputs, execute,
+};
+use reviewflow_engine::syntax::Limits;
+use reviewflow_engine::{Registry, compile};
+
+const CASE_VAR: &str = "REVIEWFLOW_TEST_ACTIONS_CASE";
+const BEGIN: &str = "--- actions console begin ---";
+const END: &str = "--- actions console end ---";
+
+/// `test/talk`: does what its children say, in order: `say` a status line, `print` a line of
+/// child output, `meet` the other stages at a barrier, `pause`, `fail`. `key` holds a secret.
+struct Talk {
+    barrier: Arc<tokio::sync::Barrier>,
+}
+
+impl StageImpl for Talk {
+    fn run<'a>(&'a self, cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
+        Box::pin(async move {
+            for child in cx.children {
+                let text = child.args.first().and_then(Resolved::text);
+                match (child.name.as_str(), child.args.first()) {
+                    ("say", _) => cx.status.status(text.unwrap_or_default()),
+                    ("print", _) => cx
+                        .status
+                        .line(Stream::Stdout, text.unwrap_or_default().as_bytes()),
+                    ("meet", _) => {
+                        self.barrier.wait().await;
+                    }
+                    ("pause", Some(Resolved::Duration(ms))) => {
+                        tokio::time::sleep(Duration::from_millis(*ms)).await;
+                    }
+                    ("fail", _) => return Err(StageError::failed(text.unwrap_or_default())),
+                    _ => {}
+                }
+            }
+            Ok(StageOutputs::new())
+        })
+    }
+}
+
+fn talk_registry() -> Registry {
+    let mut r = Registry::with_builtins();
+    let text = |name: &str| {
+        ChildSpec::new(name, Role::Config, "text")
+            .arg(ValueType::String)
+            .repeatable()
+    };
+    r.register(
+        StageContract::new("test/talk", "a scripted stage for tests")
+            .child(text("say"))
+            .child(text("print"))
+            .child(text("fail"))
+            .child(ChildSpec::new("meet", Role::Config, "wait for the others").repeatable())
+            .child(
+                ChildSpec::new("pause", Role::Config, "sleep")
+                    .arg(ValueType::Duration)
+                    .repeatable(),
+            )
+            .child(ChildSpec::new("key", Role::SecretSlot, "a secret").arg(ValueType::Secret)),
+    );
+    r
+}
+
+/// The pipeline of each case.
+fn case_pipeline(case: &str) -> &'static str {
+    match case {
+        // Two stages that run at once and talk in turns: `b` speaks before `a` has finished,
+        // and `a` ends first.
+        "parallel" => {
+            r#"
+pipeline "parallel"
+stage "a" uses="test/talk" {
+    say "a one"
+    print "a out"
+    meet
+    say "warning: a is slow"
+}
+stage "b" uses="test/talk" {
+    say "b one"
+    meet
+    print "::error::injected by b"
+    say "b two"
+    pause "400ms"
+}
+"#
+        }
+        // One at a time, in file order: a fallback for a missing secret, a fallback for an
+        // error, a real child, and a failure whose reason needs escaping. (Stage names are
+        // letters, digits, `-` and `_`: the title, escaped as a property, has nothing to escape.)
+        "failing" => {
+            r#"
+pipeline "failing"
+secret "k" env="TALK_KEY" on-missing="disable" {
+    visible-to "locked"
+}
+stage "locked" uses="test/talk" {
+    key "k"
+}
+stage "flaky" uses="test/talk" on-error="fallback" {
+    fail "50% of a, b\nnext: line"
+}
+stage "child" uses="run" {
+    command "sh" "-c" "echo '::warning::from the child'; echo '::endgroup::'"
+}
+stage "broken" uses="test/talk" {
+    say "about to fail"
+    fail "100% broken: a, b\r\n::error::injected"
+}
+"#
+        }
+        other => panic!("no case {other}"),
+    }
+}
+
+/// Runs in the child process only.
+#[test]
+fn actions_case() {
+    let Ok(case) = std::env::var(CASE_VAR) else {
+        return;
+    };
+    let registry = talk_registry();
+    let compiled = compile(
+        Source::new("actions.kdl", case_pipeline(&case)),
+        &registry,
+        &Limits::default(),
+    )
+    .map_err(|_| "compile")
+    .unwrap();
+    let mut impls = Implementations::with_builtins();
+    impls.register(
+        "test/talk",
+        Arc::new(Talk {
+            barrier: Arc::new(tokio::sync::Barrier::new(2)),
+        }),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = RunOptions::new(dir.path());
+    options.console = ConsoleMode::GitHub;
+    options.jobs = if case == "parallel" { 2 } else { 1 };
+    options.env = Arc::new(|_| None);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{BEGIN}").unwrap();
+    out.flush().unwrap();
+    drop(out);
+    let report = runtime
+        .block_on(execute(&compiled, &registry, &impls, options))
+        .unwrap_or_else(|e| panic!("{e}: {e:?}"));
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{END} exit {}", report.exit_code).unwrap();
+    out.flush().unwrap();
+}
+
+/// What the executor printed for `case`, with the run id, durations and stop-commands tokens
+/// replaced by `<run>`, `(<d>)` and `<token>`; and the exit code.
+fn actions_output(case: &str) -> (Vec<String>, u8) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "actions_case", "--nocapture", "--test-threads=1"])
+        .env(CASE_VAR, case)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let begin = stdout.find(BEGIN).expect("begin marker") + BEGIN.len() + 1;
+    let end = stdout.find(END).expect("end marker");
+    let code: u8 = stdout[end + END.len()..]
+        .lines()
+        .next()
+        .and_then(|l| l.trim().strip_prefix("exit "))
+        .and_then(|c| c.parse().ok())
+        .expect("exit code");
+    let durations = regex::Regex::new(r"\((\d+ ms|\d+\.\d s)\)").unwrap();
+    let run_id = regex::Regex::new(r"^run \d{8}T\d{6}Z-[0-9a-f]{8} ").unwrap();
+    let mut tokens: Vec<String> = Vec::new();
+    let lines = stdout[begin..end]
+        .split('\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let mut l = durations.replace_all(l, "(<d>)").into_owned();
+            l = run_id.replace(&l, "run <run> ").into_owned();
+            if let Some(token) = l.strip_prefix("::stop-commands::") {
+                assert!(
+                    token.len() == 32 && token.bytes().all(|b| b.is_ascii_hexdigit()),
+                    "{token}"
+                );
+                assert!(
+                    !tokens.iter().any(|t| t == token),
+                    "a token is never reused"
+                );
+                tokens.push(token.to_string());
+                return "::stop-commands::<token>".to_string();
+            }
+            if tokens.last().is_some_and(|t| l == format!("::{t}::")) {
+                return "::<token>::".to_string();
+            }
+            l
+        })
+        .collect();
+    (lines, code)
+}
+
+#[test]
+fn parallel_stages_print_each_group_whole_and_in_the_order_they_end() {
+    let (lines, code) = actions_output("parallel");
+    assert_eq!(code, 0, "{lines:#?}");
+    assert_eq!(
+        lines,
+        [
+            "run <run> of pipeline `parallel`",
+            "::group::✓ a (<d>)",
+            "::stop-commands::<token>",
+            "▶ a",
+            "  a: a one",
+            "a │ a out",
+            "  a: warning: a is slow",
+            "✓ a (<d>)",
+            "::<token>::",
+            "::endgroup::",
+            "::warning title=a::a is slow",
+            "::group::✓ b (<d>)",
+            "::stop-commands::<token>",
+            "▶ b",
+            "  b: b one",
+            "b │ ::error::injected by b",
+            "  b: b two",
+            "✓ b (<d>)",
+            "::<token>::",
+            "::endgroup::",
+            "run succeeded (exit 0)",
+        ]
+    );
+}
+
+#[test]
+fn failures_and_fallbacks_are_annotated_after_their_group_and_escaped() {
+    let (lines, code) = actions_output("failing");
+    assert_eq!(code, 1, "{lines:#?}");
+    let missing = "secret `k` is missing (on-missing=\"disable\"); the stage did not run";
+    assert_eq!(
+        lines,
+        [
+            "run <run> of pipeline `failing`".to_string(),
+            // A run-level warning.
+            "::warning::secret `k` is not set ($TALK_KEY): the stages that hold it take their \
+             fallback"
+                .into(),
+            // A stage that never ran still has its group.
+            format!("::group::⚠ locked: fell back — {missing} (<d>)"),
+            "::stop-commands::<token>".into(),
+            format!("⚠ locked: fell back — {missing} (<d>)"),
+            "::<token>::".into(),
+            "::endgroup::".into(),
+            format!("::warning title=locked::{missing}"),
+            // The message escapes `%`, CR and LF, and keeps `:` and `,`; inside the group the
+            // text is as it was, commands stopped.
+            "::group::⚠ flaky: fell back — 50%25 of a, b%0Anext: line (<d>)".into(),
+            "::stop-commands::<token>".into(),
+            "▶ flaky".into(),
+            "⚠ flaky: fell back — 50% of a, b".into(),
+            "next: line (<d>)".into(),
+            "::<token>::".into(),
+            "::endgroup::".into(),
+            "::warning title=flaky::50%25 of a, b%0Anext: line".into(),
+            // A real child's output cannot issue commands, nor close the group.
+            "::group::✓ child (<d>)".into(),
+            "::stop-commands::<token>".into(),
+            "▶ child".into(),
+            "child │ ::warning::from the child".into(),
+            "child │ ::endgroup::".into(),
+            "✓ child (<d>)".into(),
+            "::<token>::".into(),
+            "::endgroup::".into(),
+            "::group::✗ broken: failed — 100%25 broken: a, b%0D%0A::error::injected (<d>)".into(),
+            "::stop-commands::<token>".into(),
+            "▶ broken".into(),
+            "  broken: about to fail".into(),
+            "✗ broken: failed — 100% broken: a, b\r".into(),
+            "::error::injected (<d>)".into(),
+            "::<token>::".into(),
+            "::endgroup::".into(),
+            "::error title=broken::100%25 broken: a, b%0D%0A::error::injected".into(),
+            "run failed (exit 1)".into(),
+        ]
+    );
+    // Every annotation and group title is one line: nothing outside a group starts a command
+    // that the executor did not write.
+    let mut stopped = false;
+    for l in &lines {
+        match l.as_str() {
+            "::stop-commands::<token>" => stopped = true,
+            "::<token>::" => stopped = false,
+            _ if !stopped && l.starts_with("::") => assert!(
+                ["::group::", "::endgroup::", "::warning", "::error title="]
+                    .iter()
+                    .any(|p| l.starts_with(p)),
+                "{l}"
+            ),
+            _ => {}
+        }
+    }
 }

@@ -75,6 +75,18 @@ impl Repo {
     fn commit(&self, file: &str, content: &str) -> String {
         self.commit_msg(file, content, &format!("change {file}"))
     }
+
+    /// A clone of this repository cut to `depth` commits (over `file://`, where `--depth` is
+    /// honoured), in a folder `my repo` of its own.
+    fn shallow_clone(&self, depth: &str) -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("my repo");
+        std::fs::create_dir(&path).unwrap();
+        let clone = Repo { _dir: dir, path };
+        let url = format!("file://{}", self.path().display());
+        clone.git(&["clone", "-q", "--depth", depth, "--", &url, "."]);
+        clone
+    }
 }
 
 fn sha(text: &str) -> Sha {
@@ -162,6 +174,57 @@ fn the_default_branch_reviews_its_last_commit_and_a_root_commit_the_whole_tree()
     assert_eq!(explicit.range.basis, Basis::Explicit);
     assert_eq!(explicit.head().as_str(), c1);
     assert_eq!(explicit.title, "First");
+}
+
+#[test]
+fn a_shallow_clone_is_refused_with_the_fix_rather_than_reviewed_whole() {
+    let repo = Repo::new();
+    let c1 = repo.commit_msg("a.txt", "a\n", "First");
+    let c2 = repo.commit_msg("b.txt", "b\n", "Second");
+    // The actions/checkout default: one commit.
+    let clone = repo.shallow_clone("1");
+    let forge = LocalForge::new(clone.path());
+    let err = forge.open_change(None, None).unwrap_err();
+    assert!(
+        matches!(err, ForgeError::Git(git::GitError::Shallow { .. })),
+        "{err}"
+    );
+    let text = err.to_string();
+    for part in [
+        "the checkout is a shallow clone",
+        &format!("the parent of the head commit {} is not in it", &c2[..12]),
+        "`fetch-depth: 0`",
+        "`git fetch --unshallow`",
+    ] {
+        assert!(text.contains(part), "{part:?} not in {text:?}");
+    }
+    // The free function refuses the same way.
+    assert!(matches!(
+        reviewflow_stdlib::forge::open_change(clone.path(), None, None),
+        Err(ForgeError::Git(git::GitError::Shallow { .. }))
+    ));
+    // A base the clone does not have is refused too, naming it.
+    let err = forge.open_change(Some(&c1), None).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains(&format!("the base {c1:?} is not a commit of it")),
+        "{err}"
+    );
+
+    // Two commits: the head's parent is there, so the change is the last commit, as in a whole
+    // clone; and a base given that the clone has is used.
+    let clone = repo.shallow_clone("2");
+    let forge = LocalForge::new(clone.path());
+    let change = forge.open_change(None, None).unwrap();
+    assert_eq!(change.range.basis, Basis::LastCommit);
+    assert_eq!(
+        (change.base().as_str(), change.head().as_str()),
+        (c1.as_str(), c2.as_str())
+    );
+    assert_eq!(change.change_id, "branch-main");
+    assert_eq!(change.title, "Second");
+    let explicit = forge.open_change(Some(&c1), None).unwrap();
+    assert_eq!(explicit.range.basis, Basis::Explicit);
 }
 
 #[test]

@@ -491,3 +491,149 @@ fn every_command_is_hardened() {
         || v.is_none()
         || ["GIT_TERMINAL_PROMPT", "GIT_PAGER"].contains(k)));
 }
+
+/// A shallow clone of `source` (over `file://`, where `--depth` is honoured), made with `args`
+/// (`--depth N`, …).
+fn shallow_clone(source: &Repo, args: &[&str]) -> Repo {
+    let clone = Repo::with_init(&["--version"]);
+    let url = format!("file://{}", source.path().display());
+    let mut all = vec!["clone", "-q"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--", url.as_str(), "."]);
+    clone.git(&all);
+    clone
+}
+
+fn assert_shallow_refusal(err: &GitError, missing: &str) {
+    let text = err.to_string();
+    assert!(
+        matches!(err, GitError::Shallow { .. }),
+        "not a shallow refusal: {text}"
+    );
+    for part in [
+        "the checkout is a shallow clone",
+        missing,
+        "`fetch-depth: 0`",
+        "actions/checkout",
+        "`git fetch --unshallow`",
+    ] {
+        assert!(text.contains(part), "{part:?} not in {text:?}");
+    }
+}
+
+#[test]
+fn a_shallow_clone_is_detected() {
+    let repo = Repo::new();
+    repo.commit("a.txt", "a\n");
+    repo.commit("b.txt", "b\n");
+    assert!(!git::is_shallow(repo.path()).unwrap());
+    let clone = shallow_clone(&repo, &["--depth", "1"]);
+    assert!(git::is_shallow(clone.path()).unwrap());
+    // `--unshallow` makes it whole again.
+    clone.git(&["fetch", "-q", "--unshallow"]);
+    assert!(!git::is_shallow(clone.path()).unwrap());
+}
+
+#[test]
+fn a_depth_one_clone_is_refused_rather_than_reviewed_as_the_whole_tree() {
+    let repo = Repo::new();
+    repo.commit("a.txt", "a\n");
+    let c2 = repo.commit("b.txt", "b\n");
+    let clone = shallow_clone(&repo, &["--depth", "1"]);
+    assert_eq!(clone.rev("HEAD"), c2);
+    let err = change_range(clone.path(), None, None).unwrap_err();
+    assert_shallow_refusal(
+        &err,
+        &format!("the parent of the head commit {} is not in it", &c2[..12]),
+    );
+    // The same checkout with its history is the last commit, as before.
+    clone.git(&["fetch", "-q", "--unshallow"]);
+    let range = change_range(clone.path(), None, None).unwrap();
+    assert_eq!(range.basis, Basis::LastCommit);
+}
+
+#[test]
+fn a_shallow_clone_that_holds_the_base_proceeds() {
+    let repo = Repo::new();
+    let c1 = repo.commit("a.txt", "a\n");
+    let c2 = repo.commit("b.txt", "b\n");
+    let c3 = repo.commit("c.txt", "c\n");
+    let clone = shallow_clone(&repo, &["--depth", "2"]);
+    assert!(git::is_shallow(clone.path()).unwrap());
+    // On the default branch: the head's parent is in the clone.
+    let range = change_range(clone.path(), None, None).unwrap();
+    assert_eq!(range.basis, Basis::LastCommit);
+    assert_eq!(
+        (range.base_sha.as_str(), range.head_sha.as_str()),
+        (c2.as_str(), c3.as_str())
+    );
+    let diff =
+        String::from_utf8(git::diff(clone.path(), &range.base_sha, &range.head_sha, None).unwrap())
+            .unwrap();
+    assert!(
+        diff.contains("b/c.txt") && !diff.contains("a.txt"),
+        "{diff}"
+    );
+    // A base given and present.
+    let range = change_range(clone.path(), Some(&c2), None).unwrap();
+    assert_eq!(range.basis, Basis::Explicit);
+    // A base given and beyond the boundary: refused, naming it.
+    let err = change_range(clone.path(), Some(&c1), None).unwrap_err();
+    assert_shallow_refusal(&err, &format!("the base {c1:?} is not a commit of it"));
+    // A name that is nowhere is refused the same way in a shallow clone …
+    let err = change_range(clone.path(), Some("nope"), None).unwrap_err();
+    assert_shallow_refusal(&err, "the base \"nope\" is not a commit of it");
+    // … and is an unknown revision in a whole one.
+    assert!(matches!(
+        change_range(repo.path(), Some(&"0".repeat(40)), None),
+        Err(GitError::UnknownRevision { .. })
+    ));
+}
+
+#[test]
+fn a_topic_branch_whose_fork_is_beyond_the_boundary_is_refused() {
+    let (repo, [_, c2, _, _, f2]) = topic_repo();
+    // Clones follow the source's HEAD for `origin/HEAD`: make it main.
+    repo.git(&["checkout", "-q", "main"]);
+
+    let clone = shallow_clone(&repo, &["--depth", "1", "--no-single-branch"]);
+    clone.git(&["checkout", "-q", "feature"]);
+    assert_eq!(clone.rev("HEAD"), f2);
+    let err = change_range(clone.path(), None, None).unwrap_err();
+    assert_shallow_refusal(&err, "the head has no common history with `main` in it");
+
+    // Deep enough to reach the fork (f2 ← f1 ← c2): the merge base, as in a whole clone.
+    let clone = shallow_clone(&repo, &["--depth", "3", "--no-single-branch"]);
+    clone.git(&["checkout", "-q", "feature"]);
+    assert!(git::is_shallow(clone.path()).unwrap());
+    let range = change_range(clone.path(), None, None).unwrap();
+    assert_eq!(range.basis, Basis::MergeBase);
+    assert_eq!(range.base_sha.as_str(), c2);
+    assert_eq!(change_id(&range), "branch-feature");
+}
+
+#[test]
+fn a_real_root_commit_in_a_shallow_clone_is_still_diffed_against_the_empty_tree() {
+    let repo = Repo::new();
+    repo.commit("a.txt", "a\n");
+    let c2 = repo.commit("b.txt", "b\n");
+    repo.git(&["checkout", "-q", "--orphan", "pages"]);
+    let root = repo.commit("index.html", "hi\n");
+    // The clone's default branch is `pages` (the source's HEAD); main is cut to one commit.
+    let clone = shallow_clone(&repo, &["--depth", "1", "--no-single-branch"]);
+    assert!(git::is_shallow(clone.path()).unwrap());
+    let range = change_range(clone.path(), None, None).unwrap();
+    assert_eq!(range.basis, Basis::Root);
+    assert_eq!(range.head_sha.as_str(), root);
+    assert_eq!(range.base_sha.as_str(), EMPTY_TREE_SHA1);
+
+    // Off the default branch, a shallow clone cannot tell unrelated histories from a fork beyond
+    // its boundary: refused, where a whole clone reviews the last commit.
+    clone.git(&["checkout", "-q", "main"]);
+    let err = change_range(clone.path(), None, None).unwrap_err();
+    assert_shallow_refusal(&err, "the head has no common history with `pages` in it");
+    // A base given settles it.
+    let range = change_range(clone.path(), Some(&root), None).unwrap();
+    assert_eq!(range.basis, Basis::Explicit);
+    assert_eq!(range.head_sha.as_str(), c2);
+}

@@ -6,6 +6,7 @@ mod corpus;
 mod docs_checks;
 mod docs_language;
 mod formats;
+mod github_pipeline;
 mod graph;
 mod local_pipeline;
 mod lowering;

@@ -64,5 +64,10 @@ impl Check for UnknownInput {
                 self.template(cx, &t.value, None, out);
             }
         }
+        for setting in cx.pipeline.forge.iter().flat_map(|f| &f.settings) {
+            if let Value::Template(t) = &setting.value.value {
+                self.template(cx, t, None, out);
+            }
+        }
     }
 }

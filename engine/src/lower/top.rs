@@ -246,6 +246,19 @@ impl Lowerer<'_> {
                 continue;
             }
             if let Some(setting) = self.setting(&specs, name, entry) {
+                // The forge opens before any stage runs: only inputs can fill its templates.
+                if let crate::model::Value::Template(t) = &setting.value.value
+                    && let Some(r) = t.references().next()
+                {
+                    self.fact(Fact::TypeMismatch {
+                        span: r.span,
+                        what: format!("`{name}` of the forge"),
+                        expected: "a string that interpolates inputs only".into(),
+                        found: format!("the reference `{{{r}}}`"),
+                        help: Some("the forge opens before any stage runs".into()),
+                    });
+                    continue;
+                }
                 settings.push(setting);
             }
         }

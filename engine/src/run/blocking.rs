@@ -15,15 +15,34 @@ pub fn execute_blocking(
     compiled: &Compiled,
     registry: &Registry,
     implementations: &Implementations,
-    mut options: RunOptions,
+    options: RunOptions,
 ) -> Result<RunReport, RunError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(options.jobs.clamp(1, 8))
+    let runtime = runtime(options.jobs)?;
+    runtime.block_on(execute_with_signals(
+        compiled,
+        registry,
+        implementations,
+        options,
+    ))
+}
+
+/// The runtime a run uses. Services the stages share (a forge's HTTP client) must be built on
+/// it: their background tasks live as long as it does.
+pub fn runtime(jobs: usize) -> Result<tokio::runtime::Runtime, RunError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(jobs.clamp(1, 8))
         .enable_all()
         .build()
-        .map_err(|source| RunError::Runtime { source })?;
-    runtime.block_on(async {
-        options.cancel = signals::listen().map_err(|source| RunError::Runtime { source })?;
-        execute(compiled, registry, implementations, options).await
-    })
+        .map_err(|source| RunError::Runtime { source })
+}
+
+/// [`execute`] with SIGINT and SIGTERM wired to the run's cancellation.
+pub async fn execute_with_signals(
+    compiled: &Compiled,
+    registry: &Registry,
+    implementations: &Implementations,
+    mut options: RunOptions,
+) -> Result<RunReport, RunError> {
+    options.cancel = signals::listen().map_err(|source| RunError::Runtime { source })?;
+    execute(compiled, registry, implementations, options).await
 }

@@ -1,5 +1,7 @@
 //! What a person sees: one status line per stage event; on a terminal, a live view of the running
-//! stages below them; under GitHub Actions, `::group::` per stage and `::add-mask::` first.
+//! stages below them; under GitHub Actions, `::add-mask::` first, then one `::group::` per stage
+//! holding every line of that stage, and annotations (`::error::`, `::warning::`) for failures,
+//! fallbacks and warnings (docs/executor.md, "What a person sees").
 //! Runs on the reporter's thread only.
 
 use std::collections::BTreeMap;
@@ -7,10 +9,12 @@ use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use super::events::Event;
+use super::github::{Level, annotation, group};
 use super::outcome::Outcome;
 use super::value::hex;
 use crate::exec::process::Stream;
 use crate::exec::redact::Redactor;
+use crate::github::escape_message;
 
 /// How to show the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,13 +29,19 @@ pub enum ConsoleMode {
     GitHub,
 }
 
+/// The prefix of a status line a stage marks as a warning (`cx.status.status("warning: …")`).
+pub(crate) const WARNING_PREFIX: &str = "warning: ";
+
 pub(crate) struct Console {
     mode: ConsoleMode,
     running: BTreeMap<String, Instant>,
     /// Lines drawn by the live view, to erase before the next write.
     drawn: usize,
-    /// GitHub: each stage's output, printed in its group when it ends.
+    /// GitHub: each stage's lines (its start line, status and retry lines, its child's output),
+    /// in the order they came, printed inside its group when it ends. Redacted.
     buffered: BTreeMap<String, Vec<String>>,
+    /// GitHub: the warnings a stage marked itself, annotated right after its group. Redacted.
+    warnings: BTreeMap<String, Vec<String>>,
 }
 
 impl Console {
@@ -41,6 +51,7 @@ impl Console {
             running: BTreeMap::new(),
             drawn: 0,
             buffered: BTreeMap::new(),
+            warnings: BTreeMap::new(),
         }
     }
 
@@ -58,44 +69,103 @@ impl Console {
             }
             _ => {}
         }
-        let Some(line) = status_line(event) else {
-            self.redraw();
-            return;
-        };
-        let line = String::from_utf8_lossy(&redactor.redact(line.as_bytes())).into_owned();
-        match (self.mode, event) {
-            (ConsoleMode::Quiet, _) => {}
-            (ConsoleMode::GitHub, Event::StageEnd { stage, .. }) => {
-                let lines = self.buffered.remove(stage).unwrap_or_default();
-                let mut out = format!("::group::{}\n", escape_command(&line));
-                if !lines.is_empty() {
-                    // Child output is untrusted: it must not be able to issue workflow commands.
-                    let token = fresh_token();
-                    out.push_str(&format!("::stop-commands::{token}\n"));
-                    for l in lines {
-                        out.push_str(&l);
-                        out.push('\n');
-                    }
-                    out.push_str(&format!("::{token}::\n"));
+        match self.mode {
+            ConsoleMode::Quiet => {}
+            ConsoleMode::GitHub => self.github_event(event, redactor),
+            ConsoleMode::Plain | ConsoleMode::Live => {
+                let Some(line) = status_line(event) else {
+                    self.redraw();
+                    return;
+                };
+                let line = redact(redactor, &line);
+                if self.mode == ConsoleMode::Plain {
+                    print_err(&format!("{line}\n"));
+                } else {
+                    self.above(&line);
                 }
-                out.push_str("::endgroup::\n");
+            }
+        }
+    }
+
+    /// GitHub Actions: a stage's lines are kept until it ends, then printed as one block (its
+    /// group, then its annotations), so parallel stages never interleave. Run-level lines are
+    /// printed as they come; run-level warnings are `::warning::` annotations.
+    fn github_event(&mut self, event: &Event, redactor: &Redactor) {
+        match event {
+            Event::StageStart { stage } | Event::Retry { stage, .. } => {
+                if let Some(line) = status_line(event) {
+                    self.keep(stage, redact(redactor, &line));
+                }
+            }
+            Event::Status { stage, message } => {
+                if let Some(warning) = message.strip_prefix(WARNING_PREFIX) {
+                    self.warnings
+                        .entry(stage.clone())
+                        .or_default()
+                        .push(redact(redactor, warning));
+                }
+                if let Some(line) = status_line(event) {
+                    self.keep(stage, redact(redactor, &line));
+                }
+            }
+            Event::StageEnd {
+                stage,
+                outcome,
+                reason,
+                ..
+            } => {
+                let end = redact(redactor, &status_line(event).unwrap_or_default());
+                let mut body = self.buffered.remove(stage).unwrap_or_default();
+                body.push(end.clone());
+                let mut out = group(&end, &body, &fresh_token());
+                for w in self.warnings.remove(stage).unwrap_or_default() {
+                    out.push_str(&annotation(Level::Warning, Some(stage), &w));
+                }
+                let reason = reason.as_deref().map(|r| redact(redactor, r));
+                match outcome {
+                    Outcome::Failed => out.push_str(&annotation(
+                        Level::Error,
+                        Some(stage),
+                        reason.as_deref().unwrap_or("failed"),
+                    )),
+                    Outcome::FellBack => out.push_str(&annotation(
+                        Level::Warning,
+                        Some(stage),
+                        reason.as_deref().unwrap_or("fell back"),
+                    )),
+                    _ => {}
+                }
                 print_out(&out);
             }
-            (ConsoleMode::GitHub, _) => print_out(&format!("{line}\n")),
-            (ConsoleMode::Plain, _) => print_err(&format!("{line}\n")),
-            (ConsoleMode::Live, _) => self.above(&line),
+            Event::Warning { stage, message } => print_out(&annotation(
+                Level::Warning,
+                stage.as_deref(),
+                &redact(redactor, message),
+            )),
+            _ => {
+                if let Some(line) = status_line(event) {
+                    // Run-level lines start with fixed words, never `::`; a line break in a
+                    // name taken from the pipeline file must not start a command either.
+                    let line = redact(redactor, &line).replace(['\r', '\n'], " ");
+                    print_out(&format!("{line}\n"));
+                }
+            }
         }
+    }
+
+    /// GitHub: one more line of `stage`'s group.
+    fn keep(&mut self, stage: &str, line: String) {
+        self.buffered
+            .entry(stage.to_string())
+            .or_default()
+            .push(line);
     }
 
     pub(crate) fn output(&mut self, stage: &str, stream: Stream, text: &str) {
         let _ = stream;
         match self.mode {
             ConsoleMode::Quiet => {}
-            ConsoleMode::GitHub => self
-                .buffered
-                .entry(stage.to_string())
-                .or_default()
-                .push(text.to_string()),
+            ConsoleMode::GitHub => self.keep(stage, format!("{stage} │ {text}")),
             ConsoleMode::Plain => print_err(&format!("{stage} │ {text}\n")),
             ConsoleMode::Live => self.above(&format!("{stage} │ {text}")),
         }
@@ -109,7 +179,7 @@ impl Console {
         let mut out = String::new();
         for l in lines {
             out.push_str("::add-mask::");
-            out.push_str(&escape_command(l));
+            out.push_str(&escape_message(l));
             out.push('\n');
         }
         print_out(&out);
@@ -128,19 +198,19 @@ impl Console {
         if self.mode == ConsoleMode::Live {
             self.erase();
         }
+        // GitHub: lines that came after their stage's group was printed (nothing the executor
+        // sends; a leftover task of a stage could), in a group of their own.
+        let mut warnings = std::mem::take(&mut self.warnings);
         for (stage, lines) in std::mem::take(&mut self.buffered) {
-            if self.mode == ConsoleMode::GitHub && !lines.is_empty() {
-                let token = fresh_token();
-                let mut out = format!(
-                    "::group::{}\n::stop-commands::{token}\n",
-                    escape_command(&stage)
-                );
-                for l in lines {
-                    out.push_str(&l);
-                    out.push('\n');
-                }
-                out.push_str(&format!("::{token}::\n::endgroup::\n"));
-                print_out(&out);
+            let mut out = group(&format!("{stage} (after it ended)"), &lines, &fresh_token());
+            for w in warnings.remove(&stage).unwrap_or_default() {
+                out.push_str(&annotation(Level::Warning, Some(&stage), &w));
+            }
+            print_out(&out);
+        }
+        for (stage, lines) in warnings {
+            for w in lines {
+                print_out(&annotation(Level::Warning, Some(&stage), &w));
             }
         }
         self.flush();
@@ -275,11 +345,8 @@ pub(crate) fn human(d: Duration) -> String {
     }
 }
 
-/// Workflow command data: `%`, CR and LF escaped.
-pub(crate) fn escape_command(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+fn redact(redactor: &Redactor, text: &str) -> String {
+    String::from_utf8_lossy(&redactor.redact(text.as_bytes())).into_owned()
 }
 
 fn fresh_token() -> String {

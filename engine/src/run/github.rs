@@ -1,4 +1,5 @@
-//! GitHub Actions: what to mask, and the run summary for `$GITHUB_STEP_SUMMARY`.
+//! GitHub Actions: what to mask, a stage's group and annotations, and the run summary for
+//! `$GITHUB_STEP_SUMMARY`.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -9,6 +10,7 @@ use super::console::human;
 use super::manifest::Manifest;
 use super::outcome::Outcome;
 use crate::exec::secret::SecretValue;
+use crate::github::{escape_message, escape_property};
 use crate::graph::Dag;
 
 /// The strings to give `::add-mask::` for these values: each value, each of its non-empty lines
@@ -33,6 +35,48 @@ pub fn mask_lines<'a>(values: impl IntoIterator<Item = &'a SecretValue>) -> Vec<
     }
     out.sort();
     out.dedup();
+    out
+}
+
+/// The level of an annotation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Level {
+    Error,
+    Warning,
+}
+
+/// One annotation line: `::error title=<title>::<message>` (`::warning …`), or without the
+/// title. The title is escaped as a property (`%`, CR, LF, `:`, `,`), the message as a message
+/// (`%`, CR, LF), so neither can end the command or start another.
+pub(crate) fn annotation(level: Level, title: Option<&str>, message: &str) -> String {
+    let level = match level {
+        Level::Error => "error",
+        Level::Warning => "warning",
+    };
+    match title {
+        Some(t) => format!(
+            "::{level} title={}::{}\n",
+            escape_property(t),
+            escape_message(message)
+        ),
+        None => format!("::{level}::{}\n", escape_message(message)),
+    }
+}
+
+/// A group titled `title` holding `lines`, with workflow commands stopped around them: the lines
+/// are untrusted (a child's output, status text), and while commands are stopped the runner
+/// reads `::…::` in them as text. Only `::<token>::` resumes them, and `token` is drawn when the
+/// group is printed, after the lines were written.
+pub(crate) fn group(title: &str, lines: &[String], token: &str) -> String {
+    let mut out = format!(
+        "::group::{}\n::stop-commands::{token}\n",
+        escape_message(title)
+    );
+    for l in lines {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push_str(&format!("::{token}::\n::endgroup::\n"));
     out
 }
 

@@ -32,7 +32,7 @@ mod signals;
 mod stage;
 mod value;
 
-pub use blocking::execute_blocking;
+pub use blocking::{execute_blocking, execute_with_signals, runtime};
 pub use cancel::{CancelReason, CancelSignal, Canceller, cancel_pair};
 pub use console::ConsoleMode;
 pub use context::{Resolved, ResolvedChild, StageCx, StageSecrets};
@@ -42,7 +42,7 @@ pub use executor::{RunReport, execute};
 pub use extensions::Extensions;
 pub use identity::{Difference, IDENTITY_FORMAT, Identity, Reviewer};
 pub use implementations::Implementations;
-pub use inputs::InputError;
+pub use inputs::{InputError, resolve_inputs};
 pub use manifest::{MANIFEST_FORMAT_VERSION, Manifest, OutputRecord, PipelineInfo, StageRecord};
 pub use options::{EnvLookup, RunOptions};
 pub use outcome::{

@@ -38,7 +38,10 @@ impl Change {
     }
 }
 
-/// Resolves the change in `checkout`: see [`git::change_range`] for the defaults.
+/// Resolves the change in `checkout`: see [`git::change_range`] for the defaults. In a shallow
+/// clone whose boundary hides the change's base this fails with [`git::GitError::Shallow`], whose
+/// message names `fetch-depth: 0` and `git fetch --unshallow`, rather than reviewing the whole
+/// tree as one change.
 pub fn open_change(
     checkout: &Path,
     base: Option<&str>,

@@ -20,4 +20,4 @@ mod run;
 pub use error::GatherError;
 pub use gate::{Gate, GateOutcome};
 pub use path::{MAX_PATH, normalise_path};
-pub use run::{DEFAULT_MAX_BYTES, GatherConfig, Gathered, gather, gather_change};
+pub use run::{DEFAULT_MAX_BYTES, GatherConfig, Gathered, Parts, assemble, gather, gather_change};

@@ -115,14 +115,54 @@ pub fn gather_change(
         (None, None)
     };
 
+    Ok(assemble(
+        Parts {
+            change_id: change.change_id.clone(),
+            repo: change.repo.clone(),
+            base: base.clone(),
+            head: head.clone(),
+            title: change.title.clone(),
+            body: change.body.clone(),
+            branch: change.branch.clone(),
+        },
+        config,
+        last_reviewed,
+        diff,
+        since_last_review,
+        since_note,
+    ))
+}
+
+/// What a forge resolved about the change, for [`assemble`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parts {
+    pub change_id: String,
+    pub repo: String,
+    pub base: Sha,
+    pub head: Sha,
+    pub title: String,
+    pub body: String,
+    pub branch: Option<String>,
+}
+
+/// The forge-independent part of a gather: the diff parsed into ranges, totals, a size tier and
+/// the gate's verdict. Every forge reads its diffs its own way, then calls this.
+pub fn assemble(
+    parts: Parts,
+    config: &GatherConfig,
+    last_reviewed: Option<&Sha>,
+    diff: Vec<u8>,
+    since_last_review: Option<Vec<u8>>,
+    since_note: Option<String>,
+) -> Gathered {
     let parsed = parse(&diff);
     let totals = parsed.totals();
     let size = tier(totals.lines_changed(), totals.files, &config.thresholds);
-    Ok(Gathered {
-        change_id: change.change_id.clone(),
-        repo: change.repo.clone(),
-        base: base.clone(),
-        head: head.clone(),
+    Gathered {
+        change_id: parts.change_id,
+        repo: parts.repo,
+        base: parts.base,
+        head: parts.head,
         last_reviewed: last_reviewed.cloned(),
         changed: !diff.is_empty(),
         ranges: ranges_of(&parsed),
@@ -135,10 +175,10 @@ pub fn gather_change(
         diff,
         since_last_review,
         since_note,
-        title: change.title.clone(),
-        body: change.body.clone(),
-        branch: change.branch.clone(),
-    })
+        title: parts.title,
+        body: parts.body,
+        branch: parts.branch,
+    }
 }
 
 /// The since-last-review diff and, when it is not the plain one, why.

@@ -29,6 +29,15 @@ pub enum GitError {
     #[error("invalid path {path:?}: {reason}")]
     BadPath { path: String, reason: &'static str },
 
+    /// The checkout is a shallow clone and the commit the change starts from is beyond its
+    /// boundary (`missing` says which), so the change cannot be told from the history before it.
+    #[error(
+        "the checkout is a shallow clone and {missing}, so the change under review cannot be told \
+         apart from the history before it; check out the whole history (`fetch-depth: 0` with \
+         actions/checkout) or run `git fetch --unshallow`"
+    )]
+    Shallow { missing: String },
+
     #[error("unexpected output from `git {subcommand}`: {output:?}")]
     BadOutput { subcommand: String, output: String },
 }

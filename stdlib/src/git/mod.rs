@@ -1,5 +1,6 @@
 //! Safe git access for the local forge: resolving revisions once to full SHAs, the default
-//! branch, ancestry, the diff of a range, and the range and identity of the change under review.
+//! branch, ancestry, the diff of a range, and the range and identity of the change under review
+//! (refused in a shallow clone whose boundary hides the change's base).
 //!
 //! Every command is built by [`git_command`], which documents the hardening (no pager, no
 //! external diff or textconv, no inherited `GIT_*` settings, revisions after `--end-of-options`).
@@ -12,6 +13,7 @@ mod error;
 mod range;
 mod revision;
 mod sha;
+mod shallow;
 
 pub use branch::{DefaultBranch, default_branch, head_branch};
 pub use command::git_command;
@@ -21,3 +23,4 @@ pub use error::GitError;
 pub use range::{Basis, Range, change_id, change_range};
 pub use revision::{is_ancestor, merge_base, resolve, try_resolve};
 pub use sha::{EMPTY_TREE_SHA1, EMPTY_TREE_SHA256, SHORT_LEN, Sha};
+pub use shallow::is_shallow;

@@ -6,7 +6,9 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::branch::{default_branch, head_branch};
+use super::error::echo;
 use super::revision::{merge_base, resolve, try_resolve};
+use super::shallow::{is_shallow, names_a_parent};
 use super::{GitError, Sha};
 
 /// How the base of a [`Range`] was chosen.
@@ -48,6 +50,19 @@ pub struct Range {
 /// head with the default branch; but when the head is on the default branch, or that merge base
 /// is the head itself (nothing of its own), or there is no default branch or common history, the
 /// base is the head's first parent, and for a root commit the empty tree.
+///
+/// In a shallow clone ([`is_shallow`](super::is_shallow)) a base that the clone's boundary hides
+/// is refused with [`GitError::Shallow`] instead of being replaced by an older fallback (the
+/// whole tree, for a head whose parent is cut off):
+///
+/// - a given `base` that is not a commit of the clone;
+/// - no merge base of the head with the default branch (the default branch resolves, the head is
+///   not on it): in a shallow clone that means the fork is beyond the boundary;
+/// - a head whose commit names a parent that is not in the clone (so the base would be the empty
+///   tree). A real root commit is still diffed against the empty tree.
+///
+/// A shallow clone that holds the base (a given one, the merge base, or the head's parent)
+/// proceeds: the diff needs only the two commits.
 pub fn change_range(
     repo: &Path,
     base: Option<&str>,
@@ -72,21 +87,47 @@ pub fn change_range(
     };
 
     if let Some(text) = base {
-        return Ok(range(
-            resolve(repo, text)?,
-            text.to_owned(),
-            Basis::Explicit,
-        ));
+        let base_sha = match try_resolve(repo, text)? {
+            Some(sha) => sha,
+            None if is_shallow(repo)? => {
+                return Err(GitError::Shallow {
+                    missing: format!("the base {:?} is not a commit of it", echo(text)),
+                });
+            }
+            None => return Err(GitError::UnknownRevision { rev: echo(text) }),
+        };
+        return Ok(range(base_sha, text.to_owned(), Basis::Explicit));
     }
     if let Some(default) = default.as_ref().filter(|_| !on_default_branch)
         && let Some(default_sha) = try_resolve(repo, &default.reference)?
-        && let Some(fork) = merge_base(repo, &head_sha, &default_sha)?
-        && fork != head_sha
     {
-        return Ok(range(fork, default.name.clone(), Basis::MergeBase));
+        match merge_base(repo, &head_sha, &default_sha)? {
+            Some(fork) if fork != head_sha => {
+                return Ok(range(fork, default.name.clone(), Basis::MergeBase));
+            }
+            // Merged into the default branch: the last commit is the change.
+            Some(_) => {}
+            None if is_shallow(repo)? => {
+                return Err(GitError::Shallow {
+                    missing: format!(
+                        "the head has no common history with `{}` in it (their merge base is \
+                         beyond its boundary)",
+                        default.name
+                    ),
+                });
+            }
+            // Unrelated histories: the last commit is the change.
+            None => {}
+        }
     }
     match try_resolve(repo, &format!("{head_sha}^1"))? {
         Some(parent) => Ok(range(parent, format!("{head_ref}~1"), Basis::LastCommit)),
+        None if is_shallow(repo)? && names_a_parent(repo, &head_sha)? => Err(GitError::Shallow {
+            missing: format!(
+                "the parent of the head commit {} is not in it",
+                head_sha.short()
+            ),
+        }),
         None => Ok(range(
             Sha::empty_tree_like(&head_sha),
             "(empty tree)".to_owned(),

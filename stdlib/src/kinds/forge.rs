@@ -58,9 +58,8 @@ pub struct PostRequest {
     pub expected_head: Sha,
     /// The changed-line ranges, for inline comments.
     pub ranges: Vec<FileRanges>,
-    /// The pipeline's name and, when bound, its project: one comment per pair.
+    /// The pipeline's name: one comment per pipeline (and the forge's project).
     pub pipeline: String,
-    pub project: Option<String>,
     /// Local forge: the files to write.
     pub formats: Vec<Format>,
     /// Hosted forges: also record a check run of this name.
@@ -116,6 +115,10 @@ pub struct ForgeOpen<'a> {
     pub checkout: &'a Path,
     /// The forge's token, read from the secret its `token` names.
     pub token: Option<Zeroizing<String>>,
+    /// The pipeline's name: one review comment per pipeline.
+    pub pipeline: &'a str,
+    /// The pipeline's declared inputs, resolved: the forge's templates interpolate them.
+    pub inputs: &'a BTreeMap<String, String>,
     /// The process environment (GitHub Actions variables).
     pub env: &'a (dyn Fn(&str) -> Option<String> + Sync),
     /// `--base` / `--head` of the command line.

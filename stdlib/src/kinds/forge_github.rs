@@ -1,7 +1,23 @@
 //! `forge "github"`: a pull request on GitHub or GitHub Enterprise, through the REST API (see
 //! `docs/github.md`).
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
 use reviewflow_engine::contract::{ForgeContract, ValueType};
+use reviewflow_engine::model::Value;
+use reviewflow_engine::run::{BoxFuture, StatusSink};
+
+use super::forge::{ChangeInfo, PostRequest, PostedMarker, PostedSummary, ReviewState};
+use crate::diff::cut_to_path;
+use crate::forge::github::{
+    BlockOn, CHECK_TEXT_MAX_CHARS, CHECK_TITLE_MAX_CHARS, COMMENT_MAX_CHARS, CommentInfo,
+    FilterMode, MAX_ANNOTATIONS_PER_REQUEST, Marker, ReviewRequest, ReviewState as GhState,
+    annotations, batches, conclude, default_trusted_authors, find_ours, fit, fit_line, inline,
+};
+use crate::gather::{GatherConfig, GatherError, Gathered, Parts, assemble, normalise_path};
+use crate::git::Sha;
+use crate::github::{ActionsEnv, Client, ClientConfig, GithubError};
 
 pub fn contract() -> ForgeContract {
     ForgeContract::new(
@@ -17,6 +33,21 @@ pub fn contract() -> ForgeContract {
         ValueType::String,
         "the API's base URL (default: GITHUB_API_URL, else https://api.github.com)",
     )
+    .prop(
+        "pull-request",
+        ValueType::Template,
+        "the pull request's number (default: the event payload at GITHUB_EVENT_PATH), e.g. \"{pr}\"",
+    )
+    .prop(
+        "project",
+        ValueType::Template,
+        "the project reviewed: one review comment per pull request, pipeline and project",
+    )
+    .prop(
+        "comment-authors",
+        ValueType::String,
+        "the logins whose comments may carry this pipeline's marker, space-separated (default `github-actions[bot]`)",
+    )
     .permission("contents:read")
     .permission("pull-requests:read")
     .permission("pull-requests:write")
@@ -28,6 +59,9 @@ pub fn contract() -> ForgeContract {
 /// The kind, registered in [`super::FORGES`].
 pub struct GithubKind;
 
+/// What a too-large diff is called in the error.
+const DIFF_WHAT: &str = "diff";
+
 impl super::ForgeKind for GithubKind {
     fn contract(&self) -> ForgeContract {
         contract()
@@ -35,9 +69,435 @@ impl super::ForgeKind for GithubKind {
 
     fn open<'a>(
         &'a self,
-        _open: &'a super::ForgeOpen<'a>,
-    ) -> reviewflow_engine::run::BoxFuture<'a, Result<std::sync::Arc<dyn super::Forge>, String>>
-    {
-        Box::pin(async { Err("the github forge is not built yet".to_string()) })
+        open: &'a super::ForgeOpen<'a>,
+    ) -> BoxFuture<'a, Result<Arc<dyn super::Forge>, String>> {
+        Box::pin(async move { Ok(Arc::new(Github::open(open).await?) as Arc<dyn super::Forge>) })
+    }
+}
+
+/// The GitHub forge opened for one run: the client, the pull request resolved once.
+pub struct Github {
+    pub client: Client,
+    pub actions: ActionsEnv,
+    number: u64,
+    info: ChangeInfo,
+    pipeline: String,
+    project: Option<String>,
+    authors: Vec<String>,
+    /// The marker as first read: gather and restore see the same last review.
+    last: Mutex<Option<Option<PostedMarker>>>,
+}
+
+impl Github {
+    async fn open(open: &super::ForgeOpen<'_>) -> Result<Github, String> {
+        let actions = ActionsEnv::from_vars(|name| (open.env)(name))
+            .map_err(|e| format!("the github forge reads GitHub Actions' environment: {e}"))?;
+        let setting = |name: &str| {
+            open.decl
+                .and_then(|d| d.setting(name))
+                .map(|v| render_setting(&v.value, open.inputs))
+        };
+        let number = match setting("pull-request") {
+            Some(text) => text.trim().parse::<u64>().map_err(|_| {
+                format!("`pull-request` of the forge is not a pull request number: {text:?}")
+            })?,
+            None => actions.pull_request.ok_or_else(|| {
+                "no pull request: the event payload at GITHUB_EVENT_PATH names none; set `pull-request=\"{…}\"` on the forge".to_string()
+            })?,
+        };
+        let project = setting("project").filter(|p| !p.is_empty());
+        let authors = setting("comment-authors")
+            .map(|a| a.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .filter(|a| !a.is_empty())
+            .unwrap_or_else(default_trusted_authors);
+        let api_url = setting("api-url").unwrap_or_else(|| actions.api_url.clone());
+        let token = open
+            .token
+            .clone()
+            .ok_or("the github forge needs a token: `forge \"github\" token=\"<secret>\"`")?;
+        let client = Client::new(ClientConfig::new(
+            api_url,
+            Some(token),
+            actions.repository.clone(),
+        ))
+        .map_err(|e| format!("cannot reach the GitHub API: {e}"))?;
+        let pr = client
+            .pull_request(number)
+            .await
+            .map_err(|e| format!("cannot read pull request #{number}: {e}"))?;
+        let sha = |what: &str, text: &str| {
+            Sha::parse(text).map_err(|e| format!("the pull request's {what} is not a commit: {e}"))
+        };
+        let info = ChangeInfo {
+            repo: actions.repository.to_string(),
+            change_id: number.to_string(),
+            base: sha("base", &pr.base.sha)?,
+            head: sha("head", &pr.head.sha)?,
+            title: pr.title.clone(),
+            body: pr.body.clone().unwrap_or_default(),
+            branch: Some(pr.head.git_ref.clone()),
+        };
+        Ok(Github {
+            client,
+            actions,
+            number,
+            info,
+            pipeline: open.pipeline.to_string(),
+            project,
+            authors,
+            last: Mutex::new(None),
+        })
+    }
+
+    /// The pull request's comments, and ours among them (by its marker and a trusted author).
+    async fn our_comment(&self) -> Result<(Vec<CommentInfo>, Option<usize>, Vec<u64>), String> {
+        let comments: Vec<CommentInfo> = self
+            .client
+            .issue_comments(self.number)
+            .await
+            .map_err(|e| format!("cannot list the pull request's comments: {e}"))?
+            .into_iter()
+            .map(|c| CommentInfo {
+                id: c.id,
+                body: c.body.unwrap_or_default(),
+                author_login: c.user.as_ref().map(|u| u.login.clone()).unwrap_or_default(),
+                author_type: c.user.map(|u| u.kind).unwrap_or_default(),
+                created_at: c.created_at,
+            })
+            .collect();
+        let found = find_ours(
+            &comments,
+            &self.pipeline,
+            self.project.as_deref(),
+            &self.authors,
+        )
+        .map(|o| (o.ours.id, o.duplicates));
+        let (index, duplicates) = match found {
+            Some((id, dups)) => (comments.iter().position(|c| c.id == id), dups),
+            None => (None, Vec::new()),
+        };
+        Ok((comments, index, duplicates))
+    }
+
+    async fn diff(
+        &self,
+        base: &Sha,
+        head: &Sha,
+        path: Option<&str>,
+        max_bytes: u64,
+    ) -> Result<Vec<u8>, String> {
+        let diff = self
+            .client
+            .compare_diff(base.as_str(), head.as_str(), max_bytes)
+            .await
+            .map_err(|e| match e {
+                GithubError::TooLarge { .. } => GatherError::TooLarge {
+                    what: DIFF_WHAT,
+                    limit: max_bytes,
+                    size: max_bytes.saturating_add(1),
+                    exact: false,
+                }
+                .to_string(),
+                e => format!(
+                    "cannot read the diff {}..{}: {e}",
+                    base.short(),
+                    head.short()
+                ),
+            })?;
+        Ok(match path {
+            Some(p) => cut_to_path(&diff, p),
+            None => diff,
+        })
+    }
+
+    /// The since-last-review diff and, when it is not the plain one, why.
+    async fn since(
+        &self,
+        last: Option<&Sha>,
+        path: Option<&str>,
+        max_bytes: u64,
+        whole: &[u8],
+    ) -> Result<(Vec<u8>, Option<String>), String> {
+        let head = &self.info.head;
+        let Some(last) = last else {
+            return Ok((
+                whole.to_vec(),
+                Some(
+                    "no review was posted for this pull request before: the whole diff is used"
+                        .into(),
+                ),
+            ));
+        };
+        if last == head {
+            return Ok((
+                Vec::new(),
+                Some(format!(
+                    "the head {} was already reviewed: nothing new since",
+                    head.short()
+                )),
+            ));
+        }
+        match self
+            .client
+            .commit_is_ancestor(last.as_str(), head.as_str())
+            .await
+            .map_err(|e| format!("cannot compare {} with the head: {e}", last.short()))?
+        {
+            Some(true) => Ok((self.diff(last, head, path, max_bytes).await?, None)),
+            Some(false) => Ok((
+                whole.to_vec(),
+                Some(format!(
+                    "the last reviewed head {} is no longer an ancestor of the head (a force-push): the whole diff is used",
+                    last.short()
+                )),
+            )),
+            None => Ok((
+                whole.to_vec(),
+                Some(format!(
+                    "the last reviewed head {} is not in this repository any more: the whole diff is used",
+                    last.short()
+                )),
+            )),
+        }
+    }
+
+    async fn publish(
+        &self,
+        request: &PostRequest,
+        status: &StatusSink,
+    ) -> Result<PostedSummary, String> {
+        let review = &request.review;
+        let mut location = format!(
+            "{}/{}/pull/{}",
+            self.actions.server_url.trim_end_matches('/'),
+            self.actions.repository,
+            self.number
+        );
+        if let ReviewState::Reviewed = request.state {
+            let marker = Marker::new(
+                &self.pipeline,
+                self.project.as_deref(),
+                review.head.as_str(),
+                &review.run_id,
+                review.conversation_id.as_deref(),
+            )
+            .map_err(|e| format!("cannot write the review's marker: {e}"))?;
+            let body = format!("{}\n{}", marker.render(), review.comment);
+            let body = fit(&body, COMMENT_MAX_CHARS);
+            // Read again right before writing: another run may have created ours meanwhile.
+            let (comments, ours, duplicates) = self.our_comment().await?;
+            let posted = match ours.and_then(|i| comments.get(i)) {
+                Some(c) => self
+                    .client
+                    .update_issue_comment(c.id, &body)
+                    .await
+                    .map_err(|e| format!("cannot update the review comment: {e}"))?,
+                None => self
+                    .client
+                    .create_issue_comment(self.number, &body)
+                    .await
+                    .map_err(|e| format!("cannot create the review comment: {e}"))?,
+            };
+            if !duplicates.is_empty() {
+                status.status(format!(
+                    "{} newer comments carry this pipeline's marker too (a race of two runs); the oldest was updated",
+                    duplicates.len()
+                ));
+            }
+            if !posted.html_url.is_empty() {
+                location = posted.html_url.clone();
+            }
+        } else {
+            status.status("the review did not run: the review comment is left as it was");
+        }
+
+        if let Some(mode) = &request.inline
+            && let ReviewState::Reviewed = request.state
+        {
+            let mode: FilterMode = mode.parse()?;
+            let inline = inline(&review.findings, &request.ranges, mode);
+            let summary = format!("{} findings on the changed lines", inline.comments.len());
+            if let Some(req) = ReviewRequest::comment(&review.head, &summary, &inline.comments) {
+                let body = serde_json::to_value(&req)
+                    .map_err(|e| format!("cannot encode the inline comments: {e}"))?;
+                self.client
+                    .create_review(self.number, &body)
+                    .await
+                    .map_err(|e| format!("cannot post the inline comments: {e}"))?;
+                status.status(format!("{} inline comments", inline.comments.len()));
+            }
+        }
+
+        if let Some(name) = &request.check_run {
+            let block_on: BlockOn = request.block_on.parse()?;
+            let state = match &request.state {
+                ReviewState::Reviewed => GhState::reviewed(&review.findings, block_on),
+                ReviewState::NotReviewed(reason) => GhState::NotReviewed {
+                    reason: reason.clone(),
+                },
+            };
+            let conclusion = conclude(&state, block_on);
+            let all = annotations(&review.findings);
+            let batches = batches(&all, MAX_ANNOTATIONS_PER_REQUEST);
+            let details_url = self.actions.run_id.map(|id| {
+                format!(
+                    "{}/{}/actions/runs/{id}",
+                    self.actions.server_url.trim_end_matches('/'),
+                    self.actions.repository
+                )
+            });
+            let text = fit(&review.comment, CHECK_TEXT_MAX_CHARS);
+            let mut body = serde_json::json!({
+                "name": fit_line(name, CHECK_TITLE_MAX_CHARS),
+                "head_sha": review.head.as_str(),
+                "status": "completed",
+                "conclusion": conclusion.conclusion.as_str(),
+                "external_id": review.run_id,
+                "output": {
+                    "title": fit_line(&conclusion.title, CHECK_TITLE_MAX_CHARS),
+                    "summary": fit(&conclusion.summary, CHECK_TEXT_MAX_CHARS),
+                    "text": text,
+                    "annotations": batches.create,
+                },
+            });
+            if let Some(url) = details_url {
+                body["details_url"] = serde_json::Value::String(url);
+            }
+            let run = self.client.create_check_run(&body).await.map_err(|e| {
+                format!("the review comment is posted, but the check run is not: {e}")
+            })?;
+            for batch in &batches.updates {
+                let patch = serde_json::json!({
+                    "output": {
+                        "title": fit_line(&conclusion.title, CHECK_TITLE_MAX_CHARS),
+                        "summary": fit(&conclusion.summary, CHECK_TEXT_MAX_CHARS),
+                        "annotations": batch,
+                    }
+                });
+                self.client
+                    .update_check_run(run.id, &patch)
+                    .await
+                    .map_err(|e| {
+                        format!("the check run is posted, but not all its annotations: {e}")
+                    })?;
+            }
+            status.status(format!(
+                "check run `{name}`: {} ({} annotations)",
+                conclusion.conclusion.as_str(),
+                all.len()
+            ));
+        }
+        Ok(PostedSummary { location })
+    }
+}
+
+/// A forge setting as text: a template is rendered with the run's declared inputs.
+fn render_setting(value: &Value, inputs: &BTreeMap<String, String>) -> String {
+    match value {
+        Value::Template(t) => crate::stages::runtime::render_inputs(t, inputs),
+        other => other.as_str().unwrap_or_default().to_string(),
+    }
+}
+
+impl super::Forge for Github {
+    fn change(&self) -> &ChangeInfo {
+        &self.info
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, String>> {
+        Box::pin(async move {
+            if let Ok(guard) = self.last.lock()
+                && let Some(cached) = guard.as_ref()
+            {
+                return Ok(cached.clone());
+            }
+            let (comments, ours, _) = self.our_comment().await?;
+            let marker = match ours.and_then(|i| comments.get(i)) {
+                None => None,
+                Some(c) => {
+                    let m = Marker::parse_body(&c.body)
+                        .ok_or("the review comment's marker does not parse")?;
+                    Some(PostedMarker {
+                        head: Sha::parse(m.head())
+                            .map_err(|e| format!("the review comment names no commit: {e}"))?,
+                        run: Some(m.run().to_string()),
+                        conversation: m.conversation().map(str::to_string),
+                    })
+                }
+            };
+            if let Ok(mut guard) = self.last.lock() {
+                *guard = Some(marker.clone());
+            }
+            Ok(marker)
+        })
+    }
+
+    fn gather<'a>(
+        &'a self,
+        config: &'a GatherConfig,
+        last: Option<&'a Sha>,
+    ) -> BoxFuture<'a, Result<Gathered, String>> {
+        Box::pin(async move {
+            let path = config
+                .path
+                .as_deref()
+                .map(normalise_path)
+                .transpose()
+                .map_err(|e| e.to_string())?
+                .flatten();
+            let (base, head) = (&self.info.base, &self.info.head);
+            let diff = self
+                .diff(base, head, path.as_deref(), config.max_bytes)
+                .await?;
+            let (since, note) = if config.since_last_review {
+                let (since, note) = self
+                    .since(last, path.as_deref(), config.max_bytes, &diff)
+                    .await?;
+                (Some(since), note)
+            } else {
+                (None, None)
+            };
+            let info = &self.info;
+            Ok(assemble(
+                Parts {
+                    change_id: info.change_id.clone(),
+                    repo: info.repo.clone(),
+                    base: info.base.clone(),
+                    head: info.head.clone(),
+                    title: info.title.clone(),
+                    body: info.body.clone(),
+                    branch: info.branch.clone(),
+                },
+                config,
+                last,
+                diff,
+                since,
+                note,
+            ))
+        })
+    }
+
+    fn current_head(&self) -> BoxFuture<'_, Result<Sha, String>> {
+        Box::pin(async move {
+            let pr = self
+                .client
+                .pull_request(self.number)
+                .await
+                .map_err(|e| format!("cannot read pull request #{}: {e}", self.number))?;
+            Sha::parse(&pr.head.sha)
+                .map_err(|e| format!("the pull request's head is not a commit: {e}"))
+        })
+    }
+
+    fn post<'a>(
+        &'a self,
+        request: &'a PostRequest,
+        status: &'a StatusSink,
+    ) -> BoxFuture<'a, Result<PostedSummary, String>> {
+        Box::pin(self.publish(request, status))
     }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use reviewflow_engine::model::{Pipeline, Store as StoreDecl};
-use reviewflow_engine::run::{StageCx, StageError};
+use reviewflow_engine::run::{StageCx, StageError, resolve_inputs};
 use zeroize::Zeroizing;
 
 use super::forge::{Forge, ForgeOpen};
@@ -85,8 +85,25 @@ pub async fn prepare(pipeline: &Pipeline, options: PrepareOptions<'_>) -> Result
             Some(Zeroizing::new(value))
         }
     };
+    let pipeline_name = pipeline
+        .name
+        .as_ref()
+        .map(|n| n.value.clone())
+        .unwrap_or_default();
+    // The forge's templates (`pull-request="{pr}"`) take the declared inputs; the executor
+    // resolves them again, with the builtin ones, and reports what is wrong with them.
+    let lookup = |name: &str| (options.env)(name).map(std::ffi::OsString::from);
+    let inputs = resolve_inputs(pipeline, &BTreeMap::new(), &lookup).map_err(|errors| {
+        errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    })?;
     let open = ForgeOpen {
         decl,
+        pipeline: &pipeline_name,
+        inputs: &inputs,
         checkout: options.checkout,
         token,
         env: options.env,

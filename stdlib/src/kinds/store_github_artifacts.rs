@@ -3,6 +3,11 @@
 
 use reviewflow_engine::contract::{StoreContract, ValueType};
 
+use crate::store::github_artifacts::{ArtifactTrust, ArtifactsConfig, GithubArtifacts};
+
+/// Producer look-ups when the store sets no `max-run-lookups`.
+pub const DEFAULT_RUN_LOOKUPS: usize = 50;
+
 pub fn contract() -> StoreContract {
     StoreContract::new(
         "github-artifacts",
@@ -36,9 +41,50 @@ impl super::StoreKind for ArtifactsKind {
 
     fn open(
         &self,
-        _open: &super::StoreOpen<'_>,
+        open: &super::StoreOpen<'_>,
     ) -> Result<std::sync::Arc<dyn crate::store::BlobStore>, String> {
-        Err("the github-artifacts store is not built yet".to_string())
+        let name = &open.decl.name.value;
+        let forge = open
+            .forge
+            .as_any()
+            .downcast_ref::<super::forge_github::Github>()
+            .ok_or_else(|| {
+                format!(
+                    "store `{name}` keeps artifacts of GitHub runs: it needs `forge \"github\"`, not `{}`",
+                    open.forge_kind
+                )
+            })?;
+        let text = |rule: &reviewflow_engine::model::TrustRule, key: &str| {
+            rule.setting(key)
+                .and_then(|v| v.value.as_str())
+                .map(str::to_string)
+        };
+        let trust = open
+            .decl
+            .trust
+            .iter()
+            .map(|rule| ArtifactTrust {
+                workflow: text(rule, "workflow"),
+                event: text(rule, "event"),
+                branch: text(rule, "branch"),
+                repository: text(rule, "repository"),
+            })
+            .collect();
+        let config = ArtifactsConfig {
+            repository_id: None,
+            trust,
+            max_run_lookups: open
+                .decl
+                .max_run_lookups
+                .as_ref()
+                .map_or(DEFAULT_RUN_LOOKUPS, |m| m.value as usize),
+            upload_dir: open.temp_dir.join("reviewflow-upload"),
+            github_output: (open.env)("GITHUB_OUTPUT").map(std::path::PathBuf::from),
+        };
+        Ok(std::sync::Arc::new(GithubArtifacts::new(
+            forge.client.clone(),
+            config,
+        )))
     }
 
     fn through_forge(&self) -> bool {

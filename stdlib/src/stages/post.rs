@@ -63,14 +63,6 @@ pub fn contract() -> StageContract {
         )
         .child(
             ChildSpec::new(
-                "project",
-                Role::Config,
-                "the project this review is of: one comment per pipeline and project",
-            )
-            .arg(ValueType::Template),
-        )
-        .child(
-            ChildSpec::new(
                 "inline",
                 Role::Config,
                 "also comment on the lines findings name: `added`, `diff-context`, `file` or `nofilter`",
@@ -248,7 +240,6 @@ async fn run(
         expected_head,
         ranges,
         pipeline: services.pipeline.clone(),
-        project: text_arg("project"),
         formats,
         check_run: text_arg("check-run"),
         inline: text_arg("inline"),

@@ -11,6 +11,7 @@ pub mod atomic;
 mod blobs;
 mod entry;
 mod error;
+pub mod github_artifacts;
 mod local;
 mod name;
 mod unique;
@@ -21,5 +22,6 @@ pub use atomic::{
 pub use blobs::{BlobStore, Candidate, Fetched, Judgement, Keep, Kept};
 pub use entry::{Entry, EntryId, EntryKind, Producer};
 pub use error::StoreError;
+pub use github_artifacts::{ArtifactTrust, ArtifactsConfig, GithubArtifacts};
 pub use local::{BlobSource, DEFAULT_DIR, LocalStore, RetainReport, STALE_AFTER};
 pub use name::{MAX_NAME_LEN, StoreName};

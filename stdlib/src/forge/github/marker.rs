@@ -1,0 +1,424 @@
+//! The hidden metadata marker of the one review comment per pull request and pipeline (and
+//! project, where bound), and finding "our" comment among a pull request's comments.
+//!
+//! The marker is one HTML comment line, invisible in the rendered comment:
+//!
+//! ```text
+//! <!-- reviewflow:v1 pipeline=enroll-review project=web head=<sha> run=<run id> conversation=<id> -->
+//! ```
+//!
+//! Every field is always present and in this order; an unbound project or a missing
+//! conversation is written `-`, so `-` alone is never a value. Values are restricted to
+//! `[A-Za-z0-9._-]` (see [`Marker::new`]): no space, `=` or `>` can occur in one, so a value can
+//! neither close the HTML comment nor inject another field, and parsing is a strict split.
+//!
+//! The marker is trusted only on a comment whose author is trusted ([`find_ours`]): anyone who
+//! can comment on a pull request can paste a marker line.
+
+use thiserror::Error;
+
+/// The marker format this module writes and the only one it reads.
+pub const MARKER_VERSION: u32 = 1;
+
+/// The authors whose comments may carry our marker when the caller names none: the
+/// `GITHUB_TOKEN` identity of GitHub Actions.
+pub const DEFAULT_TRUSTED_AUTHORS: &[&str] = &["github-actions[bot]"];
+
+/// Longest pipeline or project name.
+pub const MAX_NAME: usize = 64;
+/// Longest run or conversation id.
+pub const MAX_ID: usize = 128;
+
+const PREFIX: &str = "<!-- reviewflow:v";
+const SUFFIX: &str = " -->";
+/// The written form of an absent project or conversation.
+const NONE: &str = "-";
+/// No marker line is longer than this: a cheap bound before splitting a line of untrusted text.
+const MAX_LINE: usize = 256 + 2 * MAX_NAME + 2 * MAX_ID + 64;
+
+/// A field of a marker that fails its pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("marker field `{field}` is not valid: {reason}")]
+pub struct MarkerError {
+    pub field: &'static str,
+    pub reason: &'static str,
+}
+
+/// The metadata of a posted review. Fields are private so that every `Marker` is valid and
+/// [`Marker::render`] cannot produce a line that breaks out of the HTML comment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marker {
+    version: u32,
+    pipeline: String,
+    project: Option<String>,
+    head: String,
+    run: String,
+    conversation: Option<String>,
+}
+
+impl Marker {
+    /// A version-1 marker, every value checked: `pipeline` and `project` match
+    /// `[A-Za-z0-9._-]{1,64}`, `head` is 40 or 64 lowercase hex digits (SHA-1 or SHA-256), `run`
+    /// and `conversation` match `[A-Za-z0-9._-]{1,128}`; none of them may be `-` alone, which
+    /// stands for "none".
+    pub fn new(
+        pipeline: &str,
+        project: Option<&str>,
+        head: &str,
+        run: &str,
+        conversation: Option<&str>,
+    ) -> Result<Marker, MarkerError> {
+        check_value("pipeline", pipeline, MAX_NAME)?;
+        if let Some(p) = project {
+            check_value("project", p, MAX_NAME)?;
+        }
+        check_head(head)?;
+        check_value("run", run, MAX_ID)?;
+        if let Some(c) = conversation {
+            check_value("conversation", c, MAX_ID)?;
+        }
+        Ok(Marker {
+            version: MARKER_VERSION,
+            pipeline: pipeline.to_owned(),
+            project: project.map(str::to_owned),
+            head: head.to_owned(),
+            run: run.to_owned(),
+            conversation: conversation.map(str::to_owned),
+        })
+    }
+
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+    pub fn pipeline(&self) -> &str {
+        &self.pipeline
+    }
+    pub fn project(&self) -> Option<&str> {
+        self.project.as_deref()
+    }
+    /// The head commit the posted review is of.
+    pub fn head(&self) -> &str {
+        &self.head
+    }
+    pub fn run(&self) -> &str {
+        &self.run
+    }
+    pub fn conversation(&self) -> Option<&str> {
+        self.conversation.as_deref()
+    }
+
+    /// The marker line, without a line break. Put it on the first line of the comment body
+    /// ([`Marker::parse_body`] takes the first marker line).
+    pub fn render(&self) -> String {
+        format!(
+            "{PREFIX}{} pipeline={} project={} head={} run={} conversation={}{SUFFIX}",
+            self.version,
+            self.pipeline,
+            self.project.as_deref().unwrap_or(NONE),
+            self.head,
+            self.run,
+            self.conversation.as_deref().unwrap_or(NONE),
+        )
+    }
+
+    /// The marker of a comment body: the **first** line that is exactly a marker, from the start
+    /// of the line to its end (a trailing `\r` aside, as GitHub may store CRLF line breaks).
+    ///
+    /// The first, not the last: reviewflow writes its marker on the first line, and what
+    /// follows is review text, which may quote untrusted input (a reviewer can be prompted to
+    /// print a marker line). Taking the last one would let that text override the real head,
+    /// run or conversation. An indented or quoted line, or a marker inside other text, is not
+    /// a marker line.
+    pub fn parse_body(body: &str) -> Option<Marker> {
+        marker_line(body).map(|(_, m)| m)
+    }
+
+    /// Parses one line that must be exactly a marker.
+    pub fn parse_line(line: &str) -> Option<Marker> {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.len() > MAX_LINE {
+            return None;
+        }
+        let rest = line.strip_prefix(PREFIX)?.strip_suffix(SUFFIX)?;
+        let mut parts = rest.split(' ');
+        // Exactly `1`: `01` would parse to the same number but is not what we write.
+        if parts.next()? != MARKER_VERSION.to_string() {
+            return None;
+        }
+        let mut field =
+            |name: &str| -> Option<&str> { parts.next()?.strip_prefix(name)?.strip_prefix('=') };
+        let pipeline = field("pipeline")?;
+        let project = field("project")?;
+        let head = field("head")?;
+        let run = field("run")?;
+        let conversation = field("conversation")?;
+        if parts.next().is_some() {
+            return None;
+        }
+        let optional = |v: &str| (v != NONE).then(|| v.to_owned());
+        let (project, conversation) = (optional(project), optional(conversation));
+        Marker::new(
+            pipeline,
+            project.as_deref(),
+            head,
+            run,
+            conversation.as_deref(),
+        )
+        .ok()
+    }
+
+    /// Whether this marker belongs to `pipeline` and `project` (both compared exactly; an
+    /// unbound project matches only an unbound project).
+    pub fn matches(&self, pipeline: &str, project: Option<&str>) -> bool {
+        self.pipeline == pipeline && self.project.as_deref() == project
+    }
+}
+
+/// The byte range of the first marker line of `body` (without its line break) and its marker.
+pub(crate) fn marker_line(body: &str) -> Option<(std::ops::Range<usize>, Marker)> {
+    let mut start = 0;
+    for line in body.split_inclusive('\n') {
+        let text = line.strip_suffix('\n').unwrap_or(line);
+        if let Some(m) = Marker::parse_line(text) {
+            let text = text.strip_suffix('\r').unwrap_or(text);
+            return Some((start..start + text.len(), m));
+        }
+        start += line.len();
+    }
+    None
+}
+
+fn check_value(field: &'static str, v: &str, max: usize) -> Result<(), MarkerError> {
+    let err = |reason| Err(MarkerError { field, reason });
+    if v.is_empty() {
+        return err("empty");
+    }
+    if v.len() > max {
+        return err("too long");
+    }
+    if v == NONE {
+        return err("`-` alone stands for none");
+    }
+    if !v
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    {
+        return err("only A-Z, a-z, 0-9, `.`, `_` and `-` are allowed");
+    }
+    Ok(())
+}
+
+fn check_head(v: &str) -> Result<(), MarkerError> {
+    if !matches!(v.len(), 40 | 64) {
+        return Err(MarkerError {
+            field: "head",
+            reason: "not 40 or 64 hex digits",
+        });
+    }
+    if !v.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err(MarkerError {
+            field: "head",
+            reason: "not lowercase hex",
+        });
+    }
+    Ok(())
+}
+
+/// A comment of a pull request as the forge lists it (`GET …/issues/{n}/comments`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommentInfo {
+    pub id: u64,
+    pub body: String,
+    /// `user.login`.
+    pub author_login: String,
+    /// `user.type`: `"Bot"` or `"User"` (or `"Organization"`).
+    pub author_type: String,
+    pub created_at: Option<String>,
+}
+
+/// Our comment on a pull request, and any others that carry the same marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ours<'a> {
+    /// The oldest matching comment: the one to update.
+    pub ours: &'a CommentInfo,
+    /// Its marker.
+    pub marker: Marker,
+    /// Ids of the newer matching comments (left by a race of two runs), ascending. The caller
+    /// may delete them or report them; they are never updated.
+    pub duplicates: Vec<u64>,
+}
+
+/// The trusted authors as owned strings, for callers that configure none.
+pub fn default_trusted_authors() -> Vec<String> {
+    DEFAULT_TRUSTED_AUTHORS
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect()
+}
+
+/// Finds our review comment for `pipeline` and `project` among `comments`.
+///
+/// Only a comment by one of `trusted_authors` counts: anyone who can comment can post a body
+/// with a forged marker (say, naming another head so that a conversation is resumed against
+/// the wrong commit). Logins are compared ASCII case-insensitively, as GitHub logins are; a
+/// trusted login ending in `[bot]` also requires `author_type == "Bot"`.
+///
+/// Several matches come from two runs racing to create the comment: the oldest (lowest id,
+/// as GitHub assigns ids in creation order; `created_at` is not used) is ours, the rest are
+/// [`Ours::duplicates`].
+pub fn find_ours<'a>(
+    comments: &'a [CommentInfo],
+    pipeline: &str,
+    project: Option<&str>,
+    trusted_authors: &[String],
+) -> Option<Ours<'a>> {
+    let mut matching: Vec<(&CommentInfo, Marker)> = comments
+        .iter()
+        .filter(|c| is_trusted(c, trusted_authors))
+        .filter_map(|c| Some((c, Marker::parse_body(&c.body)?)))
+        .filter(|(_, m)| m.matches(pipeline, project))
+        .collect();
+    matching.sort_by_key(|(c, _)| c.id);
+    let mut rest = matching.into_iter();
+    let (ours, marker) = rest.next()?;
+    Some(Ours {
+        ours,
+        marker,
+        duplicates: rest.map(|(c, _)| c.id).collect(),
+    })
+}
+
+fn is_trusted(comment: &CommentInfo, trusted_authors: &[String]) -> bool {
+    trusted_authors.iter().any(|t| {
+        t.eq_ignore_ascii_case(&comment.author_login)
+            && (!t.to_ascii_lowercase().ends_with("[bot]") || comment.author_type == "Bot")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "0123456789abcdef0123456789abcdef01234567";
+
+    fn marker() -> Marker {
+        Marker::new("enroll-review", Some("web"), HEAD, "123-1", Some("conv.1")).unwrap()
+    }
+
+    fn comment(id: u64, login: &str, kind: &str, body: &str) -> CommentInfo {
+        CommentInfo {
+            id,
+            body: body.into(),
+            author_login: login.into(),
+            author_type: kind.into(),
+            created_at: None,
+        }
+    }
+
+    #[test]
+    fn renders_and_parses_back() {
+        let m = marker();
+        let line = m.render();
+        assert_eq!(
+            line,
+            format!(
+                "<!-- reviewflow:v1 pipeline=enroll-review project=web head={HEAD} run=123-1 \
+                 conversation=conv.1 -->"
+            )
+        );
+        assert_eq!(Marker::parse_line(&line), Some(m));
+        let bare = Marker::new("p", None, &"a".repeat(64), "r", None).unwrap();
+        let line = bare.render();
+        assert!(line.contains("project=- ") && line.contains("conversation=- -->"));
+        assert_eq!(Marker::parse_line(&line), Some(bare));
+    }
+
+    #[test]
+    fn rejects_values_that_could_escape_or_inject() {
+        for bad in ["a b", "a-->", "x=y", "", "-", "a\nb", "é", &"a".repeat(65)] {
+            assert!(Marker::new(bad, None, HEAD, "r", None).is_err(), "{bad:?}");
+        }
+        assert!(Marker::new("p", None, HEAD, "r conversation=x", None).is_err());
+        assert!(Marker::new("p", None, HEAD, &"r".repeat(129), None).is_err());
+        assert!(Marker::new("p", None, HEAD, &"r".repeat(128), None).is_ok());
+        assert!(Marker::new("p", None, &HEAD.to_uppercase(), "r", None).is_err());
+        assert!(Marker::new("p", None, &HEAD[..39], "r", None).is_err());
+        assert!(Marker::new("p", None, HEAD, "r", Some("-")).is_err());
+    }
+
+    #[test]
+    fn parse_line_is_strict() {
+        let line = marker().render();
+        assert!(Marker::parse_line(&format!("{line}\r")).is_some());
+        for bad in [
+            format!(" {line}"),
+            format!("{line} "),
+            format!("> {line}"),
+            line.replace("v1", "v2"),
+            line.replace("v1", "v01"),
+            line.replace(" run=", " extra=1 run="),
+            line.replace(" -->", " extra=1 -->"),
+            line.replace("project=web ", ""),
+            line.replace("run=123-1", "run="),
+            line.replace(' ', "  "),
+        ] {
+            assert_eq!(Marker::parse_line(&bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn first_marker_line_wins() {
+        let ours = marker();
+        let forged = Marker::new("enroll-review", Some("web"), &"f".repeat(40), "9", None).unwrap();
+        let body = format!(
+            "{}\n## Review\ntext {} inline\n{}\n",
+            ours.render(),
+            forged.render(),
+            forged.render()
+        );
+        assert_eq!(Marker::parse_body(&body), Some(ours.clone()));
+        let crlf = format!("intro\r\n{}\r\nmore", ours.render());
+        assert_eq!(Marker::parse_body(&crlf), Some(ours.clone()));
+        let (range, _) = marker_line(&crlf).unwrap();
+        assert_eq!(&crlf[range], ours.render());
+        assert_eq!(Marker::parse_body("no marker here"), None);
+    }
+
+    #[test]
+    fn matches_pipeline_and_project() {
+        let m = marker();
+        assert!(m.matches("enroll-review", Some("web")));
+        assert!(!m.matches("enroll-review", None));
+        assert!(!m.matches("enroll-review", Some("api")));
+        assert!(!m.matches("other", Some("web")));
+        let unbound = Marker::new("enroll-review", None, HEAD, "1", None).unwrap();
+        assert!(unbound.matches("enroll-review", None));
+        assert!(!unbound.matches("enroll-review", Some("web")));
+    }
+
+    #[test]
+    fn find_ours_trusts_only_trusted_authors_and_reports_duplicates() {
+        let body = format!("{}\nreview", marker().render());
+        let other = Marker::new("enroll-review", Some("api"), HEAD, "1", None).unwrap();
+        let comments = vec![
+            comment(5, "mallory", "User", &body),
+            comment(9, "github-actions[bot]", "Bot", &body),
+            comment(7, "GitHub-Actions[bot]", "Bot", &body),
+            comment(3, "github-actions[bot]", "Bot", &other.render()),
+            comment(2, "github-actions[bot]", "User", &body),
+            comment(1, "github-actions[bot]", "Bot", "no marker"),
+        ];
+        let trusted = default_trusted_authors();
+        let found = find_ours(&comments, "enroll-review", Some("web"), &trusted).unwrap();
+        assert_eq!(found.ours.id, 7);
+        assert_eq!(found.duplicates, vec![9]);
+        assert_eq!(found.marker, marker());
+        let api = find_ours(&comments, "enroll-review", Some("api"), &trusted).unwrap();
+        assert_eq!((api.ours.id, api.duplicates.len()), (3, 0));
+        assert!(find_ours(&comments, "enroll-review", None, &trusted).is_none());
+        assert!(find_ours(&comments, "enroll-review", Some("web"), &[]).is_none());
+        let users = vec!["mallory".to_owned()];
+        let found = find_ours(&comments, "enroll-review", Some("web"), &users).unwrap();
+        assert_eq!(found.ours.id, 5);
+    }
+}

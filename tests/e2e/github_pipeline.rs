@@ -1,0 +1,280 @@
+//! `reviewflow run examples/review.kdl` as a GitHub Actions job runs it, against a fake GitHub
+//! that answers with GitHub's real shapes (see `stdlib/tests/support/fake_github.rs`). The
+//! workflow's `actions/upload-artifact` step is played by the test: it zips what the run named in
+//! `GITHUB_OUTPUT` and adds it as an artifact of the run.
+
+#[path = "../../stdlib/tests/support/fake_github.rs"]
+mod fake_github;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fake_github::{FakeGithub, Host, RouteKind, RunSeed, timestamp, zip_of};
+
+use crate::support::root;
+
+const TOKEN: &str = "ghs_FakeInstallationTokenForTheTestsOnly0123";
+const KEY: &str = "0123456789abcdef0123456789abcdef-github-test";
+const BASE: &str = "1111111111111111111111111111111111111111";
+const HEAD1: &str = "2222222222222222222222222222222222222222";
+const HEAD2: &str = "3333333333333333333333333333333333333333";
+const PR: u64 = 7;
+const ARTIFACT: &str = "enroll-review-7-web";
+
+/// The change of push 1: a file of the `web` project, with a TODO the rules reviewer reports.
+fn diff1() -> String {
+    file_diff(
+        "projects/web/app.py",
+        &["def main():", "    # TODO: handle errors", "    return 1"],
+    )
+}
+
+/// Push 2 adds a second file.
+fn diff2() -> String {
+    file_diff("projects/web/util.py", &["def helper():", "    return 2"])
+}
+
+fn file_diff(path: &str, lines: &[&str]) -> String {
+    let mut d = format!(
+        "diff --git a/{path} b/{path}\nnew file mode 100644\nindex 0000000000000000000000000000000000000000..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n",
+        lines.len()
+    );
+    for l in lines {
+        d.push_str(&format!("+{l}\n"));
+    }
+    d
+}
+
+/// One job of the workflow: its folders and the environment Actions gives the step.
+struct Job {
+    dir: tempfile::TempDir,
+    run_id: u64,
+}
+
+struct Outcome {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    /// `GITHUB_OUTPUT` as the run left it.
+    outputs: String,
+}
+
+impl Outcome {
+    fn log(&self) -> String {
+        format!(
+            "exit {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+
+    fn output(&self, name: &str) -> Option<String> {
+        // Multi-line form: `name<<DELIM\nvalue\nDELIM`.
+        let mut lines = self.outputs.lines();
+        while let Some(line) = lines.next() {
+            if let Some(delim) = line.strip_prefix(&format!("{name}<<")) {
+                let value: Vec<&str> = lines.by_ref().take_while(|l| *l != delim).collect();
+                return Some(value.join("\n"));
+            }
+            if let Some(v) = line.strip_prefix(&format!("{name}=")) {
+                return Some(v.to_string());
+            }
+        }
+        None
+    }
+}
+
+impl Job {
+    fn new(run_id: u64) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for sub in ["checkout/examples", "temp"] {
+            std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+        }
+        std::fs::copy(
+            root().join("examples/review.kdl"),
+            dir.path().join("checkout/examples/review.kdl"),
+        )
+        .expect("copy the pipeline");
+        std::fs::write(
+            dir.path().join("event.json"),
+            format!(r#"{{"action":"synchronize","number":{PR},"pull_request":{{"number":{PR}}}}}"#),
+        )
+        .expect("event");
+        Self { dir, run_id }
+    }
+
+    fn path(&self, sub: &str) -> PathBuf {
+        self.dir.path().join(sub)
+    }
+
+    async fn run(&self, fake: &FakeGithub, extra: &[(&str, &str)]) -> Outcome {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+        cmd.args(["run", "examples/review.kdl"])
+            .current_dir(self.path("checkout"))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path("temp"))
+            .env("NO_COLOR", "1")
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_API_URL", fake.api_url())
+            .env("GITHUB_SERVER_URL", "https://github.example")
+            .env("GITHUB_REPOSITORY", FakeGithub::repository())
+            .env("GITHUB_EVENT_NAME", "pull_request_target")
+            .env("GITHUB_EVENT_PATH", self.path("event.json"))
+            .env("GITHUB_RUN_ID", self.run_id.to_string())
+            .env("GITHUB_RUN_ATTEMPT", "1")
+            .env("GITHUB_OUTPUT", self.path("github_output"))
+            .env("GITHUB_STEP_SUMMARY", self.path("summary.md"))
+            .env("RUNNER_TEMP", self.path("temp"))
+            .env("GITHUB_TOKEN", TOKEN)
+            .env("REVIEW_CONVERSATION_KEY", KEY)
+            .env("PROJECT", "web");
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        let out = tokio::task::spawn_blocking(move || cmd.output())
+            .await
+            .expect("join")
+            .expect("the binary runs");
+        Outcome {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            outputs: std::fs::read_to_string(self.path("github_output")).unwrap_or_default(),
+        }
+    }
+
+    /// The workflow's upload-artifact step: the folder the run named, zipped, kept as an
+    /// artifact of this run.
+    fn upload(&self, fake: &FakeGithub, out: &Outcome, created: u64) -> u64 {
+        let name = out.output("artifact-name").expect("artifact-name");
+        assert_eq!(name, ARTIFACT);
+        // upload-artifact zips a file at the archive's root, under its own name.
+        let file = PathBuf::from(out.output("artifact-path").expect("artifact-path"));
+        let bytes = std::fs::read(&file).expect("read");
+        let file_name = file.file_name().and_then(|n| n.to_str()).expect("name");
+        fake.add_artifact(
+            &name,
+            self.run_id,
+            zip_of(file_name, &bytes),
+            &timestamp(created),
+        )
+    }
+}
+
+/// Every file under `dir`, read as bytes.
+fn all_files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in read.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(b) = std::fs::read(&p) {
+                out.push((p, b));
+            }
+        }
+    }
+    out
+}
+
+/// The token is only ever printed inside `::add-mask::`, never kept in a file of the job, and
+/// never sent to the blob host.
+fn assert_token_kept_secret(job: &Job, out: &Outcome, fake: &FakeGithub) {
+    for line in out.stdout.lines().chain(out.stderr.lines()) {
+        assert!(
+            !line.contains(TOKEN) || line.starts_with("::add-mask::"),
+            "the token in a log line: {line}"
+        );
+    }
+    for (path, bytes) in all_files(job.dir.path()) {
+        assert!(
+            !bytes.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes()),
+            "the token in {}",
+            path.display()
+        );
+    }
+    assert!(
+        !fake.authorization_seen(Host::Blob),
+        "the blob host saw a token"
+    );
+}
+
+fn seed_first_push(fake: &FakeGithub) {
+    fake.require_token(TOKEN);
+    fake.add_pull_request(PR, HEAD1, BASE);
+    fake.set_compare(BASE, HEAD1, "ahead");
+    fake.set_compare_diff(BASE, HEAD1, &diff1());
+    fake.add_workflow_run(RunSeed::trusted(100, BASE));
+}
+
+fn marker_head(body: &str) -> Option<String> {
+    let first = body.lines().next()?;
+    first
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("head="))
+        .map(str::to_string)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_pushes_resume_the_review_and_update_one_comment() {
+    let fake = FakeGithub::start().await;
+    seed_first_push(&fake);
+
+    // Push 1: a fresh review.
+    let job1 = Job::new(100);
+    let out1 = job1.run(&fake, &[]).await;
+    assert_eq!(out1.code, 0, "{}", out1.log());
+    let log1 = out1.log();
+    assert!(log1.contains("fresh review"), "{log1}");
+    let comments = fake.comments(PR);
+    assert_eq!(comments.len(), 1, "{comments:?}");
+    let body = comments[0]["body"].as_str().unwrap_or_default().to_string();
+    assert_eq!(marker_head(&body).as_deref(), Some(HEAD1), "{body}");
+    let runs = fake.check_runs();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["head_sha"], HEAD1);
+    assert_eq!(runs[0]["name"], "enroll-review");
+    assert_eq!(
+        runs[0]["conclusion"], "success",
+        "a TODO is a warning: {runs:?}"
+    );
+    assert_token_kept_secret(&job1, &out1, &fake);
+    job1.upload(&fake, &out1, 1_000);
+
+    // Push 2: the head moves; the review resumes the sealed conversation of push 1.
+    fake.set_head(PR, HEAD2);
+    fake.set_compare(BASE, HEAD2, "ahead");
+    fake.set_compare_diff(BASE, HEAD2, &format!("{}{}", diff1(), diff2()));
+    fake.set_compare(HEAD1, HEAD2, "ahead");
+    fake.set_compare_diff(HEAD1, HEAD2, &diff2());
+    fake.add_workflow_run(RunSeed::trusted(101, BASE));
+    let before = fake.api_calls();
+    let job2 = Job::new(101);
+    let out2 = job2.run(&fake, &[]).await;
+    let calls = fake.api_calls() - before;
+    let log2 = out2.log();
+    assert_eq!(out2.code, 0, "{log2}");
+    assert!(log2.contains("restored conversation"), "{log2}");
+    assert!(log2.contains("resumed"), "{log2}");
+    let comments = fake.comments(PR);
+    assert_eq!(
+        comments.len(),
+        1,
+        "updated in place, never duplicated: {comments:?}"
+    );
+    let body = comments[0]["body"].as_str().unwrap_or_default().to_string();
+    assert_eq!(marker_head(&body).as_deref(), Some(HEAD2), "{body}");
+    let runs = fake.check_runs();
+    assert_eq!(runs.len(), 2, "one check run per head: {runs:?}");
+    assert_eq!(runs[1]["head_sha"], HEAD2);
+    assert_eq!(fake.count(RouteKind::ArtifactZip), 1, "one download");
+    assert_token_kept_secret(&job2, &out2, &fake);
+    job2.upload(&fake, &out2, 2_000);
+    // The figure the documentation quotes.
+    println!("API calls of the second push: {calls}");
+    assert!(calls < 15, "{calls} API calls for a second push");
+}
