@@ -7,6 +7,7 @@ mod docs_checks;
 mod docs_language;
 mod formats;
 mod github_pipeline;
+mod github_workflow;
 mod graph;
 mod local_pipeline;
 mod lowering;
