@@ -51,6 +51,22 @@ struct Job {
     run_id: u64,
 }
 
+/// `examples/review.kdl` with `edit` applied to its text.
+fn pipeline(edit: impl Fn(String) -> String) -> String {
+    let text = std::fs::read_to_string(root().join("examples/review.kdl")).expect("the pipeline");
+    edit(text)
+}
+
+/// Calls that fail give up fast in tests: one retry, a 1 s timeout.
+fn fast(text: String) -> String {
+    let edited = text.replace(
+        "forge \"github\" token=\"github-token\"",
+        "forge \"github\" token=\"github-token\" timeout=\"1s\" retries=1",
+    );
+    assert_ne!(edited, text, "the forge line is where the test expects it");
+    edited
+}
+
 struct Outcome {
     code: i32,
     stdout: String,
@@ -85,18 +101,19 @@ impl Outcome {
 
 impl Job {
     fn new(run_id: u64) -> Self {
+        Self::for_pull_request(run_id, PR, &pipeline(|t| t))
+    }
+
+    fn for_pull_request(run_id: u64, pr: u64, pipeline: &str) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         for sub in ["checkout/examples", "temp"] {
             std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
         }
-        std::fs::copy(
-            root().join("examples/review.kdl"),
-            dir.path().join("checkout/examples/review.kdl"),
-        )
-        .expect("copy the pipeline");
+        std::fs::write(dir.path().join("checkout/examples/review.kdl"), pipeline)
+            .expect("write the pipeline");
         std::fs::write(
             dir.path().join("event.json"),
-            format!(r#"{{"action":"synchronize","number":{PR},"pull_request":{{"number":{PR}}}}}"#),
+            format!(r#"{{"action":"synchronize","number":{pr},"pull_request":{{"number":{pr}}}}}"#),
         )
         .expect("event");
         Self { dir, run_id }
@@ -147,7 +164,6 @@ impl Job {
     /// artifact of this run.
     fn upload(&self, fake: &FakeGithub, out: &Outcome, created: u64) -> u64 {
         let name = out.output("artifact-name").expect("artifact-name");
-        assert_eq!(name, ARTIFACT);
         // upload-artifact zips a file at the archive's root, under its own name.
         let file = PathBuf::from(out.output("artifact-path").expect("artifact-path"));
         let bytes = std::fs::read(&file).expect("read");
@@ -277,4 +293,219 @@ async fn two_pushes_resume_the_review_and_update_one_comment() {
     // The figure the documentation quotes.
     println!("API calls of the second push: {calls}");
     assert!(calls < 15, "{calls} API calls for a second push");
+}
+
+/// Push 1 of pull request 7, reviewed and kept: the comment names HEAD1, the artifact of run
+/// 100 holds its conversation.
+async fn first_push(fake: &FakeGithub) {
+    seed_first_push(fake);
+    let job = Job::new(100);
+    let out = job.run(fake, &[]).await;
+    assert_eq!(out.code, 0, "{}", out.log());
+    assert_eq!(out.output("artifact-name").as_deref(), Some(ARTIFACT));
+    job.upload(fake, &out, 1_000);
+}
+
+/// The pull request's head moves to `head` (a descendant of `from`); run `run_id` will review it.
+fn push(fake: &FakeGithub, from: &str, head: &str, run_id: u64) {
+    fake.set_head(PR, head);
+    fake.set_compare(BASE, head, "ahead");
+    fake.set_compare_diff(BASE, head, &format!("{}{}", diff1(), diff2()));
+    fake.set_compare(from, head, "ahead");
+    fake.set_compare_diff(from, head, &diff2());
+    fake.add_workflow_run(RunSeed::trusted(run_id, BASE));
+}
+
+/// Lines of the log that say `restore: fresh review — …`.
+fn fresh_lines(out: &Outcome) -> Vec<String> {
+    out.stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("restore: fresh review"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_planted_artifacts_costs_one_download() {
+    let fake = FakeGithub::start().await;
+    first_push(&fake).await;
+    // 1,000 artifacts under the pull request's name, all newer than the trusted one: 900 from
+    // 900 fork runs, 100 from three of the repository's own `pull_request` runs.
+    for i in 0..1_000u64 {
+        let run = if i < 900 { 5_000 + i } else { 9_000 + i % 3 };
+        if i < 900 {
+            fake.add_workflow_run(RunSeed::fork_pull_request(run, HEAD2));
+        } else {
+            fake.add_workflow_run(RunSeed::branch_pull_request(run, "feature", HEAD2));
+        }
+        fake.add_artifact(
+            ARTIFACT,
+            run,
+            zip_of("conversation.sealed", b"planted"),
+            &timestamp(2_000 + i),
+        );
+    }
+    push(&fake, HEAD1, HEAD2, 101);
+    let (calls, zips, lookups) = (
+        fake.api_calls(),
+        fake.count(RouteKind::ArtifactZip),
+        fake.count(RouteKind::WorkflowRun),
+    );
+    let out = Job::new(101).run(&fake, &[]).await;
+    let log = out.log();
+    assert_eq!(out.code, 0, "{log}");
+    assert!(log.contains("restored conversation"), "{log}");
+    let zips = fake.count(RouteKind::ArtifactZip) - zips;
+    let lookups = fake.count(RouteKind::WorkflowRun) - lookups;
+    let calls = fake.api_calls() - calls;
+    assert_eq!(zips, 1, "exactly one download");
+    assert_eq!(
+        fake.blob_requests().len(),
+        1,
+        "one blob fetch: push 1 was fresh"
+    );
+    assert!(lookups <= 50, "{lookups} run look-ups");
+    assert!(
+        log.contains("1000 blobs from untrusted producers skipped")
+            || !log.contains("skipped artifact"),
+        "untrusted artifacts are counted, not narrated: {log}"
+    );
+    println!("flood of 1,000: {calls} API calls, {lookups} run look-ups, {zips} download");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_artifact_sealed_for_another_pull_request_does_not_open() {
+    let fake = FakeGithub::start().await;
+    first_push(&fake).await;
+    // Pull request 8 has a review of its own; someone replays pull request 7's sealed
+    // conversation under its name, from a trusted run.
+    let head8 = "8888888888888888888888888888888888888888";
+    fake.add_pull_request(8, head8, BASE);
+    fake.set_compare(BASE, head8, "ahead");
+    fake.set_compare_diff(BASE, head8, &diff2());
+    fake.add_issue_comment(
+        8,
+        &format!(
+            "<!-- reviewflow:v1 pipeline=enroll-review project=web head={head8} run=r-8 conversation=- -->\nearlier review"
+        ),
+        "github-actions[bot]",
+        "Bot",
+    );
+    fake.add_workflow_run(RunSeed::trusted(102, BASE));
+    let job = Job::for_pull_request(102, 8, &pipeline(|t| t));
+    // The bytes of pull request 7's artifact, under pull request 8's name.
+    let sealed = fake
+        .artifact_zip_bytes(ARTIFACT)
+        .expect("pull request 7's artifact");
+    fake.add_artifact("enroll-review-8-web", 102, sealed, &timestamp(5_000));
+    let out = job.run(&fake, &[]).await;
+    let log = out.log();
+    assert_eq!(out.code, 0, "{log}");
+    assert!(
+        log.contains("does not open with this key and binding"),
+        "{log}"
+    );
+    assert_eq!(fresh_lines(&out).len(), 1, "{log}");
+    assert!(!log.contains("restored conversation"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_failures_during_restore_give_a_fresh_review() {
+    type Fault = fn(&FakeGithub);
+    let cases: [(&str, Fault); 5] = [
+        ("500s on the listing", |f| {
+            f.fail_next(RouteKind::ListArtifacts, 10, 500)
+        }),
+        ("garbage JSON", |f| {
+            f.garbage_json(RouteKind::ListArtifacts, true)
+        }),
+        ("a timeout", |f| {
+            f.delay(RouteKind::ListArtifacts, std::time::Duration::from_secs(3))
+        }),
+        ("a redirect loop", |f| f.redirect_loop(true)),
+        ("a truncated zip", |f| {
+            let id = f.artifact_ids(ARTIFACT)[0];
+            f.truncate_zip(id);
+        }),
+    ];
+    for (what, fault) in cases {
+        let fake = FakeGithub::start().await;
+        first_push(&fake).await;
+        push(&fake, HEAD1, HEAD2, 101);
+        fault(&fake);
+        let out = Job::for_pull_request(101, PR, &pipeline(fast))
+            .run(&fake, &[])
+            .await;
+        let log = out.log();
+        assert_eq!(out.code, 0, "{what}: {log}");
+        let fresh = fresh_lines(&out);
+        assert_eq!(fresh.len(), 1, "{what}: the reason once: {log}");
+        assert!(!log.contains("restored conversation"), "{what}: {log}");
+        // The review still ran and was posted.
+        let comments = fake.comments(PR);
+        assert_eq!(comments.len(), 1, "{what}");
+        let body = comments[0]["body"].as_str().unwrap_or_default();
+        assert_eq!(marker_head(body).as_deref(), Some(HEAD2), "{what}: {body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_post_fails_the_run_and_a_newer_unposted_conversation_is_skipped() {
+    let fake = FakeGithub::start().await;
+    first_push(&fake).await;
+    push(&fake, HEAD1, HEAD2, 101);
+    fake.fail_next(RouteKind::UpdateComment, 1, 500);
+    let job2 = Job::for_pull_request(101, PR, &pipeline(fast));
+    let out2 = job2.run(&fake, &[]).await;
+    let log2 = out2.log();
+    assert_eq!(out2.code, 1, "{log2}");
+    assert!(log2.contains("cannot update the review comment"), "{log2}");
+    // Nothing half-posted: the comment still names push 1, no check run for push 2.
+    let comments = fake.comments(PR);
+    assert_eq!(comments.len(), 1);
+    let body = comments[0]["body"].as_str().unwrap_or_default();
+    assert_eq!(marker_head(body).as_deref(), Some(HEAD1), "{body}");
+    assert_eq!(
+        fake.check_runs().len(),
+        1,
+        "no check run for a review that was not posted"
+    );
+
+    // The workflow still uploads what the run kept: a conversation of a review nobody saw. The
+    // next push must skip it and resume the posted review of push 1.
+    job2.upload(&fake, &out2, 2_000);
+    let head3 = "4444444444444444444444444444444444444444";
+    push(&fake, HEAD2, head3, 102);
+    fake.set_compare(HEAD1, head3, "ahead");
+    fake.set_compare_diff(HEAD1, head3, &diff2());
+    let out3 = Job::new(102).run(&fake, &[]).await;
+    let log3 = out3.log();
+    assert_eq!(out3.code, 0, "{log3}");
+    assert!(log3.contains("not of the posted review"), "{log3}");
+    assert!(log3.contains("restored conversation"), "{log3}");
+    let body = fake.comments(PR)[0]["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(marker_head(&body).as_deref(), Some(head3), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_head_moving_before_post_posts_and_keeps_nothing() {
+    let fake = FakeGithub::start().await;
+    first_push(&fake).await;
+    push(&fake, HEAD1, HEAD2, 101);
+    // The run reads the pull request once when it opens; the second read (post's) sees a push.
+    fake.push_after(PR, 1, "5555555555555555555555555555555555555555");
+    let out = Job::new(101).run(&fake, &[]).await;
+    let log = out.log();
+    assert_eq!(out.code, 1, "{log}");
+    assert!(log.contains("head moved"), "{log}");
+    assert_eq!(out.output("artifact-name"), None, "nothing kept: {log}");
+    let body = fake.comments(PR)[0]["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(marker_head(&body).as_deref(), Some(HEAD1), "{body}");
+    assert_eq!(fake.check_runs().len(), 1);
 }

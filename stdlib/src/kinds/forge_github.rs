@@ -44,6 +44,16 @@ pub fn contract() -> ForgeContract {
         "the project reviewed: one review comment per pull request, pipeline and project",
     )
     .prop(
+        "timeout",
+        ValueType::Duration,
+        "the longest one API call may take (default 30s)",
+    )
+    .prop(
+        "retries",
+        ValueType::Int,
+        "how often a call that may pass on another try is tried again (default 3)",
+    )
+    .prop(
         "comment-authors",
         ValueType::String,
         "the logins whose comments may carry this pipeline's marker, space-separated (default `github-actions[bot]`)",
@@ -115,12 +125,16 @@ impl Github {
             .token
             .clone()
             .ok_or("the github forge needs a token: `forge \"github\" token=\"<secret>\"`")?;
-        let client = Client::new(ClientConfig::new(
-            api_url,
-            Some(token),
-            actions.repository.clone(),
-        ))
-        .map_err(|e| format!("cannot reach the GitHub API: {e}"))?;
+        let mut config = ClientConfig::new(api_url, Some(token), actions.repository.clone());
+        let decl_value = |name: &str| open.decl.and_then(|d| d.setting(name)).map(|v| &v.value);
+        if let Some(Value::Duration(ms)) = decl_value("timeout") {
+            config.timeout = std::time::Duration::from_millis((*ms).max(1));
+        }
+        if let Some(Value::Int(n)) = decl_value("retries") {
+            config.retry.max_attempts = u32::try_from(*n).unwrap_or(u32::MAX).saturating_add(1);
+        }
+        let client =
+            Client::new(config).map_err(|e| format!("cannot reach the GitHub API: {e}"))?;
         let pr = client
             .pull_request(number)
             .await

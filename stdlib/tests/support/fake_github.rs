@@ -165,6 +165,9 @@ impl ArtifactSeed {
 
 #[derive(Default)]
 struct State {
+    /// A push that lands while a run is under way: after this many more reads of the pull
+    /// request, its head becomes the given commit.
+    push_after: HashMap<u64, (usize, String)>,
     api_base: String,
     blob_base: String,
     token: Option<String>,
@@ -250,6 +253,34 @@ impl FakeGithub {
         if let Some(pr) = self.state().pulls.get_mut(&number) {
             pr["head"]["sha"] = json!(head_sha);
         }
+    }
+
+    /// The ids of the artifacts named `name`, oldest first.
+    pub fn artifact_ids(&self, name: &str) -> Vec<u64> {
+        self.state()
+            .artifacts
+            .iter()
+            .filter(|(_, (seed, _))| seed.name == name)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    /// The zip of the newest artifact named `name`, as uploaded.
+    pub fn artifact_zip_bytes(&self, name: &str) -> Option<Vec<u8>> {
+        let s = self.state();
+        s.artifacts
+            .values()
+            .filter(|(seed, _)| seed.name == name)
+            .map(|(seed, _)| seed.zip.clone())
+            .next_back()
+    }
+
+    /// A push during a run: the pull request reads `reads` more times as it is, then its head
+    /// is `head_sha`.
+    pub fn push_after(&self, number: u64, reads: usize, head_sha: &str) {
+        self.state()
+            .push_after
+            .insert(number, (reads, head_sha.into()));
     }
 
     /// The pull request's head repository: a fork's full name, or `None` for a deleted fork.
@@ -642,10 +673,26 @@ fn answer(
     let number = |i: usize| rest.get(i).and_then(|v| v.parse::<u64>().ok());
     let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
     match kind {
-        RouteKind::PullRequest => match number(1).and_then(|n| s.pulls.get(&n)) {
-            Some(pr) => ok_json(200, pr),
-            None => error(404, "Not Found"),
-        },
+        RouteKind::PullRequest => {
+            let n = number(1);
+            if let Some(n) = n
+                && let Some((left, sha)) = s.push_after.get_mut(&n)
+            {
+                if *left == 0 {
+                    let sha = sha.clone();
+                    s.push_after.remove(&n);
+                    if let Some(pr) = s.pulls.get_mut(&n) {
+                        pr["head"]["sha"] = json!(sha);
+                    }
+                } else {
+                    *left -= 1;
+                }
+            }
+            match n.and_then(|n| s.pulls.get(&n)) {
+                Some(pr) => ok_json(200, pr),
+                None => error(404, "Not Found"),
+            }
+        }
         RouteKind::PullDiff => match number(1).filter(|n| s.pulls.contains_key(n)) {
             Some(n) => diff(
                 s.pull_diffs
