@@ -509,3 +509,103 @@ async fn the_head_moving_before_post_posts_and_keeps_nothing() {
     assert_eq!(marker_head(&body).as_deref(), Some(HEAD1), "{body}");
     assert_eq!(fake.check_runs().len(), 1);
 }
+
+/// The token's scope is enforced when the run uses the forge, not only proved by `check`: a
+/// stage outside it is refused the forge even when the finding is allowed (restore falls back to
+/// a fresh review).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stage_outside_the_tokens_scope_is_refused_the_forge() {
+    let fake = FakeGithub::start().await;
+    first_push(&fake).await;
+    push(&fake, HEAD1, HEAD2, 101);
+    let text = pipeline(|t| {
+        let edited = t.replace(
+            "visible-to \"gather\" \"restore\" \"post\"",
+            "visible-to \"gather\" \"post\"",
+        );
+        let edited = edited.replace(
+            "    from \"conversations\"\n",
+            "    from \"conversations\"\n    allow \"secret-scope\" reason=\"testing the run-time scope\"\n",
+        );
+        assert_ne!(edited, t);
+        edited
+    });
+    let out = Job::for_pull_request(101, PR, &text).run(&fake, &[]).await;
+    let log = out.log();
+    assert_eq!(out.code, 0, "{log}");
+    assert!(
+        log.contains("needs the forge's token `github-token`, which is not in this stage's scope"),
+        "{log}"
+    );
+    assert!(!log.contains("restored conversation"), "{log}");
+    assert_eq!(
+        fake.count(RouteKind::ArtifactZip),
+        0,
+        "restore read nothing"
+    );
+}
+
+/// A force-push that dropped the last reviewed head: the whole diff is reviewed, said once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_force_push_the_whole_diff_is_reviewed() {
+    let fake = FakeGithub::start().await;
+    first_push(&fake).await;
+    push(&fake, HEAD1, HEAD2, 101);
+    fake.set_compare(HEAD1, HEAD2, "diverged");
+    let out = Job::new(101).run(&fake, &[]).await;
+    let log = out.log();
+    assert_eq!(out.code, 0, "{log}");
+    let notes = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("is no longer an ancestor of the head"))
+        .count();
+    assert_eq!(notes, 1, "{log}");
+    assert_eq!(
+        fake.count(RouteKind::CompareDiff),
+        2,
+        "push 1's diff and push 2's whole diff, no since-last-review diff"
+    );
+}
+
+/// 120 findings: the check run carries them in batches of 50 (one create, two updates), and
+/// `inline "added"` puts each on its line in one pull-request review.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_findings_go_in_batches_of_50_and_inline() {
+    let fake = FakeGithub::start().await;
+    fake.require_token(TOKEN);
+    let lines: Vec<String> = (0..120).map(|i| format!("x = {i}  # TODO: {i}")).collect();
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    fake.add_pull_request(PR, HEAD1, BASE);
+    fake.set_compare(BASE, HEAD1, "ahead");
+    fake.set_compare_diff(BASE, HEAD1, &file_diff("projects/web/todo.py", &lines));
+    fake.add_workflow_run(RunSeed::trusted(100, BASE));
+    let text = pipeline(|t| {
+        let edited = t.replace(
+            "    check-run \"enroll-review\"\n",
+            "    check-run \"enroll-review\"\n    inline \"added\"\n",
+        );
+        assert_ne!(edited, t);
+        edited
+    });
+    let out = Job::for_pull_request(100, PR, &text).run(&fake, &[]).await;
+    let log = out.log();
+    assert_eq!(out.code, 0, "{log}");
+    assert_eq!(fake.count(RouteKind::CreateCheckRun), 1);
+    assert_eq!(fake.count(RouteKind::UpdateCheckRun), 2, "{log}");
+    for r in fake.requests() {
+        if matches!(
+            r.kind,
+            RouteKind::CreateCheckRun | RouteKind::UpdateCheckRun
+        ) {
+            assert_eq!(r.method == "POST", r.kind == RouteKind::CreateCheckRun);
+        }
+    }
+    let runs = fake.check_runs();
+    let annotations = runs[0]["output"]["annotations_count"].as_u64();
+    assert_eq!(annotations, Some(120), "{runs:?}");
+    let reviews = fake.reviews();
+    assert_eq!(reviews.len(), 1, "{reviews:?}");
+    let comments = reviews[0]["comments"].as_array().map_or(0, Vec::len);
+    assert_eq!(comments, 120, "{reviews:?}");
+}
