@@ -36,12 +36,7 @@ impl ForgeContract {
 
     /// A property of the `forge` node.
     pub fn prop(mut self, name: &str, ty: ValueType, doc: &str) -> Self {
-        self.props.push(PropSpec {
-            name: name.into(),
-            ty,
-            required: false,
-            doc: doc.into(),
-        });
+        self.props.push(PropSpec::optional(name, ty, doc));
         self
     }
 

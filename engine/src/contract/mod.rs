@@ -73,6 +73,18 @@ pub struct PropSpec {
     pub doc: String,
 }
 
+impl PropSpec {
+    /// A property that may be left out.
+    pub fn optional(name: &str, ty: ValueType, doc: &str) -> Self {
+        Self {
+            name: name.into(),
+            ty,
+            required: false,
+            doc: doc.into(),
+        }
+    }
+}
+
 /// What a child's values are used for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]

@@ -42,23 +42,13 @@ impl StoreContract {
 
     /// A property of the `store` node.
     pub fn prop(mut self, name: &str, ty: ValueType, doc: &str) -> Self {
-        self.props.push(PropSpec {
-            name: name.into(),
-            ty,
-            required: false,
-            doc: doc.into(),
-        });
+        self.props.push(PropSpec::optional(name, ty, doc));
         self
     }
 
     /// A property of its `trust` rules.
     pub fn trust(mut self, name: &str, ty: ValueType, doc: &str) -> Self {
-        self.trust.push(PropSpec {
-            name: name.into(),
-            ty,
-            required: false,
-            doc: doc.into(),
-        });
+        self.trust.push(PropSpec::optional(name, ty, doc));
         self
     }
 

@@ -14,6 +14,7 @@
 mod bounded;
 mod error;
 mod gate;
+pub mod notes;
 mod path;
 mod run;
 

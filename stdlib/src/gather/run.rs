@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::gate::{Gate, GateOutcome};
 use super::path::normalise_path;
-use super::{GatherError, bounded};
+use super::{GatherError, bounded, notes};
 use crate::diff::{DiffProblem, Thresholds, Tier, Totals, parse, tier};
 use crate::forge::{Change, FileRanges, open_change, ranges_of};
 use crate::git::{self, Sha};
@@ -191,37 +191,16 @@ fn since(
     whole: &[u8],
 ) -> Result<(Vec<u8>, Option<String>), GatherError> {
     let Some(last) = last_reviewed else {
-        return Ok((
-            whole.to_vec(),
-            Some("no review was posted for this change before: the whole diff is used".to_owned()),
-        ));
+        return Ok((whole.to_vec(), Some(notes::no_review_before())));
     };
     if last == head {
-        return Ok((
-            Vec::new(),
-            Some(format!(
-                "the head {} was already reviewed: nothing new since",
-                head.short()
-            )),
-        ));
+        return Ok((Vec::new(), Some(notes::already_reviewed(head))));
     }
     if git::try_resolve(repo, last.as_str())?.is_none() {
-        return Ok((
-            whole.to_vec(),
-            Some(format!(
-                "the last reviewed head {} is not in this repository: the whole diff is used",
-                last.short()
-            )),
-        ));
+        return Ok((whole.to_vec(), Some(notes::last_head_gone(last))));
     }
     if !git::is_ancestor(repo, last, head)? {
-        return Ok((
-            whole.to_vec(),
-            Some(format!(
-                "the last reviewed head {} is no longer an ancestor of the head: the whole diff is used",
-                last.short()
-            )),
-        ));
+        return Ok((whole.to_vec(), Some(notes::not_an_ancestor(last))));
     }
     let since = bounded::diff(repo, last, head, path, config.max_bytes)?;
     Ok((since, None))

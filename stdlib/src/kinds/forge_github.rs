@@ -15,7 +15,7 @@ use crate::forge::github::{
     FilterMode, MAX_ANNOTATIONS_PER_REQUEST, Marker, ReviewRequest, ReviewState as GhState,
     annotations, batches, conclude, default_trusted_authors, find_ours, fit, fit_line, inline,
 };
-use crate::gather::{GatherConfig, GatherError, Gathered, Parts, assemble, normalise_path};
+use crate::gather::{GatherConfig, GatherError, Gathered, Parts, assemble, normalise_path, notes};
 use crate::git::Sha;
 use crate::github::{ActionsEnv, Client, ClientConfig, GithubError};
 
@@ -234,22 +234,10 @@ impl Github {
     ) -> Result<(Vec<u8>, Option<String>), String> {
         let head = &self.info.head;
         let Some(last) = last else {
-            return Ok((
-                whole.to_vec(),
-                Some(
-                    "no review was posted for this pull request before: the whole diff is used"
-                        .into(),
-                ),
-            ));
+            return Ok((whole.to_vec(), Some(notes::no_review_before())));
         };
         if last == head {
-            return Ok((
-                Vec::new(),
-                Some(format!(
-                    "the head {} was already reviewed: nothing new since",
-                    head.short()
-                )),
-            ));
+            return Ok((Vec::new(), Some(notes::already_reviewed(head))));
         }
         match self
             .client
@@ -258,20 +246,8 @@ impl Github {
             .map_err(|e| format!("cannot compare {} with the head: {e}", last.short()))?
         {
             Some(true) => Ok((self.diff(last, head, path, max_bytes).await?, None)),
-            Some(false) => Ok((
-                whole.to_vec(),
-                Some(format!(
-                    "the last reviewed head {} is no longer an ancestor of the head (a force-push): the whole diff is used",
-                    last.short()
-                )),
-            )),
-            None => Ok((
-                whole.to_vec(),
-                Some(format!(
-                    "the last reviewed head {} is not in this repository any more: the whole diff is used",
-                    last.short()
-                )),
-            )),
+            Some(false) => Ok((whole.to_vec(), Some(notes::not_an_ancestor(last)))),
+            None => Ok((whole.to_vec(), Some(notes::last_head_gone(last)))),
         }
     }
 
