@@ -65,3 +65,23 @@ fn a_graph_with_errors_is_still_drawn_and_exits_1() {
     assert!(run.stdout.contains("pipeline broken: 2 stages"));
     assert!(run.stderr.contains("cycle"));
 }
+
+/// A stage's declared network shows in every format; a stage without one shows none.
+#[test]
+fn declared_network_is_drawn() {
+    for format in ["mermaid", "dot", "text"] {
+        let run = reviewflow(&[
+            "graph",
+            "tests/fixtures/pipelines/network.kdl",
+            "--format",
+            format,
+        ]);
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        assert_eq!(
+            run.stdout.matches("net: 443").count(),
+            1,
+            "{format}: {}",
+            run.stdout
+        );
+    }
+}

@@ -31,7 +31,14 @@ pub const BUILTIN_INPUTS: &[(&str, &str)] = &[
 ];
 
 const TOP_LEVEL: &[&str] = &[
-    "pipeline", "input", "secret", "forge", "store", "stage", "allow",
+    "pipeline",
+    "input",
+    "secret",
+    "forge",
+    "store",
+    "stage",
+    "allow",
+    "isolation",
 ];
 
 pub struct Lowerer<'s> {
@@ -84,6 +91,7 @@ pub fn lower(doc: &KdlDocument, source: &Source, registry: &Registry) -> (Pipeli
             "forge" => lowerer.lower_forge(node),
             "store" => lowerer.lower_store(node),
             "stage" => lowerer.lower_stage(node),
+            "isolation" => lowerer.lower_isolation(node),
             "allow" => {
                 if let Some(allow) = lowerer.lower_allow(node) {
                     lowerer.pipeline.allows.push(allow);

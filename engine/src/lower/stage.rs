@@ -10,7 +10,14 @@ use crate::permission::parse_permission;
 use crate::span::{Span, Spanned};
 use crate::suggest::did_you_mean;
 
-const STAGE_PROPS: &[&str] = &["uses", "when", "on-error", "timeout", "permissions"];
+const STAGE_PROPS: &[&str] = &[
+    "uses",
+    "when",
+    "on-error",
+    "timeout",
+    "permissions",
+    "network",
+];
 const COMMON_CHILDREN: &[&str] = &["needs", "allow", "fallback"];
 
 impl<'s> Lowerer<'s> {
@@ -137,6 +144,10 @@ impl<'s> Lowerer<'s> {
             }
         }
 
+        let network = entries
+            .prop("network")
+            .map(|e| self.network(e))
+            .unwrap_or_default();
         let mut stage = Stage {
             name: name
                 .clone()
@@ -147,6 +158,7 @@ impl<'s> Lowerer<'s> {
             when,
             on_error,
             timeout_ms,
+            network,
             permissions,
             fallback: Vec::new(),
             allows: Vec::new(),
@@ -439,6 +451,27 @@ impl<'s> Lowerer<'s> {
             }
         }
         out
+    }
+
+    /// `network="443 8443"`: the TCP ports a stage's child may connect to.
+    fn network(&mut self, entry: &KdlEntry) -> Vec<Spanned<u16>> {
+        let Some(text) = self.expect_string(entry, "`network`") else {
+            return Vec::new();
+        };
+        let mut ports = Vec::new();
+        for word in text.value.split_whitespace() {
+            match word.parse::<u16>() {
+                Ok(port) if port > 0 => ports.push(Spanned::new(port, text.span)),
+                _ => self.fact(Fact::TypeMismatch {
+                    span: text.span,
+                    what: "`network`".into(),
+                    expected: "TCP ports separated by spaces, such as \"443\"".into(),
+                    found: format!("\"{word}\""),
+                    help: Some("leave `network` out for no network at all".into()),
+                }),
+            }
+        }
+        ports
     }
 
     /// Converts one KDL value to the contract's type, reporting a mismatch.

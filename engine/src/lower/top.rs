@@ -6,7 +6,8 @@ use super::{Fact, Lowerer};
 use crate::contract::{PropSpec, quote_list};
 use crate::duration::parse_duration_ms;
 use crate::model::{
-    Allow, Forge, Input, InputType, OnMissing, Secret, Setting, Store, TrustRule, parse_template,
+    Allow, Forge, Input, InputType, IsolationLevel, OnMissing, Secret, Setting, Store, TrustRule,
+    parse_template,
 };
 use crate::span::{Span, Spanned};
 use crate::suggest::did_you_mean;
@@ -464,6 +465,43 @@ impl Lowerer<'_> {
         if self.declare("store", &store.name) {
             self.pipeline.stores.push(store);
         }
+    }
+
+    /// `isolation "strict"` or `isolation "best-effort"`.
+    pub(super) fn lower_isolation(&mut self, node: &KdlNode) {
+        let span: Span = node.name().span().into();
+        if let Some(first) = self.pipeline.isolation.as_ref().map(|i| i.span) {
+            self.fact(Fact::Duplicate {
+                span,
+                first,
+                what: "`isolation` node".into(),
+                name: "isolation".into(),
+            });
+            return;
+        }
+        let entries = self.entries(node, &"`isolation`", &[]);
+        self.no_children(node, "`isolation` (it takes no children)");
+        let Some(arg) = self.single_arg(node, &entries.args, "isolation") else {
+            return;
+        };
+        let Some(text) = self.expect_string(arg, "`isolation`") else {
+            return;
+        };
+        let level = match text.value.as_str() {
+            "strict" => IsolationLevel::Strict,
+            "best-effort" => IsolationLevel::BestEffort,
+            other => {
+                self.fact(Fact::TypeMismatch {
+                    span: text.span,
+                    what: "`isolation`".into(),
+                    expected: "\"strict\" or \"best-effort\"".into(),
+                    found: format!("\"{other}\""),
+                    help: None,
+                });
+                return;
+            }
+        };
+        self.pipeline.isolation = Some(Spanned::new(level, text.span));
     }
 
     pub(super) fn lower_allow(&mut self, node: &KdlNode) -> Option<Allow> {

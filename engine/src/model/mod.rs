@@ -28,6 +28,8 @@ pub struct Pipeline {
     pub stages: Vec<Stage>,
     /// Pipeline-wide suppressions (`allow` at the top level).
     pub allows: Vec<Allow>,
+    /// `isolation "strict"`: refuse to run without every isolation layer.
+    pub isolation: Option<Spanned<IsolationLevel>>,
     /// Name → index, for lookups in constant time (filled by [`Pipeline::index`]).
     #[serde(skip)]
     #[schemars(skip)]
@@ -35,6 +37,17 @@ pub struct Pipeline {
     #[serde(skip)]
     #[schemars(skip)]
     secret_index: rustc_hash::FxHashMap<String, usize>,
+}
+
+/// How much of the run-time isolation a pipeline requires (`docs/isolation.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum IsolationLevel {
+    /// Every layer the platform has; what is missing is said once and recorded.
+    #[default]
+    BestEffort,
+    /// Every layer, or the run does not start (exit 2).
+    Strict,
 }
 
 /// `input "pr" env="PR_NUMBER" type="int"`.
@@ -170,6 +183,8 @@ pub struct Stage {
     /// Milliseconds.
     pub timeout_ms: Option<Spanned<u64>>,
     pub permissions: Vec<Spanned<Permission>>,
+    /// TCP ports the stage's child may connect to (`network="443"`); none by default.
+    pub network: Vec<Spanned<u16>>,
     /// Overrides of the contract's fallback values (`fallback clean=#true`).
     pub fallback: Vec<FallbackOverride>,
     pub allows: Vec<Allow>,

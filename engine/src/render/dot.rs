@@ -26,7 +26,10 @@ pub fn render(d: &Drawing<'_>) -> String {
         let _ = writeln!(
             out,
             "{indent}s{i} [label={}];",
-            quote(&format!("{}\n{}", s.name.value, s.uses.value))
+            quote(&match d.network_of(i) {
+                Some(net) => format!("{}\n{}\n{net}", s.name.value, s.uses.value),
+                None => format!("{}\n{}", s.name.value, s.uses.value),
+            })
         );
     };
     for (g, (secrets, members)) in d.scope_groups().into_iter().enumerate() {

@@ -15,9 +15,13 @@ pub fn render(d: &Drawing<'_>) -> String {
     let mut out = String::from("flowchart TD\n");
     let node = |out: &mut String, i: usize, indent: &str| {
         let s = &d.pipeline.stages[i];
+        let net = d
+            .network_of(i)
+            .map(|n| format!("<br/>{}", quote(&n)))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{indent}s{i}[\"{}<br/><i>{}</i>\"]",
+            "{indent}s{i}[\"{}<br/><i>{}</i>{net}\"]",
             quote(&s.name.value),
             quote(&s.uses.value)
         );

@@ -35,6 +35,16 @@ pub fn render_graph(drawing: &Drawing<'_>, format: GraphFormat) -> String {
 }
 
 impl Drawing<'_> {
+    /// `net: 443, 8443` for a stage whose child may connect to these TCP ports; `None` for a
+    /// stage without network (the default).
+    pub fn network_of(&self, stage: usize) -> Option<String> {
+        let ports = &self.pipeline.stages[stage].network;
+        (!ports.is_empty()).then(|| {
+            let list: Vec<String> = ports.iter().map(|p| p.value.to_string()).collect();
+            format!("net: {}", list.join(", "))
+        })
+    }
+
     /// The secrets each stage may see, by stage index.
     pub fn secrets_of(&self, stage: usize) -> Vec<&str> {
         let name = &self.pipeline.stages[stage].name.value;

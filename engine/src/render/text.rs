@@ -24,6 +24,9 @@ pub fn render(d: &Drawing<'_>) -> String {
         if !secrets.is_empty() {
             let _ = writeln!(out, "  secrets: {}", secrets.join(", "));
         }
+        if let Some(net) = d.network_of(i) {
+            let _ = writeln!(out, "  {net}");
+        }
     }
     out
 }
