@@ -60,16 +60,23 @@ pub async fn restore(
     };
     let mut tries = 0;
     let mut untrusted = 0usize;
-    let summary = |untrusted: usize| match untrusted {
-        0 => String::new(),
-        n => format!(" ({n} blobs from untrusted producers skipped)"),
+    // The newest untrusted producer's reason, as a sample: enough to debug a trust rule,
+    // bounded whatever a flood holds.
+    let mut sample: Option<String> = None;
+    let summary = |untrusted: usize, sample: &Option<String>| match (untrusted, sample) {
+        (0, _) => String::new(),
+        (n, Some(first)) => {
+            format!(" ({n} blobs from untrusted producers skipped; the newest: {first})")
+        }
+        (n, None) => format!(" ({n} blobs from untrusted producers skipped)"),
     };
     for candidate in candidates {
         match store.judge(&candidate).await {
             Judgement::Trusted => {}
-            Judgement::Untrusted(_) => {
+            Judgement::Untrusted(reason) => {
                 // Counted, not narrated: a flood of planted blobs must not flood the log.
                 untrusted += 1;
+                sample.get_or_insert(reason);
                 continue;
             }
             Judgement::Unknown(reason) => {
@@ -77,7 +84,7 @@ pub async fn restore(
                 continue;
             }
             Judgement::CapReached(reason) => {
-                return fresh(format!("{reason}{}", summary(untrusted)));
+                return fresh(format!("{reason}{}", summary(untrusted, &sample)));
             }
         }
         let tombstone_of = |producer: &crate::store::Producer| {
@@ -98,7 +105,7 @@ pub async fn restore(
             return fresh(format!(
                 "no conversation of the posted review among the {} newest trusted blobs{}",
                 req.max_tries,
-                summary(untrusted)
+                summary(untrusted, &sample)
             ));
         }
         let mut buf = match store.fetch(&candidate, req.max_bytes).await {
@@ -147,6 +154,6 @@ pub async fn restore(
     }
     fresh(format!(
         "no sealed conversation of the posted review{}",
-        summary(untrusted)
+        summary(untrusted, &sample)
     ))
 }
