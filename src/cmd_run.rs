@@ -4,6 +4,7 @@ use std::io::IsTerminal as _;
 use std::path::PathBuf;
 
 use reviewflow_engine::duration::parse_duration_ms;
+use reviewflow_engine::exec::confine::Layer;
 use reviewflow_engine::finding::Severity;
 use reviewflow_engine::report;
 use reviewflow_engine::run::{
@@ -12,9 +13,13 @@ use reviewflow_engine::run::{
 use reviewflow_engine::{CheckOptions, run_checks};
 
 use crate::cli::RunArgs;
+use crate::isolation::Isolation;
 use crate::output::{Loaded, load, style};
 
-pub fn run(args: RunArgs) -> u8 {
+pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
+    // As early as possible: the secrets are still in this process's environment block until the
+    // re-exec below.
+    isolation.protect();
     let registry = reviewflow_stdlib::registry();
     let style = style(args.color.color);
     let compiled = match load(&args.file, &registry) {
@@ -67,8 +72,20 @@ pub fn run(args: RunArgs) -> u8 {
         eprintln!("error: the checkout {} is not a folder", checkout.display());
         return EXIT_UNUSABLE;
     }
-    let github = std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true");
+    // Re-exec without the secret variables (when set), not dumpable, the watchdog forked: all
+    // before the runtime starts a thread.
+    isolation.before_runtime(&compiled.pipeline);
+    // Every variable goes through this: after the re-exec the secrets are no longer in the
+    // process environment.
+    let lookup = isolation.env_lookup();
+    let github = lookup("GITHUB_ACTIONS").is_some_and(|v| v == "true");
     let mut options = RunOptions::new(checkout);
+    options.env = lookup.clone();
+    options.process_layers = isolation
+        .process_layers()
+        .into_iter()
+        .map(|(name, held, detail)| Layer { name, held, detail })
+        .collect();
     if let Some(jobs) = args.jobs {
         options.jobs = jobs.max(1);
     }
@@ -87,7 +104,7 @@ pub fn run(args: RunArgs) -> u8 {
         ConsoleMode::Plain
     };
     options.step_summary = github
-        .then(|| std::env::var_os("GITHUB_STEP_SUMMARY").map(PathBuf::from))
+        .then(|| lookup("GITHUB_STEP_SUMMARY").map(PathBuf::from))
         .flatten();
 
     let implementations = reviewflow_stdlib::implementations();
@@ -108,8 +125,8 @@ pub fn run(args: RunArgs) -> u8 {
     };
     let result = runtime.block_on(async {
         if uses_std {
-            let env = |name: &str| std::env::var(name).ok();
-            let temp_dir = std::env::var_os("RUNNER_TEMP")
+            let env = |name: &str| lookup(name).and_then(|v| v.into_string().ok());
+            let temp_dir = lookup("RUNNER_TEMP")
                 .filter(|_| github)
                 .map_or_else(|| options.runs_dir.clone(), PathBuf::from);
             let prepared = reviewflow_stdlib::kinds::prepare(

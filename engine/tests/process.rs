@@ -384,3 +384,70 @@ async fn dropping_the_run_future_kills_the_whole_group() {
     }
     assert_gone(&pidfile).await;
 }
+
+#[tokio::test]
+async fn every_child_starts_without_new_privileges_or_capabilities() {
+    // Outside a run and without a `confine` spec: no Landlock, but the privilege steps apply.
+    let dir = TempDir::new().unwrap();
+    let mut spec = ChildSpec::new("/bin/cat", dir.path()).arg("/proc/self/status");
+    spec.timeout = Some(Duration::from_secs(60));
+    let (result, lines) = run_collecting(spec).await;
+    assert!(result.outcome.success());
+    let status = texts(&lines, Stream::Stdout);
+    let field = |name: &str| {
+        status
+            .iter()
+            .find_map(|l| l.strip_prefix(&format!("{name}:")))
+            .map(str::trim)
+    };
+    assert_eq!(field("NoNewPrivs"), Some("1"), "{status:?}");
+    assert_eq!(field("CapEff"), Some("0000000000000000"));
+    assert_eq!(field("CapPrm"), Some("0000000000000000"));
+    assert_eq!(field("CapAmb"), Some("0000000000000000"));
+}
+
+#[test]
+fn a_child_dies_with_the_thread_that_started_it() {
+    // The supervising future is forgotten, so nothing but the parent-death signal can end the
+    // child: when the thread that spawned it ends, the kernel sends it SIGKILL.
+    let dir = TempDir::new().unwrap();
+    let pidfile = dir.path().join("child.pid");
+    let script = format!(
+        "echo $$ > {}; echo ready; exec sleep 1000",
+        pidfile.display()
+    );
+    let thread = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
+            let mut ready_tx = Some(ready_tx);
+            let redactor = redactor();
+            let spec = ChildSpec::new("/bin/sh", "/").arg("-c").arg(script);
+            let mut run = Box::pin(process::run(
+                spec,
+                &redactor,
+                std::future::pending(),
+                move |_, line| {
+                    if line == b"ready" {
+                        ready_tx.take().map(|tx| tx.send(()));
+                    }
+                },
+            ));
+            tokio::select! {
+                _ = &mut run => panic!("the child cannot finish by itself"),
+                _ = ready_rx => {}
+            }
+            std::mem::forget(run);
+        });
+        std::mem::forget(runtime);
+    });
+    thread.join().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(assert_gone(&pidfile));
+}

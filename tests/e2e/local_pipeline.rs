@@ -282,7 +282,13 @@ fn the_post_refuses_when_the_head_moved() {
         .expect("read")
         .replace(
             "stage \"post\" uses=\"std/post\" {",
-            "stage \"push\" uses=\"run\" {\n    needs \"gather\"\n    command \"/bin/sh\" \"-c\" \"git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m moved\"\n    env \"HOME\" \"/tmp\"\n}\n\nstage \"post\" uses=\"std/post\" {\n    needs \"push\"",
+            // A stage writes the checkout only where an input names it: it is read-only to
+            // stages otherwise (docs/isolation.md).
+            "stage \"push\" uses=\"run\" {\n    needs \"gather\"\n    cwd \"{checkout-dir}\"\n    command \"/bin/sh\" \"-c\" \"git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m moved\"\n    env \"HOME\" \"/tmp\"\n}\n\nstage \"post\" uses=\"std/post\" {\n    needs \"push\"",
+        )
+        .replace(
+            "forge \"local\"\n",
+            "forge \"local\"\ninput \"checkout-dir\" env=\"CHECKOUT_DIR\"\n",
         );
     std::fs::write(c.path().join("moving.kdl"), pipeline).expect("write");
     c.commit(
@@ -291,8 +297,17 @@ fn the_post_refuses_when_the_head_moved() {
         "pipeline",
     );
     let before = c.git(&["rev-parse", "HEAD"]);
-    let out = c.run("moving.kdl", &[("REVIEW_CONVERSATION_KEY", KEY)]);
-    assert_ne!(c.git(&["rev-parse", "HEAD"]), before, "the head moved");
+    let dir = c.path().to_string_lossy().into_owned();
+    let out = c.run(
+        "moving.kdl",
+        &[("REVIEW_CONVERSATION_KEY", KEY), ("CHECKOUT_DIR", &dir)],
+    );
+    assert_ne!(
+        c.git(&["rev-parse", "HEAD"]),
+        before,
+        "the head moved: {}",
+        out.all()
+    );
     assert_eq!(out.code, 1, "{}", out.all());
     assert!(
         out.all().contains("moved"),

@@ -9,6 +9,8 @@ mod formats;
 mod github_pipeline;
 mod github_workflow;
 mod graph;
+mod isolation_process;
+mod isolation_spy;
 mod local_pipeline;
 mod lowering;
 mod run;

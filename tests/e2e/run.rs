@@ -1,9 +1,9 @@
 //! `reviewflow run`: the executor end to end, with `run` stages that are small scripts.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use crate::support::root;
+use crate::support::{files_under, root};
 
 const SECRET: &str = "s3cr3t-value-for-the-tests-0123456789";
 
@@ -270,7 +270,20 @@ fn a_secret_reaches_only_the_stages_in_its_scope() {
             .collect();
         for n in &names {
             assert!(
-                ["PATH", "REPORT", "TOKEN", "REVIEWFLOW_WORK_DIR", "PWD"].contains(n),
+                [
+                    "PATH",
+                    "REPORT",
+                    "TOKEN",
+                    "REVIEWFLOW_WORK_DIR",
+                    "PWD",
+                    // The work folder is the child's temp folder; the marker attributes what it
+                    // leaves behind (docs/isolation.md).
+                    "TMPDIR",
+                    "TMP",
+                    "TEMP",
+                    "REVIEWFLOW_STAGE_ID",
+                ]
+                .contains(n),
                 "unexpected variable {n} in {names:?}"
             );
         }
@@ -302,7 +315,7 @@ fn a_secret_echoed_by_a_child_is_redacted_everywhere() {
     let b64 = "czNjcjN0LXZhbHVlLWZvci10aGUtdGVzdHMtMDEyMzQ1Njc4OQ";
     let run = case.last_run();
     let mut kept = out.all();
-    for entry in walk(&case.path(&format!("runs/{run}"))) {
+    for entry in files_under(&case.path(&format!("runs/{run}"))) {
         kept.push_str(&String::from_utf8_lossy(
             &std::fs::read(entry).expect("read"),
         ));
@@ -312,19 +325,6 @@ fn a_secret_echoed_by_a_child_is_redacted_everywhere() {
     let said =
         std::fs::read_to_string(case.path(&format!("runs/{run}/outputs/leak/said"))).expect("said");
     assert!(said.starts_with("plain: [redacted:token]"), "{said}");
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).expect("dir") {
-        let p = e.expect("entry").path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 fn policy_pipeline(on_error: &str) -> String {

@@ -47,3 +47,23 @@ pub fn findings_json(path: &str) -> serde_json::Value {
     let run = reviewflow(&["check", "--format", "json", "--fail-on", "never", path]);
     serde_json::from_str(&run.stdout).expect("check --format json prints JSON")
 }
+
+/// Every file under `dir`, recursively (unreadable folders are skipped).
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in read.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}

@@ -2,13 +2,23 @@
 //!
 //! The child's environment is cleared, then holds exactly: the stage's `env` children, its
 //! `secret-env` children (secrets in its scope only), `PATH` (the stage's own, else
-//! [`minimal_path`]) and `REVIEWFLOW_WORK_DIR` (the stage's work folder, where `output … file=`
-//! paths are read). Secrets never appear in its arguments. Its output lines go through the run's
+//! [`minimal_path`]), `REVIEWFLOW_WORK_DIR` (the stage's work folder, where `output … file=`
+//! paths are read), and from the engine the stage marker and `TMPDIR`/`TMP`/`TEMP` (the work
+//! folder). Secrets never appear in its arguments. Its output lines go through the run's
 //! redactor before they are shown; outputs read from stdout are the redacted stdout.
+//!
+//! The child is confined (docs/executor.md, "What a child can reach"): it reads the checkout and
+//! the system folders, writes its work folder, and also reads and writes the folders (or files)
+//! that pipeline inputs it interpolates in `command`, `cwd` or `env` name. A `file` output of a
+//! producer reaches it as a copy in its work folder (`inputs/<stage>/<output>`), never as a path
+//! into the run directory.
 
-use std::path::PathBuf;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
+use crate::exec::confine::{self, ConfineSpec};
 use crate::exec::process::{self, ChildSpec, Outcome, Stdin, minimal_path};
+use crate::model::Value;
 use crate::run::{BoxFuture, OutputValue, Resolved, StageCx, StageError, StageImpl, StageOutputs};
 
 /// Stdout kept for outputs read from it.
@@ -89,6 +99,19 @@ async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
             _ => {}
         }
     }
+    // Kept files of producers reach the child as copies in its own folder.
+    let copies = cx.copy_input_files().await?;
+    if !copies.is_empty() {
+        for text in words.iter_mut().chain(env.iter_mut().map(|(_, v)| v)) {
+            localize(text, &copies);
+        }
+        if let Stdin::Bytes(bytes) = &mut stdin
+            && let Ok(mut text) = String::from_utf8(std::mem::take(bytes))
+        {
+            localize(&mut text, &copies);
+            *bytes = text.into_bytes();
+        }
+    }
     let Some((program, args)) = words.split_first() else {
         return Err(StageError::failed("`command` is empty"));
     };
@@ -109,6 +132,13 @@ async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
         .iter()
         .any(|o| o.file.is_none())
         .then_some(STDOUT_CAP);
+    spec.confine = confinement(&cx, &work).await?;
+    // A refused access shows only in the program's own words: a failure says how it ran.
+    let confined = spec
+        .confine
+        .as_ref()
+        .map(|c| format!(" ({})", confine::describe(c, &confine::kernel())))
+        .unwrap_or_default();
 
     let cancel = cx.cancel.clone();
     let status = cx.status.clone();
@@ -131,12 +161,12 @@ async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
         Outcome::Exited(0) => {}
         Outcome::Exited(code) => {
             return Err(StageError::failed(format!(
-                "the command exited with code {code}"
+                "the command exited with code {code}{confined}"
             )));
         }
         Outcome::Signalled(sig) => {
             return Err(StageError::failed(format!(
-                "the command was killed by signal {sig}"
+                "the command was killed by signal {sig}{confined}"
             )));
         }
         Outcome::TimedOut | Outcome::Cancelled => return Err(StageError::Cancelled),
@@ -172,6 +202,96 @@ async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
         values.insert(o.name, value);
     }
     Ok(values)
+}
+
+/// The child's confinement: the stage's, plus the paths its declaration names through pipeline
+/// inputs. `None` when the run turned it off.
+async fn confinement(cx: &StageCx<'_>, work: &Path) -> Result<Option<ConfineSpec>, StageError> {
+    let Some(mut spec) = cx.confine().await? else {
+        return Ok(None);
+    };
+    for (input, named, real) in declared_paths(cx) {
+        match forbidden(&real, cx, work) {
+            // As named: a link inside the checkout must not widen the grant (the planner
+            // checks where it leads).
+            None => spec = spec.write(named),
+            Some(why) => cx.status.status(format!(
+                "warning: input `{input}` names {}, {why}: the command may not reach it",
+                real.display()
+            )),
+        }
+    }
+    Ok(Some(spec))
+}
+
+/// Existing absolute paths named by the pipeline inputs the stage interpolates in `command`,
+/// `cwd` or `env`: the input, the path as named, and resolved.
+fn declared_paths(cx: &StageCx<'_>) -> Vec<(String, PathBuf, PathBuf)> {
+    let names: BTreeSet<&str> = cx
+        .stage
+        .children
+        .iter()
+        .filter(|c| matches!(c.name.value.as_str(), "command" | "cwd" | "env"))
+        .flat_map(|c| c.args.iter())
+        .filter_map(|a| match &a.value {
+            Value::Template(t) => Some(t.inputs().map(|(name, _)| name)),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let value = Path::new(cx.inputs.get(name)?);
+            if !value.is_absolute() {
+                return None;
+            }
+            let real = std::fs::canonicalize(value).ok()?;
+            Some((name.to_string(), value.to_path_buf(), real))
+        })
+        .collect()
+}
+
+/// Why a declared path may not be granted: the root, the run directories, `.reviewflow`, or
+/// another stage's folder.
+fn forbidden(path: &Path, cx: &StageCx<'_>, work: &Path) -> Option<&'static str> {
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if path.parent().is_none() {
+        return Some("the root folder");
+    }
+    let runs = cx.run_dir.parent().map(real);
+    if runs.is_some_and(|r| path.starts_with(r)) {
+        return Some("inside the run directories");
+    }
+    if path.starts_with(real(&cx.checkout.join(".reviewflow"))) {
+        return Some("inside the checkout's .reviewflow");
+    }
+    let temp = work.parent().map(real);
+    if let Some(temp) = temp
+        && let Ok(rest) = path.strip_prefix(&temp)
+        && rest
+            .components()
+            .next()
+            .is_some_and(|c| c.as_os_str().to_string_lossy().starts_with("reviewflow-"))
+    {
+        return Some("inside a stage's work folder");
+    }
+    None
+}
+
+/// Replaces each kept path in `text` with its copy (longest first, so that no path is replaced
+/// inside a longer one).
+fn localize(text: &mut String, copies: &[(PathBuf, PathBuf)]) {
+    let mut pairs: Vec<(String, String)> = copies
+        .iter()
+        .map(|(from, to)| (from.display().to_string(), to.display().to_string()))
+        .collect();
+    pairs.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
+    for (from, to) in pairs {
+        if text.contains(&from) {
+            *text = text.replace(&from, &to);
+        }
+    }
 }
 
 fn parse(name: &str, ty: &str, bytes: Vec<u8>) -> Result<OutputValue, StageError> {

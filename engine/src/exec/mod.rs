@@ -1,5 +1,6 @@
-//! Execution: child processes, redaction, and (soon) the scheduler.
+//! Execution: child processes, their confinement, and redaction.
 
+pub mod confine;
 pub mod process;
 pub mod redact;
 pub mod secret;

@@ -10,19 +10,28 @@
 //! group gets SIGKILL so that no background grandchild outlives it (a stage is over when its
 //! process is; this also releases the output pipes a grandchild would hold open). The leader is
 //! always reaped before [`run`] returns. A process that leaves the group on purpose (`setsid`)
-//! escapes this; containing such programs needs a container or cgroup, which is out of scope.
+//! escapes this; inside a run, the engine is a subreaper and ends it when its stage ends
+//! ([`confine::reaper`]).
+//!
+//! Confinement: between its start and its `execve` the child arms a parent-death signal, sets
+//! no new privileges, drops every capability (as root) and restricts itself to its Landlock
+//! ruleset ([`ChildSpec::confine`], or its stage's); see [`confine`]. It is started without
+//! `fork` (`spawn`: `clone(CLONE_VM | CLONE_VFORK)`), so its cost does not grow with the
+//! engine's memory. Inside a stage it also carries the stage's marker
+//! ([`confine::STAGE_MARKER_VAR`]) and, with a work folder, `TMPDIR`.
 //!
 //! Cancellation is any future: pass `token.cancelled()`, `async { rx.changed().await.ok(); }`
 //! for a `tokio::sync::watch`, or `std::future::pending()` for none. This keeps the module free
 //! of a dependency on any one cancellation type.
 //!
-//! Secrets: the environment strings handed to the operating system are copies made by the
-//! standard library that are not zeroized; the spec's own copies are.
+//! Secrets: the environment block handed to the operating system is zeroized once the child
+//! has started, and so are the spec's own copies.
 
 mod error;
 mod group;
 mod lines;
 mod outcome;
+mod spawn;
 mod spec;
 
 use std::future::Future;
@@ -36,6 +45,7 @@ pub use error::ProcessError;
 pub use outcome::{ChildResult, Outcome, Stream};
 pub use spec::{ChildSpec, DEFAULT_GRACE, DEFAULT_MAX_LINE, Stdin, minimal_path};
 
+use crate::exec::confine::{self, reaper};
 use crate::exec::redact::{RedactingStream, Redactor};
 use group::ProcessGroup;
 use lines::LineSplitter;
@@ -65,24 +75,48 @@ where
     spec.validate()?;
     let program = spec.resolve_program().await?;
     let supervise = |source| ProcessError::Supervise { source };
+    let mut spec = spec;
+    let stage = confine::current();
+    let confine = spec.confine.take();
+    let prepared = confine::prepare(&mut spec.env, confine.as_ref(), &program, stage.as_ref())
+        .await
+        .map_err(|source| ProcessError::Confine {
+            program: program.clone(),
+            source,
+        })?;
     // Listen before spawning, so that an immediate exit is not missed.
     let mut sigchld = signal(SignalKind::child()).map_err(supervise)?;
 
     let started = Instant::now();
-    let mut child = spec
-        .command(&program)
-        .spawn()
-        .map_err(|source| ProcessError::Spawn { program, source })?;
-    let Some(mut group) = child.id().and_then(ProcessGroup::new) else {
+    let launch = spec.launch(&program, prepared.steps());
+    let (child, _registered) = {
+        // The reaper must never take a child between its start and its registration for an
+        // orphan.
+        let spawning = reaper::spawning();
+        let child = spawn::spawn(launch).map_err(|source| ProcessError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
+        let registered = spawning.register(child.pid.unsigned_abs());
+        (child, registered)
+    };
+    // The ruleset descriptor is no longer needed once the child has exec'd.
+    drop(prepared);
+    if let Some(stage) = &stage {
+        stage.mark_spawned();
+    }
+    let Some(mut group) = ProcessGroup::new(child.pid.unsigned_abs()) else {
         return Err(supervise(io::Error::other("the spawned child has no pid")));
     };
+    // Reaps the leader if this future is dropped before it could (after `group` killed it).
+    let mut leader = Leader(Some(child.pid));
 
-    let mut stdout = Pipe::new(child.stdout.take(), Stream::Stdout, redactor, &spec);
-    let mut stderr = Pipe::new(child.stderr.take(), Stream::Stderr, redactor, &spec);
+    let mut stdout = Pipe::new(Some(child.stdout), Stream::Stdout, redactor, &spec);
+    let mut stderr = Pipe::new(Some(child.stderr), Stream::Stderr, redactor, &spec);
     let mut capture = spec.capture_stdout.map(Capture::new);
     let mut sink = |stream, line| on_line(stream, line);
 
-    let mut stdin = std::pin::pin!(write_stdin(child.stdin.take(), spec.stdin));
+    let mut stdin = std::pin::pin!(write_stdin(child.stdin, spec.stdin));
     let mut stdin_done = false;
     let mut cancel = std::pin::pin!(cancel);
     let mut timeout = std::pin::pin!(sleep_until(
@@ -150,7 +184,8 @@ where
     stdout.close(capture.as_mut(), &mut sink);
     stderr.close(None, &mut sink);
 
-    let status = child.wait().await.map_err(supervise)?;
+    // The leader has exited (seen without reaping it): this wait returns at once.
+    let status = leader.reap().map_err(supervise)?;
     group.disarm();
     let duration = started.elapsed();
 
@@ -178,6 +213,31 @@ fn exit_outcome(status: std::process::ExitStatus) -> Outcome {
         (Some(code), None) => Outcome::Exited(code),
         // wait(2) reports only exits and deaths by signal; keep a value rather than panic.
         (None, None) => Outcome::Exited(-1),
+    }
+}
+
+/// The child, until it is reaped. Dropped earlier (the supervising future was dropped, and
+/// its group killed), it is reaped off this thread, so that no zombie is left.
+struct Leader(Option<i32>);
+
+impl Leader {
+    fn reap(&mut self) -> io::Result<std::process::ExitStatus> {
+        match self.0.take() {
+            Some(pid) => spawn::reap(pid),
+            None => Err(io::Error::other("the child was already reaped")),
+        }
+    }
+}
+
+impl Drop for Leader {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.take() {
+            // The group's SIGKILL is on its way (`ProcessGroup` drops right after); waiting for
+            // the exit blocks, so not on this thread.
+            let _ = std::thread::Builder::new()
+                .name("reviewflow-reap".into())
+                .spawn(move || spawn::reap(pid));
+        }
     }
 }
 

@@ -13,6 +13,7 @@ use super::reporter::StatusSink;
 use super::stage::StageError;
 use super::value::OutputValue;
 use crate::contract::StageContract;
+use crate::exec::confine::{ConfineSpec, StageScope};
 use crate::exec::redact::Redactor;
 use crate::exec::secret::SecretValue;
 use crate::model::Stage;
@@ -135,6 +136,16 @@ impl WorkDir {
     }
 }
 
+/// A kept file of a producer that the stage reads (a `file` output): its path in the run
+/// directory, which no child may read. [`StageCx::copy_input_files`] copies it into the
+/// stage's own folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputFile {
+    pub producer: String,
+    pub output: String,
+    pub path: PathBuf,
+}
+
 /// Everything a stage implementation may use. It holds only what this stage may see.
 pub struct StageCx<'a> {
     /// The run's id.
@@ -163,13 +174,55 @@ pub struct StageCx<'a> {
     pub status: StatusSink,
     /// Services provided by the stdlib.
     pub extensions: &'a Arc<Extensions>,
+    /// The kept files of its producers it reads (paths in the run directory).
+    pub input_files: &'a [InputFile],
     pub(crate) work: &'a WorkDir,
+    pub(crate) scope: &'a StageScope,
 }
 
 impl StageCx<'_> {
     /// The stage's work folder, created on first call.
     pub async fn work_dir(&self) -> Result<&Path, StageError> {
         self.work.get().await
+    }
+
+    /// How a child of this stage is confined: the stage's confinement with its work folder
+    /// (created now) as the child's own folder. `None` when the run turned confinement off.
+    pub async fn confine(&self) -> Result<Option<ConfineSpec>, StageError> {
+        let Some(base) = self.scope.base() else {
+            return Ok(None);
+        };
+        let work = self.work_dir().await?;
+        Ok(Some(base.clone().work(work)))
+    }
+
+    /// Copies [`Self::input_files`] into `<work folder>/inputs/<producer>/<output>` (a child
+    /// may read only its own folder, never the run directory) and returns each kept path with
+    /// its copy.
+    pub async fn copy_input_files(&self) -> Result<Vec<(PathBuf, PathBuf)>, StageError> {
+        if self.input_files.is_empty() {
+            return Ok(Vec::new());
+        }
+        let work = self.work_dir().await?.to_path_buf();
+        let files = self.input_files.to_vec();
+        tokio::task::spawn_blocking(move || {
+            let mut copies = Vec::with_capacity(files.len());
+            for f in files {
+                let dir = work
+                    .join("inputs")
+                    .join(super::keep::component(&f.producer));
+                let to = dir.join(super::keep::component(&f.output));
+                std::fs::create_dir_all(&dir)
+                    .and_then(|()| std::fs::copy(&f.path, &to))
+                    .map_err(|e| {
+                        StageError::io(format!("copy input `{}.{}`", f.producer, f.output), e)
+                    })?;
+                copies.push((f.path, to));
+            }
+            Ok(copies)
+        })
+        .await
+        .map_err(|e| StageError::failed(format!("a worker thread failed: {e}")))?
     }
 
     /// The children named `name`.

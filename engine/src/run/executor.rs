@@ -24,7 +24,9 @@ use super::scheduler::{Plan, Shared, schedule};
 use super::secrets::{RunSecrets, SecretState};
 use super::value::sha256;
 use crate::compile::{CheckOptions, Compiled, run_checks};
-use crate::finding::Severity;
+use crate::exec::confine::reaper::{self, LiveRun, Orphans};
+use crate::exec::confine::{ConfineSpec, Isolation, Level, kernel};
+use crate::finding::{Finding, Label, Severity};
 use crate::flow::Flow;
 use crate::registry::Registry;
 
@@ -77,6 +79,26 @@ pub async fn execute(
     if !unimplemented.is_empty() {
         return Err(RunError::Unimplemented {
             kinds: unimplemented.into_iter().collect(),
+        });
+    }
+
+    // Isolation: what the kernel and the process offer, decided once for the run.
+    let level: Level = pipeline
+        .isolation
+        .as_ref()
+        .map(|i| i.value.into())
+        .unwrap_or_default();
+    let subreaper = reaper::become_subreaper().is_ok();
+    let isolation = Isolation::assess(
+        level,
+        &kernel(),
+        subreaper,
+        options.confine_children,
+        &options.process_layers,
+    );
+    if level == Level::Strict && isolation.missing().next().is_some() {
+        return Err(RunError::Check {
+            findings: vec![strict_refusal(pipeline, &isolation)],
         });
     }
 
@@ -155,6 +177,7 @@ pub async fn execute(
         identity,
         inputs: inputs.clone(),
         secrets: secrets.states.clone(),
+        isolation: Some(isolation.clone()),
         started_at,
         ended_at: None,
         duration_ms: None,
@@ -167,6 +190,12 @@ pub async fn execute(
         parent: manifest.parent.clone(),
     });
     write_manifest(&run_dir, &manifest, &reporter).await;
+    for layer in isolation.missing() {
+        reporter.event(Event::Warning {
+            stage: None,
+            message: layer.warning(),
+        });
+    }
 
     let mut reuse = Reuse::default();
     if let Some(a) = admitted {
@@ -285,6 +314,7 @@ pub async fn execute(
         });
         (records, RunStatus::Failed, EXIT_FAILED, Some(reason))
     } else {
+        let live = LiveRun::start(format!("{run_id}."));
         let shared = Arc::new(Shared {
             pipeline: pipeline.clone(),
             contracts,
@@ -297,6 +327,10 @@ pub async fn execute(
             temp_dir: options.temp_dir.clone(),
             grace: options.grace,
             extensions: options.extensions.clone(),
+            confine: options
+                .confine_children
+                .then(|| stage_confinement(&options, level)),
+            marker_prefix: live.prefix().to_string(),
         });
         let ended = schedule(Plan {
             shared,
@@ -310,6 +344,22 @@ pub async fn execute(
             parent: manifest.parent.clone(),
         })
         .await;
+        // Whatever the stages left behind and no stage end caught, the run's end does.
+        let prefix = live.prefix().to_string();
+        let swept =
+            tokio::task::spawn_blocking(move || reaper::end_orphans(Orphans::OfRun(&prefix)))
+                .await
+                .unwrap_or_default();
+        drop(live);
+        if swept.ended > 0 {
+            reporter.event(Event::Warning {
+                stage: None,
+                message: format!(
+                    "ended {} process(es) left behind by the run's stages",
+                    swept.ended
+                ),
+            });
+        }
         match (ended.interrupted, ended.failed) {
             (Some(sig), _) => (
                 ended.records,
@@ -360,6 +410,49 @@ pub async fn execute(
         exit_code,
         manifest,
     })
+}
+
+/// What every stage's children may reach: the checkout (not `.reviewflow`, the run
+/// directories, the stages' folders, the user's home), the system folders, their own folder.
+fn stage_confinement(options: &RunOptions, level: Level) -> ConfineSpec {
+    let mut spec = ConfineSpec::new()
+        .read(&options.checkout)
+        .hide(options.checkout.join(".reviewflow"))
+        .hide(&options.runs_dir)
+        .hide(&options.temp_dir);
+    if let Some(home) = (options.env)("HOME").map(PathBuf::from)
+        && home.is_absolute()
+    {
+        spec = spec.hide(home);
+    }
+    spec.strict = level == Level::Strict;
+    spec
+}
+
+/// The refusal of an `isolation "strict"` pipeline on a platform that lacks a layer.
+fn strict_refusal(pipeline: &crate::model::Pipeline, isolation: &Isolation) -> Finding {
+    let missing: Vec<String> = isolation
+        .missing()
+        .map(|l| format!("{} ({})", l.name, l.detail))
+        .collect();
+    let span = pipeline
+        .isolation
+        .as_ref()
+        .map(|i| i.span)
+        .unwrap_or_default();
+    Finding::new(
+        "isolation",
+        Severity::Error,
+        format!(
+            "isolation \"strict\" requires every isolation layer, and this platform lacks {}: {}",
+            missing.len(),
+            missing.join("; ")
+        ),
+        Label::new(span, "every layer required here"),
+    )
+    .help(
+        "run on Linux 6.12 or later (Landlock ABI 6) with the binary's own layers, or declare `isolation \"best-effort\"` to run with what holds (each missing layer is then a warning)",
+    )
 }
 
 fn folder_name(p: &Path) -> String {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::identity::Identity;
 use super::outcome::{Outcome, RunStatus};
 use super::secrets::SecretState;
+use crate::exec::confine::Isolation;
 
 /// The version of the manifest format.
 pub const MANIFEST_FORMAT_VERSION: u32 = 1;
@@ -34,6 +35,10 @@ pub struct Manifest {
     pub inputs: BTreeMap<String, String>,
     /// Whether each secret was available; never a value.
     pub secrets: BTreeMap<String, SecretState>,
+    /// Which isolation layers held for the run's children (absent in manifests written before
+    /// they were recorded).
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
     pub started_at: String,
     pub ended_at: Option<String>,
     pub duration_ms: Option<u64>,

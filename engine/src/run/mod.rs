@@ -35,7 +35,7 @@ mod value;
 pub use blocking::{execute_blocking, execute_with_signals, runtime};
 pub use cancel::{CancelReason, CancelSignal, Canceller, cancel_pair};
 pub use console::ConsoleMode;
-pub use context::{Resolved, ResolvedChild, StageCx, StageSecrets};
+pub use context::{InputFile, Resolved, ResolvedChild, StageCx, StageSecrets};
 pub use error::RunError;
 pub use events::{EVENTS_FORMAT_VERSION, Event, EventLine, ReadEvents, read_tolerant};
 pub use executor::{RunReport, execute};

@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::cancel::CancelSignal;
 use super::console::ConsoleMode;
 use super::extensions::Extensions;
+use crate::exec::confine::Layer;
 use crate::exec::process::DEFAULT_GRACE;
 
 /// Reads an environment variable (the process environment, or a test's map).
@@ -45,6 +46,14 @@ pub struct RunOptions {
     pub extensions: Arc<Extensions>,
     /// `$GITHUB_STEP_SUMMARY`: the run summary is appended there.
     pub step_summary: Option<PathBuf>,
+    /// Isolation layers of the process itself that the caller (the binary) set up: a scrubbed
+    /// environment, not dumpable, a watchdog. Recorded in the manifest with the engine's own;
+    /// a missing one is a warning, and refuses an `isolation "strict"` pipeline.
+    pub process_layers: Vec<Layer>,
+    /// Confine stage children (no new privileges, no capabilities, Landlock, parent-death
+    /// signal, orphans ended per stage). Only measurements turn it off: the manifest then
+    /// records those layers as not held, the run warns, and a strict pipeline is refused.
+    pub confine_children: bool,
 }
 
 impl RunOptions {
@@ -68,6 +77,8 @@ impl RunOptions {
             cancel: CancelSignal::never(),
             extensions: Arc::new(Extensions::new()),
             step_summary: None,
+            process_layers: Vec::new(),
+            confine_children: true,
         }
     }
 }
@@ -82,6 +93,8 @@ impl std::fmt::Debug for RunOptions {
             .field("resume", &self.resume)
             .field("mode", &self.mode)
             .field("console", &self.console)
+            .field("process_layers", &self.process_layers)
+            .field("confine_children", &self.confine_children)
             .finish_non_exhaustive()
     }
 }

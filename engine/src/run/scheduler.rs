@@ -12,7 +12,7 @@ use tokio::task::JoinSet;
 
 use super::cancel::{CancelReason, CancelSignal, cancel_pair};
 use super::clock;
-use super::context::{ResolvedChild, StageCx, StageSecrets, WorkDir};
+use super::context::{InputFile, ResolvedChild, StageCx, StageSecrets, WorkDir};
 use super::events::{Event, signal_name};
 use super::extensions::Extensions;
 use super::keep::{bool_record, keep};
@@ -24,6 +24,8 @@ use super::secrets::RunSecrets;
 use super::stage::{StageError, StageImpl};
 use super::value::{OutputValue, StageOutputs};
 use crate::contract::StageContract;
+use crate::exec::confine::reaper::{self, Orphans};
+use crate::exec::confine::{ConfineSpec, StageScope};
 use crate::exec::redact::Redactor;
 use crate::flow::Flow;
 use crate::graph::Dag;
@@ -46,6 +48,11 @@ pub(crate) struct Shared {
     pub temp_dir: PathBuf,
     pub grace: Duration,
     pub extensions: Arc<Extensions>,
+    /// What every stage's children may reach (before its ports and its folder); `None` when
+    /// the run turned confinement off.
+    pub confine: Option<ConfineSpec>,
+    /// The start of every stage marker of this run.
+    pub marker_prefix: String,
 }
 
 /// What the scheduler was told.
@@ -201,6 +208,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
             }
             .children(&pipeline.stages[i]);
             let (secrets, _) = plan.secrets.for_stage(pipeline, plan.flow, i);
+            let input_files = input_files(&plan, &outputs, i);
             let name = pipeline.stages[i].name.value.clone();
             started_at[i] = Some(clock::now());
             plan.reporter.event(Event::StageStart {
@@ -211,6 +219,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                 i,
                 children,
                 secrets,
+                input_files,
                 plan.reporter.sink(&name),
                 plan.cancel.clone(),
             ));
@@ -220,7 +229,21 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
         if running.is_empty() && (ready.is_empty() || interrupted.is_some() || failed.is_some()) {
             break;
         }
+        // A cancellation is seen before a stage's end that raced with it: a child killed by the
+        // same SIGTERM must count as cancelled, not failed.
         tokio::select! {
+            biased;
+            reason = plan.cancel.cancelled(), if interrupted.is_none() => {
+                let sig = match reason {
+                    CancelReason::Interrupted(s) => s,
+                    CancelReason::Timeout => libc::SIGTERM,
+                };
+                interrupted = Some(sig);
+                plan.reporter.event(Event::Cancel {
+                    signal: signal_name(sig),
+                    running: running.keys().map(|&i| pipeline.stages[i].name.value.clone()).collect(),
+                });
+            }
             joined = set.join_next_with_id() => {
                 let Some(joined) = joined else { continue };
                 let end = match joined {
@@ -274,17 +297,6 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                     &mut outputs, &mut records, &mut remaining, &mut ready,
                 );
             }
-            reason = plan.cancel.cancelled(), if interrupted.is_none() => {
-                let sig = match reason {
-                    CancelReason::Interrupted(s) => s,
-                    CancelReason::Timeout => libc::SIGTERM,
-                };
-                interrupted = Some(sig);
-                plan.reporter.event(Event::Cancel {
-                    signal: signal_name(sig),
-                    running: running.keys().map(|&i| pipeline.stages[i].name.value.clone()).collect(),
-                });
-            }
         }
     }
 
@@ -335,6 +347,26 @@ fn skipped_producer(
                 .unwrap_or_default()
         })
     })
+}
+
+/// The kept files (`file` outputs) of the producers stage `i` reads.
+fn input_files(plan: &Plan<'_>, outputs: &[Option<StageOutputs>], i: usize) -> Vec<InputFile> {
+    let mut files = Vec::new();
+    for (p, info) in plan.dag.producers(i) {
+        let Some(values) = outputs[p].as_ref() else {
+            continue;
+        };
+        for name in &info.data {
+            if let Some(OutputValue::File(path)) = values.get(name) {
+                files.push(InputFile {
+                    producer: plan.shared.pipeline.stages[p].name.value.clone(),
+                    output: name.clone(),
+                    path: path.clone(),
+                });
+            }
+        }
+    }
+    files
 }
 
 /// The policy's fallback outputs as values and records (absent ones left out).
@@ -422,6 +454,7 @@ async fn run_stage(
     i: usize,
     children: Vec<ResolvedChild>,
     secrets: StageSecrets,
+    input_files: Vec<InputFile>,
     status: StatusSink,
     run_cancel: CancelSignal,
 ) -> TaskEnd {
@@ -432,6 +465,18 @@ async fn run_stage(
         shared.temp_dir.clone(),
         format!("reviewflow-{}-", super::keep::component(name)),
     );
+    // Every child of the stage carries its marker and its confinement: the run's, plus the
+    // TCP ports the stage declares.
+    let scope = Arc::new(StageScope::new(
+        format!("{}{}", shared.marker_prefix, super::console::random_hex(8)),
+        shared.confine.as_ref().map(|base| {
+            stage
+                .network
+                .iter()
+                .fold(base.clone(), |c, port| c.connect(port.value))
+        }),
+    ));
+    let end_status = status.clone();
     let (canceller, cancel) = cancel_pair();
     let cx = StageCx {
         run_id: &shared.run_id,
@@ -447,12 +492,14 @@ async fn run_stage(
         cancel,
         status,
         extensions: &shared.extensions,
+        input_files: &input_files,
         work: &work,
+        scope: &scope,
     };
     let timeout = stage.timeout();
     let mut timed_out = None;
     let result = {
-        let mut fut = std::pin::pin!(shared.impls[i].run(cx));
+        let mut fut = std::pin::pin!(scope.clone().run(shared.impls[i].run(cx)));
         let deadline = tokio::time::sleep(timeout.unwrap_or(Duration::from_secs(86_400)));
         tokio::pin!(deadline);
         let early = tokio::select! {
@@ -483,11 +530,34 @@ async fn run_stage(
         Ok(values) => keep(&shared.run_dir, name, values, &shared.redactor).await,
         Err(e) => Err(e),
     };
+    // With confinement off (measurements only) what is left waits for the run's end.
+    if scope.spawned() && scope.base().is_some() {
+        end_orphans_of(&scope, &end_status).await;
+    }
     work.remove().await;
     TaskEnd {
         index: i,
         result,
         timed_out,
         duration: started.elapsed(),
+    }
+}
+
+/// Ends what the stage's children left behind (double forks, `setsid` daemons), before its
+/// folder is removed, and says so when there was something.
+async fn end_orphans_of(scope: &StageScope, status: &StatusSink) {
+    let marker = scope.marker().to_string();
+    let swept = tokio::task::spawn_blocking(move || reaper::end_orphans(Orphans::OfStage(&marker)))
+        .await
+        .unwrap_or_default();
+    if swept.ended > 0 {
+        status.status(format!(
+            "ended {} process(es) the stage left behind{}",
+            swept.ended,
+            match swept.unattributed {
+                0 => String::new(),
+                n => format!(" ({n} of unknown stage)"),
+            }
+        ));
     }
 }

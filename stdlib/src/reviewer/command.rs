@@ -3,8 +3,8 @@
 //! Each try: a fresh folder ([`TryFolder`]) with the prompt (inputs fenced by a new nonce), the
 //! inputs and, for a resumed try, a copy of the conversation; the program runs with a cleared
 //! environment (its declared variables, the `REVIEWFLOW_*` ones and a minimal `PATH`), null
-//! stdin, in its own process group; then its `result.json` is validated strictly. The try policy
-//! is [`TrySequence`].
+//! stdin, in its own process group, confined to its try folder inside a run; then its
+//! `result.json` is validated strictly. The try policy is [`TrySequence`].
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -13,6 +13,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use reviewflow_engine::exec::confine;
 use reviewflow_engine::exec::process::{
     self, ChildSpec, DEFAULT_GRACE, Outcome, ProcessError, Stream, minimal_path,
 };
@@ -323,6 +324,9 @@ fn child_spec(spec: &CommandReviewer, attempt: &Attempt, folder: &TryFolder) -> 
     }
     child.env.extend(spec.env.iter().cloned());
     child.secret_env.extend(spec.secret_env.iter().cloned());
+    // Inside a run, the program is confined like every child of its stage, with the try's
+    // folder as its own (the only place it writes; its TMPDIR).
+    child.confine = confine::stage_confinement().map(|c| c.work(&folder.root));
     child
 }
 

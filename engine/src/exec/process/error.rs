@@ -50,6 +50,15 @@ pub enum ProcessError {
         #[source]
         source: io::Error,
     },
+    /// The child could not be confined as its spec or its stage requires; it was not started.
+    #[error("cannot confine {}: {source}", program.display())]
+    Confine {
+        /// The resolved program path.
+        program: PathBuf,
+        /// Why.
+        #[source]
+        source: crate::exec::confine::ConfineError,
+    },
     /// Waiting for, or listening for the exit of, the child failed.
     #[error("cannot supervise the child process: {source}")]
     Supervise {

@@ -5,14 +5,14 @@
 //! reach the child only through `secret_env` or `stdin`; `args` are plain strings, and nothing in
 //! this API turns a [`SecretValue`] into one.
 
-use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use super::error::ProcessError;
+use super::spawn::Launch;
+use crate::exec::confine::{ChildSteps, ConfineSpec};
 use crate::exec::secret::SecretValue;
 
 /// Time a child gets between SIGTERM and SIGKILL unless the spec says otherwise.
@@ -86,11 +86,15 @@ pub struct ChildSpec {
     pub capture_stdout: Option<usize>,
     /// Longest line handed to the line callback.
     pub max_line: usize,
+    /// What the child may reach (Landlock). `None`: the confinement of the stage that starts it,
+    /// if any; outside a stage, none beyond what every child gets (no new privileges, no
+    /// capabilities, a parent-death signal).
+    pub confine: Option<ConfineSpec>,
 }
 
 impl ChildSpec {
     /// A spec with no arguments, an empty environment, null stdin, no timeout, the default
-    /// grace period, and no stdout capture.
+    /// grace period, no stdout capture, and the confinement of the stage that runs it.
     pub fn new(program: impl Into<PathBuf>, cwd: impl Into<PathBuf>) -> Self {
         Self {
             program: program.into(),
@@ -103,6 +107,7 @@ impl ChildSpec {
             grace: DEFAULT_GRACE,
             capture_stdout: None,
             max_line: DEFAULT_MAX_LINE,
+            confine: None,
         }
     }
 
@@ -186,29 +191,34 @@ impl ChildSpec {
         })
     }
 
-    /// The command to spawn: cleared environment, own process group, piped output.
-    pub(super) fn command(&self, program: &Path) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new(program);
-        command
-            .args(&self.args)
-            .current_dir(&self.cwd)
-            .env_clear()
-            .envs(self.env.iter().map(|(n, v)| (n, v)));
-        for (name, value) in &self.secret_env {
-            command.env(name, OsStr::from_bytes(value.expose_secret()));
+    /// What to start: the cleared environment (`NAME=value`, each with room for the NUL the
+    /// system needs, so that adding it never copies a secret), stdin piped when there is
+    /// something to write, and the confinement steps.
+    pub(super) fn launch<'a>(&'a self, program: &'a Path, steps: Option<ChildSteps>) -> Launch<'a> {
+        let entry = |name: &str, value: &[u8]| {
+            let mut bytes = Vec::with_capacity(name.len() + value.len() + 2);
+            bytes.extend_from_slice(name.as_bytes());
+            bytes.push(b'=');
+            bytes.extend_from_slice(value);
+            bytes
+        };
+        let env = self
+            .env
+            .iter()
+            .map(|(n, v)| entry(n, v.as_bytes()))
+            .chain(
+                self.secret_env
+                    .iter()
+                    .map(|(n, v)| entry(n, v.expose_secret())),
+            )
+            .collect();
+        Launch {
+            program,
+            args: &self.args,
+            env,
+            cwd: &self.cwd,
+            stdin_piped: self.stdin.bytes().is_some(),
+            steps,
         }
-        command
-            .process_group(0)
-            .stdin(if self.stdin.bytes().is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // A last resort: the supervisor kills the whole group itself, but if its future is
-            // dropped the leader still dies.
-            .kill_on_drop(true);
-        command
     }
 }

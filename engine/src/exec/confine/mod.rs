@@ -1,0 +1,27 @@
+//! Confinement of child processes and the isolation report of a run (docs/executor.md, "What a
+//! child can reach").
+//!
+//! Every child [`process::run`](crate::exec::process::run) starts gets, between its start and
+//! its `execve`: its own process group, a parent-death signal, no new privileges, no capabilities
+//! (as root), and when its spec or its stage asks for it a Landlock ruleset built by the parent
+//! ([`ConfineSpec`]). The engine is a child subreaper: what a stage leaves behind is ended when
+//! the stage ends ([`reaper`]). What held is reported once per run ([`Isolation`]).
+
+mod child;
+mod grants;
+mod kernel;
+#[cfg(target_os = "linux")]
+mod landlock;
+mod privileges;
+pub mod reaper;
+mod report;
+mod scope;
+mod spec;
+
+pub use child::ConfineError;
+pub(crate) use child::prepare;
+pub use kernel::{ABI_NETWORK, ABI_SCOPES, Kernel, kernel};
+pub(crate) use privileges::ChildSteps;
+pub use report::{Isolation, Layer, Level, describe, layer};
+pub use scope::{STAGE_MARKER_VAR, StageScope, current, stage_confinement};
+pub use spec::ConfineSpec;

@@ -1,0 +1,141 @@
+//! What a child does to itself between its start (`clone`) and its `execve`, in this order:
+//!
+//! 1. a parent-death signal (SIGKILL), then a check that the parent has not already died (it
+//!    could have between the `clone` and the `prctl`, and the signal would never come);
+//! 2. no new privileges: `sudo` and every setuid or file-capability program gain nothing;
+//! 3. as root, every capability dropped: the bounding set first (so that an `execve` as uid 0
+//!    cannot grant them back), then the ambient set, then effective, permitted and inheritable;
+//! 4. the Landlock ruleset built by the parent, plus a rule for the child's own `/proc/<pid>`.
+//!
+//! This runs in the child between its `clone` and its `execve`, in the parent's memory
+//! (`exec::process::spawn`): only system calls, no allocation, no lock. Everything it needs was
+//! computed before.
+
+use std::io;
+use std::os::fd::RawFd;
+
+/// The child's steps, computed in the parent.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ChildSteps {
+    /// The parent's pid, to notice that it died before the parent-death signal was armed.
+    pub(super) parent: i32,
+    /// Drop every capability (the engine runs as root).
+    pub(super) drop_capabilities: bool,
+    /// The highest capability number to drop from the bounding set.
+    pub(super) cap_last: u32,
+    /// The ruleset to restrict to, and the rights of the child's own `/proc/<pid>` rule.
+    pub(super) landlock: Option<(RawFd, u64)>,
+}
+
+/// Exit code of a child whose parent died before it could arm its parent-death signal.
+const ORPHANED_AT_BIRTH: i32 = 126;
+
+#[cfg(target_os = "linux")]
+impl ChildSteps {
+    /// Runs the steps in the child. An error aborts the spawn: the parent sees it as the
+    /// spawn's error (fail closed).
+    pub(crate) fn apply(&self) -> io::Result<()> {
+        use rustix::process::{Signal, getppid, set_parent_process_death_signal};
+        use rustix::thread::{
+            CapabilitySet, CapabilitySets, clear_ambient_capability_set,
+            remove_capability_from_bounding_set, set_capabilities, set_no_new_privs,
+        };
+
+        set_parent_process_death_signal(Some(Signal::KILL)).map_err(io::Error::from)?;
+        if rustix::process::Pid::as_raw(getppid()) != self.parent {
+            // SAFETY: _exit ends this child immediately, running nothing of the parent's.
+            unsafe { libc::_exit(ORPHANED_AT_BIRTH) };
+        }
+        set_no_new_privs(true).map_err(io::Error::from)?;
+        if self.drop_capabilities {
+            for cap in 0..=self.cap_last.min(63) {
+                match remove_capability_from_bounding_set(CapabilitySet::from_bits_retain(1 << cap))
+                {
+                    // EINVAL: a capability this kernel does not know.
+                    Ok(()) | Err(rustix::io::Errno::INVAL) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        match clear_ambient_capability_set() {
+            // EINVAL: a kernel without ambient capabilities (before 4.3): nothing to clear.
+            Ok(()) | Err(rustix::io::Errno::INVAL) => {}
+            Err(e) => return Err(e.into()),
+        }
+        // Lowering capabilities is always allowed; a process without any loses nothing.
+        set_capabilities(
+            None,
+            CapabilitySets {
+                effective: CapabilitySet::empty(),
+                permitted: CapabilitySet::empty(),
+                inheritable: CapabilitySet::empty(),
+            },
+        )
+        .map_err(io::Error::from)?;
+        if let Some((ruleset, own_proc)) = self.landlock {
+            add_own_proc_rule(ruleset, own_proc);
+            restrict_self(ruleset)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+impl ChildSteps {
+    pub(crate) fn apply(&self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `struct landlock_path_beneath_attr` (packed, as the kernel declares it).
+#[cfg(target_os = "linux")]
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// Lets the child read its own `/proc/<pid>` (what `/proc/self` is for the program it runs):
+/// `/proc/self/exe`, `status`, `fd/`. Best effort: without `/proc` there is nothing to allow.
+#[cfg(target_os = "linux")]
+fn add_own_proc_rule(ruleset: RawFd, access: u64) {
+    const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+    let path = c"/proc/self";
+    // SAFETY: a NUL-terminated literal; open and close are async-signal-safe.
+    let fd = unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return;
+    }
+    let attr = PathBeneathAttr {
+        allowed_access: access,
+        parent_fd: fd,
+    };
+    // SAFETY: `attr` is a valid path-beneath attribute for the duration of the call.
+    unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            LANDLOCK_RULE_PATH_BENEATH,
+            &raw const attr,
+            0u32,
+        );
+        libc::close(fd);
+    }
+}
+
+/// `landlock_restrict_self(ruleset, 0)`: from here on, and in everything this child runs.
+#[cfg(target_os = "linux")]
+fn restrict_self(ruleset: RawFd) -> io::Result<()> {
+    // SAFETY: a plain system call on a descriptor the parent keeps open until the spawn returns.
+    let rc = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
