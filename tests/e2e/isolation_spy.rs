@@ -3,7 +3,7 @@
 //! find the canary, raw, in base64 or in hex. What each spy could open is printed, so a pass
 //! says what was tried.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::support::files_under;
@@ -144,6 +144,21 @@ fn forms() -> Vec<String> {
     ]
 }
 
+/// Whether the run's manifest records the Landlock filesystem layer as held.
+fn landlock_held(runs: &Path) -> bool {
+    let manifest = files_under(runs)
+        .into_iter()
+        .find(|p| p.ends_with("manifest.json"))
+        .expect("the run's manifest");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(manifest).expect("read")).expect("json");
+    json["isolation"]["layers"]
+        .as_array()
+        .expect("isolation layers")
+        .iter()
+        .any(|l| l["name"] == "landlock-filesystem" && l["held"] == true)
+}
+
 /// Processes whose command line carries `marker`.
 fn alive_with(marker: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -166,6 +181,16 @@ fn no_stage_outside_the_scope_finds_the_canary() {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let log = format!("{stdout}{stderr}");
     assert_eq!(out.status.code(), Some(0), "{log}");
+    // On a kernel without Landlock the spies may read what the sandbox would hide: then the test
+    // asserts the honest degradation (a warning and the manifest's record) instead, and says so.
+    if !landlock_held(&case.path("checkout/.reviewflow/runs")) {
+        println!("Landlock is missing on this kernel: checking that the run says so instead");
+        assert!(
+            log.contains("landlock"),
+            "the missing layer is named: {log}"
+        );
+        return;
+    }
     for who in ["before", "during", "after"] {
         assert!(log.contains(&format!("spy {who} done")), "{who} ran: {log}");
     }
