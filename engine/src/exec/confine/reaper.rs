@@ -165,10 +165,10 @@ mod linux {
 
     pub(super) fn sweep(which: Orphans<'_>) -> Swept {
         let me = rustix::process::getpid().as_raw_nonzero().get();
-        let our_pgrp = rustix::process::getpgrp().as_raw_nonzero().get();
-        let our_session = rustix::process::getsid(None)
-            .map(|p| p.as_raw_nonzero().get())
-            .unwrap_or(0);
+        // From /proc, not getpgrp/getsid: in a PID namespace whose session leader is outside
+        // (a CI container), the kernel reports 0, which rustix's `Pid` cannot hold; the
+        // children's stat lines report the same 0, so comparing like with like still works.
+        let (our_pgrp, our_session) = stat(me).map_or((-1, -1), |s| (s.pgrp, s.session));
         let mut swept = Swept::default();
         for _ in 0..MAX_ROUNDS {
             let mut to_reap = Vec::new();
