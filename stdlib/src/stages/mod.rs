@@ -6,6 +6,7 @@ pub mod gather;
 pub mod post;
 pub mod restore;
 pub mod review;
+mod review_run;
 pub mod runtime;
 pub mod scan;
 pub mod seal;
