@@ -220,6 +220,7 @@ where
                 commented: true,
                 resumed: attempt.kind == TryKind::Resumed,
                 tries: sequence.reports().to_vec(),
+                facts: Vec::new(),
             });
         }
     }
@@ -332,12 +333,12 @@ fn child_spec(spec: &CommandReviewer, attempt: &Attempt, folder: &TryFolder) -> 
 
 /// A future that can be polled again after it completed (it stays ready), so one cancellation
 /// future serves every try.
-struct Fused<F> {
+pub(super) struct Fused<F> {
     inner: Option<Pin<Box<F>>>,
 }
 
 impl<F: Future<Output = ()>> Fused<F> {
-    fn new(future: F) -> Self {
+    pub(super) fn new(future: F) -> Self {
         Self {
             inner: Some(Box::pin(future)),
         }

@@ -7,12 +7,15 @@
 //!   [`result`] validates strictly.
 //! - [`run_rules_reviewer`] is the built-in deterministic reviewer over [`crate::rules`]; its
 //!   conversation is a JSON [`transcript`] that grows when resumed.
+//! - [`model`] drives the Claude Code and Codex CLIs: a private home per try, the restored
+//!   session placed where the CLI resumes it, the answer's findings block parsed.
 //! - [`tries`] holds the policy both share: try 1 resumes the restored conversation, later tries
 //!   are fresh, and status lines say which ran and why. It is generic over what runs one try.
 
 mod command;
 mod conversation;
 mod error;
+pub mod model;
 mod outcome;
 pub mod prompt;
 pub mod result;

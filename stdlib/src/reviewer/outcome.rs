@@ -68,6 +68,8 @@ pub struct ReviewOutcome {
     pub clean: bool,
     /// Every try, in order; the last one produced this review.
     pub tries: Vec<TryReport>,
+    /// What the reviewer reported of itself, for the manifest (`reviewer.model`, …).
+    pub facts: Vec<(String, String)>,
 }
 
 /// Something to show while a review runs.

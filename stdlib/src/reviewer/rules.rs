@@ -145,6 +145,7 @@ pub fn run_rules_reviewer(
         commented: true,
         resumed: tried.resumed,
         tries: tried.reports,
+        facts: vec![("reviewer.cli".to_owned(), "rules".to_owned())],
     })
 }
 

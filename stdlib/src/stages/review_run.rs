@@ -1,46 +1,26 @@
 //! How `std/review` runs: reads its children, picks the reviewer, and turns its outcome into
 //! the stage's outputs. The contract is in `review.rs`.
 
+use reviewflow_engine::exec::secret::SecretValue;
+use reviewflow_engine::run::{OutputValue, Resolved, StageCx, StageError, StageOutputs};
+
+use super::runtime::{arg, value_bytes};
+use crate::reviewer::model::{Access, ModelCli, ModelReviewer, run_model_reviewer, trusted_path};
+use crate::reviewer::{
+    CommandReviewer, Conversation, ReviewEvent, ReviewInput, RulesReviewer, run_command_reviewer,
+    run_rules_reviewer,
+};
+
 /// Runs the stage.
-pub(super) async fn run(
-    cx: reviewflow_engine::run::StageCx<'_>,
-) -> Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError> {
-    use reviewflow_engine::run::{OutputValue, Resolved, StageError, StageOutputs};
-
-    use super::runtime::{arg, value_bytes};
-    use crate::reviewer::{
-        CommandReviewer, Conversation, ReviewEvent, ReviewInput, RulesReviewer,
-        run_command_reviewer, run_rules_reviewer,
-    };
-
+pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
     let reviewer = arg(&cx, "reviewer")
         .and_then(Resolved::text)
         .unwrap_or_default();
-    let mut inputs = Vec::new();
-    for (child, untrusted) in [("untrusted", true), ("input", false)] {
-        for c in cx.children.iter().filter(|c| c.name == child) {
-            for (i, a) in c.args.iter().enumerate() {
-                if let Resolved::Output(Some(v)) = a {
-                    let name = cx
-                        .stage
-                        .children_named(child)
-                        .flat_map(|c| c.args.iter())
-                        .nth(i)
-                        .and_then(|v| match &v.value {
-                            reviewflow_engine::model::Value::Reference(r) => Some(r.to_string()),
-                            _ => None,
-                        })
-                        .unwrap_or_else(|| format!("{child}-{i}"));
-                    let bytes = value_bytes(v).await?;
-                    inputs.push(if untrusted {
-                        ReviewInput::untrusted(name, bytes)
-                    } else {
-                        ReviewInput::trusted(name, bytes)
-                    });
-                }
-            }
-        }
-    }
+    let model_cli = ModelCli::from_name(&reviewer);
+    check_vendor_policy(&cx, &reviewer, model_cli)?;
+
+    let mut inputs = inputs_of(&cx, "untrusted", true).await?;
+    inputs.extend(inputs_of(&cx, "input", false).await?);
     let resume = match arg(&cx, "resume") {
         Some(Resolved::Output(Some(OutputValue::File(p)))) => Some(Conversation::new(p.clone())),
         _ => None,
@@ -55,8 +35,61 @@ pub(super) async fn run(
         ReviewEvent::Status(s) => status.status(s),
         ReviewEvent::Output { stream, line, .. } => status.line(stream, line.as_bytes()),
     };
-    let outcome = match reviewer.as_str() {
-        "rules" => {
+    let cancel = cx.cancel.clone();
+    let cancelled = async move {
+        cancel.cancelled().await;
+    };
+    let outcome = match (reviewer.as_str(), model_cli) {
+        (_, Some(cli)) => {
+            let mut spec = ModelReviewer::new(cli, cx.checkout.to_path_buf());
+            spec.tries = tries;
+            spec.grace = cx.grace;
+            spec.timeout = cx.stage.timeout();
+            spec.env = env_of(&cx);
+            spec.path = std::env::var("PATH")
+                .ok()
+                .map(|p| trusted_path(&p, cx.checkout))
+                .filter(|p| !p.is_empty());
+            spec.secret_env = secret_env_of(&cx);
+            let props = cx.children.iter().find(|c| c.name == "reviewer");
+            if let Some(p) = props {
+                spec.model = p.prop("model").and_then(Resolved::text);
+                if p.prop("access").and_then(Resolved::text).as_deref() == Some("write") {
+                    spec.access = Access::Write;
+                }
+                if let Some(Resolved::Int(n)) = p.prop("max-turns") {
+                    spec.max_turns = u32::try_from(*n).unwrap_or(spec.max_turns).max(1);
+                }
+            }
+            if let Some(text) = prompt_file(&cx, "prompt").await? {
+                spec.instructions = text;
+            }
+            if let Some(text) = prompt_file(&cx, "later-prompt").await? {
+                spec.later_instructions = text;
+            }
+            let later = inputs_of(&cx, "since-last-review", true).await?;
+            let later = if later.is_empty() {
+                Vec::new()
+            } else {
+                // A resumed review reads the change since the last review instead of the whole
+                // change, and the other (trusted) inputs as before.
+                let mut l = later;
+                l.extend(inputs.iter().filter(|i| !i.untrusted).cloned());
+                l
+            };
+            run_model_reviewer(
+                &spec,
+                &inputs,
+                &later,
+                resume,
+                &work,
+                cx.redactor,
+                cancelled,
+                on_event,
+            )
+            .await
+        }
+        ("rules", None) => {
             // The rules read the diff: the first input from the change.
             let diff = inputs
                 .iter()
@@ -74,7 +107,7 @@ pub(super) async fn run(
             .await
             .map_err(|e| StageError::failed(format!("the reviewer thread failed: {e}")))?
         }
-        "command" => {
+        ("command", None) => {
             let args: Vec<String> = cx
                 .children
                 .iter()
@@ -90,49 +123,31 @@ pub(super) async fn run(
             spec.tries = tries;
             spec.grace = cx.grace;
             spec.timeout = cx.stage.timeout();
-            for c in cx.children.iter().filter(|c| c.name == "env") {
-                if let (Some(k), Some(v)) = (
-                    c.args.first().and_then(Resolved::text),
-                    c.args.get(1).and_then(Resolved::text),
-                ) {
-                    spec.env.push((k, v));
-                }
+            spec.env = env_of(&cx);
+            spec.secret_env = secret_env_of(&cx);
+            if let Some(text) = prompt_file(&cx, "prompt").await? {
+                spec.instructions = text;
             }
-            for c in cx.children.iter().filter(|c| c.name == "secret-env") {
-                if let (Some(k), Some(Resolved::Secret(s))) =
-                    (c.args.first().and_then(Resolved::text), c.args.get(1))
-                    && let Some(v) = cx.secrets.get(s)
-                {
-                    spec.secret_env.push((k, v.clone()));
-                }
-            }
-            if let Some(p) = arg(&cx, "prompt").and_then(Resolved::text) {
-                let path = cx.checkout.join(&p);
-                spec.instructions = tokio::fs::read_to_string(&path).await.map_err(|e| {
-                    StageError::io(format!("read the prompt {}", path.display()), e)
-                })?;
-            }
-            let cancel = cx.cancel.clone();
             run_command_reviewer(
                 &spec,
                 &inputs,
                 resume,
                 &work,
                 cx.redactor,
-                async move {
-                    cancel.cancelled().await;
-                },
+                cancelled,
                 on_event,
             )
             .await
         }
-        other => {
+        (other, None) => {
             return Err(StageError::failed(format!(
-                "the `{other}` reviewer is not available in this build (use \"rules\" or \"command\")"
+                "there is no `{other}` reviewer (use \"rules\", \"command\", \"claude\" or \"codex\")"
             )));
         }
     };
     let outcome = outcome.map_err(|e| StageError::failed(e.to_string()))?;
+    // FACTS: recorded in the manifest once the engine takes them.
+    let _ = &outcome.facts;
     let mut out = StageOutputs::new();
     out.insert("comment".into(), OutputValue::Text(outcome.comment));
     let findings = serde_json::to_value(&outcome.findings)
@@ -145,4 +160,127 @@ pub(super) async fn run(
     out.insert("resumed".into(), OutputValue::Bool(outcome.resumed));
     out.insert("clean".into(), OutputValue::Bool(outcome.clean));
     Ok(out)
+}
+
+/// The inputs of every `child` child, named by the reference that gave them (`gather.diff`).
+async fn inputs_of(
+    cx: &StageCx<'_>,
+    child: &str,
+    untrusted: bool,
+) -> Result<Vec<ReviewInput>, StageError> {
+    let mut out = Vec::new();
+    // Resolved children and the model's are in the same order.
+    let declared = cx.stage.children_named(child);
+    let resolved = cx.children.iter().filter(|c| c.name == child);
+    for (n, (decl, res)) in declared.zip(resolved).enumerate() {
+        for (i, a) in res.args.iter().enumerate() {
+            let Resolved::Output(Some(v)) = a else {
+                continue;
+            };
+            let name = decl
+                .args
+                .get(i)
+                .and_then(|v| match &v.value {
+                    reviewflow_engine::model::Value::Reference(r) => Some(r.to_string()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| format!("{child}-{n}-{i}"));
+            let bytes = value_bytes(v).await?;
+            out.push(if untrusted {
+                ReviewInput::untrusted(name, bytes)
+            } else {
+                ReviewInput::trusted(name, bytes)
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The declared `env` variables.
+fn env_of(cx: &StageCx<'_>) -> Vec<(String, String)> {
+    cx.children
+        .iter()
+        .filter(|c| c.name == "env")
+        .filter_map(|c| {
+            Some((
+                c.args.first().and_then(Resolved::text)?,
+                c.args.get(1).and_then(Resolved::text)?,
+            ))
+        })
+        .collect()
+}
+
+/// The declared `secret-env` variables whose secrets are set.
+fn secret_env_of(cx: &StageCx<'_>) -> Vec<(String, SecretValue)> {
+    let mut out = Vec::new();
+    for c in cx.children.iter().filter(|c| c.name == "secret-env") {
+        if let (Some(k), Some(Resolved::Secret(s))) =
+            (c.args.first().and_then(Resolved::text), c.args.get(1))
+            && let Some(v) = cx.secrets.get(s)
+        {
+            out.push((k, v.clone()));
+        }
+    }
+    out
+}
+
+/// The text of the prompt file a child names, relative to the checkout.
+async fn prompt_file(cx: &StageCx<'_>, child: &str) -> Result<Option<String>, StageError> {
+    let Some(p) = arg(cx, child).and_then(Resolved::text) else {
+        return Ok(None);
+    };
+    let path = cx.checkout.join(&p);
+    tokio::fs::read_to_string(&path)
+        .await
+        .map(Some)
+        .map_err(|e| StageError::io(format!("read the prompt {}", path.display()), e))
+}
+
+/// `reviewer-vendor-differs-from`: the reviewer's vendor must differ from the one named. `check`
+/// proves it for a literal; a value known only now (`{input}`) is checked here, before anything
+/// runs, and an unknown vendor on either side refuses (fail closed).
+fn check_vendor_policy(
+    cx: &StageCx<'_>,
+    reviewer: &str,
+    cli: Option<ModelCli>,
+) -> Result<(), StageError> {
+    let Some(named) = arg(cx, "reviewer-vendor-differs-from").and_then(Resolved::text) else {
+        return Ok(());
+    };
+    let named = named.trim().to_ascii_lowercase();
+    let Some(author) = vendor_of(&named) else {
+        return Err(StageError::failed(format!(
+            "reviewer-vendor-differs-from: {named:?} names no known vendor (anthropic, openai) \
+             or reviewer (claude, codex): nothing reviewed"
+        )));
+    };
+    let declared = cx
+        .children
+        .iter()
+        .find(|c| c.name == "reviewer")
+        .and_then(|c| c.prop("vendor"))
+        .and_then(Resolved::text)
+        .map(|v| v.to_ascii_lowercase());
+    let ours = cli
+        .map(|c| c.vendor().to_owned())
+        .or_else(|| declared.as_deref().and_then(vendor_of).map(str::to_owned));
+    match ours {
+        None => Err(StageError::failed(format!(
+            "reviewer-vendor-differs-from: the vendor of the `{reviewer}` reviewer is unknown \
+             (declare `vendor=` on it): nothing reviewed"
+        ))),
+        Some(v) if v == author => Err(StageError::failed(format!(
+            "reviewer-vendor-differs-from: the work was written by {author}'s model and the \
+             `{reviewer}` reviewer runs {v}'s: nothing reviewed"
+        ))),
+        Some(_) => Ok(()),
+    }
+}
+
+/// A vendor, or the vendor of a reviewer kind.
+fn vendor_of(name: &str) -> Option<&'static str> {
+    [ModelCli::Claude, ModelCli::Codex]
+        .into_iter()
+        .find(|c| c.vendor() == name || c.name() == name)
+        .map(ModelCli::vendor)
 }

@@ -1,0 +1,527 @@
+//! The model reviewers: `claude` (Claude Code) and `codex` (Codex), driven exactly as those CLIs
+//! behave (see `docs/reviewers.md`).
+//!
+//! Each try gets a folder of its own holding a private `HOME` (and, for Codex, `CODEX_HOME`).
+//! A resumed try copies the restored session into it where the CLI looks for sessions, so the
+//! restored original stays whole whatever the try does. The CLI runs in the checkout, from a
+//! cleared environment (PATH, the try's HOME, a locale, its own credential and what the stage
+//! declares), with the prompt on stdin, confined like every child of the stage plus the HTTPS
+//! port its provider needs. The answer ends with a findings block ([`answer`]); the session the
+//! CLI wrote is the conversation kept.
+
+mod answer;
+mod claude;
+mod codex;
+mod home;
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use reviewflow_engine::exec::confine;
+use reviewflow_engine::exec::process::{
+    self, ChildSpec, DEFAULT_GRACE, Outcome, Stdin, Stream, minimal_path,
+};
+use reviewflow_engine::exec::redact::Redactor;
+use reviewflow_engine::exec::secret::SecretValue;
+
+pub use answer::{Answer, AnswerError, FINDINGS_FENCE, parse_answer};
+pub use home::encode_project_dir;
+
+use super::command::Fused;
+use super::conversation::Conversation;
+use super::error::ReviewerError;
+use super::outcome::{ReviewEvent, ReviewInput, ReviewOutcome};
+use super::prompt::{Nonce, build_prompt};
+use super::result::ReviewFinding;
+use super::tries::{Attempt, DEFAULT_TRIES, Reviewed, TryFailure, TryKind, TrySequence};
+use super::try_folder::check_input_names;
+use home::TryHome;
+
+/// The default instructions of a fresh review.
+pub const DEFAULT_PROMPT: &str = include_str!("prompts/review.md");
+/// The default instructions of a review that resumes an earlier one (a later push).
+pub const DEFAULT_LATER_PROMPT: &str = include_str!("prompts/later.md");
+/// The answer format, appended to every prompt (not overridable: the answer is parsed).
+pub const ANSWER_FORMAT: &str = include_str!("prompts/answer.md");
+
+/// The TCP port a model CLI needs to reach its provider.
+pub const PROVIDER_PORT: u16 = 443;
+
+/// Stdout kept from a CLI: Claude's one JSON result, Codex's events (the answer itself comes
+/// from a file).
+const MAX_STDOUT: usize = 4 * 1024 * 1024;
+/// Stderr lines kept to explain a failed try.
+const STDERR_TAIL: usize = 3;
+const STDERR_LINE_CHARS: usize = 200;
+/// How long `--version` may take.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Which CLI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelCli {
+    Claude,
+    Codex,
+}
+
+impl ModelCli {
+    /// The kind's name in a pipeline (`reviewer "claude"`) and the program looked up in PATH.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelCli::Claude => "claude",
+            ModelCli::Codex => "codex",
+        }
+    }
+
+    /// The company whose models it runs.
+    pub fn vendor(self) -> &'static str {
+        match self {
+            ModelCli::Claude => "anthropic",
+            ModelCli::Codex => "openai",
+        }
+    }
+
+    /// The variables that may carry its credential: nothing else secret reaches the CLI.
+    pub fn credentials(self) -> &'static [&'static str] {
+        match self {
+            ModelCli::Claude => &["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"],
+            ModelCli::Codex => &["OPENAI_API_KEY", "CODEX_API_KEY"],
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "claude" => Some(ModelCli::Claude),
+            "codex" => Some(ModelCli::Codex),
+            _ => None,
+        }
+    }
+}
+
+/// What a model reviewer may do besides reading.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    /// Read files only: no shell, no edits, no web (the default).
+    #[default]
+    ReadOnly,
+    /// Shell and edits (in its sandbox): only for trusted input.
+    Write,
+}
+
+/// How to run a model reviewer. `Debug` shows no secret.
+#[derive(Clone, Debug)]
+pub struct ModelReviewer {
+    pub cli: ModelCli,
+    /// The program: `claude`/`codex` looked up in PATH, or a path.
+    pub program: String,
+    /// The model asked for (`--model`); `None` lets the CLI choose.
+    pub model: Option<String>,
+    pub access: Access,
+    /// Claude's `--max-turns`.
+    pub max_turns: u32,
+    /// Instructions of a fresh review.
+    pub instructions: String,
+    /// Instructions of a resumed review.
+    pub later_instructions: String,
+    /// The workspace the CLI runs in (the checkout under review).
+    pub cwd: PathBuf,
+    /// Declared, non-secret variables (a `PATH` here replaces [`ModelReviewer::path`]).
+    pub env: Vec<(String, String)>,
+    /// The child's `PATH` when none is declared; `None`: the minimal one.
+    pub path: Option<String>,
+    /// The credential (and only it: [`ModelCli::credentials`]).
+    pub secret_env: Vec<(String, SecretValue)>,
+    pub timeout: Option<Duration>,
+    pub grace: Duration,
+    pub tries: u32,
+}
+
+impl ModelReviewer {
+    /// A reviewer with the default prompts, read-only, 2 tries, no timeout.
+    pub fn new(cli: ModelCli, cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cli,
+            program: cli.name().to_owned(),
+            model: None,
+            access: Access::ReadOnly,
+            max_turns: 30,
+            instructions: DEFAULT_PROMPT.to_owned(),
+            later_instructions: DEFAULT_LATER_PROMPT.to_owned(),
+            cwd: cwd.into(),
+            env: Vec::new(),
+            path: None,
+            secret_env: Vec::new(),
+            timeout: None,
+            grace: DEFAULT_GRACE,
+            tries: DEFAULT_TRIES,
+        }
+    }
+
+    fn check(&self) -> Result<(), ReviewerError> {
+        for (name, _) in &self.secret_env {
+            if !self.cli.credentials().contains(&name.as_str()) {
+                return Err(ReviewerError::settings(format!(
+                    "the `{}` reviewer takes only its credential as a secret ({}), not {name}",
+                    self.cli.name(),
+                    self.cli.credentials().join(" or ")
+                )));
+            }
+        }
+        for (name, _) in &self.env {
+            let reserved = ["HOME", "CODEX_HOME", "TMPDIR"];
+            if reserved.contains(&name.as_str()) || name.starts_with("REVIEWFLOW_") {
+                return Err(ReviewerError::settings(format!(
+                    "the variable {name} is set by reviewflow and cannot be declared"
+                )));
+            }
+            if self.cli.credentials().contains(&name.as_str()) {
+                return Err(ReviewerError::settings(format!(
+                    "{name} is a credential: declare it with `secret-env`, not `env`"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the CLI reported about a successful try.
+#[derive(Debug)]
+pub(crate) struct CliReview {
+    /// The answer text.
+    pub text: String,
+    /// The session the CLI wrote (in the try's home).
+    pub session: PathBuf,
+    pub session_id: String,
+    /// The model that answered, when the CLI says.
+    pub model: Option<String>,
+    /// True when the CLI continued the session it was asked to resume.
+    pub resumed: bool,
+}
+
+struct TryReview {
+    answer: Answer,
+    cli: CliReview,
+}
+
+impl Reviewed for TryReview {
+    fn resumed(&self) -> bool {
+        self.cli.resumed
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+enum TryError {
+    #[error("{0}")]
+    Prepare(String),
+    #[error("the reviewer cannot be started: {0}")]
+    Start(#[from] process::ProcessError),
+    #[error("exited with status {code}{}", tail(stderr))]
+    Exit { code: i32, stderr: Vec<String> },
+    #[error("killed by signal {signal}{}", tail(stderr))]
+    Signalled { signal: i32, stderr: Vec<String> },
+    #[error("timed out")]
+    TimedOut,
+    #[error("cancelled")]
+    Cancelled,
+    #[error("{0}")]
+    Output(String),
+    #[error("no review: {0}")]
+    Answer(#[from] AnswerError),
+}
+
+impl TryFailure for TryError {
+    fn is_cancelled(&self) -> bool {
+        matches!(self, TryError::Cancelled)
+    }
+}
+
+fn tail(lines: &[String]) -> String {
+    if lines.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", lines.join(" / "))
+    }
+}
+
+/// Runs a model reviewer: up to `spec.tries` tries, the first resuming `resume`. `inputs` are
+/// given to a fresh try; `later_inputs`, when not empty, replace them on a resumed try (the diff
+/// since the last review instead of the whole change).
+#[allow(clippy::too_many_arguments)]
+pub async fn run_model_reviewer<C, E>(
+    spec: &ModelReviewer,
+    inputs: &[ReviewInput],
+    later_inputs: &[ReviewInput],
+    resume: Option<Conversation>,
+    workdir: &Path,
+    redactor: &Redactor,
+    cancel: C,
+    mut on_event: E,
+) -> Result<ReviewOutcome, ReviewerError>
+where
+    C: Future<Output = ()>,
+    E: FnMut(ReviewEvent),
+{
+    spec.check()?;
+    check_input_names(inputs).map_err(ReviewerError::settings)?;
+    check_input_names(later_inputs).map_err(ReviewerError::settings)?;
+    let workdir = std::path::absolute(workdir).map_err(|e| {
+        ReviewerError::settings(format!("the work folder {}: {e}", workdir.display()))
+    })?;
+    // The CLI finds sessions by the physical path of its working directory.
+    let cwd = std::fs::canonicalize(&spec.cwd).map_err(|e| {
+        ReviewerError::settings(format!("the workspace {}: {e}", spec.cwd.display()))
+    })?;
+    let mut cancel = Fused::new(cancel);
+    let mut facts = vec![("reviewer.cli".to_owned(), spec.cli.name().to_owned())];
+    if let Some(version) = cli_version(spec, &cwd, &workdir, redactor).await {
+        facts.push(("reviewer.cli-version".to_owned(), version));
+    }
+
+    let mut sequence = TrySequence::new(spec.tries, resume);
+    while let Some(attempt) = sequence.next_attempt(&mut |l| on_event(ReviewEvent::Status(l))) {
+        let given = if attempt.kind == TryKind::Resumed && !later_inputs.is_empty() {
+            later_inputs
+        } else {
+            inputs
+        };
+        let result = one_try(
+            spec,
+            given,
+            &attempt,
+            &cwd,
+            &workdir,
+            redactor,
+            &mut cancel,
+            &mut on_event,
+        )
+        .await;
+        let review = sequence.record(&attempt, result, &mut |l| {
+            on_event(ReviewEvent::Status(l));
+        });
+        if let Some(review) = review {
+            let findings: Vec<ReviewFinding> = review
+                .answer
+                .findings
+                .into_iter()
+                .map(|f| ReviewFinding {
+                    path: redact(redactor, &f.path),
+                    rule: f.rule.map(|r| redact(redactor, &r)),
+                    message: redact(redactor, &f.message),
+                    ..f
+                })
+                .collect();
+            if let Some(model) = &review.cli.model {
+                facts.push(("reviewer.model".to_owned(), model.clone()));
+            }
+            if let Some(asked) = &spec.model {
+                facts.push(("reviewer.model-asked".to_owned(), asked.clone()));
+            }
+            facts.push(("reviewer.session".to_owned(), review.cli.session_id.clone()));
+            return Ok(ReviewOutcome {
+                comment: redact(redactor, &review.answer.comment),
+                clean: findings.is_empty(),
+                findings,
+                conversation: Some(review.cli.session),
+                commented: true,
+                resumed: attempt.kind == TryKind::Resumed,
+                tries: sequence.reports().to_vec(),
+                facts,
+            });
+        }
+    }
+    Err(sequence.into_not_reviewed().into())
+}
+
+fn redact(redactor: &Redactor, text: &str) -> String {
+    String::from_utf8_lossy(&redactor.redact(text.as_bytes())).into_owned()
+}
+
+/// The PATH of the child: the declared one, else the given one, else the minimal one.
+fn child_path(spec: &ModelReviewer) -> String {
+    spec.env
+        .iter()
+        .find(|(n, _)| n == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| spec.path.clone())
+        .unwrap_or_else(|| minimal_path().to_owned())
+}
+
+/// `path` without relative entries and without entries inside `checkout`: the change under
+/// review must not supply the CLI.
+pub fn trusted_path(path: &str, checkout: &Path) -> String {
+    let checkout = std::fs::canonicalize(checkout).unwrap_or_else(|_| checkout.to_owned());
+    path.split(':')
+        .filter(|entry| {
+            let p = Path::new(entry);
+            p.is_absolute()
+                && !p.starts_with(&checkout)
+                && !std::fs::canonicalize(p).is_ok_and(|real| real.starts_with(&checkout))
+        })
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// The environment every CLI child gets: PATH, the try's HOME, a locale, the declared
+/// variables, and the CLI's own.
+fn base_child(spec: &ModelReviewer, cwd: &Path, home: &TryHome) -> ChildSpec {
+    let mut child = ChildSpec::new(&spec.program, cwd);
+    let text = |p: &Path| p.to_string_lossy().into_owned();
+    child = child
+        .env("PATH", child_path(spec))
+        .env("HOME", text(&home.home))
+        .env("LANG", "C.UTF-8");
+    for (name, value) in &spec.env {
+        if name != "PATH" && name != "LANG" {
+            child = child.env(name.clone(), value.clone());
+        }
+    }
+    child.secret_env.extend(spec.secret_env.iter().cloned());
+    child.grace = spec.grace;
+    // Confined like every child of the stage, writing only in the try's folder, and reaching
+    // its provider over HTTPS.
+    child.confine = confine::stage_confinement().map(|c| c.work(&home.root).connect(PROVIDER_PORT));
+    child
+}
+
+/// `<cli> --version`, first line, when it answers.
+async fn cli_version(
+    spec: &ModelReviewer,
+    cwd: &Path,
+    workdir: &Path,
+    redactor: &Redactor,
+) -> Option<String> {
+    let home = {
+        let workdir = workdir.to_owned();
+        let cli = spec.cli;
+        tokio::task::spawn_blocking(move || TryHome::prepare(&workdir, "version", cli))
+            .await
+            .ok()?
+            .ok()?
+    };
+    let mut child = base_child(spec, cwd, &home).arg("--version");
+    // Printing a version needs no credential.
+    child.secret_env.clear();
+    child.timeout = Some(VERSION_TIMEOUT);
+    child.capture_stdout = Some(4096);
+    let ran = process::run(child, redactor, std::future::pending(), |_, _| {})
+        .await
+        .ok()?;
+    if ran.outcome != Outcome::Exited(0) {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&ran.stdout);
+    let line: String = text
+        .lines()
+        .next()?
+        .trim()
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(64)
+        .collect();
+    (!line.is_empty()).then_some(line)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn one_try<C: Future<Output = ()>>(
+    spec: &ModelReviewer,
+    inputs: &[ReviewInput],
+    attempt: &Attempt,
+    cwd: &Path,
+    workdir: &Path,
+    redactor: &Redactor,
+    cancel: &mut Fused<C>,
+    on_event: &mut impl FnMut(ReviewEvent),
+) -> Result<TryReview, TryError> {
+    let nonce = Nonce::generate().map_err(|e| TryError::Prepare(e.to_string()))?;
+    let instructions = match attempt.kind {
+        TryKind::Resumed => &spec.later_instructions,
+        TryKind::Fresh => &spec.instructions,
+    };
+    let instructions = format!("{}\n\n{ANSWER_FORMAT}", instructions.trim_end());
+    let prompt = build_prompt(&instructions, inputs, &nonce);
+
+    // A private home per try; a resumed try gets a copy of the session where the CLI looks.
+    let (home, resume_id) = {
+        let (workdir, cwd, resume) = (workdir.to_owned(), cwd.to_owned(), attempt.resume.clone());
+        let (cli, number) = (spec.cli, attempt.number);
+        tokio::task::spawn_blocking(move || -> Result<_, String> {
+            let home = TryHome::prepare(&workdir, &format!("try-{number}"), cli)
+                .map_err(|e| format!("cannot prepare the try's home: {e}"))?;
+            let id = match &resume {
+                None => None,
+                Some(c) => Some(match cli {
+                    ModelCli::Claude => claude::place_session(&home, &cwd, &c.path)?,
+                    ModelCli::Codex => codex::place_session(&home, &c.path)?,
+                }),
+            };
+            Ok((home, id))
+        })
+        .await
+        .map_err(|e| TryError::Prepare(e.to_string()))?
+        .map_err(TryError::Prepare)?
+    };
+
+    let mut child = base_child(spec, cwd, &home);
+    match spec.cli {
+        ModelCli::Claude => {
+            let id = home::uuid_v4().map_err(TryError::Prepare)?;
+            child.args = claude::args(spec, resume_id.as_deref(), &id);
+        }
+        ModelCli::Codex => {
+            child = child.env("CODEX_HOME", home.codex_home.to_string_lossy().into_owned());
+            child.args = codex::args(spec, resume_id.as_deref(), &home.last_message);
+        }
+    }
+    child.stdin = Stdin::Bytes(prompt.into_bytes());
+    child.timeout = spec.timeout;
+    child.capture_stdout = Some(MAX_STDOUT);
+
+    let mut stderr_tail: VecDeque<String> = VecDeque::new();
+    let number = attempt.number;
+    let ran = process::run(child, redactor, cancel, |stream, line| {
+        // Stdout is the CLI's machine output (kept, parsed below); stderr is for people.
+        if stream == Stream::Stdout {
+            return;
+        }
+        let line = String::from_utf8_lossy(&line).into_owned();
+        if !line.trim().is_empty() {
+            if stderr_tail.len() == STDERR_TAIL {
+                stderr_tail.pop_front();
+            }
+            stderr_tail.push_back(line.trim().chars().take(STDERR_LINE_CHARS).collect());
+        }
+        on_event(ReviewEvent::Output {
+            try_number: number,
+            stream,
+            line,
+        });
+    })
+    .await?;
+    let stderr: Vec<String> = stderr_tail.into();
+    match ran.outcome {
+        Outcome::Exited(0) => {}
+        Outcome::Exited(code) => return Err(TryError::Exit { code, stderr }),
+        Outcome::Signalled(signal) => return Err(TryError::Signalled { signal, stderr }),
+        Outcome::TimedOut => return Err(TryError::TimedOut),
+        Outcome::Cancelled => return Err(TryError::Cancelled),
+    }
+    if ran.stdout_truncated {
+        return Err(TryError::Output(format!(
+            "the CLI printed more than {MAX_STDOUT} bytes"
+        )));
+    }
+    let cli = {
+        let (stdout, home, cwd) = (ran.stdout, home.clone(), cwd.to_owned());
+        let kind = spec.cli;
+        tokio::task::spawn_blocking(move || match kind {
+            ModelCli::Claude => claude::read_outcome(&stdout, &home, &cwd, resume_id.as_deref()),
+            ModelCli::Codex => codex::read_outcome(&stdout, &home, resume_id.as_deref()),
+        })
+        .await
+        .map_err(|e| TryError::Output(e.to_string()))?
+        .map_err(TryError::Output)?
+    };
+    let answer = parse_answer(&cli.text)?;
+    Ok(TryReview { answer, cli })
+}

@@ -1,0 +1,381 @@
+//! The model reviewers against fake `claude` and `codex` executables (tests/fakes/, which behave
+//! like the real CLIs): fresh and resumed reviews, refused resumes, failures, what reaches the
+//! CLI, read-only flags, cancellation.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use reviewflow_engine::exec::redact::Redactor;
+use reviewflow_engine::exec::secret::SecretValue;
+use reviewflow_stdlib::reviewer::model::{ModelCli, ModelReviewer, run_model_reviewer};
+use reviewflow_stdlib::reviewer::{
+    Conversation, ReviewEvent, ReviewInput, ReviewOutcome, ReviewerError, TryKind, TryOutcome,
+};
+use sha2::{Digest as _, Sha256};
+use tempfile::TempDir;
+
+const KEY: &str = "sk-ant-fake-0123456789abcdef";
+const DIFF: &[u8] = b"diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1,2 @@\n fn a() {}\n+fn b() {}\n";
+
+fn fakes() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fakes")
+}
+
+struct Setup {
+    dir: TempDir,
+    spy: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Self {
+        let dir = TempDir::new().unwrap();
+        std::fs::create_dir(dir.path().join("ws")).unwrap();
+        let spy = dir.path().join("spy.jsonl");
+        Setup { dir, spy }
+    }
+
+    fn spec(&self, cli: ModelCli, mode: &str) -> ModelReviewer {
+        let mut spec = ModelReviewer::new(cli, self.dir.path().join("ws"));
+        spec.env = vec![
+            (
+                "PATH".into(),
+                format!("{}:/usr/local/bin:/usr/bin:/bin", fakes().display()),
+            ),
+            ("FAKE_MODE".into(), mode.into()),
+            ("FAKE_SPY_FILE".into(), self.spy.to_string_lossy().into()),
+        ];
+        let credential = cli.credentials()[0];
+        spec.secret_env = vec![(credential.into(), SecretValue::from(KEY.to_owned()))];
+        spec.grace = Duration::from_millis(300);
+        spec.timeout = Some(Duration::from_secs(60));
+        spec
+    }
+
+    fn spied(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&self.spy)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// Keeps a conversation out of the work folder (the next run replaces its tries).
+    fn keep(&self, path: &Path) -> PathBuf {
+        let to = self.dir.path().join("kept").join(path.file_name().unwrap());
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(path, &to).unwrap();
+        to
+    }
+}
+
+struct Run {
+    result: Result<ReviewOutcome, ReviewerError>,
+    status: Vec<String>,
+}
+
+async fn run(spec: &ModelReviewer, resume: Option<PathBuf>, work: &Path) -> Run {
+    run_with(spec, resume, work, std::future::pending()).await
+}
+
+async fn run_with(
+    spec: &ModelReviewer,
+    resume: Option<PathBuf>,
+    work: &Path,
+    cancel: impl std::future::Future<Output = ()>,
+) -> Run {
+    let redactor = Redactor::new([("key", KEY)]).unwrap();
+    let mut status = Vec::new();
+    let inputs = vec![ReviewInput::untrusted("gather.diff", DIFF.to_vec())];
+    let result = run_model_reviewer(
+        spec,
+        &inputs,
+        &[],
+        resume.map(Conversation::new),
+        work,
+        &redactor,
+        cancel,
+        |e| {
+            if let ReviewEvent::Status(s) = e {
+                status.push(s);
+            }
+        },
+    )
+    .await;
+    Run { result, status }
+}
+
+fn sha(path: &Path) -> String {
+    Sha256::digest(std::fs::read(path).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn fact<'a>(outcome: &'a ReviewOutcome, key: &str) -> Option<&'a str> {
+    outcome
+        .facts
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+#[tokio::test]
+async fn claude_reviews_fresh_then_resumes_with_a_fork_that_leaves_the_old_session_whole() {
+    let s = Setup::new();
+    let spec = s.spec(ModelCli::Claude, "ok");
+    let first = run(&spec, None, &s.dir.path().join("w1")).await;
+    let first = first.result.unwrap();
+    assert!(!first.resumed);
+    assert_eq!(first.findings.len(), 1);
+    assert_eq!(first.findings[0].path, "src/lib.rs");
+    assert!(first.comment.contains("fresh review"), "{}", first.comment);
+    assert_eq!(
+        fact(&first, "reviewer.cli-version"),
+        Some("2.1.14 (Claude Code)")
+    );
+    assert_eq!(
+        fact(&first, "reviewer.model"),
+        Some("claude-sonnet-4-5-20250929")
+    );
+    let session = s.keep(first.conversation.as_ref().unwrap());
+    let before = sha(&session);
+
+    let second = run(&spec, Some(session.clone()), &s.dir.path().join("w2")).await;
+    let second = second.result.unwrap();
+    assert!(second.resumed);
+    assert!(
+        second
+            .comment
+            .contains("resumed review; it saw 1 earlier turn"),
+        "{}",
+        second.comment
+    );
+    assert_eq!(sha(&session), before, "the restored session stays whole");
+    let new_id = fact(&second, "reviewer.session").unwrap();
+    let old_id = session.file_stem().unwrap().to_string_lossy();
+    assert_ne!(new_id, old_id, "the fork is a new session");
+
+    // What the CLI was asked: the prompt on stdin, JSON out, read-only tools, the fork.
+    let calls = s.spied();
+    let resumed = calls.last().unwrap();
+    let argv: Vec<&str> = resumed["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    for want in ["-p", "--fork-session", "--strict-mcp-config"] {
+        assert!(argv.contains(&want), "{argv:?}");
+    }
+    let after = |flag: &str| argv[argv.iter().position(|a| *a == flag).unwrap() + 1];
+    assert_eq!(after("--resume"), old_id);
+    assert_eq!(after("--session-id"), new_id);
+    assert_eq!(after("--output-format"), "json");
+    assert_eq!(after("--setting-sources"), "user");
+    for tool in ["Bash", "Edit", "Write", "WebFetch", "WebSearch"] {
+        assert!(
+            after("--disallowedTools").split(',').any(|t| t == tool),
+            "{argv:?}"
+        );
+    }
+    assert!(
+        !argv
+            .iter()
+            .any(|a| a.contains("dangerously") || a.contains("bypass"))
+    );
+    assert!(resumed["stdin_bytes"].as_u64().unwrap() > 0);
+    assert!(
+        !argv.iter().any(|a| a.contains(KEY)),
+        "a secret is never an argument"
+    );
+}
+
+#[tokio::test]
+async fn the_cli_sees_only_what_it_needs() {
+    let s = Setup::new();
+    for cli in [ModelCli::Claude, ModelCli::Codex] {
+        let spec = s.spec(cli, "ok");
+        run(&spec, None, &s.dir.path().join(cli.name()))
+            .await
+            .result
+            .unwrap();
+    }
+    for call in s.spied() {
+        let names: BTreeSet<String> = call["env"].as_object().unwrap().keys().cloned().collect();
+        let mut want: BTreeSet<String> = ["PATH", "HOME", "LANG", "FAKE_MODE", "FAKE_SPY_FILE"]
+            .map(String::from)
+            .into();
+        if call["argv"] == serde_json::json!(["--version"]) {
+            assert_eq!(names, want, "`--version` gets no credential: {call}");
+            continue;
+        }
+        match call["cli"].as_str().unwrap() {
+            "claude" => {
+                want.insert("ANTHROPIC_API_KEY".into());
+            }
+            _ => {
+                want.insert("OPENAI_API_KEY".into());
+                want.insert("CODEX_HOME".into());
+            }
+        }
+        assert_eq!(names, want, "{call}");
+        let home = call["env"]["HOME"].as_str().unwrap();
+        assert!(
+            home.starts_with(&*s.dir.path().to_string_lossy()),
+            "a private home: {home}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_refused_claude_resume_gives_a_fresh_try_2() {
+    let s = Setup::new();
+    let spec = s.spec(ModelCli::Claude, "ok");
+    let first = run(&spec, None, &s.dir.path().join("w1"))
+        .await
+        .result
+        .unwrap();
+    let session = s.keep(first.conversation.as_ref().unwrap());
+    let mut refusing = spec.clone();
+    refusing.env.push(("FAKE_FAIL_RESUME".into(), "1".into()));
+    let second = run(&refusing, Some(session), &s.dir.path().join("w2")).await;
+    assert!(
+        second.status[1].contains("No conversation found with session ID"),
+        "{:?}",
+        second.status
+    );
+    let outcome = second.result.unwrap();
+    assert!(!outcome.resumed);
+    assert_eq!(outcome.tries[0].outcome, TryOutcome::Failed);
+    assert_eq!(outcome.tries[1].kind, TryKind::Fresh);
+    assert_eq!(outcome.tries[1].outcome, TryOutcome::Reviewed);
+}
+
+#[tokio::test]
+async fn codex_resumes_its_thread_and_a_silent_fresh_start_is_a_refused_resume() {
+    let s = Setup::new();
+    let spec = s.spec(ModelCli::Codex, "ok");
+    let first = run(&spec, None, &s.dir.path().join("w1"))
+        .await
+        .result
+        .unwrap();
+    assert_eq!(
+        fact(&first, "reviewer.cli-version"),
+        Some("codex-cli 0.58.0")
+    );
+    assert_eq!(fact(&first, "reviewer.model"), Some("gpt-5-codex"));
+    let rollout = s.keep(first.conversation.as_ref().unwrap());
+    assert!(
+        rollout
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("rollout-")
+    );
+    let before = sha(&rollout);
+
+    let second = run(&spec, Some(rollout.clone()), &s.dir.path().join("w2")).await;
+    let second = second.result.unwrap();
+    assert!(second.resumed);
+    assert!(
+        second.comment.contains("resumed review"),
+        "{}",
+        second.comment
+    );
+    assert_eq!(sha(&rollout), before);
+    let argv = s.spied().last().unwrap()["argv"].clone();
+    let argv: Vec<&str> = argv
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let at = |flag: &str| argv[argv.iter().position(|a| *a == flag).unwrap() + 1];
+    assert_eq!(at("--sandbox"), "read-only");
+    assert_eq!(at("resume"), fact(&first, "reviewer.session").unwrap());
+    assert_eq!(argv.last(), Some(&"-"), "the prompt comes on stdin");
+
+    // An older Codex starts a new thread, exit 0, when it cannot find the one asked for.
+    let mut silent = spec.clone();
+    silent.env.push(("FAKE_FAIL_RESUME".into(), "1".into()));
+    silent
+        .env
+        .push(("FAKE_CODEX_SILENT_FRESH".into(), "1".into()));
+    let third = run(&silent, Some(rollout), &s.dir.path().join("w3")).await;
+    assert!(
+        third.status[1].contains("a refused resume"),
+        "{:?}",
+        third.status
+    );
+    let outcome = third.result.unwrap();
+    assert!(!outcome.resumed);
+    assert_eq!(outcome.tries.len(), 2);
+}
+
+#[tokio::test]
+async fn when_every_try_fails_there_is_no_review() {
+    let s = Setup::new();
+    for (cli, mode) in [
+        (ModelCli::Claude, "crash"),
+        (ModelCli::Claude, "no-review"),
+        (ModelCli::Claude, "error-result"),
+        (ModelCli::Codex, "crash"),
+        (ModelCli::Codex, "no-review"),
+    ] {
+        let spec = s.spec(cli, mode);
+        let out = run(
+            &spec,
+            None,
+            &s.dir.path().join(format!("{}-{mode}", cli.name())),
+        )
+        .await;
+        let Err(ReviewerError::NoReview { tries }) = out.result else {
+            panic!("{mode}: {:?}", out.result.map(|o| o.comment));
+        };
+        assert_eq!(tries.len(), 2, "{mode}");
+        assert!(tries.iter().all(|r| r.outcome == TryOutcome::Failed));
+    }
+}
+
+#[tokio::test]
+async fn only_the_models_credential_may_be_a_secret() {
+    let s = Setup::new();
+    let mut spec = s.spec(ModelCli::Claude, "ok");
+    spec.secret_env
+        .push(("GITHUB_TOKEN".into(), SecretValue::from("ghs_x".to_owned())));
+    let out = run(&spec, None, &s.dir.path().join("w")).await;
+    let err = out.result.unwrap_err().to_string();
+    assert!(err.contains("only its credential"), "{err}");
+    assert!(s.spied().is_empty(), "nothing ran");
+}
+
+#[tokio::test]
+async fn a_cancel_during_the_review_ends_a_cli_that_ignores_sigterm() {
+    let s = Setup::new();
+    let spec = s.spec(ModelCli::Claude, "hang");
+    let started = std::time::Instant::now();
+    let out = run_with(
+        &spec,
+        None,
+        &s.dir.path().join("w"),
+        tokio::time::sleep(Duration::from_millis(800)),
+    )
+    .await;
+    let Err(ReviewerError::Cancelled { tries }) = out.result else {
+        panic!("not cancelled");
+    };
+    assert_eq!(tries.len(), 1, "no try after a cancel");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    // Returned only after the CLI exited: nothing of it is left.
+    let spy = s.spy.to_string_lossy().into_owned();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(env) = std::fs::read(entry.path().join("environ")) {
+            assert!(
+                !String::from_utf8_lossy(&env).contains(&spy),
+                "a fake CLI is still running: {:?}",
+                entry.path()
+            );
+        }
+    }
+}
