@@ -9,6 +9,7 @@ use tokio::sync::OnceCell;
 
 use super::cancel::CancelSignal;
 use super::extensions::Extensions;
+use super::facts::StageFacts;
 use super::reporter::StatusSink;
 use super::stage::StageError;
 use super::value::OutputValue;
@@ -136,8 +137,8 @@ impl WorkDir {
     }
 }
 
-/// A kept file of a producer that the stage reads (a `file` output): its path in the run
-/// directory, which no child may read. [`StageCx::copy_input_files`] copies it into the
+/// A kept file (or folder) of a producer that the stage reads (a `file` output): its path in the
+/// run directory, which no child may read. [`StageCx::copy_input_files`] copies it into the
 /// stage's own folder.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputFile {
@@ -176,6 +177,9 @@ pub struct StageCx<'a> {
     pub extensions: &'a Arc<Extensions>,
     /// The kept files of its producers it reads (paths in the run directory).
     pub input_files: &'a [InputFile],
+    /// What really happened (`reviewer.model`), kept redacted under the stage's record in the
+    /// manifest whatever its outcome.
+    pub facts: &'a StageFacts,
     pub(crate) work: &'a WorkDir,
     pub(crate) scope: &'a StageScope,
 }
@@ -212,11 +216,17 @@ impl StageCx<'_> {
                     .join("inputs")
                     .join(super::keep::component(&f.producer));
                 let to = dir.join(super::keep::component(&f.output));
-                std::fs::create_dir_all(&dir)
-                    .and_then(|()| std::fs::copy(&f.path, &to))
-                    .map_err(|e| {
-                        StageError::io(format!("copy input `{}.{}`", f.producer, f.output), e)
-                    })?;
+                let what = || format!("copy input `{}.{}`", f.producer, f.output);
+                std::fs::create_dir_all(&dir).map_err(|e| StageError::io(what(), e))?;
+                if super::tree::is_folder(&f.path) {
+                    // A kept folder is already redacted: copied as it is.
+                    super::tree::stage(&f.path, &dir, None)
+                        .map_err(|e| StageError::failed(format!("cannot {}: {e}", what())))?
+                        .install(&to)
+                        .map_err(|e| StageError::io(what(), e))?;
+                } else {
+                    std::fs::copy(&f.path, &to).map_err(|e| StageError::io(what(), e))?;
+                }
                 copies.push((f.path, to));
             }
             Ok(copies)

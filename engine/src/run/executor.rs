@@ -306,6 +306,7 @@ pub async fn execute(
                 reason: Some("a required secret is missing".into()),
                 outputs: BTreeMap::new(),
                 reused_from: None,
+                facts: BTreeMap::new(),
             })
             .collect();
         reporter.event(Event::Warning {

@@ -1,4 +1,5 @@
-//! Keeping a stage's outputs in the run directory: redacted, written atomically, digested.
+//! Keeping a stage's outputs in the run directory: redacted, written atomically, digested. A
+//! `file` output may be a folder (tree.rs).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -6,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::atomic;
 use super::manifest::OutputRecord;
 use super::stage::StageError;
+use super::tree::{self, TreeError};
 use super::value::{OutputValue, StageOutputs, digest};
 use crate::exec::redact::Redactor;
 
@@ -40,6 +42,36 @@ pub(crate) fn bool_record(b: bool) -> OutputRecord {
     }
 }
 
+/// Keeps the file or folder `from` at `to` (replacing what a refused resume left there) and
+/// returns its digest. Blocking.
+fn keep_file_blocking(
+    from: &Path,
+    to: &Path,
+    redactor: &Redactor,
+    ty: &str,
+    name: &str,
+) -> Result<String, StageError> {
+    let io = |e| StageError::io(format!("keep output `{name}`"), e);
+    let refused = |e: TreeError| StageError::failed(format!("cannot keep output `{name}`: {e}"));
+    let parent = to
+        .parent()
+        .ok_or_else(|| StageError::failed(format!("output `{name}` has no folder")))?;
+    if tree::is_folder(from) {
+        let staged = tree::stage(from, parent, Some(redactor)).map_err(refused)?;
+        let digest = staged.digest.clone();
+        staged.install(to).map_err(io)?;
+        return Ok(digest);
+    }
+    // A link to a folder is refused as a folder's links are, not read as a file.
+    if std::fs::metadata(from).is_ok_and(|m| m.is_dir()) {
+        return Err(refused(TreeError::Link(from.to_path_buf())));
+    }
+    if tree::is_folder(to) {
+        std::fs::remove_dir_all(to).map_err(io)?;
+    }
+    atomic::redacted_copy_blocking(from, to, redactor, ty).map_err(io)
+}
+
 /// Keeps every output: booleans inline, the rest under `outputs/`. Returns the values as later
 /// stages see them (redacted; files at their kept path) and their records.
 pub(crate) async fn keep(
@@ -58,7 +90,8 @@ pub(crate) async fn keep(
         }
         let ty = value.type_name();
         if let OutputValue::File(from) = &value {
-            // Files are copied through the redactor in chunks, never read whole.
+            // Files are copied through the redactor in chunks, never read whole; a folder is
+            // copied file by file the same way (tree.rs).
             let rel = relative(stage, &name);
             let path: PathBuf = run_dir.join(&rel);
             if let Some(parent) = path.parent() {
@@ -66,14 +99,18 @@ pub(crate) async fn keep(
                     .await
                     .map_err(|e| StageError::io(format!("create {}", parent.display()), e))?;
             }
-            let (from, to, r, ty_owned) =
-                (from.clone(), path.clone(), redactor.clone(), ty.to_string());
+            let (from, to, r, ty_owned, name_owned) = (
+                from.clone(),
+                path.clone(),
+                redactor.clone(),
+                ty.to_string(),
+                name.clone(),
+            );
             let d = tokio::task::spawn_blocking(move || {
-                atomic::redacted_copy_blocking(&from, &to, &r, &ty_owned)
+                keep_file_blocking(&from, &to, &r, &ty_owned, &name_owned)
             })
             .await
-            .map_err(|e| StageError::failed(format!("a worker thread failed: {e}")))?
-            .map_err(|e| StageError::io(format!("keep output `{name}`"), e))?;
+            .map_err(|e| StageError::failed(format!("a worker thread failed: {e}")))??;
             values.insert(name.clone(), OutputValue::File(path));
             records.insert(
                 name,

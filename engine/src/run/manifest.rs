@@ -68,6 +68,10 @@ pub struct StageRecord {
     pub outputs: BTreeMap<String, OutputRecord>,
     /// The run whose outputs it reused.
     pub reused_from: Option<String>,
+    /// Facts its implementation recorded about what really happened (`reviewer.model`: the model
+    /// that answered), redacted; a reused stage keeps those of the run it was reused from.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub facts: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::events::read_tolerant;
 use super::identity::{Difference, Identity};
 use super::manifest::{MANIFEST_FORMAT_VERSION, Manifest, OutputRecord};
+use super::tree;
 use super::value::{OutputValue, StageOutputs, digest};
 use crate::graph::Dag;
 use crate::model::Pipeline;
@@ -121,11 +122,22 @@ pub fn admit(
     })
 }
 
+/// A stage taken from the parent.
+#[derive(Debug)]
+pub struct ReusedStage {
+    /// Its values (files and folders at their new place).
+    pub values: StageOutputs,
+    /// Their records, as the parent kept them.
+    pub records: BTreeMap<String, OutputRecord>,
+    /// The facts the parent recorded for it: they describe what produced these outputs.
+    pub facts: BTreeMap<String, String>,
+}
+
 /// What a resume takes from its parent.
 #[derive(Debug, Default)]
 pub struct Reuse {
-    /// Reused stages by index: values (files at their new place) and records.
-    pub stages: BTreeMap<usize, (StageOutputs, BTreeMap<String, OutputRecord>)>,
+    /// Reused stages by index.
+    pub stages: BTreeMap<usize, ReusedStage>,
     /// Completed stages of the parent that are not reused, and why.
     pub not_reused: Vec<(String, String)>,
     /// Lines of the parent's events log that did not parse.
@@ -171,7 +183,14 @@ pub fn reuse(admitted: &Admitted, pipeline: &Pipeline, dag: &Dag, new_dir: &Path
         }
         match verify(&admitted.dir, new_dir, &record.outputs) {
             Ok(values) => {
-                out.stages.insert(i, (values, record.outputs.clone()));
+                out.stages.insert(
+                    i,
+                    ReusedStage {
+                        values,
+                        records: record.outputs.clone(),
+                        facts: record.facts.clone(),
+                    },
+                );
             }
             Err(why) => out.not_reused.push((name.clone(), why)),
         }
@@ -179,7 +198,8 @@ pub fn reuse(admitted: &Admitted, pipeline: &Pipeline, dag: &Dag, new_dir: &Path
     out
 }
 
-/// Reads and verifies each recorded output, copying kept files into the new run directory.
+/// Reads and verifies each recorded output, copying kept files and folders into the new run
+/// directory. A kept folder is verified on its copy, so what is checked is what is used.
 fn verify(
     parent_dir: &Path,
     new_dir: &Path,
@@ -200,7 +220,13 @@ fn verify(
                 if rel.split('/').any(|c| c == ".." || c.is_empty()) || rel.starts_with('/') {
                     return Err(format!("output `{name}` names an unsafe path"));
                 }
-                let bytes = std::fs::read(parent_dir.join(rel))
+                let kept = parent_dir.join(rel);
+                if r.ty == "file" && tree::is_folder(&kept) {
+                    let dest = new_dir.join(rel);
+                    values.insert(name.clone(), verify_folder(name, &kept, &dest, &r.digest)?);
+                    continue;
+                }
+                let bytes = std::fs::read(kept)
                     .map_err(|e| format!("output `{name}` cannot be read: {e}"))?;
                 (bytes, Some(new_dir.join(rel)))
             }
@@ -221,4 +247,25 @@ fn verify(
         values.insert(name.clone(), value);
     }
     Ok(values)
+}
+
+/// Copies the kept folder `kept` to `dest` when its copy matches `digest`. A changed, added or
+/// removed entry changes the digest; a link or special file planted in it is refused by name.
+fn verify_folder(
+    name: &str,
+    kept: &Path,
+    dest: &Path,
+    digest: &str,
+) -> Result<OutputValue, String> {
+    let parent = dest
+        .parent()
+        .ok_or_else(|| format!("output `{name}` names an unsafe path"))?;
+    std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    let staged = tree::stage(kept, parent, None)
+        .map_err(|e| format!("output `{name}` cannot be read: {e}"))?;
+    if staged.digest != digest {
+        return Err(format!("output `{name}` no longer matches its digest"));
+    }
+    staged.install(dest).map_err(|e| e.to_string())?;
+    Ok(OutputValue::File(dest.to_path_buf()))
 }

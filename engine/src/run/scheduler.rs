@@ -15,11 +15,13 @@ use super::clock;
 use super::context::{InputFile, ResolvedChild, StageCx, StageSecrets, WorkDir};
 use super::events::{Event, signal_name};
 use super::extensions::Extensions;
+use super::facts::StageFacts;
 use super::keep::{bool_record, keep};
 use super::manifest::{OutputRecord, StageRecord};
 use super::outcome::Outcome;
 use super::reporter::{Reporter, StatusSink};
 use super::resolve::Values;
+use super::resume::ReusedStage;
 use super::secrets::RunSecrets;
 use super::stage::{StageError, StageImpl};
 use super::value::{OutputValue, StageOutputs};
@@ -64,8 +66,8 @@ pub(crate) struct Plan<'a> {
     pub jobs: usize,
     pub cancel: CancelSignal,
     pub reporter: &'a Reporter,
-    /// Stages reused from the parent: values and records.
-    pub reused: BTreeMap<usize, (StageOutputs, BTreeMap<String, OutputRecord>)>,
+    /// Stages reused from the parent.
+    pub reused: BTreeMap<usize, ReusedStage>,
     pub parent: Option<String>,
 }
 
@@ -77,12 +79,13 @@ pub(crate) struct Ended {
     pub failed: Option<(String, String)>,
 }
 
-/// An outcome decided without running the stage: outcome, values, records, reason.
+/// An outcome decided without running the stage: outcome, values, records, reason, facts.
 type Decision = (
     Outcome,
     Option<StageOutputs>,
     BTreeMap<String, OutputRecord>,
     Option<String>,
+    BTreeMap<String, String>,
 );
 
 struct TaskEnd {
@@ -109,6 +112,9 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
     let mut waiting: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
     let mut set: JoinSet<TaskEnd> = JoinSet::new();
     let mut task_ids: HashMap<tokio::task::Id, usize> = HashMap::new();
+    // Held here, not only by the task, so that a stage whose implementation panicked keeps
+    // what it recorded.
+    let mut facts_of: HashMap<usize, Arc<StageFacts>> = HashMap::new();
     let mut running: BTreeMap<usize, Instant> = BTreeMap::new();
     let mut reused = std::mem::take(&mut plan.reused);
     let mut interrupted: Option<i32> = None;
@@ -123,17 +129,21 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
             }
             let stage = &pipeline.stages[i];
             let name = stage.name.value.clone();
-            let decided: Option<Decision> = if let Some((values, recs)) = reused.remove(&i) {
+            let decided: Option<Decision> = if let Some(r) = reused.remove(&i) {
                 let parent = plan.parent.clone().unwrap_or_default();
                 plan.reporter.event(Event::Reuse {
                     stage: name.clone(),
                     parent: parent.clone(),
                 });
+                // The parent's facts pass this run's limits and redactor too.
+                let facts = StageFacts::new(shared.redactor.clone());
+                facts.absorb(&r.facts);
                 Some((
                     Outcome::Reused,
-                    Some(values),
-                    recs,
+                    Some(r.values),
+                    r.records,
                     Some(format!("from run {parent}")),
+                    facts.take(),
                 ))
             } else if let Some(p) = skipped_producer(&plan, &records, &gated, i) {
                 Some((
@@ -141,6 +151,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                     None,
                     BTreeMap::new(),
                     Some(format!("`{p}` was skipped")),
+                    BTreeMap::new(),
                 ))
             } else if !(Values {
                 dag: plan.dag,
@@ -160,6 +171,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                     None,
                     BTreeMap::new(),
                     Some(format!("`when` {expr} is false")),
+                    BTreeMap::new(),
                 ))
             } else {
                 let (_, missing) = plan.secrets.for_stage(pipeline, plan.flow, i);
@@ -172,13 +184,14 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                         Some(format!(
                             "secret `{k}` is missing (on-missing=\"disable\"); the stage did not run"
                         )),
+                        BTreeMap::new(),
                     ))
                 } else {
                     None
                 }
             };
             match decided {
-                Some((outcome, values, recs, reason)) => {
+                Some((outcome, values, recs, reason, facts)) => {
                     finish(
                         &plan,
                         i,
@@ -186,6 +199,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                         values,
                         recs,
                         reason,
+                        facts,
                         Duration::ZERO,
                         None,
                         &mut outputs,
@@ -214,12 +228,15 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
             plan.reporter.event(Event::StageStart {
                 stage: name.clone(),
             });
+            let facts = Arc::new(StageFacts::new(shared.redactor.clone()));
+            facts_of.insert(i, facts.clone());
             let handle = set.spawn(run_stage(
                 shared.clone(),
                 i,
                 children,
                 secrets,
                 input_files,
+                facts,
                 plan.reporter.sink(&name),
                 plan.cancel.clone(),
             ));
@@ -260,6 +277,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                 };
                 let i = end.index;
                 running.remove(&i);
+                let facts = facts_of.remove(&i).map(|f| f.take()).unwrap_or_default();
                 let stage = &pipeline.stages[i];
                 let name = stage.name.value.clone();
                 let (outcome, values, recs, reason) = match end.result {
@@ -293,8 +311,8 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                     }
                 };
                 finish(
-                    &plan, i, outcome, values, recs, reason, end.duration, started_at[i].take(),
-                    &mut outputs, &mut records, &mut remaining, &mut ready,
+                    &plan, i, outcome, values, recs, reason, facts, end.duration,
+                    started_at[i].take(), &mut outputs, &mut records, &mut remaining, &mut ready,
                 );
             }
         }
@@ -318,6 +336,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                 reason: Some(why_not.clone()),
                 outputs: BTreeMap::new(),
                 reused_from: None,
+                facts: BTreeMap::new(),
             })
         })
         .collect();
@@ -397,6 +416,7 @@ fn finish(
     values: Option<StageOutputs>,
     recs: BTreeMap<String, OutputRecord>,
     reason: Option<String>,
+    facts: BTreeMap<String, String>,
     duration: Duration,
     started: Option<String>,
     outputs: &mut [Option<StageOutputs>],
@@ -438,6 +458,8 @@ fn finish(
         },
         outputs: recs,
         reused_from: (outcome == Outcome::Reused).then(|| plan.parent.clone().unwrap_or_default()),
+        // Already redacted and bounded by `StageFacts`.
+        facts,
     });
     for (c, _) in plan.dag.consumers(i) {
         remaining[c] -= 1;
@@ -449,12 +471,14 @@ fn finish(
 
 /// One stage, as a task: run the implementation under its timeout and the run's cancellation,
 /// keep its outputs, remove its work folder once everything it started has ended.
+#[allow(clippy::too_many_arguments)]
 async fn run_stage(
     shared: Arc<Shared>,
     i: usize,
     children: Vec<ResolvedChild>,
     secrets: StageSecrets,
     input_files: Vec<InputFile>,
+    facts: Arc<StageFacts>,
     status: StatusSink,
     run_cancel: CancelSignal,
 ) -> TaskEnd {
@@ -493,6 +517,7 @@ async fn run_stage(
         status,
         extensions: &shared.extensions,
         input_files: &input_files,
+        facts: &facts,
         work: &work,
         scope: &scope,
     };
