@@ -21,6 +21,9 @@ const SECURITY: &[&str] = &[
     "trust",
     "binding",
     "suppression",
+    "reviewer-vendor",
+    "reviewer-access",
+    "reviewer-credential",
 ];
 
 const SEEDS: &str = "seed-000";

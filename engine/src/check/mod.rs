@@ -12,6 +12,10 @@ mod literal_reference;
 mod missing_required;
 mod permissions;
 mod private_egress;
+mod reviewer;
+mod reviewer_access;
+mod reviewer_credential;
+mod reviewer_vendor;
 mod secret_flow;
 mod secret_scope;
 mod suppression;
@@ -89,6 +93,9 @@ pub static ALL: &[&dyn Check] = &[
     &permissions::Permissions,
     &trust::Trust,
     &binding::Binding,
+    &reviewer_vendor::ReviewerVendor,
+    &reviewer_access::ReviewerAccess,
+    &reviewer_credential::ReviewerCredential,
     &suppression::Suppression,
 ];
 

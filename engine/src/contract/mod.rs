@@ -3,9 +3,11 @@
 //! world. The engine reads contracts as data; the stdlib supplies them.
 
 mod forge;
+mod reviewer;
 mod store;
 
 pub use forge::ForgeContract;
+pub use reviewer::ReviewerKind;
 pub use store::StoreContract;
 
 use schemars::JsonSchema;
@@ -36,6 +38,9 @@ pub struct StageContract {
     /// A guard: this boolean output vouches for the values given to this child
     /// (`std/scan`'s `clean` vouches for its `target`s).
     pub vets: Option<Vets>,
+    /// The reviewers the stage runs, named by its `reviewer` child (`std/review`); empty for
+    /// a stage that runs none.
+    pub reviewer_kinds: &'static [ReviewerKind],
 }
 
 /// `output` vouches for what the stage reads through `child`.
@@ -290,6 +295,7 @@ impl StageContract {
             effects: Vec::new(),
             opaque: false,
             vets: None,
+            reviewer_kinds: &[],
         }
     }
 

@@ -3,13 +3,42 @@
 //! The comment and findings are the review's public product; the conversation is private.
 
 use reviewflow_engine::contract::{
-    ChildSpec, Effect, FallbackValue, LabelAdd, LabelKind, LabelRule, OutputType, Role,
-    StageContract, ValueType,
+    ChildSpec, Effect, FallbackValue, LabelAdd, LabelKind, LabelRule, OutputType, ReviewerKind,
+    Role, StageContract, ValueType,
 };
 
 use super::words;
 
-pub const REVIEWERS: &[&str] = &["rules", "command", "claude", "codex"];
+/// The reviewers: whose model each runs, and the credentials its CLI reads. A vendor's aliases
+/// are the reviewers whose vendor it is (`"claude"` means `anthropic`).
+pub const REVIEWER_KINDS: &[ReviewerKind] = &[
+    ReviewerKind {
+        name: "rules",
+        vendor: None,
+        credentials: &[],
+    },
+    ReviewerKind {
+        name: "command",
+        vendor: None,
+        credentials: &[],
+    },
+    ReviewerKind {
+        name: "claude",
+        vendor: Some("anthropic"),
+        credentials: &["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"],
+    },
+    ReviewerKind {
+        name: "codex",
+        vendor: Some("openai"),
+        credentials: &["OPENAI_API_KEY", "CODEX_API_KEY"],
+    },
+];
+
+/// The reviewers' names, in order.
+pub const REVIEWERS: &[&str] = &ReviewerKind::names::<{ REVIEWER_KINDS.len() }>(REVIEWER_KINDS);
+
+/// What a model reviewer may do (`access=`).
+pub const ACCESS: &[&str] = &["read-only", "write"];
 
 pub fn contract() -> StageContract {
     StageContract::new("std/review", "runs a reviewer over the change")
@@ -26,7 +55,33 @@ pub fn contract() -> StageContract {
                 false,
                 "the model a CLI reviewer asks for",
             )
+            .prop(
+                "access",
+                words(ACCESS),
+                false,
+                "what a model reviewer may do (default \"read-only\"; \"write\": shell and edit tools)",
+            )
+            .prop(
+                "vendor",
+                ValueType::String,
+                false,
+                "the vendor of the model behind a `command` reviewer",
+            )
+            .prop(
+                "max-turns",
+                ValueType::Int,
+                false,
+                "the most turns a model reviewer may take",
+            )
             .required(),
+        )
+        .child(
+            ChildSpec::new(
+                "reviewer-vendor-differs-from",
+                Role::Config,
+                "the vendor (or reviewer) whose model wrote the work: the reviewer must be another vendor's",
+            )
+            .arg(ValueType::Template),
         )
         .child(
             ChildSpec::new(
@@ -46,6 +101,14 @@ pub fn contract() -> StageContract {
         )
         .child(
             ChildSpec::new(
+                "later-prompt",
+                Role::Config,
+                "a file with the instructions of a review that resumes an earlier one",
+            )
+            .arg(ValueType::Template),
+        )
+        .child(
+            ChildSpec::new(
                 "resume",
                 Role::Data,
                 "a conversation to resume on the first try",
@@ -57,6 +120,14 @@ pub fn contract() -> StageContract {
                 "untrusted",
                 Role::Data,
                 "inputs from the change, fenced by nonce markers",
+            )
+            .many(ValueType::Reference),
+        )
+        .child(
+            ChildSpec::new(
+                "since-last-review",
+                Role::Data,
+                "what a resumed review reads instead of the `untrusted` inputs, fenced likewise",
             )
             .many(ValueType::Reference),
         )
@@ -133,6 +204,7 @@ pub fn contract() -> StageContract {
         .fallback("resumed", FallbackValue::Bool(false))
         .fallback("clean", FallbackValue::Bool(false))
         .effect(Effect::Executes)
+        .reviewer_kinds(REVIEWER_KINDS)
 }
 
 /// The implementation (in `review_run.rs`).

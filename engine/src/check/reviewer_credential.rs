@@ -1,0 +1,128 @@
+//! `reviewer-credential`: a reviewer whose model's CLI authenticates with known credentials
+//! (its contract lists them) is given secrets under those names only. Its model reads the change,
+//! and a prompt injection can make it print anything in its environment: only its own credential
+//! may be there. A secret the stage may not see, or a key of a stage that runs no program, is
+//! `secret-scope`'s finding and is not reported twice.
+
+use super::reviewer::{StageReviewer, either};
+use super::{Check, Context};
+use crate::contract::{Effect, Role};
+use crate::finding::{Confidence, Finding, Label, Severity};
+use crate::model::{Pipeline, Value};
+use crate::suggest::{did_you_mean, help_text};
+
+pub struct ReviewerCredential;
+
+impl Check for ReviewerCredential {
+    fn id(&self) -> &'static str {
+        "reviewer-credential"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "a model reviewer is given no secret but its model's own credential"
+    }
+    fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let p = cx.pipeline;
+        for stage in &p.stages {
+            let Some(reviewer) = StageReviewer::of(cx, stage) else {
+                continue;
+            };
+            let credentials = reviewer.kind.credentials;
+            if credentials.is_empty() {
+                continue;
+            }
+            let name = stage.name.value.as_str();
+            let kind = reviewer.kind.name;
+            for child in &stage.children {
+                let slot = reviewer
+                    .contract
+                    .child_spec(&child.name.value)
+                    .is_some_and(|s| s.role == Role::SecretSlot);
+                if !slot {
+                    continue;
+                }
+                let Some(var) = child
+                    .args
+                    .iter()
+                    .find(|a| matches!(a.value, Value::String(_)))
+                else {
+                    continue;
+                };
+                let Some(secret) = child.args.iter().find_map(|a| match &a.value {
+                    Value::Secret(s) => Some(s.as_str()),
+                    _ => None,
+                }) else {
+                    continue;
+                };
+                let var_name = var.value.as_str().unwrap_or_default();
+                if credentials.contains(&var_name) || reported_by_secret_scope(cx, p, secret, name)
+                {
+                    continue;
+                }
+                let own = either(credentials);
+                let owner = reviewer
+                    .contract
+                    .reviewers()
+                    .iter()
+                    .find(|k| k.credentials.contains(&var_name));
+                let (at, help) = match owner {
+                    Some(other) => (
+                        format!("`{var_name}` is `{}`'s credential", other.name),
+                        format!(
+                            "give `{kind}` its own credential ({own}), or use `reviewer \"{}\"` with this one",
+                            other.name
+                        ),
+                    ),
+                    None => (
+                        format!("`{var_name}` is not a credential of `{kind}`"),
+                        match help_text(&did_you_mean(var_name, credentials.iter().copied())) {
+                            Some(typo) => format!("{typo} `{kind}` reads only {own}"),
+                            None => format!(
+                                "give `{kind}` only its own credential ({own}); use `{secret}` in a stage of its own, and take `{name}` out of its `visible-to`"
+                            ),
+                        },
+                    ),
+                };
+                out.push(
+                    Finding::new(
+                        self.id(),
+                        self.severity(),
+                        format!(
+                            "the `{kind}` reviewer of `{name}` is given secret `{secret}` as `{var_name}`: only its model's own credential may reach its CLI"
+                        ),
+                        Label::new(var.span, at),
+                    )
+                    .related(Label::new(
+                        reviewer.name_span,
+                        format!("`{kind}` authenticates with {own}"),
+                    ))
+                    .help(help)
+                    .confidence(Confidence::High)
+                    .stage(name),
+                );
+            }
+        }
+    }
+}
+
+/// `secret-scope` reports a secret the stage may not see, and a key that a stage running no
+/// program uses (a seal's, a restore's) held by one that runs one.
+fn reported_by_secret_scope(cx: &Context<'_>, p: &Pipeline, secret: &str, stage: &str) -> bool {
+    let Some(declared) = p.secret(secret) else {
+        return true; // an unknown reference
+    };
+    if !declared.visible_to.iter().any(|v| v.value == stage) {
+        return true;
+    }
+    p.stages.iter().any(|s| {
+        let runs_program = cx
+            .registry
+            .get(&s.uses.value)
+            .is_some_and(|c| c.opaque || c.has_effect(Effect::Executes));
+        s.name.value != stage
+            && !runs_program
+            && s.secrets_named().iter().any(|n| n.value == secret)
+    })
+}
