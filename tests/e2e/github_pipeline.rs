@@ -590,3 +590,106 @@ async fn many_findings_go_in_batches_of_50_and_inline() {
     let comments = reviews[0]["comments"].as_array().map_or(0, Vec::len);
     assert_eq!(comments, 120, "{reviews:?}");
 }
+
+/// `examples/review.kdl` with `lines` added to the post stage, after `require-head`.
+fn post_with(lines: &str) -> String {
+    pipeline(|t| {
+        let edited = t.replace(
+            "    require-head \"gather.head\"\n",
+            &format!("    require-head \"gather.head\"\n{lines}"),
+        );
+        assert_ne!(edited, t, "the post stage is where the test expects it");
+        edited
+    })
+}
+
+/// A head authored by someone else than `require-author` names: the run fails naming the
+/// precondition and who authored it, and GitHub sees no write at all (no comment, no check run,
+/// no inline review) and the workflow gets nothing to upload.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn require_author_of_another_account_posts_and_keeps_nothing() {
+    let fake = FakeGithub::start().await;
+    seed_first_push(&fake);
+    fake.set_commit_author(HEAD1, Some("octocat"), "User");
+    let text = post_with("    require-author \"reviewflow[bot]\"\n    inline \"added\"\n");
+    let job = Job::for_pull_request(100, PR, &text);
+    let out = job.run(&fake, &[]).await;
+    let log = out.log();
+    assert_eq!(out.code, 1, "{log}");
+    assert!(
+        log.contains(
+            "`require-author`: the head 222222222222 is authored by octocat, not by reviewflow[bot]: nothing published"
+        ),
+        "{log}"
+    );
+    let writes = fake.writes();
+    assert!(writes.is_empty(), "no POST or PATCH: {writes:?}");
+    assert!(fake.comments(PR).is_empty());
+    assert!(fake.check_runs().is_empty());
+    assert!(fake.reviews().is_empty());
+    assert_eq!(out.output("artifact-name"), None, "nothing kept: {log}");
+    assert_eq!(fake.count(RouteKind::Commit), 1, "{log}");
+}
+
+/// The head a bot published passes `require-author "reviewflow[bot]"`; with `block-on "any"`
+/// the one `info` finding (a TODO) fails the check run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_authored_head_is_posted_and_block_on_any_fails_on_an_info_finding() {
+    let fake = FakeGithub::start().await;
+    seed_first_push(&fake);
+    fake.set_commit_author(HEAD1, Some("reviewflow[bot]"), "Bot");
+    let text = post_with(
+        "    require-author \"github-actions[bot]\"\n    require-author \"reviewflow[bot]\"\n    block-on \"any\"\n",
+    );
+    let job = Job::for_pull_request(100, PR, &text);
+    let out = job.run(&fake, &[]).await;
+    let log = out.log();
+    assert_eq!(out.code, 0, "{log}");
+    assert_eq!(fake.comments(PR).len(), 1, "{log}");
+    let runs = fake.check_runs();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["head_sha"], HEAD1);
+    assert_eq!(runs[0]["conclusion"], "failure", "{runs:?}");
+    assert_eq!(
+        runs[0]["output"]["title"], "Reviewed: 1 blocking finding of 1",
+        "{runs:?}"
+    );
+    assert!(
+        runs[0]["output"]["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("any finding blocks (block-on: any)")),
+        "{runs:?}"
+    );
+    assert_eq!(out.output("artifact-name").as_deref(), Some(ARTIFACT));
+}
+
+/// The same login as a user account does not pass a `[bot]` name: anyone can register
+/// `reviewflow-bot`, but only GitHub makes `reviewflow[bot]` a Bot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_account_does_not_pass_a_bot_name_and_a_commit_without_account_never_passes() {
+    for (login, kind, found) in [
+        (
+            Some("reviewflow[bot]"),
+            "User",
+            "the user account reviewflow[bot]",
+        ),
+        (
+            None,
+            "User",
+            "\"Mona Lisa\", whose email maps to no GitHub account",
+        ),
+    ] {
+        let fake = FakeGithub::start().await;
+        seed_first_push(&fake);
+        fake.set_commit_author(HEAD1, login, kind);
+        let text = post_with("    require-author \"reviewflow[bot]\"\n");
+        let out = Job::for_pull_request(100, PR, &text).run(&fake, &[]).await;
+        let log = out.log();
+        assert_eq!(out.code, 1, "{log}");
+        assert!(
+            log.contains(&format!("the head 222222222222 is authored by {found}")),
+            "{log}"
+        );
+        assert!(fake.writes().is_empty(), "{:?}", fake.writes());
+    }
+}

@@ -1,9 +1,10 @@
 //! A commit's message, split the way git splits it: the subject (the first paragraph, its lines
-//! joined by spaces, as `%s` prints it) and the body (everything after, as `%b`).
+//! joined by spaces, as `%s` prints it) and the body (everything after, as `%b`); and its author
+//! name, as `%an` prints it.
 //!
-//! Read with `git cat-file commit`: plumbing, so no `log` formatting, encoding re-coding or
-//! configuration touches it. The text is the change author's and untrusted; it is bounded here
-//! and labelled by the callers.
+//! Read with `git cat-file commit`: plumbing, so no `log` formatting, encoding re-coding,
+//! mailmap or configuration touches it (a `.mailmap` the change adds cannot rename its author).
+//! The text is the change author's and untrusted; it is bounded here and labelled by the callers.
 
 use std::path::Path;
 
@@ -29,6 +30,29 @@ pub fn message(repo: &Path, sha: &Sha) -> Result<Message, GitError> {
         ["commit", "--end-of-options", sha.as_str()],
     )?;
     Ok(parse_commit(&String::from_utf8_lossy(&stdout)))
+}
+
+/// The author name of commit `sha`, exactly as the commit object records it.
+pub fn author_name(repo: &Path, sha: &Sha) -> Result<String, GitError> {
+    let stdout = crate::git::run_ok(
+        repo,
+        "cat-file",
+        ["commit", "--end-of-options", sha.as_str()],
+    )?;
+    let raw = String::from_utf8_lossy(&stdout);
+    parse_author(&raw).ok_or_else(|| GitError::BadOutput {
+        subcommand: "cat-file".to_owned(),
+        output: format!("commit {} has no author line", sha.short()),
+    })
+}
+
+/// The name of a raw commit's `author` header: what comes before the `<` of the email, without
+/// the space before it (git's own split of an ident line).
+pub(crate) fn parse_author(raw: &str) -> Option<String> {
+    let headers = raw.split_once("\n\n").map_or(raw, |(h, _)| h);
+    let ident = headers.lines().find_map(|l| l.strip_prefix("author "))?;
+    let (name, _) = ident.split_once('<')?;
+    Some(name.trim_end().chars().take(MAX_TITLE_CHARS).collect())
 }
 
 /// Splits a raw commit object into its message's subject and body.
@@ -81,6 +105,20 @@ mod tests {
             }
         );
         assert_eq!(parse_commit("tree 1\n"), Message::default());
+    }
+
+    #[test]
+    fn author_names() {
+        let raw = "tree 1\nparent 2\nauthor reviewflow[bot] <1+reviewflow[bot]@users.noreply.github.com> 1 +0000\n\
+                   committer GitHub <noreply@github.com> 1 +0000\n\nauthor Not Me <x> 1 +0000\n";
+        assert_eq!(parse_author(raw).as_deref(), Some("reviewflow[bot]"));
+        assert_eq!(
+            parse_author("tree 1\nauthor  Two  Spaces  <a@b> 1 +0000\n\nm\n").as_deref(),
+            Some(" Two  Spaces")
+        );
+        // Only the headers count: an `author` line of the message is text.
+        assert_eq!(parse_author("tree 1\n\nauthor Not Me <x> 1 +0000\n"), None);
+        assert_eq!(parse_author("tree 1\nauthor no email\n\nm\n"), None);
     }
 
     #[test]

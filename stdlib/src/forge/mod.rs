@@ -8,6 +8,7 @@
 //! Everything here is blocking (git and file I/O); async callers use a blocking thread.
 //! `docs/local-forge.md` describes the folder and each file.
 
+mod author;
 mod change;
 mod commit;
 mod error;
@@ -20,8 +21,9 @@ mod ranges;
 mod record;
 mod review;
 
+pub use author::{BOT_SUFFIX, CommitAuthor, check_author};
 pub use change::{Change, MAX_REPO_NAME, open_change, repo_name};
-pub use commit::{MAX_BODY_BYTES, MAX_TITLE_CHARS, Message, message};
+pub use commit::{MAX_BODY_BYTES, MAX_TITLE_CHARS, Message, author_name, message};
 pub use error::ForgeError;
 pub use filter::{Filtered, filter_findings, filter_findings_in};
 pub use formats::Format;

@@ -25,8 +25,8 @@ pub use download::MAX_REDIRECTS;
 pub use env::{ActionsEnv, DEFAULT_SERVER_URL, MAX_EVENT_BYTES};
 pub use error::{GithubError, MAX_QUOTE};
 pub use models::{
-    Artifact, ArtifactRun, CheckRun, IssueComment, PullBase, PullHead, PullRequest, RepoName,
-    Review, User, WorkflowRun,
+    Artifact, ArtifactRun, CheckRun, Commit, CommitDetail, GitActor, IssueComment, PullBase,
+    PullHead, PullRequest, RepoName, Review, User, WorkflowRun,
 };
 pub use pages::MAX_PAGES;
 pub use repository::{InvalidRepository, Repository};

@@ -15,6 +15,35 @@ pub struct User {
     pub kind: String,
 }
 
+/// `GET /repos/{o}/{r}/commits/{ref}`, the parts read: who authored the commit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Commit {
+    pub sha: String,
+    pub commit: CommitDetail,
+    /// The account GitHub maps the author's email to; `None` (`null`) when it maps to none.
+    #[serde(default)]
+    pub author: Option<User>,
+}
+
+/// A commit's git data (`commit` of a commit answer).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitDetail {
+    /// The git author, as the commit records it (any text its author chose).
+    #[serde(default)]
+    pub author: Option<GitActor>,
+}
+
+/// A git author or committer: `{name, email, date}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitActor {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub email: Option<String>,
+    #[serde(default)]
+    pub date: Option<String>,
+}
+
 /// `full_name` of a repository object.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RepoName {
@@ -251,6 +280,28 @@ mod tests {
         assert_eq!(a.created_at, None);
         let r: ArtifactRun = serde_json::from_str(r#"{"id":null,"repository_id":1,"head_repository_id":null,"head_branch":null,"head_sha":null}"#).unwrap();
         assert_eq!(r.repository_id, Some(1));
+    }
+
+    #[test]
+    fn commits_take_an_author_without_account() {
+        let c: Commit = serde_json::from_str(
+            r#"{"sha":"a","node_id":"x","commit":{"author":{"name":"Mona","email":"m@x","date":"2026-01-01T00:00:00Z"},
+                "committer":null,"message":"m","tree":{"sha":"t"}},"author":null,"committer":null,"parents":[]}"#,
+        )
+        .unwrap();
+        assert_eq!(c.author, None);
+        assert_eq!(
+            c.commit.author.and_then(|a| a.name).as_deref(),
+            Some("Mona")
+        );
+        let c: Commit = serde_json::from_str(
+            r#"{"sha":"a","commit":{"author":null},"author":{"login":"reviewflow[bot]","id":1,"type":"Bot"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            c.author.map(|u| (u.login, u.kind)),
+            Some(("reviewflow[bot]".into(), "Bot".into()))
+        );
     }
 
     #[test]

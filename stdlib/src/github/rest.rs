@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use super::clock::parse_rfc3339;
 use super::models::Comparison;
 use super::{
-    Artifact, CheckRun, Client, GithubError, IssueComment, PullRequest, Review, WorkflowRun,
+    Artifact, CheckRun, Client, Commit, GithubError, IssueComment, PullRequest, Review, WorkflowRun,
 };
 
 /// GitHub refuses a comment body longer than this many characters (422).
@@ -91,6 +91,14 @@ impl Client {
         }
     }
 
+    /// The commit `sha` with the account its author maps to. One changed file a page: only the
+    /// author is read, and the answer of a large commit stays small.
+    pub async fn commit(&self, sha: &str) -> Result<Commit, GithubError> {
+        check_rev(sha)?;
+        self.get_json(&format!("{}/commits/{sha}?per_page=1", self.repo_route()))
+            .await
+    }
+
     pub async fn create_check_run(
         &self,
         body: &serde_json::Value,
@@ -170,7 +178,7 @@ fn check_comment(body: &str) -> Result<(), GithubError> {
     Ok(())
 }
 
-/// A commit SHA or a ref name as the compare route takes it: no `..`, no URL syntax.
+/// A commit SHA or a ref name as the compare and commit routes take it: no `..`, no URL syntax.
 fn check_rev(rev: &str) -> Result<(), GithubError> {
     let ok = !rev.is_empty()
         && rev.len() <= 255

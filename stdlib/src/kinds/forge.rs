@@ -10,7 +10,7 @@ use reviewflow_engine::model::Forge as ForgeDecl;
 use reviewflow_engine::run::{BoxFuture, StatusSink};
 use zeroize::Zeroizing;
 
-use crate::forge::{FileRanges, Format, Review};
+use crate::forge::{CommitAuthor, FileRanges, Format, Review, check_author};
 use crate::gather::{GatherConfig, Gathered};
 use crate::git::Sha;
 
@@ -67,7 +67,7 @@ pub struct PostRequest {
     /// Hosted forges: inline comments with this filter (`added`, `diff-context`, `file`,
     /// `nofilter`); none when absent.
     pub inline: Option<String>,
-    /// Which severities make the check run fail (`error`, `warning`, `never`).
+    /// Which findings make the check run fail (`any`, `error`, `warning`, `never`).
     pub block_on: String,
 }
 
@@ -100,12 +100,55 @@ pub trait Forge: Send + Sync {
     /// The change's head now (to refuse a post when it moved since gather).
     fn current_head(&self) -> BoxFuture<'_, Result<Sha, String>>;
 
+    /// Who authored commit `sha` (to refuse a post of a head nobody it trusts authored): the
+    /// account GitHub maps it to, or none; the git author name locally.
+    fn head_author<'a>(&'a self, sha: &'a Sha) -> BoxFuture<'a, Result<CommitAuthor, String>>;
+
     /// Publishes the review; refuses, publishing nothing, when the head moved.
     fn post<'a>(
         &'a self,
         request: &'a PostRequest,
         status: &'a StatusSink,
     ) -> BoxFuture<'a, Result<PostedSummary, String>>;
+}
+
+/// What must hold before `std/post` writes anything (keeps a blob, posts a comment, records a
+/// check run, comments inline, writes a file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Preconditions {
+    /// `require-head`: the change's head must still be this (default: the head resolved when
+    /// the forge was opened).
+    pub head: Sha,
+    /// `require-author`: the head must be authored by one of these; empty: by anyone.
+    pub authors: Vec<String>,
+}
+
+/// Checks `preconditions` against the forge, reading only: the head first, then its author.
+/// The error names the precondition, what was found, and that nothing was published.
+pub async fn check_preconditions(
+    forge: &dyn Forge,
+    preconditions: &Preconditions,
+) -> Result<(), String> {
+    let expected = &preconditions.head;
+    let current = forge.current_head().await?;
+    if &current != expected {
+        return Err(format!(
+            "the change's head moved since gather: it was {}, it is now {}; nothing was posted or kept",
+            expected.short(),
+            current.short()
+        ));
+    }
+    if preconditions.authors.is_empty() {
+        return Ok(());
+    }
+    let refused = |why: String| format!("`require-author`: {why}: nothing published");
+    let author = forge.head_author(expected).await.map_err(|e| {
+        refused(format!(
+            "cannot read the head commit {}: {e}",
+            expected.short()
+        ))
+    })?;
+    check_author(expected.short(), &author, &preconditions.authors).map_err(refused)
 }
 
 /// What opening a forge may use.

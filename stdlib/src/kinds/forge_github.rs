@@ -10,6 +10,7 @@ use reviewflow_engine::run::{BoxFuture, StatusSink};
 
 use super::forge::{ChangeInfo, PostRequest, PostedMarker, PostedSummary, ReviewState};
 use crate::diff::cut_to_path;
+use crate::forge::CommitAuthor;
 use crate::forge::github::{
     BlockOn, CHECK_TEXT_MAX_CHARS, CHECK_TITLE_MAX_CHARS, COMMENT_MAX_CHARS, CommentInfo,
     FilterMode, MAX_ANNOTATIONS_PER_REQUEST, Marker, ReviewRequest, ReviewState as GhState,
@@ -480,6 +481,29 @@ impl super::Forge for Github {
                 .map_err(|e| format!("cannot read pull request #{}: {e}", self.number))?;
             Sha::parse(&pr.head.sha)
                 .map_err(|e| format!("the pull request's head is not a commit: {e}"))
+        })
+    }
+
+    fn head_author<'a>(&'a self, sha: &'a Sha) -> BoxFuture<'a, Result<CommitAuthor, String>> {
+        Box::pin(async move {
+            let commit = self
+                .client
+                .commit(sha.as_str())
+                .await
+                .map_err(|e| e.to_string())?;
+            let name = commit
+                .commit
+                .author
+                .and_then(|a| a.name)
+                .unwrap_or_default();
+            Ok(match commit.author {
+                Some(user) => CommitAuthor::Account {
+                    is_bot: user.kind == "Bot",
+                    login: user.login,
+                    name,
+                },
+                None => CommitAuthor::NoAccount { name },
+            })
         })
     }
 

@@ -6,7 +6,7 @@ use reviewflow_engine::contract::{ForgeContract, ValueType};
 use reviewflow_engine::run::{BoxFuture, StatusSink};
 
 use super::forge::{ChangeInfo, PostRequest, PostedMarker, PostedSummary};
-use crate::forge::{Change, LocalForge};
+use crate::forge::{Change, CommitAuthor, LocalForge, author_name};
 use crate::gather::{GatherConfig, Gathered, gather_change};
 use crate::git::Sha;
 
@@ -120,6 +120,15 @@ impl super::Forge for Local {
         Box::pin(super::blocking(move || {
             crate::git::resolve(&checkout, &head_ref)
                 .map_err(|e| format!("cannot resolve the head again: {e}"))
+        }))
+    }
+
+    fn head_author<'a>(&'a self, sha: &'a Sha) -> BoxFuture<'a, Result<CommitAuthor, String>> {
+        let checkout = self.forge.checkout.clone();
+        let sha = sha.clone();
+        Box::pin(super::blocking(move || {
+            let name = author_name(&checkout, &sha).map_err(|e| e.to_string())?;
+            Ok(CommitAuthor::Git { name })
         }))
     }
 

@@ -1,7 +1,12 @@
 //! `std/post`: publishes the review. On GitHub: one upserted comment with a metadata marker,
 //! a check run, inline comments on changed lines. Locally: markdown, JSON, rdjsonl and SARIF
-//! in `.reviewflow/forge/<change>/`. Refuses when the change's head moved since gather. Uploads
-//! sealed blobs to a store, or a tombstone when there is none.
+//! in `.reviewflow/forge/<change>/`. Uploads sealed blobs to a store, or a tombstone when there
+//! is none.
+//!
+//! Its preconditions are checked before anything is kept or posted: the change's head is still
+//! the one gathered (`require-head`), and that head is authored by one of the `require-author`
+//! names. When one fails, nothing at all is written and the stage fails, saying which and what
+//! it found; its `on-error` decides what follows.
 
 use reviewflow_engine::contract::{
     ChildSpec, Effect, FallbackValue, LabelRule, OutputType, Role, StageContract, ValueType,
@@ -11,7 +16,7 @@ use super::words;
 
 pub const FORMATS: &[&str] = &["markdown", "json", "rdjsonl", "sarif"];
 pub const INLINE_MODES: &[&str] = &["added", "diff-context", "file", "nofilter"];
-pub const BLOCK_ON: &[&str] = &["error", "warning", "never"];
+pub const BLOCK_ON: &[&str] = &["any", "error", "warning", "never"];
 
 pub fn contract() -> StageContract {
     StageContract::new("std/post", "publishes the review and keeps sealed blobs")
@@ -45,6 +50,15 @@ pub fn contract() -> StageContract {
         )
         .child(
             ChildSpec::new(
+                "require-author",
+                Role::Config,
+                "refuse unless the head is authored by one of these (GitHub: the account's login; a `[bot]` name only a Bot account)",
+            )
+            .many(ValueType::String)
+            .repeatable(),
+        )
+        .child(
+            ChildSpec::new(
                 "upload",
                 Role::Keep,
                 "keep a sealed blob in a store (a tombstone when it is absent)",
@@ -73,7 +87,7 @@ pub fn contract() -> StageContract {
             ChildSpec::new(
                 "block-on",
                 Role::Config,
-                "findings at or above this severity fail the check run (default `error`)",
+                "findings at or above this severity fail the check run (default `error`; `any`: every finding)",
             )
             .arg(words(BLOCK_ON)),
         )
@@ -120,6 +134,7 @@ async fn run(
     use super::runtime::{arg, value_bytes};
     use crate::forge::{Format, ReviewFinding, filter_findings_in};
     use crate::git::Sha;
+    use crate::kinds::forge::{Preconditions, check_preconditions};
     use crate::kinds::{PostRequest, ReviewState, Services};
     use crate::store::{Keep, Producer};
 
@@ -185,17 +200,23 @@ async fn run(
     if formats.is_empty() {
         formats = Format::ALL.to_vec();
     }
+    let authors: Vec<String> = cx
+        .children
+        .iter()
+        .filter(|c| c.name == "require-author")
+        .flat_map(|c| c.args.iter().filter_map(Resolved::text))
+        .collect();
     let text_arg = |name: &str| arg(&cx, name).and_then(Resolved::text);
 
-    // Nothing is kept or posted for a head that moved: the next run reviews the new one.
-    let current = forge.current_head().await.map_err(StageError::failed)?;
-    if current != expected_head {
-        return Err(StageError::failed(format!(
-            "the change's head moved since gather: it was {}, it is now {}; nothing was posted or kept",
-            expected_head.short(),
-            current.short()
-        )));
-    }
+    // Before any write: nothing is kept or posted for a head that moved (the next run reviews
+    // the new one), nor for a head nobody `require-author` names authored.
+    let preconditions = Preconditions {
+        head: expected_head.clone(),
+        authors,
+    };
+    check_preconditions(forge, &preconditions)
+        .await
+        .map_err(StageError::failed)?;
 
     // Keep (or tombstone) first: a posted review must never name a conversation that is not kept.
     let mut conversation_id = None;

@@ -48,6 +48,8 @@ pub enum RouteKind {
     ListArtifacts,
     ArtifactZip,
     WorkflowRun,
+    /// `GET /repos/{o}/{r}/commits/{ref}`.
+    Commit,
     /// A request to the blob host.
     Blob,
     Unknown,
@@ -188,6 +190,8 @@ struct State {
     reviews: Vec<Value>,
     runs: BTreeMap<u64, RunSeed>,
     artifacts: BTreeMap<u64, (ArtifactSeed, Value)>,
+    /// Commits by SHA, as `GET …/commits/{sha}` answers them.
+    commits: HashMap<String, Value>,
 }
 
 /// The fake. Dropping it stops both servers.
@@ -298,6 +302,15 @@ impl FakeGithub {
                 pr["head"]["ref"].as_str().unwrap_or("")
             ));
         }
+    }
+
+    /// The commit `sha` as `GET …/commits/{sha}` shows it: authored by the account `login` of
+    /// `user_type` (`User`, `Bot`), or, with `None`, by an email that maps to no account
+    /// (GitHub's top-level `author: null`). An unseeded SHA answers GitHub's 422.
+    pub fn set_commit_author(&self, sha: &str, login: Option<&str>, user_type: &str) {
+        let mut s = self.state();
+        let commit = commit_json(&s.api_base, sha, login, user_type);
+        s.commits.insert(sha.into(), commit);
     }
 
     pub fn set_pull_diff(&self, number: u64, diff: &str) {
@@ -433,6 +446,16 @@ impl FakeGithub {
             .get(&number)
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// Requests to the API that could change something (anything but `GET` and `HEAD`).
+    pub fn writes(&self) -> Vec<LoggedRequest> {
+        self.state()
+            .log
+            .iter()
+            .filter(|r| r.host == Host::Api && r.method != "GET" && r.method != "HEAD")
+            .cloned()
+            .collect()
     }
 
     pub fn check_runs(&self) -> Vec<Value> {
@@ -595,6 +618,7 @@ fn classify(method: &Method, path: &str, accept: Option<&str>) -> RouteKind {
         ("GET", ["actions", "artifacts"]) => RouteKind::ListArtifacts,
         ("GET", ["actions", "artifacts", _, "zip"]) => RouteKind::ArtifactZip,
         ("GET", ["actions", "runs", _]) => RouteKind::WorkflowRun,
+        ("GET", ["commits", _]) => RouteKind::Commit,
         _ => RouteKind::Unknown,
     }
 }
@@ -866,6 +890,22 @@ fn answer(
             Some(run) => ok_json(200, &run_json(&s.api_base, run)),
             None => error(404, "Not Found"),
         },
+        RouteKind::Commit => {
+            let sha = rest.get(1).cloned().unwrap_or_default();
+            match s.commits.get(&sha) {
+                Some(commit) => ok_json(200, commit),
+                // What GitHub answers for a SHA the repository does not have.
+                None => ResponseTemplate::new(422).set_body_raw(
+                    json!({
+                        "message": format!("No commit found for SHA: {sha}"),
+                        "documentation_url": "https://docs.github.com/rest/commits/commits#get-a-commit",
+                        "status": "422",
+                    })
+                    .to_string(),
+                    "application/json; charset=utf-8",
+                ),
+            }
+        }
         RouteKind::Blob | RouteKind::Unknown => error(404, "Not Found"),
     }
 }
@@ -1068,6 +1108,42 @@ fn user_json(login: &str, kind: &str) -> Value {
         "html_url": format!("https://github.com/{login}"),
         "type": kind,
         "site_admin": false,
+    })
+}
+
+/// `GET /repos/{o}/{r}/commits/{sha}`: the git author in `commit.author`, the account GitHub
+/// maps its email to in the top-level `author` (`null` when none).
+fn commit_json(api: &str, sha: &str, login: Option<&str>, kind: &str) -> Value {
+    let full = format!("{OWNER}/{REPO}");
+    let (name, email) = match login {
+        Some(login) => (
+            login.to_owned(),
+            format!("41898282+{login}@users.noreply.github.com"),
+        ),
+        None => ("Mona Lisa".to_owned(), "mona@laptop.invalid".to_owned()),
+    };
+    let person = json!({ "name": name, "email": email, "date": timestamp(30) });
+    let account = login.map_or(Value::Null, |l| user_json(l, kind));
+    json!({
+        "url": format!("{api}/repos/{full}/commits/{sha}"),
+        "sha": sha,
+        "node_id": format!("C_kwDO{}", &sha[..sha.len().min(12)]),
+        "html_url": format!("https://github.com/{full}/commit/{sha}"),
+        "comments_url": format!("{api}/repos/{full}/commits/{sha}/comments"),
+        "commit": {
+            "url": format!("{api}/repos/{full}/git/commits/{sha}"),
+            "author": person,
+            "committer": { "name": "GitHub", "email": "noreply@github.com", "date": timestamp(30) },
+            "message": "Publish the generated head",
+            "tree": { "url": format!("{api}/repos/{full}/git/trees/{sha}"), "sha": sha },
+            "comment_count": 0,
+            "verification": { "verified": false, "reason": "unsigned", "signature": Value::Null, "payload": Value::Null, "verified_at": Value::Null },
+        },
+        "author": account,
+        "committer": user_json("web-flow", "User"),
+        "parents": [],
+        "stats": { "total": 1, "additions": 1, "deletions": 0 },
+        "files": [],
     })
 }
 

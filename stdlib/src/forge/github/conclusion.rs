@@ -13,9 +13,11 @@ use super::body::{CHECK_TEXT_MAX_CHARS, CHECK_TITLE_MAX_CHARS, fit, fit_line};
 use crate::forge::ReviewFinding;
 use crate::rules::Severity;
 
-/// Which findings block: those at or above a severity, or none.
+/// Which findings block: every one, those at or above a severity, or none.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum BlockOn {
+    /// Every finding blocks, `info` included: a round passes only when it reports no findings.
+    Any,
     /// Errors block (the default).
     #[default]
     Error,
@@ -26,10 +28,16 @@ pub enum BlockOn {
 }
 
 impl BlockOn {
-    pub const ALL: [BlockOn; 3] = [BlockOn::Error, BlockOn::Warning, BlockOn::Never];
+    pub const ALL: [BlockOn; 4] = [
+        BlockOn::Any,
+        BlockOn::Error,
+        BlockOn::Warning,
+        BlockOn::Never,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
+            BlockOn::Any => "any",
             BlockOn::Error => "error",
             BlockOn::Warning => "warning",
             BlockOn::Never => "never",
@@ -39,6 +47,7 @@ impl BlockOn {
     /// Whether a finding of `severity` blocks.
     pub fn blocks(self, severity: Severity) -> bool {
         match self {
+            BlockOn::Any => true,
             BlockOn::Error => severity >= Severity::Error,
             BlockOn::Warning => severity >= Severity::Warning,
             BlockOn::Never => false,
@@ -59,7 +68,7 @@ impl std::str::FromStr for BlockOn {
         BlockOn::ALL
             .into_iter()
             .find(|b| b.as_str() == s)
-            .ok_or_else(|| format!("unknown block-on `{s}` (error, warning, never)"))
+            .ok_or_else(|| format!("unknown block-on `{s}` (any, error, warning, never)"))
     }
 }
 
@@ -118,6 +127,7 @@ pub struct Conclusion {
 /// check, even when it exceeds `findings`.
 pub fn conclude(state: &ReviewState, block_on: BlockOn) -> Conclusion {
     let rule = match block_on {
+        BlockOn::Any => "any finding blocks (block-on: any)".to_owned(),
         BlockOn::Never => "no finding blocks (block-on: never)".to_owned(),
         b => format!("findings of severity {b} or above block"),
     };
@@ -205,6 +215,7 @@ mod tests {
         assert_eq!("error".parse(), Ok(BlockOn::Error));
         assert_eq!("warning".parse(), Ok(BlockOn::Warning));
         assert_eq!("never".parse(), Ok(BlockOn::Never));
+        assert_eq!("any".parse(), Ok(BlockOn::Any));
         assert!("Error".parse::<BlockOn>().is_err());
         assert_eq!(BlockOn::default(), BlockOn::Error);
         let fs = [
@@ -219,6 +230,28 @@ mod tests {
         assert_eq!(blocking(BlockOn::Error), (1, 3));
         assert_eq!(blocking(BlockOn::Warning), (2, 3));
         assert_eq!(blocking(BlockOn::Never), (0, 3));
+        assert_eq!(blocking(BlockOn::Any), (3, 3));
+    }
+
+    #[test]
+    fn block_on_any_fails_on_info_alone_and_passes_only_without_findings() {
+        let info = [finding(Severity::Info)];
+        let c = conclude(&ReviewState::reviewed(&info, BlockOn::Any), BlockOn::Any);
+        assert_eq!(c.conclusion, CheckConclusion::Failure);
+        assert_eq!(c.title, "Reviewed: 1 blocking finding of 1");
+        assert!(
+            c.summary.contains("any finding blocks (block-on: any)"),
+            "{}",
+            c.summary
+        );
+        let clean = conclude(&ReviewState::reviewed(&[], BlockOn::Any), BlockOn::Any);
+        assert_eq!(clean.conclusion, CheckConclusion::Success);
+        // Under the default, the same info finding passes.
+        let c = conclude(
+            &ReviewState::reviewed(&info, BlockOn::Error),
+            BlockOn::Error,
+        );
+        assert_eq!(c.conclusion, CheckConclusion::Success);
     }
 
     #[test]
