@@ -379,3 +379,22 @@ async fn a_cancel_during_the_review_ends_a_cli_that_ignores_sigterm() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_credential_the_model_quotes_is_not_published() {
+    let s = Setup::new();
+    let spec = s.spec(ModelCli::Claude, "leak-token");
+    let out = run(&spec, None, &s.dir.path().join("w"))
+        .await
+        .result
+        .unwrap();
+    assert!(!out.comment.contains("ghp_AAAA"), "{}", out.comment);
+    assert!(
+        out.comment.contains("[credential removed]"),
+        "{}",
+        out.comment
+    );
+    // The conversation keeps what was said: the scan decides whether it may be sealed.
+    let session = std::fs::read_to_string(out.conversation.unwrap()).unwrap();
+    assert!(session.contains("ghp_AAAA"));
+}

@@ -13,6 +13,7 @@ mod isolation_process;
 mod isolation_spy;
 mod local_pipeline;
 mod lowering;
+mod model_pipeline;
 mod run;
 mod schema;
 mod support;

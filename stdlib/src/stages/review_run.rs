@@ -146,8 +146,9 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
         }
     };
     let outcome = outcome.map_err(|e| StageError::failed(e.to_string()))?;
-    // FACTS: recorded in the manifest once the engine takes them.
-    let _ = &outcome.facts;
+    for (key, value) in &outcome.facts {
+        cx.facts.record(key.clone(), value.clone());
+    }
     let mut out = StageOutputs::new();
     out.insert("comment".into(), OutputValue::Text(outcome.comment));
     let findings = serde_json::to_value(&outcome.findings)
@@ -248,6 +249,8 @@ fn check_vendor_policy(
         return Ok(());
     };
     let named = named.trim().to_ascii_lowercase();
+    // The vendors and their aliases are the contract's (`REVIEWER_KINDS`), as `check` reads them.
+    let vendor_of = |word: &str| cx.contract.vendor_named(word);
     let Some(author) = vendor_of(&named) else {
         return Err(StageError::failed(format!(
             "reviewer-vendor-differs-from: {named:?} names no known vendor (anthropic, openai) \
@@ -275,12 +278,4 @@ fn check_vendor_policy(
         ))),
         Some(_) => Ok(()),
     }
-}
-
-/// A vendor, or the vendor of a reviewer kind.
-fn vendor_of(name: &str) -> Option<&'static str> {
-    [ModelCli::Claude, ModelCli::Codex]
-        .into_iter()
-        .find(|c| c.vendor() == name || c.name() == name)
-        .map(ModelCli::vendor)
 }

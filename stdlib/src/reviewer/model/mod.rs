@@ -58,6 +58,14 @@ const STDERR_LINE_CHARS: usize = 200;
 /// How long `--version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Never used: every CLI has its entry in `REVIEWER_KINDS` (a unit test says so).
+const MISSING: reviewflow_engine::contract::ReviewerKind =
+    reviewflow_engine::contract::ReviewerKind {
+        name: "",
+        vendor: None,
+        credentials: &[],
+    };
+
 /// Which CLI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModelCli {
@@ -74,20 +82,22 @@ impl ModelCli {
         }
     }
 
+    /// Its entry in the contract of `std/review`: the one table of vendors and credentials.
+    fn kind(self) -> &'static reviewflow_engine::contract::ReviewerKind {
+        crate::stages::review::REVIEWER_KINDS
+            .iter()
+            .find(|k| k.name == self.name())
+            .unwrap_or(&MISSING)
+    }
+
     /// The company whose models it runs.
     pub fn vendor(self) -> &'static str {
-        match self {
-            ModelCli::Claude => "anthropic",
-            ModelCli::Codex => "openai",
-        }
+        self.kind().vendor.unwrap_or("unknown")
     }
 
     /// The variables that may carry its credential: nothing else secret reaches the CLI.
     pub fn credentials(self) -> &'static [&'static str] {
-        match self {
-            ModelCli::Claude => &["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"],
-            ModelCli::Codex => &["OPENAI_API_KEY", "CODEX_API_KEY"],
-        }
+        self.kind().credentials
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
@@ -333,8 +343,44 @@ where
     Err(sequence.into_not_reviewed().into())
 }
 
+/// `text` redacted of the run's secrets and of anything a credential detector matches: a
+/// model quotes what it read, and the comment and findings are published.
 fn redact(redactor: &Redactor, text: &str) -> String {
-    String::from_utf8_lossy(&redactor.redact(text.as_bytes())).into_owned()
+    let text = String::from_utf8_lossy(&redactor.redact(text.as_bytes())).into_owned();
+    mask_credentials(&text)
+}
+
+/// Every credential-shaped match in `text` replaced by `[credential removed]`.
+pub fn mask_credentials(text: &str) -> String {
+    use crate::detect::{DetectorId, scan};
+    let enabled: Vec<DetectorId> = DetectorId::ALL
+        .into_iter()
+        .filter(|d| *d != DetectorId::SecretValue)
+        .collect();
+    let hits = scan(text.as_bytes(), &[], &enabled);
+    if hits.is_empty() {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for hit in hits {
+        let (start, end) = (hit.byte_range.start.max(at), hit.byte_range.end);
+        if end <= start {
+            continue;
+        }
+        // Detectors match ASCII tokens; on a non-boundary, widen to the next boundary.
+        let start = (start..=text.len())
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(text.len());
+        let end = (end..=text.len())
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(text.len());
+        out.push_str(&text[at..start]);
+        out.push_str("[credential removed]");
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 /// The PATH of the child: the declared one, else the given one, else the minimal one.
@@ -524,4 +570,19 @@ async fn one_try<C: Future<Output = ()>>(
     };
     let answer = parse_answer(&cli.text)?;
     Ok(TryReview { answer, cli })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_cli_has_its_vendor_and_credentials_in_the_contract() {
+        assert_eq!(ModelCli::Claude.vendor(), "anthropic");
+        assert_eq!(ModelCli::Codex.vendor(), "openai");
+        for cli in [ModelCli::Claude, ModelCli::Codex] {
+            assert!(!cli.credentials().is_empty());
+            assert_eq!(ModelCli::from_name(cli.name()), Some(cli));
+        }
+    }
 }
