@@ -398,3 +398,12 @@ async fn a_credential_the_model_quotes_is_not_published() {
     let session = std::fs::read_to_string(out.conversation.unwrap()).unwrap();
     assert!(session.contains("ghp_AAAA"));
 }
+
+#[tokio::test]
+async fn a_transient_codex_error_event_does_not_fail_the_review() {
+    let s = Setup::new();
+    let spec = s.spec(ModelCli::Codex, "reconnect");
+    let out = run(&spec, None, &s.dir.path().join("w")).await;
+    let outcome = out.result.unwrap();
+    assert_eq!(outcome.tries.len(), 1, "{:?}", out.status);
+}

@@ -4,7 +4,11 @@ use crate::support::{findings_json, reviewflow, root};
 
 #[test]
 fn the_examples_check_clean() {
-    for file in ["examples/review.kdl", "examples/local.kdl"] {
+    for file in [
+        "examples/review.kdl",
+        "examples/local.kdl",
+        "examples/runner-check.kdl",
+    ] {
         let run = reviewflow(&["check", "--fail-on", "warning", file]);
         assert_eq!(run.code, 0, "{file}:\n{}", run.transcript());
         let json = findings_json(file);

@@ -22,6 +22,9 @@ const PR: u64 = 7;
 const ARTIFACT: &str = "enroll-review-7-web";
 
 /// The change of push 1: a file of the `web` project, with a TODO the rules reviewer reports.
+/// The model's credential, a secret of the run like the forge token.
+const MODEL_KEY: &str = "sk-ant-api03-fake-github-pipeline-key-0123456789";
+
 fn diff1() -> String {
     file_diff(
         "projects/web/app.py",
@@ -55,6 +58,17 @@ struct Job {
 fn pipeline(edit: impl Fn(String) -> String) -> String {
     let text = std::fs::read_to_string(root().join("examples/review.kdl")).expect("the pipeline");
     edit(text)
+}
+
+/// The pipeline with the built-in `rules` reviewer instead of Claude Code, for tests that count
+/// the findings it reports (a TODO is one).
+fn rules_reviewer(text: String) -> String {
+    let edited = text.replace("    reviewer \"claude\"\n", "    reviewer \"rules\"\n");
+    assert_ne!(
+        edited, text,
+        "the reviewer line is where the test expects it"
+    );
+    edited
 }
 
 /// Calls that fail give up fast in tests: one retry, a 1 s timeout.
@@ -128,7 +142,14 @@ impl Job {
         cmd.args(["run", "examples/review.kdl"])
             .current_dir(self.path("checkout"))
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            // The fake `claude` of tests/fakes stands in for Claude Code.
+            .env("PATH", {
+                let mut path = std::ffi::OsString::from(root().join("tests/fakes"));
+                path.push(":");
+                path.push(std::env::var_os("PATH").unwrap_or_default());
+                path
+            })
+            .env("ANTHROPIC_API_KEY", MODEL_KEY)
             .env("HOME", self.path("temp"))
             .env("NO_COLOR", "1")
             .env("GITHUB_ACTIONS", "true")
@@ -180,19 +201,29 @@ impl Job {
 /// The token is only ever printed inside `::add-mask::`, never kept in a file of the job, and
 /// never sent to the blob host.
 fn assert_token_kept_secret(job: &Job, out: &Outcome, fake: &FakeGithub) {
-    for line in out.stdout.lines().chain(out.stderr.lines()) {
-        assert!(
-            !line.contains(TOKEN) || line.starts_with("::add-mask::"),
-            "the token in a log line: {line}"
+    // The forge token and the model's credential: masked in the log, written nowhere.
+    for secret in [TOKEN, MODEL_KEY] {
+        for line in out.stdout.lines().chain(out.stderr.lines()) {
+            assert!(
+                !line.contains(secret) || line.starts_with("::add-mask::"),
+                "a secret in a log line: {line}"
+            );
+        }
+        for path in files_under(job.dir.path()) {
+            let bytes = std::fs::read(&path).unwrap_or_default();
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "a secret in {}",
+                path.display()
+            );
+        }
+        let published = format!(
+            "{:?}{:?}{:?}",
+            fake.comments(PR),
+            fake.check_runs(),
+            fake.reviews()
         );
-    }
-    for path in files_under(job.dir.path()) {
-        let bytes = std::fs::read(&path).unwrap_or_default();
-        assert!(
-            !bytes.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes()),
-            "the token in {}",
-            path.display()
-        );
+        assert!(!published.contains(secret), "a secret published on GitHub");
     }
     assert!(
         !fake.authorization_seen(Host::Blob),
@@ -256,7 +287,7 @@ async fn two_pushes_resume_the_review_and_update_one_comment() {
     let log2 = out2.log();
     assert_eq!(out2.code, 0, "{log2}");
     assert!(log2.contains("restored conversation"), "{log2}");
-    assert!(log2.contains("resumed"), "{log2}");
+    assert!(log2.contains("reviewed (try 1, resumed)"), "{log2}");
     let comments = fake.comments(PR);
     assert_eq!(
         comments.len(),
@@ -265,6 +296,10 @@ async fn two_pushes_resume_the_review_and_update_one_comment() {
     );
     let body = comments[0]["body"].as_str().unwrap_or_default().to_string();
     assert_eq!(marker_head(&body).as_deref(), Some(HEAD2), "{body}");
+    assert!(
+        body.contains("resumed review; it saw 1 earlier turn"),
+        "Claude Code continued its conversation: {body}"
+    );
     let runs = fake.check_runs();
     assert_eq!(runs.len(), 2, "one check run per head: {runs:?}");
     assert_eq!(runs[1]["head_sha"], HEAD2);
@@ -561,14 +596,14 @@ async fn many_findings_go_in_batches_of_50_and_inline() {
     fake.set_compare(BASE, HEAD1, "ahead");
     fake.set_compare_diff(BASE, HEAD1, &file_diff("projects/web/todo.py", &lines));
     fake.add_workflow_run(RunSeed::trusted(100, BASE));
-    let text = pipeline(|t| {
+    let text = rules_reviewer(pipeline(|t| {
         let edited = t.replace(
             "    check-run \"enroll-review\"\n",
             "    check-run \"enroll-review\"\n    inline \"added\"\n",
         );
         assert_ne!(edited, t);
         edited
-    });
+    }));
     let out = Job::for_pull_request(100, PR, &text).run(&fake, &[]).await;
     let log = out.log();
     assert_eq!(out.code, 0, "{log}");
@@ -638,9 +673,9 @@ async fn a_bot_authored_head_is_posted_and_block_on_any_fails_on_an_info_finding
     let fake = FakeGithub::start().await;
     seed_first_push(&fake);
     fake.set_commit_author(HEAD1, Some("reviewflow[bot]"), "Bot");
-    let text = post_with(
+    let text = rules_reviewer(post_with(
         "    require-author \"github-actions[bot]\"\n    require-author \"reviewflow[bot]\"\n    block-on \"any\"\n",
-    );
+    ));
     let job = Job::for_pull_request(100, PR, &text);
     let out = job.run(&fake, &[]).await;
     let log = out.log();
@@ -692,4 +727,53 @@ async fn a_user_account_does_not_pass_a_bot_name_and_a_commit_without_account_ne
         );
         assert!(fake.writes().is_empty(), "{:?}", fake.writes());
     }
+}
+
+/// `examples/runner-check.kdl` (seed 003): Codex reviews a head a bot published, and the check
+/// run is written; a head another account authored gets nothing written; Claude in Codex's place
+/// is caught by `check`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runner_check_example_publishes_only_when_its_preconditions_hold() {
+    let text = std::fs::read_to_string(root().join("examples/runner-check.kdl")).expect("example");
+    let openai = [("OPENAI_API_KEY", "sk-proj-fake-runner-check-0123456789")];
+
+    let fake = FakeGithub::start().await;
+    seed_first_push(&fake);
+    fake.set_commit_author(HEAD1, Some("quest-runner[bot]"), "Bot");
+    let job = Job::for_pull_request(100, PR, &text);
+    let out = job.run(&fake, &openai).await;
+    let log = out.log();
+    assert_eq!(out.code, 0, "{log}");
+    assert!(log.contains("reviewed (try 1, fresh)"), "{log}");
+    let runs = fake.check_runs();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["name"], "quest review");
+    assert_eq!(runs[0]["head_sha"], HEAD1);
+    assert_eq!(fake.comments(PR).len(), 1, "the review comment");
+
+    let fake = FakeGithub::start().await;
+    seed_first_push(&fake);
+    fake.set_commit_author(HEAD1, Some("octocat"), "User");
+    let out = Job::for_pull_request(100, PR, &text)
+        .run(&fake, &openai)
+        .await;
+    let log = out.log();
+    assert_ne!(out.code, 0, "{log}");
+    assert!(log.contains("not by quest-runner[bot]"), "{log}");
+    assert!(
+        fake.writes().is_empty(),
+        "nothing written: {:?}",
+        fake.writes()
+    );
+
+    let same_vendor = text.replace("reviewer \"codex\"", "reviewer \"claude\"");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("runner-check.kdl"), same_vendor).expect("write");
+    let check = crate::support::reviewflow_in(dir.path(), &["check", "runner-check.kdl"]);
+    assert_eq!(check.code, 1, "{}", check.transcript());
+    assert!(
+        check.stdout.contains("reviewer-vendor") || check.stderr.contains("reviewer-vendor"),
+        "{}",
+        check.transcript()
+    );
 }

@@ -85,3 +85,14 @@ fn declared_network_is_drawn() {
         );
     }
 }
+
+/// The README draws `examples/review.kdl` as `graph --format mermaid` does.
+#[test]
+fn the_readme_shows_the_graph_as_it_is() {
+    let run = reviewflow(&["graph", "examples/review.kdl", "--format", "mermaid"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let readme = std::fs::read_to_string(crate::support::root().join("README.md")).expect("README");
+    let start = readme.find("```mermaid\n").expect("a mermaid block") + "```mermaid\n".len();
+    let end = start + readme[start..].find("```\n").expect("its end");
+    assert_eq!(&readme[start..end], run.stdout);
+}

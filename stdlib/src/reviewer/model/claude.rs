@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use super::home::{self, TryHome, encode_project_dir, is_uuid};
 use super::{Access, CliReview, ModelReviewer};
 
+/// The tools a read-only reviewer has (`--tools`, the built-in set it may use).
+const READ_TOOLS: &str = "Read,Grep,Glob";
+
 /// Tools a read-only reviewer may not use: the shell, edits, the web, sub-agents. Denied
 /// explicitly: in headless runs `--allowedTools` pre-approves but does not restrict.
 const DENIED_TOOLS: &str = "Bash,Edit,MultiEdit,Write,NotebookEdit,WebFetch,WebSearch,Task";
@@ -40,7 +43,13 @@ pub(crate) fn args(spec: &ModelReviewer, resume: Option<&str>, new_id: &str) -> 
         "--strict-mcp-config".into(),
     ]);
     match spec.access {
-        Access::ReadOnly => a.extend(["--disallowedTools".into(), DENIED_TOOLS.into()]),
+        // The tools it has (an allowlist), and the dangerous ones denied besides.
+        Access::ReadOnly => a.extend([
+            "--tools".into(),
+            READ_TOOLS.into(),
+            "--disallowedTools".into(),
+            DENIED_TOOLS.into(),
+        ]),
         Access::Write => a.extend([
             "--permission-mode".into(),
             "acceptEdits".into(),

@@ -143,6 +143,9 @@ pub(crate) fn read_outcome(
     resume: Option<&str>,
 ) -> Result<CliReview, String> {
     let mut thread = None;
+    // `error` events are also transient ("Reconnecting... 2/5"): only `turn.failed` ends the
+    // turn; the last error explains a missing answer.
+    let mut last_error: Option<String> = None;
     for line in stdout.split(|&b| b == b'\n') {
         let Ok(event) = serde_json::from_slice::<serde_json::Value>(line) else {
             continue;
@@ -154,14 +157,19 @@ pub(crate) fn read_outcome(
                     .and_then(|v| v.as_str())
                     .map(str::to_owned);
             }
-            Some("turn.failed") | Some("error") => {
+            Some("turn.failed") => {
                 let message = event
                     .pointer("/error/message")
-                    .or_else(|| event.get("message"))
                     .and_then(|v| v.as_str())
                     .unwrap_or("no message");
                 let message: String = message.chars().take(200).collect();
-                return Err(format!("the CLI reported an error: {message}"));
+                return Err(format!("the turn failed: {message}"));
+            }
+            Some("error") => {
+                last_error = event
+                    .get("message")
+                    .and_then(|v| v.as_str())
+                    .map(|m| m.chars().take(200).collect());
             }
             _ => {}
         }
@@ -180,7 +188,10 @@ pub(crate) fn read_outcome(
     let session = find_rollout(&home.codex_home.join("sessions"), &thread)
         .ok_or_else(|| format!("the CLI wrote no rollout for thread {thread}"))?;
     home::check_session(&session)?;
-    let text = read_last_message(&home.last_message)?;
+    let text = read_last_message(&home.last_message).map_err(|e| match &last_error {
+        Some(error) => format!("{e} (the last error: {error})"),
+        None => e,
+    })?;
     let model = home::json_lines(&session, MAX_ROLLOUT_LINES)
         .iter()
         .rev()
