@@ -521,3 +521,19 @@ fn a_cancel_during_the_review_leaves_no_process_and_no_folder() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}\n{log}");
 }
+
+#[test]
+fn the_reviewer_reads_the_head_not_the_checkouts_edits() {
+    let extra = "    workspace \"gather.head\"\n    env \"FAKE_READ_FILE\" \"src/lib.rs\"";
+    let c = Checkout::new(&pipeline("claude", extra));
+    c.commit("src/lib.rs", "pub fn committed() {}\n", "one");
+    // An edit the head does not have.
+    std::fs::write(c.path().join("src/lib.rs"), "pub fn uncommitted() {}\n").expect("write");
+    let out = c.run(&[]);
+    assert_eq!(out.code, 0, "{}", out.log);
+    let call = tagged(&out.log, "FAKE-SPY").pop().expect("a review");
+    assert_eq!(call["read"], "pub fn committed() {}\n", "{call}");
+    let cwd = call["cwd"].as_str().expect("cwd");
+    assert!(cwd.ends_with("/workspace"), "{cwd}");
+    assert!(!Path::new(cwd).exists(), "removed with the stage");
+}

@@ -109,6 +109,14 @@ pub fn contract() -> StageContract {
         )
         .child(
             ChildSpec::new(
+                "workspace",
+                Role::Config,
+                "the commit a model reviewer runs in, exported from the repository (e.g. gather.head)",
+            )
+            .arg(ValueType::Reference),
+        )
+        .child(
+            ChildSpec::new(
                 "resume",
                 Role::Data,
                 "a conversation to resume on the first try",

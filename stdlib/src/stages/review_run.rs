@@ -61,6 +61,10 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
                     spec.max_turns = u32::try_from(*n).unwrap_or(spec.max_turns).max(1);
                 }
             }
+            if let Some(workspace) = workspace(&cx, &work).await? {
+                spec.readable.push(workspace.clone());
+                spec.cwd = workspace;
+            }
             if let Some(text) = prompt_file(&cx, "prompt").await? {
                 spec.instructions = text;
             }
@@ -88,6 +92,11 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
                 on_event,
             )
             .await
+        }
+        (_, None) if arg(&cx, "workspace").is_some() => {
+            return Err(StageError::failed(
+                "`workspace` is for the model reviewers (\"claude\", \"codex\")",
+            ));
         }
         ("rules", None) => {
             // The rules read the diff: the first input from the change.
@@ -195,6 +204,36 @@ async fn inputs_of(
         }
     }
     Ok(out)
+}
+
+/// The `workspace` commit exported into the stage's folder, when the stage names one.
+async fn workspace(
+    cx: &StageCx<'_>,
+    work: &std::path::Path,
+) -> Result<Option<std::path::PathBuf>, StageError> {
+    let Some(text) = arg(cx, "workspace").and_then(Resolved::text) else {
+        return Ok(None);
+    };
+    let commit = crate::git::Sha::parse(text.trim()).map_err(|e| {
+        StageError::failed(format!("workspace: {:?} is not a commit: {e}", text.trim()))
+    })?;
+    let (repo, to, scratch) = (
+        cx.checkout.to_path_buf(),
+        work.join("workspace"),
+        work.join("workspace-index"),
+    );
+    let short = commit.short().to_owned();
+    tokio::task::spawn_blocking(move || {
+        crate::git::export_commit(&repo, &commit, &to, &scratch).map(|()| to)
+    })
+    .await
+    .map_err(|e| StageError::failed(format!("the workspace thread failed: {e}")))?
+    .map(Some)
+    .map_err(|e| {
+        StageError::failed(format!(
+            "workspace: the commit {short} cannot be exported from the checkout (is it fetched?): {e}"
+        ))
+    })
 }
 
 /// The declared `env` variables.

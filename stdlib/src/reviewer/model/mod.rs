@@ -140,6 +140,8 @@ pub struct ModelReviewer {
     pub env: Vec<(String, String)>,
     /// The child's `PATH` when none is declared; `None`: the minimal one.
     pub path: Option<String>,
+    /// Folders the CLI may read besides the checkout and the system (an exported workspace).
+    pub readable: Vec<PathBuf>,
     /// The credential (and only it: [`ModelCli::credentials`]).
     pub secret_env: Vec<(String, SecretValue)>,
     pub timeout: Option<Duration>,
@@ -161,6 +163,7 @@ impl ModelReviewer {
             cwd: cwd.into(),
             env: Vec::new(),
             path: None,
+            readable: Vec::new(),
             secret_env: Vec::new(),
             timeout: None,
             grace: DEFAULT_GRACE,
@@ -426,7 +429,11 @@ fn base_child(spec: &ModelReviewer, cwd: &Path, home: &TryHome) -> ChildSpec {
     child.grace = spec.grace;
     // Confined like every child of the stage, writing only in the try's folder, and reaching
     // its provider over HTTPS.
-    child.confine = confine::stage_confinement().map(|c| c.work(&home.root).connect(PROVIDER_PORT));
+    child.confine = confine::stage_confinement().map(|c| {
+        spec.readable
+            .iter()
+            .fold(c.work(&home.root).connect(PROVIDER_PORT), |c, p| c.read(p))
+    });
     child
 }
 
