@@ -407,3 +407,21 @@ async fn a_transient_codex_error_event_does_not_fail_the_review() {
     let outcome = out.result.unwrap();
     assert_eq!(outcome.tries.len(), 1, "{:?}", out.status);
 }
+
+#[tokio::test]
+async fn a_cli_that_hangs_times_out_on_each_try() {
+    let s = Setup::new();
+    let mut spec = s.spec(ModelCli::Codex, "hang");
+    spec.timeout = Some(Duration::from_millis(700));
+    let out = run(&spec, None, &s.dir.path().join("w")).await;
+    let Err(ReviewerError::NoReview { tries }) = out.result else {
+        panic!("{:?}", out.status);
+    };
+    assert_eq!(tries.len(), 2);
+    assert!(
+        tries
+            .iter()
+            .all(|t| t.reason.as_deref() == Some("timed out")),
+        "{tries:?}"
+    );
+}

@@ -537,3 +537,40 @@ fn the_reviewer_reads_the_head_not_the_checkouts_edits() {
     assert!(cwd.ends_with("/workspace"), "{cwd}");
     assert!(!Path::new(cwd).exists(), "removed with the stage");
 }
+
+#[test]
+fn when_both_tries_fail_the_stage_fails_and_nothing_is_posted() {
+    let c = Checkout::new(&pipeline("claude", ""));
+    c.commit("src/lib.rs", &source(3, "a"), "one");
+    let out = c.run(&[("FAKE_MODE", "crash")]);
+    assert_eq!(out.code, 1, "{}", out.log);
+    assert!(out.log.contains("no review after 2 tries"), "{}", out.log);
+    assert!(out.log.contains("exited with status 101"), "{}", out.log);
+    assert!(
+        !c.path()
+            .join(".reviewflow/forge/branch-feature/review.md")
+            .exists(),
+        "nothing posted"
+    );
+}
+
+#[test]
+fn a_process_the_cli_leaves_behind_does_not_outlive_the_stage() {
+    let c = Checkout::new(&pipeline("claude", ""));
+    c.commit("src/lib.rs", &source(3, "a"), "one");
+    let tag = format!("FAKE-SPY-orphan-{}", std::process::id());
+    let spy = format!("stderr:{tag}");
+    let out = c.run(&[("FAKE_MODE", "orphan"), ("FAKE_SPY_FILE", &spy)]);
+    assert_eq!(out.code, 0, "{}", out.log);
+    assert!(out.log.contains(&tag), "the CLI ran: {}", out.log);
+    for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
+        if let Ok(env) = std::fs::read(entry.path().join("environ")) {
+            assert!(
+                !String::from_utf8_lossy(&env).contains(&spy),
+                "the CLI's `setsid` child is still running: {:?}\n{}",
+                entry.path(),
+                out.log
+            );
+        }
+    }
+}
