@@ -425,3 +425,17 @@ async fn a_cli_that_hangs_times_out_on_each_try() {
         "{tries:?}"
     );
 }
+
+#[tokio::test]
+async fn a_reviewer_without_its_credential_says_how_to_give_it() {
+    let s = Setup::new();
+    let mut spec = s.spec(ModelCli::Codex, "ok");
+    spec.secret_env.clear();
+    let err = run(&spec, None, &s.dir.path().join("w"))
+        .await
+        .result
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("secret-env \"OPENAI_API_KEY\""), "{err}");
+    assert!(s.spied().is_empty(), "nothing ran");
+}

@@ -172,6 +172,16 @@ impl ModelReviewer {
     }
 
     fn check(&self) -> Result<(), ReviewerError> {
+        if self.secret_env.is_empty() {
+            // The CLI runs with a private HOME: a login on the machine is never seen.
+            return Err(ReviewerError::settings(format!(
+                "the `{}` reviewer has no credential: declare a secret and give it with \
+                 `secret-env \"{}\" \"<secret>\"` (its CLI runs with a private HOME, so a login \
+                 on this machine is not used)",
+                self.cli.name(),
+                self.cli.credentials().first().copied().unwrap_or("…")
+            )));
+        }
         for (name, _) in &self.secret_env {
             if !self.cli.credentials().contains(&name.as_str()) {
                 return Err(ReviewerError::settings(format!(
