@@ -66,7 +66,8 @@ pub struct CheckArgs {
     /// Output format of the findings
     #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
     pub format: CheckFormat,
-    /// Print the compiled model as JSON on stdout (findings go to stderr)
+    /// Print the compiled model as JSON on stdout: alone with `--format human`, in each file of
+    /// the findings document with `--format json` (not with sarif or github)
     #[arg(long, value_enum, value_name = "WHAT")]
     pub emit: Option<Emit>,
     /// The lowest severity that makes the exit code 1

@@ -6,16 +6,34 @@ use reviewflow_engine::report::{self, FINDINGS_FORMAT_VERSION, FindingsReport};
 use reviewflow_engine::{CheckOptions, Source, github, run_checks, sarif};
 
 use crate::cli::{CheckArgs, CheckFormat, Emit, FailOn};
-use crate::output::{EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, Loaded, load, style};
+use crate::output::{EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, Loaded, load, print_stdout, style};
 
 /// One checked file.
 struct Checked {
     source: Source,
     findings: Vec<Finding>,
     unusable: bool,
+    /// With `--emit model`, the compiled model (none for an unusable file).
+    model: Option<serde_json::Value>,
 }
 
 pub fn run(args: CheckArgs) -> u8 {
+    // stdout holds one document. `--format json` carries the model in it; SARIF and workflow
+    // commands have no place for it.
+    if args.emit == Some(Emit::Model)
+        && let Some(format) = match args.format {
+            CheckFormat::Sarif => Some("sarif"),
+            CheckFormat::Github => Some("github"),
+            CheckFormat::Human | CheckFormat::Json => None,
+        }
+    {
+        eprintln!(
+            "error: `--emit model` cannot be combined with `--format {format}`: both would be \
+             written to stdout\n  hint: `--format json --emit model` writes the findings and \
+             the model in one document"
+        );
+        return EXIT_UNUSABLE;
+    }
     let registry = reviewflow_stdlib::registry();
     let style = style(args.color.color);
     let options = CheckOptions {
@@ -23,19 +41,17 @@ pub fn run(args: CheckArgs) -> u8 {
     };
     let mut unreadable = false;
     let mut checked = Vec::new();
-    let mut models = Vec::new();
     for path in &args.files {
         match load(path, &registry) {
             Ok(compiled) => {
                 let findings = run_checks(&compiled, &registry, options);
-                if args.emit == Some(Emit::Model) {
-                    models
-                        .push(serde_json::to_value(model_document(&compiled)).unwrap_or_default());
-                }
+                let model = (args.emit == Some(Emit::Model))
+                    .then(|| serde_json::to_value(model_document(&compiled)).unwrap_or_default());
                 checked.push(Checked {
                     source: compiled.source,
                     findings,
                     unusable: false,
+                    model,
                 });
             }
             Err(Loaded::Unreadable(message)) => {
@@ -46,6 +62,7 @@ pub fn run(args: CheckArgs) -> u8 {
                 source: u.source,
                 findings: u.findings,
                 unusable: true,
+                model: None,
             }),
         }
     }
@@ -68,27 +85,30 @@ pub fn run(args: CheckArgs) -> u8 {
             let doc = FindingsReport {
                 version: FINDINGS_FORMAT_VERSION,
                 files: checked
-                    .iter()
-                    .map(|c| report::file_findings(&c.source, &c.findings, c.unusable))
+                    .iter_mut()
+                    .map(|c| report::FileFindings {
+                        model: c.model.take(),
+                        ..report::file_findings(&c.source, &c.findings, c.unusable)
+                    })
                     .collect(),
             };
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            print_stdout(&json(serde_json::to_string_pretty(&doc)));
         }
         CheckFormat::Sarif => {
             let log = sarif::sarif_log(&pairs, env!("CARGO_PKG_VERSION"));
-            println!("{}", serde_json::to_string_pretty(&log).unwrap_or_default());
+            print_stdout(&json(serde_json::to_string_pretty(&log)));
         }
-        CheckFormat::Github => print!("{}", github::workflow_commands(&pairs)),
+        CheckFormat::Github => print_stdout(&github::workflow_commands(&pairs)),
     }
-    if args.emit == Some(Emit::Model) {
+    // With `--format human` the diagnostics went to stderr: stdout is the model's alone.
+    if args.format == CheckFormat::Human && args.emit == Some(Emit::Model) {
+        let mut models: Vec<serde_json::Value> =
+            checked.iter_mut().filter_map(|c| c.model.take()).collect();
         let value = match models.len() {
             1 => models.pop().unwrap_or_default(),
             _ => serde_json::Value::Array(models),
         };
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        );
+        print_stdout(&json(serde_json::to_string_pretty(&value)));
     }
     if unreadable || checked.iter().any(|c| c.unusable) {
         EXIT_UNUSABLE
@@ -97,6 +117,11 @@ pub fn run(args: CheckArgs) -> u8 {
     } else {
         EXIT_OK
     }
+}
+
+/// A document as printed, with its newline.
+fn json(text: serde_json::Result<String>) -> String {
+    format!("{}\n", text.unwrap_or_default())
 }
 
 /// One rule for every format: live findings at or above `fail_on` fail the check.

@@ -24,6 +24,14 @@ pub fn style(color: Color) -> Style {
     }
 }
 
+/// Writes `text` to stdout. A reader that stopped reading (`reviewflow check … | head`) is no
+/// reason to panic: it has what it wanted.
+pub fn print_stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
 /// Reads and compiles one file. An unreadable file is reported here (there is no source to
 /// point into); the caller reports syntax errors.
 pub fn load(path: &Path, registry: &Registry) -> Result<Compiled, Loaded> {

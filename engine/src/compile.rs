@@ -95,32 +95,21 @@ pub struct CheckOptions {
     pub no_suppress: bool,
 }
 
-/// Runs every check; findings come sorted by position, suppressions applied.
+/// Runs every check; findings come sorted by position, suppressions applied, and findings that
+/// only follow from an unknown name folded into the finding about that name
+/// ([`crate::cascade`]).
 pub fn run_checks(compiled: &Compiled, registry: &Registry, options: CheckOptions) -> Vec<Finding> {
-    let outputs: Vec<_> = compiled
-        .pipeline
-        .stages
-        .iter()
-        .map(|s| crate::graph::outputs_of(s, registry))
-        .collect();
-    let flow =
-        crate::flow::Flow::compute_with(&compiled.pipeline, registry, &compiled.dag, &outputs);
-    let cx = Context {
-        source: &compiled.source,
-        pipeline: &compiled.pipeline,
+    let mut findings = check_pipeline(
+        &compiled.source,
+        &compiled.pipeline,
+        &compiled.dag,
+        &compiled.facts,
         registry,
-        dag: &compiled.dag,
-        facts: &compiled.facts,
-        flow: flow.as_ref(),
-        outputs: &outputs,
-    };
-    let mut findings = Vec::new();
-    for c in check::ALL {
-        c.run(&cx, &mut findings);
-    }
+    );
     if !options.no_suppress {
         apply_suppressions(&compiled.pipeline, &mut findings);
     }
+    crate::cascade::fold(compiled, registry, &mut findings);
     findings.sort_by(|a, b| {
         a.primary
             .span
@@ -133,9 +122,40 @@ pub fn run_checks(compiled: &Compiled, registry: &Registry, options: CheckOption
     findings
 }
 
+/// Every check on one pipeline, unsorted and unsuppressed.
+pub(crate) fn check_pipeline(
+    source: &Source,
+    pipeline: &Pipeline,
+    dag: &Dag,
+    facts: &[Fact],
+    registry: &Registry,
+) -> Vec<Finding> {
+    let outputs: Vec<_> = pipeline
+        .stages
+        .iter()
+        .map(|s| crate::graph::outputs_of(s, registry))
+        .collect();
+    let flow = crate::flow::Flow::compute_with(pipeline, registry, dag, &outputs);
+    let cx = Context {
+        source,
+        pipeline,
+        registry,
+        dag,
+        facts,
+        flow: flow.as_ref(),
+        outputs: &outputs,
+    };
+    let mut findings = Vec::new();
+    for c in check::ALL {
+        c.run(&cx, &mut findings);
+    }
+    findings
+}
+
 /// `allow "id" reason="…"` on a stage covers that stage's findings of that check; at the top
-/// level it covers the whole pipeline. A reason is mandatory: an `allow` without one suppresses
-/// nothing (the `suppression` finding says so).
+/// level it covers the whole pipeline. A reason is mandatory: an `allow` without one, or with a
+/// blank one, suppresses nothing (the `suppression` finding says so); and no `allow` suppresses a
+/// `suppression` finding.
 fn apply_suppressions(pipeline: &Pipeline, findings: &mut [Finding]) {
     for f in findings.iter_mut() {
         let stage_allows = f
@@ -147,15 +167,13 @@ fn apply_suppressions(pipeline: &Pipeline, findings: &mut [Finding]) {
         let allow = stage_allows
             .iter()
             .chain(pipeline.allows.iter())
-            .find(|a| a.check.value == f.check && a.reason.is_some());
-        if let Some(a) = allow {
+            .find(|a| check::allow_covers(a, f.check));
+        if let Some(a) = allow
+            && let Some(reason) = check::allow_reason(a)
+        {
             f.suppressed = Some(Suppression {
                 span: a.span,
-                reason: a
-                    .reason
-                    .as_ref()
-                    .map(|r| r.value.clone())
-                    .unwrap_or_default(),
+                reason: reason.to_string(),
             });
         }
     }

@@ -4,6 +4,7 @@
 //! nothing of GitHub, git or cryptography. `check` and `graph` are pure.
 
 pub mod builtin;
+mod cascade;
 pub mod check;
 pub mod compile;
 pub mod contract;

@@ -1,10 +1,37 @@
 //! The kinds a pipeline may use, by name: stage kinds (`uses=`), forge kinds (`forge "…"`) and
 //! store kinds (`kind=`). The engine registers `run`; the stdlib adds `std/*`, its forges and its
-//! stores, and says which forge and store a pipeline gets when it names none.
+//! stores, and says which forge and store a pipeline gets when it names none. The stdlib also
+//! registers its credential detectors, which `check` runs on the values written in the file (an
+//! input's `default`): the engine has none of its own.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::contract::{ForgeContract, StageContract, StoreContract};
+
+/// Recognises a credential in a text. The stdlib registers `std/scan`'s pattern detectors
+/// (GitHub, AWS, OpenAI, Anthropic tokens, JWTs, private keys), so that `check` and `std/scan`
+/// agree on what a credential looks like.
+pub trait CredentialDetector: Send + Sync {
+    /// The detector's id, as `detect "…"` names it (`github`).
+    fn id(&self) -> &str;
+    /// What a match is, for messages: "a GitHub token".
+    fn label(&self) -> &str;
+    /// Whether `text` holds such a credential.
+    fn detects(&self, text: &[u8]) -> bool;
+}
+
+/// The registered detectors, in registration order.
+#[derive(Clone, Default)]
+struct Detectors(Vec<Arc<dyn CredentialDetector>>);
+
+impl std::fmt::Debug for Detectors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|d| d.id()))
+            .finish()
+    }
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct Registry {
@@ -13,6 +40,7 @@ pub struct Registry {
     stores: BTreeMap<String, StoreContract>,
     default_forge: Option<String>,
     default_store: Option<String>,
+    detectors: Detectors,
 }
 
 impl Registry {
@@ -41,6 +69,25 @@ impl Registry {
     /// Adds or replaces a store kind.
     pub fn register_store(&mut self, contract: StoreContract) {
         self.stores.insert(contract.kind.clone(), contract);
+    }
+
+    /// Adds a credential detector (one with the same id is replaced).
+    pub fn register_detector(&mut self, detector: Arc<dyn CredentialDetector>) {
+        let detectors = &mut self.detectors.0;
+        match detectors.iter().position(|d| d.id() == detector.id()) {
+            Some(i) => detectors[i] = detector,
+            None => detectors.push(detector),
+        }
+    }
+
+    /// The credential detectors, in registration order (none in an engine-only registry).
+    pub fn detectors(&self) -> impl Iterator<Item = &dyn CredentialDetector> {
+        self.detectors.0.iter().map(|d| d.as_ref())
+    }
+
+    /// The first detector that finds a credential in `text`.
+    pub fn detect(&self, text: &[u8]) -> Option<&dyn CredentialDetector> {
+        self.detectors().find(|d| d.detects(text))
     }
 
     /// The forge kind of a pipeline without a `forge` node.

@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::finding::{Confidence, Finding, Severity};
+use crate::render::excerpt::{self, ExcerptSource};
 use crate::source::Source;
 use crate::span::Span;
 
@@ -23,7 +24,7 @@ pub enum Style {
 struct Report<'a> {
     finding: &'a Finding,
     source: &'a Source,
-    named: miette::NamedSource<String>,
+    code: ExcerptSource<'a>,
 }
 
 impl std::fmt::Debug for Report<'_> {
@@ -75,47 +76,62 @@ impl Diagnostic for Report<'_> {
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        Some(&self.named)
+        Some(&self.code)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let clamp = |span: Span| {
-            let len = self.source.text().len();
-            let offset = span.offset.min(len);
-            miette::SourceSpan::new(offset.into(), span.len.min(len - offset))
+        let primary = {
+            let (span, message) = drawn(self.source, &self.finding.primary);
+            LabeledSpan::new_primary_with_span(Some(message), span)
         };
-        let primary = LabeledSpan::new_primary_with_span(
-            Some(self.finding.primary.message.clone()),
-            clamp(self.finding.primary.span),
-        );
-        let related = self
-            .finding
-            .related
-            .iter()
-            .map(move |l| LabeledSpan::new_with_span(Some(l.message.clone()), clamp(l.span)));
+        let related = self.finding.related.iter().map(move |l| {
+            let (span, message) = drawn(self.source, l);
+            LabeledSpan::new_with_span(Some(message), span)
+        });
         Some(Box::new(std::iter::once(primary).chain(related)))
     }
 }
 
-/// Renders findings of one file as miette reports.
+/// A label as drawn: inside the file, and bounded ([`excerpt::bound_label`]).
+fn drawn(source: &Source, label: &crate::finding::Label) -> (miette::SourceSpan, String) {
+    let text = source.text();
+    let offset = label.span.offset.min(text.len());
+    let span = Span::new(offset, label.span.len.min(text.len() - offset));
+    let (span, message) = excerpt::bound_label(text, span, &label.message);
+    (
+        miette::SourceSpan::new(span.offset.into(), span.len),
+        message,
+    )
+}
+
+/// Renders findings of one file as miette reports. Each excerpt shows the labelled lines with a
+/// line of context, far-apart parts joined by a `...` line ([`excerpt`]).
 pub fn render_human(source: &Source, findings: &[Finding], style: Style) -> String {
     let theme = match style {
         Style::Color => GraphicalTheme::unicode(),
         Style::Plain => GraphicalTheme::none(),
     };
-    let handler = GraphicalReportHandler::new_themed(theme)
+    let handler = GraphicalReportHandler::new_themed(theme.clone())
         .with_width(100)
-        .with_links(false);
-    let named = source.named_source();
+        .with_links(false)
+        .with_context_lines(excerpt::CONTEXT_LINES);
     let mut out = String::new();
     for finding in findings {
         let report = Report {
             finding,
             source,
-            named: named.clone(),
+            code: ExcerptSource {
+                name: source.name(),
+                text: source.text(),
+            },
         };
-        if handler.render_report(&mut out, &report).is_err() {
+        let mut one = String::new();
+        if handler.render_report(&mut one, &report).is_err() {
             out.push_str(&format!("{}: {}\n", finding.check, finding.message));
+        } else {
+            let (span, _) = drawn(source, &finding.primary);
+            let line = source.position(span.offset()).line;
+            out.push_str(&excerpt::stitch(&one, &theme, line));
         }
         out.push('\n');
     }
@@ -157,6 +173,10 @@ pub struct FileFindings {
     /// The file could not be used at all (syntax, encoding, limits).
     pub unusable: bool,
     pub findings: Vec<FindingJson>,
+    /// With `--emit model`: the compiled model, as `reviewflow check --emit model` prints it
+    /// alone (schema/model.schema.json). Absent for an unusable file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -223,6 +243,7 @@ pub fn file_findings(source: &Source, findings: &[Finding], unusable: bool) -> F
     FileFindings {
         path: source.name().to_string(),
         unusable,
+        model: None,
         findings: findings
             .iter()
             .map(|f| FindingJson {

@@ -24,6 +24,7 @@ pub fn registry() -> Registry {
     let mut registry = Registry::with_builtins();
     stages::register(&mut registry);
     kinds::register(&mut registry);
+    detect::register(&mut registry);
     registry
 }
 

@@ -13,13 +13,19 @@ use crate::support::{findings_json, reviewflow, root};
 /// The checks the corpus covers: every check that proves a security property.
 const SECURITY: &[&str] = &[
     "secret-scope",
+    "secret-alias",
+    "secret-as-input",
     "secret-flow",
     "private-egress",
     "untrusted-input",
+    "write-token-injection",
+    "secret-on-argv",
     "fail-closed",
     "permissions",
     "trust",
     "binding",
+    "duplicate-publisher",
+    "type-mismatch",
     "suppression",
     "reviewer-vendor",
     "reviewer-access",
@@ -199,7 +205,7 @@ const SEED_SCENARIOS: &[(&str, &str, &[&str])] = &[
         "seal-when-scan-errored",
         "fail-closed",
         &[
-            "if `scan` fails (on-error=\"fallback\"), `seal` still runs: `scan.clean` reads false",
+            "`seal` runs even when `scan` finds a credential (or fails)",
             "review.commented=true",
             "the guard `scan`",
         ],
@@ -217,7 +223,7 @@ const SEED_SCENARIOS: &[(&str, &str, &[&str])] = &[
         "fail-closed",
         &[
             "if `scan` fails (on-error=\"fallback\"), `seal` still runs: `scan.clean` reads true",
-            "the fallback that reads as success",
+            "a failed guard must read as failed",
         ],
     ),
     (

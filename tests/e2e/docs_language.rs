@@ -203,7 +203,15 @@ fn yes_no(b: bool) -> String {
 
 /// The cells a child's row must have (all but the last, free-text column).
 fn child_cells(c: &ChildSpec) -> Vec<String> {
-    let mut args = c.args.iter().map(type_name).collect::<Vec<_>>().join(", ");
+    // A typed slot: `reference (blob)`.
+    let slot = |ty: &ValueType| match ty {
+        ValueType::Reference if !c.accepts.is_empty() => {
+            let types: Vec<&str> = c.accepts.iter().map(|t| t.name()).collect();
+            format!("reference ({})", types.join(" / "))
+        }
+        _ => type_name(ty),
+    };
+    let mut args = c.args.iter().map(slot).collect::<Vec<_>>().join(", ");
     match c.max_args {
         Some(0) => args = "—".into(),
         None => args.push_str(" …"),

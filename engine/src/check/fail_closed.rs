@@ -1,318 +1,295 @@
-//! `fail-closed`: a stage that keeps or publishes, or whose output is kept or published, must
-//! not be opened by a guard's failure. For each guard its `when` reads, every outcome other than
-//! success (a fallback, a skip, a missing secret) is tried with the same semantics the executor
-//! uses (`policy`); if the condition can still be true, the outcome that opens it is reported.
-//! And data that a guard vouches for (`std/scan`'s targets) may reach a keeping or publishing
-//! child only through a stage that waits for the guard.
+//! `fail-closed`: a failure never reads as a success. Five parts, each reporting a root cause
+//! once, labelled where it is written:
+//!
+//! - guards ([`guards`]): a stage that keeps or publishes, or whose output is kept or
+//!   published, must not be opened by a guard's failure. For each guard its `when` reads, every
+//!   outcome other than success (a fallback, a skip, a missing secret) is tried with the same
+//!   semantics the executor uses (`policy`); if the condition can still be true, the outcome
+//!   that opens it is reported (at the `fallback` override that reads as success, when that is
+//!   what opens it);
+//! - vetting ([`vetting`]): data that a guard vouches for (`std/scan`'s targets) reaches a
+//!   keeping or publishing stage only through a stage that waits for the guard; the finding is
+//!   labelled on the first stage that reads the vouched data without waiting (the seal, not the
+//!   upload), and says what its condition really lets through;
+//! - unscanned seals ([`vetting`]): a private value that is sealed and then kept or published has
+//!   been cleared by a scan;
+//! - publishing ([`publish`]): a review that falls back, is gated out or disabled never reaches
+//!   a publishing stage as a review with no findings;
+//! - restoring ([`restore`]): a stage that restores a conversation fails closed to a fresh
+//!   review, not to a failed run (a warning).
 
-use std::collections::{BTreeSet, HashMap};
+mod expr;
+mod publish;
+mod restore;
+mod vetting;
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Check, Context};
-use crate::contract::{Effect, Role};
+use crate::contract::Effect;
 use crate::finding::{Confidence, Finding, Label, Severity};
 use crate::model::Reference;
 use crate::policy::{bad_outcomes, can_be_true, requires};
 
 pub struct FailClosed;
 
+/// The check's id, for the parts in submodules.
+const ID: &str = "fail-closed";
+
 impl Check for FailClosed {
     fn id(&self) -> &'static str {
-        "fail-closed"
+        ID
     }
     fn severity(&self) -> Severity {
         Severity::Error
     }
     fn summary(&self) -> &'static str {
-        "no failure, fallback, skip or missing secret of a guard lets a keeping stage run"
+        "no failure, fallback, skip or missing secret opens a gate, or publishes a review that did not happen"
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let Some(order) = &cx.dag.order else { return };
-        let p = cx.pipeline;
-        let n = p.stages.len();
-        // Stages whose outputs reach a keeping or publishing child, directly or downstream.
-        let mut feeds_sink = vec![false; n];
-        for &i in order.iter().rev() {
-            let stage = &p.stages[i];
-            let Some(contract) = cx.registry.get(&stage.uses.value) else {
-                continue;
-            };
-            let keeps =
-                contract.has_effect(Effect::Keeps) || contract.has_effect(Effect::Publishes);
-            feeds_sink[i] |= keeps;
-            if feeds_sink[i] {
-                for (producer, edge) in cx.dag.producers(i) {
-                    if !edge.data.is_empty() {
-                        feeds_sink[producer] = true;
-                    }
-                }
-            }
-        }
-        for &i in order {
-            let stage = &p.stages[i];
-            let Some(when) = &stage.when else { continue };
-            if !feeds_sink[i] {
-                continue;
-            }
-            let mut guards: Vec<&Reference> = Vec::new();
-            when.value.collect_references(&mut guards);
-            let mut seen = BTreeSet::new();
-            for r in guards {
-                if !seen.insert(r.stage.clone()) {
-                    continue;
-                }
-                let Some(g) = p.stage(&r.stage) else { continue };
-                let Some(gc) = cx.registry.get(&g.uses.value) else {
-                    continue;
-                };
-                for outcome in bad_outcomes(p, g, gc) {
-                    let fixed = |x: &Reference| {
-                        (x.stage == g.name.value)
-                            .then(|| outcome.outputs.get(&x.output).copied().flatten())
-                    };
-                    let Some(witness) = can_be_true(&when.value, &fixed) else {
-                        continue;
-                    };
-                    let values: Vec<String> = {
-                        let mut refs = Vec::new();
-                        when.value.collect_references(&mut refs);
-                        let mut v: Vec<String> = refs
-                            .iter()
-                            .filter(|x| x.stage == g.name.value)
-                            .map(
-                                |x| match outcome.outputs.get(&x.output).copied().flatten() {
-                                    Some(b) => format!("`{x}` reads {b}"),
-                                    None => format!("`{x}` is absent"),
-                                },
-                            )
-                            .collect();
-                        v.sort();
-                        v.dedup();
-                        v
-                    };
-                    let others: Vec<String> =
-                        witness.iter().map(|(n, b)| format!("{n}={b}")).collect();
-                    let mut message = format!(
-                        "if `{}` {}, `{}` still runs: {}",
-                        g.name.value,
-                        outcome.description,
-                        stage.name.value,
-                        values.join(", ")
-                    );
-                    if !others.is_empty() {
-                        message.push_str(&format!(" (with {})", others.join(", ")));
-                    }
-                    let mut f = Finding::new(
-                        self.id(),
-                        self.severity(),
-                        message,
-                        Label::new(when.span, "this condition opens"),
-                    )
-                    .related(Label::new(
-                        g.name.span,
-                        format!("the guard `{}`", g.name.value),
-                    ))
-                    .confidence(Confidence::High)
-                    .stage(&stage.name.value);
-                    // Which guard outputs the condition reads, and whether it needs any of them true.
-                    let mut read: Vec<&Reference> = Vec::new();
-                    when.value.collect_references(&mut read);
-                    let read: Vec<&str> = read
-                        .iter()
-                        .filter(|x| x.stage == g.name.value)
-                        .map(|x| x.output.as_str())
-                        .collect();
-                    let positive = read.iter().any(|o| requires(stage, &g.name.value, o));
-                    let opened_by_override = g
-                        .fallback
-                        .iter()
-                        .find(|o| o.value.value && read.contains(&o.output.value.as_str()));
-                    if let Some(o) = opened_by_override {
-                        f = f.related(Label::new(
-                            o.output.span,
-                            "the fallback that reads as success",
-                        ));
-                        f = f.help(format!(
-                            "a failed guard must read as failed: remove this `fallback` override of `{}`",
-                            g.name.value
-                        ));
-                    } else if !positive {
-                        f = f.help(format!(
-                            "the condition lets `{}` run without `{}` having succeeded: require it, e.g. `when=\"{}.ok && …\"`",
-                            stage.name.value, g.name.value, g.name.value
-                        ));
-                    } else {
-                        f = f.help(format!(
-                            "make `{}` fail the run (on-error=\"fail\"), or test its outputs so that absence closes the gate",
-                            g.name.value
-                        ));
-                    }
-                    out.push(f);
-                }
-            }
-        }
-        unvetted(cx, order, out);
+        let feeds_sink = feeds_sink(cx, order);
+        let vetting = vetting::Vetting::compute(cx, order);
+        guards(cx, order, &feeds_sink, &vetting, out);
+        vetting.report(cx, out);
+        vetting.unscanned(cx, &feeds_sink, out);
+        publish::not_reviewed(cx, order, out);
+        restore::availability(cx, out);
     }
 }
 
-/// Data a guard vouches for must reach a keeping or publishing child only through a stage
-/// that waits for the guard.
-fn unvetted(cx: &Context<'_>, order: &[usize], out: &mut Vec<Finding>) {
+/// Stages that keep or publish, or whose outputs reach one that does, directly or downstream.
+fn feeds_sink(cx: &Context<'_>, order: &[usize]) -> Vec<bool> {
     let p = cx.pipeline;
-    // (producer index, output) → the guards vouching for it.
-    let mut vetted_by: HashMap<(usize, String), Vec<usize>> = HashMap::new();
-    for (s, stage) in p.stages.iter().enumerate() {
-        let Some(vets) = cx
-            .registry
-            .get(&stage.uses.value)
-            .and_then(|c| c.vets.as_ref())
-        else {
+    let mut feeds = vec![false; p.stages.len()];
+    for &i in order.iter().rev() {
+        let Some(contract) = cx.registry.get(&p.stages[i].uses.value) else {
             continue;
         };
-        for child in stage.children_named(&vets.child) {
-            for v in child.values() {
-                let mut refs = Vec::new();
-                v.value.collect_references(&mut refs);
-                for r in refs {
-                    if let Some(pi) = cx.dag.stage_index(&r.stage) {
-                        vetted_by.entry((pi, r.output.clone())).or_default().push(s);
-                    }
+        feeds[i] |= contract.has_effect(Effect::Keeps) || contract.has_effect(Effect::Publishes);
+        if feeds[i] {
+            for (producer, edge) in cx.dag.producers(i) {
+                if !edge.data.is_empty() {
+                    feeds[producer] = true;
                 }
             }
         }
     }
-    if vetted_by.is_empty() {
-        return;
+    feeds
+}
+
+/// One way a guard's failure opens a gate.
+struct Opening {
+    description: String,
+    /// "`scan.clean` reads true", in the order the condition names them.
+    values: Vec<String>,
+    /// The other references and the values that open it with this outcome.
+    witness: Vec<(String, bool)>,
+    /// The guard's `fallback` override (its index) that reads as success and opens it.
+    by_override: Option<usize>,
+}
+
+impl Opening {
+    fn text(&self) -> String {
+        let mut s = self.values.join(", ");
+        if !self.witness.is_empty() {
+            let others: Vec<String> = self
+                .witness
+                .iter()
+                .map(|(n, b)| format!("{n}={b}"))
+                .collect();
+            s.push_str(&format!(" (with {})", others.join(", ")));
+        }
+        s
     }
-    // Guards still owed by each stage's outputs.
-    let mut owed: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); p.stages.len()];
+}
+
+/// `when` conditions that a guard's failure opens.
+fn guards(
+    cx: &Context<'_>,
+    order: &[usize],
+    feeds_sink: &[bool],
+    vetting: &vetting::Vetting,
+    out: &mut Vec<Finding>,
+) {
+    let p = cx.pipeline;
+    // A `fallback` override that reads as success is one root cause, whatever it opens:
+    // (guard, override index) → the stages it opens, each with how.
+    let mut overrides: BTreeMap<(usize, usize), Vec<(usize, Opening)>> = BTreeMap::new();
     for &i in order {
         let stage = &p.stages[i];
-        let Some(contract) = cx.registry.get(&stage.uses.value) else {
+        let Some(when) = &stage.when else { continue };
+        if !feeds_sink[i] {
             continue;
-        };
-        let mut owed_here: BTreeSet<usize> = BTreeSet::new();
-        let mut sinks: Vec<(&Reference, BTreeSet<usize>)> = Vec::new();
-        for child in &stage.children {
-            let role = contract
-                .child_spec(&child.name.value)
-                .map_or(Role::Data, |s| s.role);
-            for v in child.values() {
-                let mut refs = Vec::new();
-                v.value.collect_references(&mut refs);
-                for r in refs {
-                    let Some(pi) = cx.dag.stage_index(&r.stage) else {
-                        continue;
-                    };
-                    let mut needed: BTreeSet<usize> = owed[pi].clone();
-                    if let Some(guards) = vetted_by.get(&(pi, r.output.clone())) {
-                        needed.extend(guards.iter().copied().filter(|&g| g != i));
-                    }
-                    if matches!(role, Role::Keep | Role::Publish) {
-                        sinks.push((r, needed.clone()));
-                    }
-                    owed_here.extend(needed);
-                }
-            }
         }
-        let waits = |g: usize| {
-            let guard = &p.stages[g];
-            let output = cx
-                .registry
-                .get(&guard.uses.value)
-                .and_then(|c| c.vets.as_ref())
-                .map_or("ok", |v| v.output.as_str());
-            requires(stage, &guard.name.value, output)
-        };
-        owed_here.retain(|&g| !waits(g));
-        for (r, needed) in sinks {
-            for g in needed {
-                if waits(g) {
+        let mut guards: Vec<&Reference> = Vec::new();
+        when.value.collect_references(&mut guards);
+        let mut seen = BTreeSet::new();
+        for r in guards {
+            if !seen.insert(r.stage.clone()) {
+                continue;
+            }
+            let Some(gi) = cx.dag.stage_index(&r.stage) else {
+                continue;
+            };
+            // A guard whose vouched data this stage reads without waiting for it is reported
+            // once, by `vetting`, with what the condition really lets through.
+            if vetting.is_root(i, gi) {
+                continue;
+            }
+            let g = &p.stages[gi];
+            let Some(gc) = cx.registry.get(&g.uses.value) else {
+                continue;
+            };
+            // Which guard outputs the condition reads.
+            let mut refs: Vec<&Reference> = Vec::new();
+            when.value.collect_references(&mut refs);
+            let read: Vec<&str> = refs
+                .iter()
+                .filter(|x| x.stage == g.name.value)
+                .map(|x| x.output.as_str())
+                .collect();
+            let mut openings: Vec<Opening> = Vec::new();
+            for outcome in bad_outcomes(p, g, gc) {
+                let fixed = |x: &Reference| {
+                    (x.stage == g.name.value)
+                        .then(|| outcome.outputs.get(&x.output).copied().flatten())
+                };
+                let Some(witness) = can_be_true(&when.value, &fixed) else {
                     continue;
+                };
+                let mut values: Vec<String> = Vec::new();
+                for x in refs.iter().filter(|x| x.stage == g.name.value) {
+                    let v = match outcome.outputs.get(&x.output).copied().flatten() {
+                        Some(b) => format!("`{x}` reads {b}"),
+                        None => format!("`{x}` is absent"),
+                    };
+                    if !values.contains(&v) {
+                        values.push(v);
+                    }
                 }
-                let guard = &p.stages[g];
-                let output = cx
-                    .registry
-                    .get(&guard.uses.value)
-                    .and_then(|c| c.vets.as_ref())
-                    .map_or("ok", |v| v.output.as_str());
-                out.push(
-                    Finding::new(
-                        FailClosed.id(),
-                        FailClosed.severity(),
-                        format!(
-                            "`{}` keeps or publishes `{r}`, which `{}` vouches for, without waiting for `{}.{output}`",
-                            stage.name.value, guard.name.value, guard.name.value
-                        ),
-                        Label::new(r.span, "kept whatever the guard says"),
-                    )
-                    .related(Label::new(guard.name.span, format!("the guard `{}`", guard.name.value)))
-                    .help(format!(
-                        "add `when=\"{}.{output}\"` to `{}` (or to the stage that produces what it keeps)",
-                        guard.name.value, stage.name.value
-                    ))
-                    .flow(owed_path(cx, &owed, &vetted_by, g, r, &stage.name.value))
-                    .confidence(Confidence::High)
-                    .stage(&stage.name.value),
-                );
+                // An override of the stage's `fallback` that reads as success, read here.
+                let by_override = g.fallback.iter().position(|o| {
+                    o.value.value
+                        && read.contains(&o.output.value.as_str())
+                        && outcome.outputs.get(&o.output.value).copied().flatten() == Some(true)
+                });
+                openings.push(Opening {
+                    description: outcome.description,
+                    values,
+                    witness,
+                    by_override,
+                });
+            }
+            let (by_override, openings): (Vec<Opening>, Vec<Opening>) =
+                openings.into_iter().partition(|o| o.by_override.is_some());
+            for o in by_override {
+                let list = overrides
+                    .entry((gi, o.by_override.unwrap_or_default()))
+                    .or_default();
+                if !list.iter().any(|(s, _)| *s == i) {
+                    list.push((i, o));
+                }
+            }
+            if openings.is_empty() {
+                continue;
+            }
+            let positive = read.iter().any(|o| requires(stage, &g.name.value, o));
+            let first = &openings[0];
+            let mut message = format!(
+                "if `{}` {}, `{}` still runs: {}",
+                g.name.value,
+                first.description,
+                stage.name.value,
+                first.text()
+            );
+            for other in &openings[1..] {
+                message.push_str(&format!("; likewise if it {}", other.description));
+            }
+            let help = if positive {
+                format!(
+                    "make `{}` fail the run (on-error=\"fail\"), or test its outputs so that absence closes the gate",
+                    g.name.value
+                )
+            } else {
+                let ok = expr::reference(&g.name.value, "ok");
+                format!(
+                    "the condition lets `{}` run without `{}` having succeeded: require it, `when=\"{}\"`",
+                    stage.name.value,
+                    g.name.value,
+                    expr::conjunction(&[ok], Some(&when.value))
+                )
+            };
+            out.push(
+                Finding::new(
+                    ID,
+                    Severity::Error,
+                    message,
+                    Label::new(when.span, "this condition opens"),
+                )
+                .related(Label::new(
+                    g.name.span,
+                    format!("the guard `{}`", g.name.value),
+                ))
+                .help(help)
+                .confidence(Confidence::High)
+                .stage(&stage.name.value),
+            );
+        }
+    }
+    for ((gi, o), opened) in overrides {
+        let g = &p.stages[gi];
+        let o = &g.fallback[o];
+        let names: Vec<String> = opened
+            .iter()
+            .map(|(i, _)| format!("`{}`", p.stages[*i].name.value))
+            .collect();
+        let (first_stage, first) = &opened[0];
+        let runs = if names.len() == 1 { "runs" } else { "run" };
+        let message = format!(
+            "if `{}` {}, {} still {runs}: {}",
+            g.name.value,
+            first.description,
+            join_and(&names),
+            first.text()
+        );
+        let mut f = Finding::new(
+            ID,
+            Severity::Error,
+            message,
+            Label::new(
+                o.output.span,
+                format!(
+                    "a failed `{}` reads `{}` as true",
+                    g.name.value, o.output.value
+                ),
+            ),
+        );
+        for (i, _) in &opened {
+            let s = &p.stages[*i];
+            if let Some(w) = &s.when {
+                f = f.related(Label::new(
+                    w.span,
+                    format!("the condition of `{}` opens", s.name.value),
+                ));
             }
         }
-        owed[i] = if contract.vets.is_some() {
-            BTreeSet::new()
-        } else {
-            owed_here
-        };
+        out.push(
+            f.help(format!(
+                "a failed guard must read as failed: remove `fallback {}=#true` from `{}` (the contract's fallback keeps the gate shut)",
+                o.output.value, g.name.value
+            ))
+            .confidence(Confidence::High)
+            .stage(&p.stages[*first_stage].name.value),
+        );
     }
 }
 
-/// How a value the guard `g` vouches for travels to the sink `sink`: the vouched value first.
-fn owed_path(
-    cx: &Context<'_>,
-    owed: &[BTreeSet<usize>],
-    vetted_by: &HashMap<(usize, String), Vec<usize>>,
-    g: usize,
-    sink: &Reference,
-    sink_stage: &str,
-) -> Vec<Label> {
-    let p = cx.pipeline;
-    let mut steps = vec![Label::new(
-        sink.span,
-        format!("`{sink_stage}` keeps `{sink}`"),
-    )];
-    let mut current = sink.clone();
-    for _ in 0..p.stages.len() {
-        let Some(pi) = cx.dag.stage_index(&current.stage) else {
-            break;
-        };
-        if vetted_by
-            .get(&(pi, current.output.clone()))
-            .is_some_and(|v| v.contains(&g))
-        {
-            steps.push(Label::new(
-                p.stages[pi].name.span,
-                format!(
-                    "`{current}` is what `{}` vouches for",
-                    p.stages[g].name.value
-                ),
-            ));
-            break;
-        }
-        // Follow an input of the producer that still owes the guard.
-        let producer = &p.stages[pi];
-        let next = producer.references().into_iter().find(|r| {
-            cx.dag.stage_index(&r.stage).is_some_and(|q| {
-                owed[q].contains(&g)
-                    || vetted_by
-                        .get(&(q, r.output.clone()))
-                        .is_some_and(|v| v.contains(&g))
-            })
-        });
-        let Some(next) = next else { break };
-        steps.push(Label::new(
-            next.span,
-            format!("`{}` reads `{next}`", producer.name.value),
-        ));
-        current = next.clone();
+/// "`a`", "`a` and `b`", "`a`, `b` and `c`".
+fn join_and(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
-    steps.reverse();
-    steps
 }

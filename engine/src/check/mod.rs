@@ -7,6 +7,7 @@
 mod binding;
 mod cycle;
 mod duplicate_name;
+mod duplicate_publisher;
 mod fail_closed;
 mod literal_reference;
 mod missing_required;
@@ -16,19 +17,23 @@ mod reviewer;
 mod reviewer_access;
 mod reviewer_credential;
 mod reviewer_vendor;
+mod secret_alias;
+mod secret_as_input;
 mod secret_flow;
+mod secret_on_argv;
 mod secret_scope;
 mod suppression;
 mod syntax;
 mod trust;
 mod type_mismatch;
-mod unknown_input;
+pub(crate) mod unknown_input;
 mod unknown_node;
 mod unknown_property;
 mod unknown_reference;
 mod unknown_stage_kind;
 mod unreachable_stage;
 mod untrusted_input;
+mod write_token_injection;
 
 use crate::finding::{Finding, Severity};
 use crate::flow::Flow;
@@ -86,13 +91,18 @@ pub static ALL: &[&dyn Check] = &[
     &cycle::Cycle,
     &unreachable_stage::UnreachableStage,
     &secret_scope::SecretScope,
+    &secret_alias::SecretAlias,
+    &secret_as_input::SecretAsInput,
     &secret_flow::SecretFlow,
     &private_egress::PrivateEgress,
     &untrusted_input::UntrustedInput,
+    &write_token_injection::WriteTokenInjection,
+    &secret_on_argv::SecretOnArgv,
     &fail_closed::FailClosed,
     &permissions::Permissions,
     &trust::Trust,
     &binding::Binding,
+    &duplicate_publisher::DuplicatePublisher,
     &reviewer_vendor::ReviewerVendor,
     &reviewer_access::ReviewerAccess,
     &reviewer_credential::ReviewerCredential,
@@ -103,4 +113,5 @@ pub fn by_id(id: &str) -> Option<&'static dyn Check> {
     ALL.iter().copied().find(|c| c.id() == id)
 }
 
+pub use suppression::{covers as allow_covers, reason as allow_reason};
 pub use syntax::ID as SYNTAX;

@@ -1,10 +1,13 @@
 //! `permissions`: forge write permissions only on stages whose contract needs them and that
-//! declare them; a stage holding a secret and a write permission together is a warning.
+//! declare them; a `run` stage (whose contract cannot know) only with a secret that can use
+//! them; a stage holding a secret and a write permission together is a warning.
 
 use super::{Check, Context};
 use crate::contract::Effect;
 use crate::finding::{Confidence, Finding, Label, Severity};
-use crate::model::Access;
+use crate::model::{Access, Permission};
+use crate::permission::capability;
+use crate::span::Spanned;
 
 pub struct Permissions;
 
@@ -31,8 +34,21 @@ impl Check for Permissions {
                 continue;
             };
             let name = stage.name.value.as_str();
+            let held = cx.flow.map_or(&[][..], |f| f.held[i].as_slice());
+            let mut unbacked = false;
             for perm in &stage.permissions {
                 if perm.value.access != Access::Write {
+                    continue;
+                }
+                if contract.opaque {
+                    // An arbitrary command: no contract can say what it needs, so it declares
+                    // what it uses, and a secret it holds must be able to do it.
+                    if cx.flow.is_some()
+                        && !held.iter().any(|&k| capability(p, k).covers(&perm.value))
+                    {
+                        out.push(self.unbacked(cx, i, perm));
+                        unbacked = true;
+                    }
                     continue;
                 }
                 if !contract.permissions.contains(&perm.value.to_string()) {
@@ -62,10 +78,13 @@ impl Check for Permissions {
                 .permissions
                 .iter()
                 .find(|w| w.value.access == Access::Write);
-            if let (Some(w), Some(flow)) = (writes, cx.flow)
+            // A `run` stage's write no secret backs is reported above, with what to do.
+            if let (Some(w), Some(flow), false) = (writes, cx.flow, unbacked)
                 && let Some(&k) = flow.held[i].iter().find(|&&k| {
-                    // The forge's own token is how a write permission is exercised.
+                    // The forge's own token, or a token that can do the write, is how a write
+                    // permission is exercised.
                     crate::flow::forge_token(p) != Some(p.secrets[k].name.value.as_str())
+                        && !capability(p, k).covers(&w.value)
                 })
             {
                 out.push(
@@ -111,5 +130,57 @@ impl Check for Permissions {
                 );
             }
         }
+    }
+}
+
+impl Permissions {
+    /// A `run` stage declares a write permission that no secret it holds can use.
+    fn unbacked(&self, cx: &Context<'_>, i: usize, perm: &Spanned<Permission>) -> Finding {
+        let p = cx.pipeline;
+        let stage = &p.stages[i];
+        let name = stage.name.value.as_str();
+        let token = crate::flow::forge_token(p);
+        let held = cx.flow.map_or(&[][..], |f| f.held[i].as_slice());
+        let mut finding = Finding::new(
+            self.id(),
+            self.severity(),
+            format!(
+                "`{name}` ({}) declares `{}`, but holds no secret that can use it",
+                stage.uses.value, perm.value
+            ),
+            Label::new(perm.span, "no token of the stage grants this"),
+        );
+        for &k in held {
+            let secret = &p.secrets[k];
+            if let Some(can) = &secret.can {
+                finding = finding.related(Label::new(
+                    can.span,
+                    format!("`{}` can only do this", secret.name.value),
+                ));
+            }
+        }
+        let undeclared = held
+            .iter()
+            .map(|&k| &p.secrets[k])
+            .find(|s| s.can.is_none() && token != Some(s.name.value.as_str()));
+        let help = match (undeclared, token) {
+            (Some(s), _) => format!(
+                "if `{}` is the token the command writes with, say what it can do: `can=\"{}\"` on `secret \"{}\"`; otherwise remove `{}`",
+                s.name.value, perm.value, s.name.value, perm.value
+            ),
+            (None, _) if !held.is_empty() => format!(
+                "remove `{}`, or give the command a token that can do it",
+                perm.value
+            ),
+            (None, Some(t)) => format!(
+                "if the command writes through the forge, give it the token (`secret-env \"GH_TOKEN\" \"{t}\"`, with \"{name}\" in its `visible-to`); otherwise remove `{}`: without a token the command cannot use it",
+                perm.value
+            ),
+            (None, None) => format!(
+                "if the command writes through the forge, give it the token it writes with (`secret-env`, and `can=` on the secret); otherwise remove `{}`: without a token the command cannot use it",
+                perm.value
+            ),
+        };
+        finding.help(help).confidence(Confidence::High).stage(name)
     }
 }

@@ -67,6 +67,9 @@ pub struct ChildSpec {
     pub repeatable: bool,
     /// Where the values end up; decides which flow checks apply.
     pub role: Role,
+    /// The slot's type: the output types a reference argument may name (`upload` takes a
+    /// `blob`, `std/seal`'s `input` a `conversation`); empty when any output will do.
+    pub accepts: Vec<OutputType>,
 }
 
 /// A property of a child, e.g. `to="conversations"`.
@@ -201,6 +204,23 @@ impl OutputType {
             Self::Conversation => "conversation",
             Self::Blob => "blob",
             Self::File => "file",
+            Self::Json => "json",
+        }
+    }
+
+    /// The type in a sentence: "a blob", "text", "findings".
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Bool => "a bool",
+            Self::Int => "an int",
+            Self::Text => "text",
+            Self::Sha => "a sha",
+            Self::Diff => "a diff",
+            Self::Ranges => "ranges",
+            Self::Findings => "findings",
+            Self::Conversation => "a conversation",
+            Self::Blob => "a blob",
+            Self::File => "a file",
             Self::Json => "json",
         }
     }
@@ -376,6 +396,7 @@ impl ChildSpec {
             required: false,
             repeatable: false,
             role,
+            accepts: Vec::new(),
         }
     }
 
@@ -427,6 +448,17 @@ impl ChildSpec {
     pub fn repeatable(mut self) -> Self {
         self.repeatable = true;
         self
+    }
+
+    /// The output types its reference arguments may name: the slot's type.
+    pub fn accepts(mut self, types: &[OutputType]) -> Self {
+        self.accepts = types.to_vec();
+        self
+    }
+
+    /// Whether a reference argument may name an output of type `ty`.
+    pub fn takes(&self, ty: OutputType) -> bool {
+        self.accepts.is_empty() || self.accepts.contains(&ty)
     }
 
     /// The type of the argument at `index`, the last one repeating.

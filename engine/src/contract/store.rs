@@ -25,6 +25,10 @@ pub struct StoreContract {
     pub lookups: bool,
     /// The store can remove old entries: it takes `retain count=… age=…`.
     pub retain: bool,
+    /// Producers are GitHub Actions workflow runs, and a `trust` rule names their `workflow`,
+    /// `event`, `branch` and `repository`: `check` asks of each rule whether the author of a pull
+    /// request could start a run it admits.
+    pub workflow_runs: bool,
 }
 
 impl StoreContract {
@@ -37,6 +41,7 @@ impl StoreContract {
             trust_example: String::new(),
             lookups: false,
             retain: false,
+            workflow_runs: false,
         }
     }
 
@@ -64,6 +69,11 @@ impl StoreContract {
 
     pub fn retain(mut self) -> Self {
         self.retain = true;
+        self
+    }
+
+    pub fn workflow_runs(mut self) -> Self {
+        self.workflow_runs = true;
         self
     }
 

@@ -149,6 +149,11 @@ impl Redactor {
         Cow::Owned(out)
     }
 
+    /// The marker that stands for secret `name`: `[redacted:<name>]`.
+    pub fn marker(name: &str) -> String {
+        String::from_utf8_lossy(&marker(name)).into_owned()
+    }
+
     /// A stream that redacts data arriving in chunks.
     pub fn stream(&self) -> RedactingStream {
         RedactingStream {

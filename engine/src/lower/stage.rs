@@ -5,7 +5,9 @@ use kdl::{KdlEntry, KdlNode, KdlValue};
 
 use super::{Fact, Lowerer};
 use crate::contract::{StageContract, ValueType, quote_list};
-use crate::model::{Child, FallbackOverride, OnError, Prop, Reference, Stage, Value, parse_expr};
+use crate::model::{
+    Child, FallbackOverride, OnError, Permission, Prop, Reference, Stage, Value, parse_expr,
+};
 use crate::permission::parse_permission;
 use crate::span::{Span, Spanned};
 use crate::suggest::did_you_mean;
@@ -115,34 +117,11 @@ impl<'s> Lowerer<'s> {
             }
             Some(d)
         });
-        let mut permissions = Vec::new();
-        if let Some(e) = entries.prop("permissions")
-            && let Some(text) = self.expect_string(e, "`permissions`")
-        {
-            let content = self.string_content_span(e);
-            let mut offset = 0;
-            for word in text.value.split(' ') {
-                let span = if offset + word.len() <= content.len {
-                    content.sub(offset, word.len())
-                } else {
-                    text.span
-                };
-                offset += word.len() + 1;
-                if word.is_empty() {
-                    continue;
-                }
-                match parse_permission(word) {
-                        Ok(p) => permissions.push(Spanned::new(p, span)),
-                        Err(message) => self.fact(Fact::TypeMismatch {
-                            span,
-                            what: "`permissions`".into(),
-                            expected: "space-separated permissions such as \"pull-requests:write checks:write\"".into(),
-                            found: format!("`{word}`"),
-                            help: Some(message),
-                        }),
-                    }
-            }
-        }
+        let permissions = entries
+            .prop("permissions")
+            .and_then(|e| self.permission_list(e, "`permissions`"))
+            .map(|list| list.value)
+            .unwrap_or_default();
 
         let network = entries
             .prop("network")
@@ -556,5 +535,45 @@ impl std::fmt::Display for StageLabel<'_> {
             write!(f, " ({k})")?;
         }
         Ok(())
+    }
+}
+
+impl Lowerer<'_> {
+    /// A `permissions`-style string: `scope:access` words separated by spaces, each checked
+    /// (a bad one is a `type-mismatch` and is left out). `None` when the value is not a string;
+    /// the span is the value's.
+    pub(super) fn permission_list(
+        &mut self,
+        entry: &KdlEntry,
+        what: &str,
+    ) -> Option<Spanned<Vec<Spanned<Permission>>>> {
+        let text = self.expect_string(entry, what)?;
+        let content = self.string_content_span(entry);
+        let mut permissions = Vec::new();
+        let mut offset = 0;
+        for word in text.value.split(' ') {
+            let span = if offset + word.len() <= content.len {
+                content.sub(offset, word.len())
+            } else {
+                text.span
+            };
+            offset += word.len() + 1;
+            if word.is_empty() {
+                continue;
+            }
+            match parse_permission(word) {
+                Ok(p) => permissions.push(Spanned::new(p, span)),
+                Err(message) => self.fact(Fact::TypeMismatch {
+                    span,
+                    what: what.into(),
+                    expected:
+                        "space-separated permissions such as \"pull-requests:write checks:write\""
+                            .into(),
+                    found: format!("`{word}`"),
+                    help: Some(message),
+                }),
+            }
+        }
+        Some(Spanned::new(permissions, text.span))
     }
 }

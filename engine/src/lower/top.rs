@@ -109,7 +109,11 @@ impl Lowerer<'_> {
     }
 
     pub(super) fn lower_secret(&mut self, node: &KdlNode) {
-        let entries = self.entries(node, &"`secret`", &["env", "min-bytes", "on-missing"]);
+        let entries = self.entries(
+            node,
+            &"`secret`",
+            &["env", "min-bytes", "on-missing", "can"],
+        );
         let name = self.name_arg(node, &entries.args, "a secret");
         let env = entries
             .prop("env")
@@ -142,6 +146,9 @@ impl Lowerer<'_> {
                 }
             }
         };
+        let can = entries
+            .prop("can")
+            .and_then(|e| self.permission_list(e, "`can`"));
         let mut visible_to = Vec::new();
         let mut visible_to_span = None;
         if let Some(children) = node.children() {
@@ -194,6 +201,7 @@ impl Lowerer<'_> {
                 on_missing,
                 visible_to,
                 visible_to_span,
+                can,
             });
         }
     }

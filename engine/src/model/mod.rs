@@ -81,6 +81,12 @@ pub struct Secret {
     pub visible_to: Vec<Spanned<String>>,
     /// The `visible-to` node, for labels that point at the whole list.
     pub visible_to_span: Option<Span>,
+    /// `can="pull-requests:write checks:write"`: what the secret can do on the forge, when the
+    /// file says (the span is the property's value). Without it the forge's token and a GitHub
+    /// Actions token (`env="GITHUB_TOKEN"` or `"GH_TOKEN"`) write, and any other secret is taken
+    /// for one that writes nothing (`permission::capability`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub can: Option<Spanned<Vec<Spanned<Permission>>>>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]

@@ -1,8 +1,11 @@
 //! Drawing the pipeline: mermaid (renders on GitHub), Graphviz dot, and plain text. Stages that
 //! hold the same secrets are drawn in one group, titled with those secrets, so each secret's
 //! scope is the union of the groups that name it (mermaid and dot groups cannot overlap).
+//!
+//! [`excerpt`] bounds the source excerpts of human findings (`reviewflow check`).
 
 mod dot;
+pub(crate) mod excerpt;
 mod mermaid;
 mod text;
 

@@ -115,11 +115,24 @@ pub async fn execute(
     ]);
     builtins.extend(options.builtin_inputs.clone());
     builtins.insert("run".into(), run_id.clone());
-    let inputs = resolve_inputs(pipeline, &builtins, options.env.as_ref())
-        .map_err(|errors| RunError::Inputs { errors })?;
+    // Secrets first: an input that carries a secret's value is shown redacted in every record
+    // (an input error, the identity, the manifest); only the stages get the real value.
     let secrets = RunSecrets::read(pipeline, options.env.as_ref());
     let redactor = secrets.redactor()?;
-    let identity = Identity::new(pipeline, &inputs, options.commits.clone(), &options.mode);
+    let inputs = resolve_inputs(pipeline, &builtins, options.env.as_ref()).map_err(|errors| {
+        let show =
+            |input: &str, value: &str| secrets.shown_input(pipeline, &redactor, input, value);
+        RunError::Inputs {
+            errors: errors.into_iter().map(|e| e.redacted(show)).collect(),
+        }
+    })?;
+    let shown_inputs = secrets.shown_inputs(pipeline, &redactor, &inputs);
+    let identity = Identity::new(
+        pipeline,
+        &shown_inputs,
+        options.commits.clone(),
+        &options.mode,
+    );
 
     let admitted: Option<Admitted> = match &options.resume {
         None => None,
@@ -175,7 +188,7 @@ pub async fn execute(
         },
         identity_digest: identity.digest(),
         identity,
-        inputs: inputs.clone(),
+        inputs: shown_inputs,
         secrets: secrets.states.clone(),
         isolation: Some(isolation.clone()),
         started_at,

@@ -33,6 +33,38 @@ pub enum InputError {
     BadPattern { input: String, message: String },
 }
 
+impl InputError {
+    /// The same error, its value (if it has one) replaced by `show(input, value)`: a record
+    /// never shows what the redactor would hide.
+    pub fn redacted(self, show: impl Fn(&str, &str) -> String) -> Self {
+        match self {
+            Self::BadType {
+                input,
+                source_name,
+                expected,
+                value,
+            } => Self::BadType {
+                value: show(&input, &value),
+                input,
+                source_name,
+                expected,
+            },
+            Self::NoMatch {
+                input,
+                source_name,
+                pattern,
+                value,
+            } => Self::NoMatch {
+                value: show(&input, &value),
+                input,
+                source_name,
+                pattern,
+            },
+            other => other,
+        }
+    }
+}
+
 /// Resolves every input: builtin ones from `builtins`, declared ones from `lookup` (the
 /// environment) or their default.
 pub fn resolve_inputs(

@@ -12,7 +12,7 @@ use super::context::StageSecrets;
 use crate::exec::redact::{RedactError, Redactor};
 use crate::exec::secret::SecretValue;
 use crate::flow::Flow;
-use crate::model::{OnMissing, Pipeline};
+use crate::model::{Input, OnMissing, Pipeline, Secret};
 
 /// Whether a secret was available (never its value).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -27,6 +27,9 @@ pub enum SecretState {
 /// Every secret of the run. `Debug` shows names and states only.
 pub struct RunSecrets {
     values: BTreeMap<String, SecretValue>,
+    /// The values of secrets treated as missing (too short) whose variable an input reads: no
+    /// stage holds them as secrets, but the input carries them, so they are redacted all the same.
+    read_by_inputs: BTreeMap<String, SecretValue>,
     pub states: BTreeMap<String, SecretState>,
 }
 
@@ -39,6 +42,7 @@ impl std::fmt::Debug for RunSecrets {
 impl RunSecrets {
     pub fn read(pipeline: &Pipeline, lookup: &dyn Fn(&str) -> Option<OsString>) -> Self {
         let mut values = BTreeMap::new();
+        let mut read_by_inputs = BTreeMap::new();
         let mut states = BTreeMap::new();
         for secret in &pipeline.secrets {
             let name = secret.name.value.clone();
@@ -49,12 +53,22 @@ impl RunSecrets {
                 Some(v) if (v.len() as u64) < min => SecretState::TooShort,
                 Some(_) => SecretState::Present,
             };
-            if let (SecretState::Present, Some(v)) = (state, value) {
-                values.insert(name.clone(), v);
+            match (state, value) {
+                (SecretState::Present, Some(v)) => {
+                    values.insert(name.clone(), v);
+                }
+                (_, Some(v)) if input_reading(pipeline, secret).is_some() => {
+                    read_by_inputs.insert(name.clone(), v);
+                }
+                _ => {}
             }
             states.insert(name, state);
         }
-        Self { values, states }
+        Self {
+            values,
+            read_by_inputs,
+            states,
+        }
     }
 
     /// Secrets that are missing under `on-missing="fail"`: the run cannot start.
@@ -71,18 +85,63 @@ impl RunSecrets {
         self.values.contains_key(name)
     }
 
-    /// A redactor of every present value.
+    /// A redactor of every present value, and of the value of a secret treated as missing whose
+    /// variable an input reads.
     pub fn redactor(&self) -> Result<Redactor, RedactError> {
         Redactor::new(
             self.values
                 .iter()
+                .chain(&self.read_by_inputs)
                 .map(|(n, v)| (n.clone(), v.expose_secret().to_vec())),
         )
     }
 
-    /// Every present value, for `::add-mask::`.
+    /// Every value the redactor searches, for `::add-mask::`.
     pub fn values(&self) -> impl Iterator<Item = &SecretValue> {
-        self.values.values()
+        self.values.values().chain(self.read_by_inputs.values())
+    }
+
+    /// What the run's records (`manifest.json`, the identity, an input error) show of input
+    /// `name`'s `value`. An input that reads a secret's variable, or whose value is a secret's,
+    /// shows as that secret's marker; any other shows with every secret in it redacted. The
+    /// stages still get the real value.
+    pub fn shown_input(
+        &self,
+        pipeline: &Pipeline,
+        redactor: &Redactor,
+        name: &str,
+        value: &str,
+    ) -> String {
+        let variable = pipeline
+            .input(name)
+            .and_then(|i| i.env.as_ref())
+            .and_then(|env| pipeline.secrets.iter().find(|s| s.env.value == env.value));
+        if let Some(secret) = variable {
+            return Redactor::marker(&secret.name.value);
+        }
+        let trimmed = value.as_bytes().trim_ascii();
+        let equal = self
+            .values
+            .iter()
+            .chain(&self.read_by_inputs)
+            .find(|(_, v)| !trimmed.is_empty() && v.expose_secret().trim_ascii() == trimmed);
+        if let Some((secret, _)) = equal {
+            return Redactor::marker(secret);
+        }
+        String::from_utf8_lossy(&redactor.redact(value.as_bytes())).into_owned()
+    }
+
+    /// [`Self::shown_input`] of every input.
+    pub fn shown_inputs(
+        &self,
+        pipeline: &Pipeline,
+        redactor: &Redactor,
+        inputs: &BTreeMap<String, String>,
+    ) -> BTreeMap<String, String> {
+        inputs
+            .iter()
+            .map(|(n, v)| (n.clone(), self.shown_input(pipeline, redactor, n, v)))
+            .collect()
     }
 
     /// The secrets stage `i` holds (`Flow::held`: named in a secret slot, or the forge token of a
@@ -113,4 +172,12 @@ impl RunSecrets {
         }
         (scope, missing)
     }
+}
+
+/// The first input that reads `secret`'s variable.
+fn input_reading<'a>(pipeline: &'a Pipeline, secret: &Secret) -> Option<&'a Input> {
+    pipeline
+        .inputs
+        .iter()
+        .find(|i| i.env.as_ref().is_some_and(|e| e.value == secret.env.value))
 }

@@ -46,6 +46,10 @@ pub use id::{DetectorId, UnknownDetector};
 pub use secret::{MIN_SECRET_LEN, NamedSecret, Note};
 
 use std::ops::Range;
+use std::sync::Arc;
+
+use reviewflow_engine::Registry;
+use reviewflow_engine::registry::CredentialDetector;
 
 /// One detector. Implementations are stateless; compiled patterns live in statics.
 pub trait Detector: Sync {
@@ -104,10 +108,59 @@ pub fn notes(secrets: &[NamedSecret], enabled: &[DetectorId]) -> Vec<Note> {
         .collect()
 }
 
+/// A pattern detector as the engine's [`CredentialDetector`]: what `check` runs on the values
+/// written in a pipeline (an input's `default`).
+struct ForCheck(&'static dyn Detector);
+
+impl CredentialDetector for ForCheck {
+    fn id(&self) -> &str {
+        self.0.id().as_str()
+    }
+
+    fn label(&self) -> &str {
+        self.0.label()
+    }
+
+    fn detects(&self, text: &[u8]) -> bool {
+        let mut out = Vec::new();
+        self.0.find(text, &[], &mut out);
+        !out.is_empty()
+    }
+}
+
+/// Registers every pattern detector with `registry`, for `check`. `secret-value` is left out: a
+/// pipeline that is being checked has no secret values.
+pub fn register(into: &mut Registry) {
+    for d in registry::DETECTORS {
+        if d.id() != DetectorId::SecretValue {
+            into.register_detector(Arc::new(ForCheck(*d)));
+        }
+    }
+}
+
 /// The label of a detector, for messages ("a GitHub token").
 pub fn label(id: DetectorId) -> &'static str {
     registry::DETECTORS
         .iter()
         .find(|d| d.id() == id)
         .map_or("a credential", |d| d.label())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_registry_hands_check_every_pattern_detector() {
+        let registry = crate::registry();
+        let ids: Vec<&str> = registry.detectors().map(|d| d.id()).collect();
+        assert_eq!(
+            ids,
+            ["jwt", "github", "anthropic", "openai", "aws", "private-key"]
+        );
+        let token = format!("ghp_{}", "aB3".repeat(12));
+        assert_eq!(
+            registry.detect(token.as_bytes()).map(|d| d.label()),
+            Some("a GitHub token")
+        );
+        assert!(registry.detect(b"reviewed").is_none());
+    }
 }

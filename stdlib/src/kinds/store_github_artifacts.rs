@@ -29,6 +29,7 @@ pub fn contract() -> StoreContract {
         "trust workflow=\".github/workflows/review.yaml\" event=\"pull_request_target\"",
     )
     .lookups()
+    .workflow_runs()
 }
 
 /// The kind, registered in [`super::STORES`].

@@ -22,7 +22,8 @@ pub fn contract() -> StageContract {
     StageContract::new("std/post", "publishes the review and keeps sealed blobs")
         .child(
             ChildSpec::new("comment", Role::Publish, "the review comment")
-                .arg(ValueType::Reference),
+                .arg(ValueType::Reference)
+                .accepts(&[OutputType::Text]),
         )
         .child(
             ChildSpec::new(
@@ -30,7 +31,8 @@ pub fn contract() -> StageContract {
                 Role::Publish,
                 "findings to publish (inline and as files)",
             )
-            .arg(ValueType::Reference),
+            .arg(ValueType::Reference)
+            .accepts(&[OutputType::Findings]),
         )
         .child(
             ChildSpec::new(
@@ -38,7 +40,8 @@ pub fn contract() -> StageContract {
                 Role::Data,
                 "changed-line ranges: findings outside the change are dropped, outside its hunks demoted",
             )
-            .arg(ValueType::Reference),
+            .arg(ValueType::Reference)
+            .accepts(&[OutputType::Ranges]),
         )
         .child(
             ChildSpec::new(
@@ -46,7 +49,8 @@ pub fn contract() -> StageContract {
                 Role::Config,
                 "refuse when the change's head is no longer this",
             )
-            .arg(ValueType::Reference),
+            .arg(ValueType::Reference)
+            .accepts(&[OutputType::Sha]),
         )
         .child(
             ChildSpec::new(
@@ -64,6 +68,7 @@ pub fn contract() -> StageContract {
                 "keep a sealed blob in a store (a tombstone when it is absent)",
             )
             .arg(ValueType::Reference)
+            .accepts(&[OutputType::Blob])
             .prop("to", ValueType::Store, true, "the store")
             .repeatable(),
         )

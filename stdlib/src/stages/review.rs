@@ -113,7 +113,8 @@ pub fn contract() -> StageContract {
                 Role::Config,
                 "the commit a model reviewer runs in, exported from the repository (e.g. gather.head)",
             )
-            .arg(ValueType::Reference),
+            .arg(ValueType::Reference)
+            .accepts(&[OutputType::Sha]),
         )
         .child(
             ChildSpec::new(
@@ -121,7 +122,8 @@ pub fn contract() -> StageContract {
                 Role::Data,
                 "a conversation to resume on the first try",
             )
-            .arg(ValueType::Reference),
+            .arg(ValueType::Reference)
+            .accepts(&[OutputType::Conversation]),
         )
         .child(
             ChildSpec::new(

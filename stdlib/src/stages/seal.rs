@@ -15,6 +15,7 @@ pub fn contract() -> StageContract {
         .child(
             ChildSpec::new("input", Role::Data, "the value to seal")
                 .arg(ValueType::Reference)
+                .accepts(&[OutputType::Conversation])
                 .required(),
         )
         .child(

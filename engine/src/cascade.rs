@@ -1,0 +1,101 @@
+//! Findings that follow from another. A misspelt input name is one mistake however many checks
+//! stumble over it: `{chnage}` in a `bind` is an unknown input, and because of it the binding
+//! "does not name the change" and no longer matches the other side's. Such consequences are
+//! folded into the finding about the name, which says how many it stands for.
+//!
+//! A finding follows from an unknown name when it disappears once the name is put right: every
+//! check runs again on the pipeline with that one name renamed to its closest candidate (or
+//! declared, when nothing is close), and the live findings absent from that run, compared by
+//! check, place and message, are its consequences. Only a live root folds: the consequences of
+//! an allowed one stay, each to be fixed or allowed on its own.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::check::unknown_input;
+use crate::compile::{Compiled, check_pipeline};
+use crate::finding::Finding;
+use crate::graph::Dag;
+use crate::registry::Registry;
+use crate::span::Span;
+
+/// At most this many names are put right, one more pass of every check each.
+const MAX_ROOTS: usize = 8;
+
+fn key(f: &Finding) -> (&str, Span, &str) {
+    (f.check, f.primary.span, f.message.as_str())
+}
+
+/// Folds the findings that follow from an unknown input into the `unknown-input` finding.
+pub(crate) fn fold(compiled: &Compiled, registry: &Registry, findings: &mut Vec<Finding>) {
+    let unknowns = unknown_input::unknowns(&compiled.pipeline);
+    for u in unknowns.iter().take(MAX_ROOTS) {
+        let is_root = |f: &Finding| f.check == unknown_input::ID && f.primary.span == u.uses[0];
+        if !findings
+            .iter()
+            .any(|f| is_root(f) && f.suppressed.is_none())
+        {
+            continue;
+        }
+        let Some(fixed) = unknown_input::counterfactual(&compiled.pipeline, u) else {
+            continue;
+        };
+        let dag = Dag::build(&fixed);
+        let after = check_pipeline(&compiled.source, &fixed, &dag, &compiled.facts, registry);
+        let remains: HashSet<_> = after.iter().map(key).collect();
+        let follows = |f: &Finding| {
+            f.check != unknown_input::ID && f.suppressed.is_none() && !remains.contains(&key(f))
+        };
+        let mut folded: BTreeMap<&'static str, usize> = BTreeMap::new();
+        for f in findings.iter().filter(|f| follows(f)) {
+            *folded.entry(f.check).or_default() += 1;
+        }
+        if folded.is_empty() {
+            continue;
+        }
+        findings.retain(|f| !follows(f));
+        if let Some(root) = findings.iter_mut().find(|f| is_root(f)) {
+            let note = note(&folded);
+            root.help = Some(match root.help.take() {
+                Some(help) => format!("{help}\n{note}"),
+                None => note,
+            });
+        }
+    }
+}
+
+/// `it also causes 2 `binding` findings and 1 `secret-scope` finding, not reported separately`.
+fn note(folded: &BTreeMap<&str, usize>) -> String {
+    let parts: Vec<String> = folded
+        .iter()
+        .map(|(check, n)| {
+            let s = if *n == 1 { "" } else { "s" };
+            format!("{n} `{check}` finding{s}")
+        })
+        .collect();
+    let list = match parts.as_slice() {
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        [] => String::new(),
+    };
+    format!("it also causes {list}, not reported separately")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_note_counts_by_check() {
+        let one = BTreeMap::from([("binding", 1)]);
+        assert_eq!(
+            note(&one),
+            "it also causes 1 `binding` finding, not reported separately"
+        );
+        let many = BTreeMap::from([("binding", 2), ("fail-closed", 1), ("secret-scope", 3)]);
+        assert_eq!(
+            note(&many),
+            "it also causes 2 `binding` findings, 1 `fail-closed` finding and 3 `secret-scope` \
+             findings, not reported separately"
+        );
+    }
+}

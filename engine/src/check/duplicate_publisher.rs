@@ -1,0 +1,161 @@
+//! `duplicate-publisher`: a pipeline's review has one place per change: on GitHub the one
+//! comment per pull request, pipeline and project (its marker records the head reviewed and the
+//! conversation kept), locally the change's review files and their record. Two publishing
+//! stages (`std/post`) that can both run in one run write that same place, and the one that
+//! runs last silently replaces the other's review and record.
+//!
+//! Two publishers whose `when`s cannot both be true (`review.commented` and
+//! `!review.commented`) publish once per run and are not reported.
+
+use super::{Check, Context};
+use crate::contract::Effect;
+use crate::finding::{Confidence, Finding, Label, Severity};
+use crate::model::{Expr, Stage};
+use crate::policy::can_be_true;
+
+pub struct DuplicatePublisher;
+
+/// Whether `a` and `b` can both run in one run: their `when`s can be true together.
+fn both_run(a: &Stage, b: &Stage) -> bool {
+    let when = |s: &Stage| {
+        s.when
+            .as_ref()
+            .map_or(Expr::Const { value: true }, |w| w.value.clone())
+    };
+    let both = Expr::And {
+        left: Box::new(when(a)),
+        right: Box::new(when(b)),
+    };
+    can_be_true(&both, &|_| None).is_some()
+}
+
+impl Check for DuplicatePublisher {
+    fn id(&self) -> &'static str {
+        "duplicate-publisher"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "at most one stage publishes the review in a run"
+    }
+    fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let publishers: Vec<&Stage> = cx
+            .pipeline
+            .stages
+            .iter()
+            .filter(|s| {
+                cx.registry
+                    .get(&s.uses.value)
+                    .is_some_and(|c| c.has_effect(Effect::Publishes))
+            })
+            .collect();
+        for (i, later) in publishers.iter().enumerate() {
+            let Some(first) = publishers[..i].iter().find(|a| both_run(a, later)) else {
+                continue;
+            };
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "`{}` and `{}` both publish this pipeline's review, which has one place per change: the one that posts last replaces the other's comment and its record of the head reviewed and the conversation kept",
+                        first.name.value, later.name.value
+                    ),
+                    Label::new(later.name.span, "publishes the review again"),
+                )
+                .related(Label::new(first.name.span, "publishes the review"))
+                .help(format!(
+                    "publish once per run: give `{}` what `{}` publishes (one `std/post` takes a comment, findings, a check run and uploads), make their `when`s exclusive (`review.commented` and `!review.commented`), or publish the other review from a pipeline of its own (the comment is keyed by pipeline and project)",
+                    first.name.value, later.name.value
+                ))
+                .confidence(Confidence::High)
+                .stage(&later.name.value),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::contract::ValueType;
+    use crate::contract::{ChildSpec, Effect, LabelRule, OutputType, Role, StageContract};
+    use crate::registry::Registry;
+    use crate::{CheckOptions, Source, compile, run_checks};
+
+    fn findings(stages: &str) -> Vec<(String, Option<String>)> {
+        let mut registry = Registry::with_builtins();
+        registry.register(StageContract::new("x/review", "reviews").output(
+            "done",
+            OutputType::Bool,
+            "wrote one",
+            LabelRule::none(),
+        ));
+        registry.register(
+            StageContract::new("x/post", "publishes")
+                .child(ChildSpec::new("name", Role::Config, "a name").arg(ValueType::String))
+                .effect(Effect::Publishes),
+        );
+        let text = format!("pipeline \"p\"\nstage \"review\" uses=\"x/review\"\n{stages}");
+        let compiled =
+            compile(Source::new("t.kdl", text), &registry, &Default::default()).expect("compiles");
+        run_checks(&compiled, &registry, CheckOptions::default())
+            .into_iter()
+            .filter(|f| f.check == "duplicate-publisher")
+            .map(|f| (f.message, f.stage))
+            .collect()
+    }
+
+    #[test]
+    fn one_publisher_is_fine() {
+        assert!(findings("stage \"post\" uses=\"x/post\"\n").is_empty());
+    }
+
+    #[test]
+    fn a_second_publisher_is_reported_on_itself() {
+        let f = findings(
+            "stage \"post\" uses=\"x/post\"\nstage \"again\" uses=\"x/post\" {\n    name \"other\"\n}\n",
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].0.starts_with("`post` and `again` both publish"),
+            "{f:?}"
+        );
+        assert_eq!(f[0].1.as_deref(), Some("again"));
+    }
+
+    #[test]
+    fn three_publishers_give_two_findings() {
+        let f = findings(
+            "stage \"a\" uses=\"x/post\"\nstage \"b\" uses=\"x/post\"\nstage \"c\" uses=\"x/post\"\n",
+        );
+        assert_eq!(f.len(), 2, "{f:?}");
+    }
+
+    #[test]
+    fn exclusive_conditions_publish_once() {
+        let f = findings(
+            "stage \"a\" uses=\"x/post\" when=\"review.done\"\nstage \"b\" uses=\"x/post\" when=\"!review.done\"\n",
+        );
+        assert!(f.is_empty(), "{f:?}");
+        let f = findings(
+            "stage \"a\" uses=\"x/post\" when=\"review.done\"\nstage \"b\" uses=\"x/post\" when=\"review.ok\"\n",
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+    }
+
+    #[test]
+    fn an_allow_on_the_second_publisher_covers_it() {
+        let mut registry = Registry::with_builtins();
+        registry.register(StageContract::new("x/post", "publishes").effect(Effect::Publishes));
+        let text = "pipeline \"p\"\nstage \"a\" uses=\"x/post\"\nstage \"b\" uses=\"x/post\" {\n    allow \"duplicate-publisher\" reason=\"b posts to a forge of its own\"\n}\n";
+        let compiled =
+            compile(Source::new("t.kdl", text), &registry, &Default::default()).expect("compiles");
+        let f: Vec<_> = run_checks(&compiled, &registry, CheckOptions::default())
+            .into_iter()
+            .filter(|f| f.check == "duplicate-publisher")
+            .collect();
+        assert_eq!(f.len(), 1);
+        assert!(f[0].suppressed.is_some());
+    }
+}

@@ -1,0 +1,488 @@
+//! `secret-as-input`: a credential enters the run as an `input` rather than a `secret`. An input
+//! has no scope (any stage, store name or forge setting may interpolate it), its value is written
+//! to `manifest.json` and compared on resume, and it is redacted only when it happens to equal a
+//! declared secret. Three ways in:
+//!
+//! - the input reads the variable a declared secret reads (`input "t" env="GITHUB_TOKEN"` beside
+//!   `secret "github-token" env="GITHUB_TOKEN"`);
+//! - the input's variable is named as a credential ([`credential_word`]);
+//! - its `default` is a credential, as one of the registry's detectors sees it (the stdlib
+//!   registers `std/scan`'s).
+//!
+//! And each `{input}` that carries such a value onto a command line is a finding of its own: a
+//! command line is visible to the other processes of the machine.
+
+use super::{Check, Context};
+use crate::contract::Role;
+use crate::finding::{Confidence, Finding, Label, Severity};
+use crate::model::{Input, InputType, Pipeline, Secret, Value};
+use crate::span::Span;
+
+pub struct SecretAsInput;
+
+/// Why an input holds a credential.
+enum Cause<'a> {
+    /// It reads the variable of this secret.
+    SecretVariable(&'a Secret),
+    /// Its variable is named as a credential.
+    Named { what: String, span: Span },
+    /// Its default is a credential (the detector's label: "a GitHub token").
+    Default(String),
+}
+
+impl Cause<'_> {
+    /// The related label that says why, on an `{input}`'s finding.
+    fn label(&self, input: &Input) -> Label {
+        let name = &input.name.value;
+        match self {
+            Self::SecretVariable(s) => Label::new(
+                input.env.as_ref().map_or(input.name.span, |e| e.span),
+                format!(
+                    "`{name}` reads `${}`, the variable of secret `{}`",
+                    s.env.value, s.name.value
+                ),
+            ),
+            Self::Named { what, span } => {
+                Label::new(*span, format!("`{name}` holds a credential: {what}"))
+            }
+            Self::Default(label) => Label::new(
+                input.default.as_ref().map_or(input.name.span, |d| d.span),
+                format!("the default of `{name}` is {label}"),
+            ),
+        }
+    }
+
+    /// What stage `stage` should be given instead of `{input}`.
+    fn instead(&self, input: &Input, stage: &str) -> String {
+        match self {
+            Self::SecretVariable(s) => format!(
+                "the secret itself, `secret-env \"{}\" \"{}\"` (with \"{stage}\" in the `visible-to` of `{}`)",
+                s.env.value, s.name.value, s.name.value
+            ),
+            _ => {
+                let name = &input.name.value;
+                let var = input.env.as_ref().map_or("VARIABLE", |e| e.value.as_str());
+                format!(
+                    "a secret, `secret \"{name}\" env=\"{var}\" {{ visible-to \"{stage}\" }}`, as `secret-env \"{var}\" \"{name}\"`"
+                )
+            }
+        }
+    }
+}
+
+/// Words that end a credential's name (`GITHUB_TOKEN`, `CLIENT_SECRET`, `DB_PASSWORD`, `API_KEY`,
+/// `GH_PAT`), compared in lower case.
+const CREDENTIAL_WORDS: &[&str] = &[
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "passphrase",
+    "key",
+    "apikey",
+    "pat",
+    "credential",
+    "credentials",
+];
+
+/// Endings of one word that make it a credential's name on their own (`GHTOKEN`, `APIKEY`).
+const CREDENTIAL_ENDINGS: &[&str] = &["token", "secret", "password", "passwd", "apikey"];
+
+/// Words that may follow the credential word and still name its value: encodings and versions
+/// (`SECRET_KEY_BASE`, `SIGNING_KEY_B64`, `API_TOKEN_V2`).
+const VALUE_SUFFIXES: &[&str] = &["value", "b64", "base64", "base", "raw", "pem", "hex"];
+
+/// A word before `KEY` or `TOKEN` that makes it something other than a credential: a public key,
+/// a database or cache key, a Jira key, a pagination token, a budget of model tokens.
+const NOT_CREDENTIAL_QUALIFIERS: &[(&str, &[&str])] = &[
+    (
+        "key",
+        &[
+            "public",
+            "primary",
+            "foreign",
+            "sort",
+            "cache",
+            "partition",
+            "routing",
+            "shard",
+            "idempotency",
+            "dedup",
+            "dedupe",
+            "lookup",
+            "group",
+            "concurrency",
+            "issue",
+            "project",
+        ],
+    ),
+    (
+        "token",
+        &["page", "next", "continuation", "cancellation", "max", "min"],
+    ),
+];
+
+/// The words of a name: split at every character that is not a letter or a digit and where a
+/// lower-case letter meets an upper-case one (`githubToken`), in lower case.
+fn words(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && previous_lower && !word.is_empty() {
+            out.push(std::mem::take(&mut word));
+        }
+        previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        word.push(c.to_ascii_lowercase());
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+/// A version or a number (`2`, `v2`): it does not change what a name is.
+fn is_version(word: &str) -> bool {
+    let digits = word.strip_prefix('v').unwrap_or(word);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The word that makes `name` a credential's name, if it is one. The name's last word decides,
+/// once encodings and versions are dropped from its end: `DEPLOY_TOKEN`, `clientSecret`,
+/// `SECRET_KEY_BASE` and `GH_PAT` are credentials; `KEYBOARD_LAYOUT`, `PRIMARY_KEY_COLUMN`,
+/// `AWS_ACCESS_KEY_ID`, `TOKEN_URL`, `SECRET_NAME`, `MAX_TOKENS` and `PUBLIC_KEY` are not.
+pub(crate) fn credential_word(name: &str) -> Option<String> {
+    let words = words(name);
+    let mut end = words.len();
+    while end > 1
+        && (is_version(&words[end - 1]) || VALUE_SUFFIXES.contains(&words[end - 1].as_str()))
+    {
+        end -= 1;
+    }
+    let last = words.get(end.checked_sub(1)?)?.as_str();
+    let credential = CREDENTIAL_WORDS.contains(&last)
+        || CREDENTIAL_ENDINGS
+            .iter()
+            .any(|e| last.len() > e.len() && last.ends_with(e));
+    if !credential {
+        return None;
+    }
+    if let (Some(before), Some((_, qualifiers))) = (
+        end.checked_sub(2).and_then(|i| words.get(i)),
+        NOT_CREDENTIAL_QUALIFIERS.iter().find(|(w, _)| *w == last),
+    ) && qualifiers.contains(&before.as_str())
+    {
+        return None;
+    }
+    Some(last.to_ascii_uppercase())
+}
+
+/// The secret whose variable `input` reads.
+fn secret_of_variable<'a>(p: &'a Pipeline, input: &Input) -> Option<&'a Secret> {
+    let env = input.env.as_ref()?;
+    p.secrets.iter().find(|s| s.env.value == env.value)
+}
+
+impl SecretAsInput {
+    /// The causes that make `input` hold a credential, each reported once.
+    fn causes<'a>(&self, cx: &Context<'a>, input: &'a Input) -> Vec<Cause<'a>> {
+        let mut causes = Vec::new();
+        if let Some(secret) = secret_of_variable(cx.pipeline, input) {
+            causes.push(Cause::SecretVariable(secret));
+        } else if let Some(env) = &input.env
+            && !matches!(input.ty.value, InputType::Int | InputType::Bool)
+            && let Some(word) = credential_word(&env.value)
+        {
+            // The variable, not the input's own name: `input "signing-key"
+            // env="SIGNING_KEY_FILE"` holds a path.
+            causes.push(Cause::Named {
+                what: format!("its variable `${}` is named as one (`{word}`)", env.value),
+                span: env.span,
+            });
+        }
+        if let Some(default) = &input.default
+            && let Some(detector) = cx.registry.detect(default.value.as_bytes())
+        {
+            causes.push(Cause::Default(detector.label().to_string()));
+        }
+        causes
+    }
+
+    fn report(&self, input: &Input, cause: &Cause<'_>, out: &mut Vec<Finding>) {
+        let name = &input.name.value;
+        let finding = match cause {
+            Cause::SecretVariable(s) => {
+                let (secret, env) = (&s.name.value, &s.env.value);
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "input `{name}` reads `${env}`, the variable of secret `{secret}`: the secret enters the run as a plain input"
+                    ),
+                    Label::new(
+                        input.env.as_ref().map_or(input.name.span, |e| e.span),
+                        "read as an input here",
+                    ),
+                )
+                .related(Label::new(s.env.span, format!("secret `{secret}` is read from `${env}`")))
+                .help(format!(
+                    "an input has no scope: any stage may interpolate it and its value is written to manifest.json. Remove the input and give the value to the stages that need it as the secret: `secret-env \"{env}\" \"{secret}\"` in each, listed in the `visible-to` of `{secret}`"
+                ))
+                .confidence(Confidence::High)
+            }
+            Cause::Named { what, span } => {
+                let var = input
+                    .env
+                    .as_ref()
+                    .map_or("VARIABLE", |e| e.value.as_str());
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!("input `{name}` holds a credential: {what}"),
+                    Label::new(*span, "named as a credential"),
+                )
+                .help(format!(
+                    "declare it as a secret, which only the stages in its `visible-to` hold and every log redacts: `secret \"{name}\" env=\"{var}\" {{ visible-to \"…\" }}`, and give it to those stages with `secret-env \"{var}\" \"{name}\"` instead of `{{{name}}}`. If the value is no credential, name the variable for what it holds"
+                ))
+                .confidence(Confidence::Medium)
+            }
+            Cause::Default(label) => Finding::new(
+                self.id(),
+                self.severity(),
+                format!("the default of input `{name}` is a credential ({label})"),
+                Label::new(
+                    input.default.as_ref().map_or(input.name.span, |d| d.span),
+                    "a credential written in the file",
+                ),
+            )
+            .help(format!(
+                "everyone who can read the repository can read this credential: revoke it, keep the new one in the CI's secret store, and declare it as a secret, `secret \"{name}\" env=\"{}\" {{ visible-to \"…\" }}`, given to the stages that need it with `secret-env`; remove the input and its default",
+                input.env.as_ref().map_or("VARIABLE", |e| e.value.as_str())
+            ))
+            .confidence(Confidence::High),
+        };
+        out.push(finding);
+    }
+
+    /// Each `{input}` of a credential-holding input on a stage's command line.
+    fn command_lines(
+        &self,
+        cx: &Context<'_>,
+        held: &[(&Input, Vec<Cause<'_>>)],
+        out: &mut Vec<Finding>,
+    ) {
+        for stage in &cx.pipeline.stages {
+            let Some(contract) = cx.registry.get(&stage.uses.value) else {
+                continue;
+            };
+            let stage_name = stage.name.value.as_str();
+            for child in &stage.children {
+                let on_command_line = contract
+                    .child_spec(&child.name.value)
+                    .is_some_and(|c| c.role == Role::CommandLine);
+                if !on_command_line {
+                    continue;
+                }
+                for value in child.values() {
+                    let Value::Template(t) = &value.value else {
+                        continue;
+                    };
+                    for (name, span) in t.inputs() {
+                        let Some((input, causes)) = held.iter().find(|(i, _)| i.name.value == name)
+                        else {
+                            continue;
+                        };
+                        let Some(cause) = causes.first() else {
+                            continue;
+                        };
+                        out.push(
+                            Finding::new(
+                                self.id(),
+                                self.severity(),
+                                format!(
+                                    "input `{name}` holds a credential, and `{stage_name}` puts it on its command line"
+                                ),
+                                Label::new(span, "on the command line here"),
+                            )
+                            .related(cause.label(input))
+                            .help(format!(
+                                "a command line is visible to the other processes of the machine (`ps`, /proc) and tools echo it into logs: give `{stage_name}` {} instead of `{{{name}}}`, and have the command read the variable",
+                                cause.instead(input, stage_name)
+                            ))
+                            .confidence(Confidence::High)
+                            .stage(stage_name),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Check for SecretAsInput {
+    fn id(&self) -> &'static str {
+        "secret-as-input"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "no credential enters the run as an input: from a secret's variable, a variable named as a credential, or a default"
+    }
+    fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let mut held = Vec::new();
+        for input in cx.pipeline.inputs.iter().filter(|i| !i.builtin) {
+            let causes = self.causes(cx, input);
+            for cause in &causes {
+                self.report(input, cause, out);
+            }
+            if !causes.is_empty() {
+                held.push((input, causes));
+            }
+        }
+        if !held.is_empty() {
+            self.command_lines(cx, &held, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::credential_word;
+    use crate::registry::CredentialDetector;
+    use crate::{CheckOptions, Registry, Source, compile, run_checks};
+
+    /// Finds `FAKE-CREDENTIAL-` followed by anything.
+    struct Fake;
+
+    impl CredentialDetector for Fake {
+        fn id(&self) -> &str {
+            "fake"
+        }
+        fn label(&self) -> &str {
+            "a fake credential"
+        }
+        fn detects(&self, text: &[u8]) -> bool {
+            text.starts_with(b"FAKE-CREDENTIAL-")
+        }
+    }
+
+    fn findings(registry: &Registry, text: &str) -> Vec<String> {
+        let compiled =
+            compile(Source::new("t.kdl", text), registry, &Default::default()).expect("compiles");
+        run_checks(&compiled, registry, CheckOptions::default())
+            .into_iter()
+            .filter(|f| f.check == "secret-as-input")
+            .map(|f| f.message)
+            .collect()
+    }
+
+    const DEFAULT: &str = r#"
+pipeline "p"
+input "auth" env="AUTH" default="FAKE-CREDENTIAL-1234"
+input "label" env="LABEL" default="reviewed"
+stage "s" uses="run" {
+    command "tool" "--auth" "{auth}" "--label" "{label}"
+}
+"#;
+
+    #[test]
+    fn a_default_is_judged_by_the_registered_detectors() {
+        let mut registry = Registry::with_builtins();
+        assert_eq!(findings(&registry, DEFAULT), Vec::<String>::new());
+        registry.register_detector(Arc::new(Fake));
+        assert_eq!(
+            findings(&registry, DEFAULT),
+            [
+                "the default of input `auth` is a credential (a fake credential)",
+                "input `auth` holds a credential, and `s` puts it on its command line",
+            ]
+        );
+    }
+
+    #[test]
+    fn only_the_variable_of_a_string_input_is_judged() {
+        let text = r#"
+pipeline "p"
+input "max" env="MAX_TOKEN" type="int"
+input "keys" env="USE_API_KEY" type="bool"
+input "auth" env="DEPLOY_TOKEN"
+input "signing-key" env="SIGNING_KEY_FILE"
+stage "s" uses="run" {
+    command "tool" "{max}" "{keys}" "--key-file" "{signing-key}"
+    env "A" "{auth}"
+}
+"#;
+        assert_eq!(
+            findings(&Registry::with_builtins(), text),
+            [
+                "input `auth` holds a credential: its variable `$DEPLOY_TOKEN` is named as one (`TOKEN`)"
+            ]
+        );
+    }
+
+    #[test]
+    fn credential_names() {
+        for name in [
+            "GITHUB_TOKEN",
+            "github_token",
+            "DEPLOY_TOKEN",
+            "CLIENT_SECRET",
+            "DB_PASSWORD",
+            "API_KEY",
+            "OPENAI_API_KEY",
+            "AWS_SECRET_ACCESS_KEY",
+            "SECRET_KEY_BASE",
+            "SIGNING_KEY_B64",
+            "API_TOKEN_V2",
+            "GH_PAT",
+            "GHTOKEN",
+            "githubToken",
+            "NPM_APIKEY",
+            "deploy-token",
+            "SSH_PASSPHRASE",
+            "GCP_CREDENTIALS",
+            "KEY",
+        ] {
+            assert!(credential_word(name).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn names_that_are_not_credentials() {
+        for name in [
+            "KEYBOARD_LAYOUT",
+            "PRIMARY_KEY_COLUMN",
+            "PRIMARY_KEY",
+            "AWS_ACCESS_KEY_ID",
+            "TOKEN_URL",
+            "SECRET_NAME",
+            "KEY_FILE",
+            "TOKEN_PATH",
+            "MAX_TOKENS",
+            "MAX_TOKEN",
+            "PUBLIC_KEY",
+            "CACHE_KEY",
+            "JIRA_ISSUE_KEY",
+            "SONAR_PROJECT_KEY",
+            "NEXT_PAGE_TOKEN",
+            "MONKEY",
+            "PROJECT",
+            "PATH",
+            "PWD",
+            "PATTERN",
+            "V2",
+        ] {
+            assert_eq!(credential_word(name), None, "{name}");
+        }
+    }
+}
