@@ -100,16 +100,52 @@ impl Check for SecretAlias {
                 .related(Label::new(a.env.span, format!("so is `{an}`")))
                 .related(scope(a))
                 .related(scope(b))
-                .help(format!(
-                    "if `{bn}` is meant to be a credential of its own, read it from a variable of its own (`env=\"{}\"`); if it is the same credential, declare it once: keep `{an}`{}, name `{an}` where `{bn}` is named, and remove `{bn}`",
-                    variable_for(bn),
-                    match union(a, b) {
-                        u if u.is_empty() => String::new(),
-                        u => format!(", give it `visible-to {u}`"),
-                    }
-                ))
+                .help(match key_meets_program(cx, an, bn) {
+                    // Declaring it once would hand a key to a stage that runs a program: offer
+                    // only the fix that keeps `secret-scope`'s promise.
+                    Some((key_user, program)) => format!(
+                        "read `{bn}` from a variable of its own (`env=\"{}\"`) holding a credential of its own; do not merge the two: `{key_user}` uses this value as a key, and `{program}` runs a program",
+                        variable_for(bn),
+                    ),
+                    None => format!(
+                        "if `{bn}` is meant to be a credential of its own, read it from a variable of its own (`env=\"{}\"`); if it is the same credential, declare it once: keep `{an}`{}, name `{an}` where `{bn}` is named, and remove `{bn}`",
+                        variable_for(bn),
+                        match union(a, b) {
+                            u if u.is_empty() => String::new(),
+                            u => format!(", give it `visible-to {u}`"),
+                        }
+                    ),
+                })
                 .confidence(Confidence::High),
             );
         }
     }
+}
+
+/// A stage that uses `a` or `b` as a key (it runs no program: `std/seal`, `std/restore`) and a
+/// stage that runs a program and uses the other name or the same: merging the two secrets would
+/// hand the key to the program.
+fn key_meets_program(cx: &Context<'_>, a: &str, b: &str) -> Option<(String, String)> {
+    use crate::contract::Effect;
+    let mut key_user = None;
+    let mut program = None;
+    for stage in &cx.pipeline.stages {
+        let runs_program = cx
+            .registry
+            .get(&stage.uses.value)
+            .is_some_and(|c| c.opaque || c.has_effect(Effect::Executes));
+        if !stage
+            .secrets_named()
+            .iter()
+            .any(|n| n.value == a || n.value == b)
+        {
+            continue;
+        }
+        if runs_program {
+            program.get_or_insert_with(|| stage.name.value.clone());
+        } else {
+            key_user.get_or_insert_with(|| stage.name.value.clone());
+        }
+    }
+    key_user.zip(program)
 }
