@@ -22,6 +22,17 @@ pub enum Command {
     Schema(SchemaArgs),
     /// Run a pipeline that passes check (exit 0 success, 1 a stage failed, 2 unusable input, 130/143 interrupted)
     Run(RunArgs),
+    /// Explain a check: what it proves, a failing and a passing example (no id: list the checks)
+    Explain(ExplainArgs),
+    /// Write a starting review.kdl for this checkout (exit 1 if one exists: it is kept)
+    Init,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The check's id, as `check` reports it (e.g. `secret-scope`)
+    #[arg(value_name = "CHECK")]
+    pub check: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -29,8 +40,8 @@ pub struct RunArgs {
     /// The pipeline file
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// At most this many stages at once (default: the number of cores)
-    #[arg(long, value_name = "N")]
+    /// At most this many stages at once, 1 or more (default: the number of cores)
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Time a child gets between SIGTERM and SIGKILL
     #[arg(long, value_name = "DURATION", default_value = "10s")]
@@ -58,10 +69,20 @@ pub struct RunArgs {
     pub color: ColorArg,
 }
 
+/// `--jobs`: a whole number of stages, at least 1 (0 would run nothing).
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("0 stages at once would run nothing; give 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("not a whole number of stages (1 or more)".into()),
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Pipeline files
-    #[arg(required = true, value_name = "FILE")]
+    /// Pipeline files, or folders whose `.kdl` files are checked (recursively). None: the
+    /// current folder's `review.kdl` and the `.kdl` files under `.github/reviewflow/`
+    #[arg(value_name = "PATH")]
     pub files: Vec<PathBuf>,
     /// Output format of the findings
     #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
@@ -100,7 +121,8 @@ pub struct SchemaArgs {
 
 #[derive(Debug, Args)]
 pub struct ColorArg {
-    /// Colour in terminal output (`auto`: only on a terminal, and never with NO_COLOR set)
+    /// Colour in terminal output (`auto`: only on a terminal, and never with NO_COLOR set;
+    /// `always` wins over NO_COLOR)
     #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
     pub color: Color,
 }

@@ -87,7 +87,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
         .map(|(name, held, detail)| Layer { name, held, detail })
         .collect();
     if let Some(jobs) = args.jobs {
-        options.jobs = jobs.max(1);
+        options.jobs = jobs;
     }
     options.grace = grace;
     if let Some(dir) = args.run_dir.clone() {
@@ -103,6 +103,9 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     } else {
         ConsoleMode::Plain
     };
+    if style == reviewflow_engine::report::Style::Color {
+        options.console = options.console.with_color();
+    }
     options.step_summary = github
         .then(|| lookup("GITHUB_STEP_SUMMARY").map(PathBuf::from))
         .flatten();
@@ -161,6 +164,13 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     };
     match result {
         Ok(report) => {
+            eprint!(
+                "{}",
+                not_run_lines(
+                    &report.manifest.stages,
+                    style == reviewflow_engine::report::Style::Color
+                )
+            );
             eprintln!("run directory: {}", report.run_dir.display());
             report.exit_code
         }
@@ -183,4 +193,26 @@ enum Failed {
     /// The forge or a store could not be opened.
     Prepare(String),
     Run(RunError),
+}
+
+/// The stages that never started (the run stopped, or a required secret was missing): the
+/// console shows a line for every stage that ended, and these never do. One line each, in the
+/// pipeline's order, after the run's end line: `· post: not run — stage `review` failed`.
+/// Dim with `color`, like the console's lines of stages that did not run.
+fn not_run_lines(stages: &[reviewflow_engine::run::StageRecord], color: bool) -> String {
+    stages
+        .iter()
+        .filter(|s| s.outcome == reviewflow_engine::run::Outcome::NotRun)
+        .map(|s| {
+            let line = match &s.reason {
+                Some(why) => format!("· {}: not run — {why}", s.name),
+                None => format!("· {}: not run", s.name),
+            };
+            if color {
+                format!("\x1b[2m{line}\x1b[0m\n")
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect()
 }

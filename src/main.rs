@@ -3,7 +3,9 @@
 
 mod cli;
 mod cmd_check;
+mod cmd_explain;
 mod cmd_graph;
+mod cmd_init;
 mod cmd_run;
 mod cmd_schema;
 mod isolation;
@@ -33,6 +35,8 @@ fn main() -> ExitCode {
         cli::Command::Graph(a) => cmd_graph::run(a),
         cli::Command::Schema(a) => cmd_schema::run(a),
         cli::Command::Run(a) => cmd_run::run(a, isolation),
+        cli::Command::Explain(a) => cmd_explain::run(a),
+        cli::Command::Init => cmd_init::run(),
     };
     ExitCode::from(code)
 }

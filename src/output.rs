@@ -13,13 +13,23 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FINDINGS: u8 = 1;
 pub const EXIT_UNUSABLE: u8 = 2;
 
-/// Colour only on a terminal, never with `NO_COLOR` set (any value).
+/// The one colour rule of every command (`check`, `graph`, `run`), for what goes to stderr.
 pub fn style(color: Color) -> Style {
-    let auto = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    decide(
+        color,
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR").as_deref(),
+    )
+}
+
+/// `--color always` colours, `never` does not; `auto` colours only on a terminal and never with
+/// `NO_COLOR` set to a non-empty value (no-color.org: an explicit `--color always` wins over it).
+pub fn decide(color: Color, terminal: bool, no_color: Option<&std::ffi::OsStr>) -> Style {
+    let no_color = no_color.is_some_and(|v| !v.is_empty());
     match color {
         Color::Always => Style::Color,
         Color::Never => Style::Plain,
-        Color::Auto if auto => Style::Color,
+        Color::Auto if terminal && !no_color => Style::Color,
         Color::Auto => Style::Plain,
     }
 }
@@ -56,4 +66,23 @@ pub fn load(path: &Path, registry: &Registry) -> Result<Compiled, Loaded> {
 pub enum Loaded {
     Unreadable(String),
     Unusable(Unusable),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn one_colour_rule_no_color_yields_to_an_explicit_always() {
+        let set = Some(OsStr::new("1"));
+        let empty = Some(OsStr::new(""));
+        assert_eq!(decide(Color::Always, false, set), Style::Color);
+        assert_eq!(decide(Color::Never, true, None), Style::Plain);
+        assert_eq!(decide(Color::Auto, true, None), Style::Color);
+        assert_eq!(decide(Color::Auto, true, set), Style::Plain);
+        // An empty NO_COLOR is not set (no-color.org).
+        assert_eq!(decide(Color::Auto, true, empty), Style::Color);
+        assert_eq!(decide(Color::Auto, false, None), Style::Plain);
+    }
 }

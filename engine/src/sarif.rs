@@ -3,7 +3,10 @@
 //! Shape of the log:
 //! - one run; `tool.driver.rules` lists every registered check in [`check::ALL`] order, so a
 //!   result's `ruleIndex` is stable for a given version and its `ruleId` (the check id) is stable
-//!   across versions;
+//!   across versions; each rule carries `shortDescription` (the check's summary),
+//!   `fullDescription` and `help` (its `docs/checks.md` section: what it proves, severity, fix),
+//!   so the log explains itself; `helpUri` and `informationUri` appear only when a real docs
+//!   address was configured at build time ([`DOCS_URL`]);
 //! - one result per finding, suppressed ones included: an allowed finding carries
 //!   `suppressions: [{kind: "inSource", justification, location}]` and code scanning shows it as
 //!   dismissed instead of losing it;
@@ -39,20 +42,94 @@ pub const SARIF_VERSION: &str = "2.1.0";
 pub const SARIF_SCHEMA: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
-/// Where the tool is described (`tool.driver.informationUri`).
-pub const INFORMATION_URI: &str = env!("CARGO_PKG_REPOSITORY");
+/// Where reviewflow's documentation is published, if anywhere: the address of the `docs/`
+/// folder, set at build time (`REVIEWFLOW_DOCS_URL=https://…/docs cargo build`). Without it the
+/// log links nowhere (no `informationUri`, no `helpUri`): every rule carries its description and
+/// help in the log itself, and no address is made up.
+pub const DOCS_URL: Option<&str> = option_env!("REVIEWFLOW_DOCS_URL");
 
-/// The checks' documentation; each check's section is anchored by its id. Absolute, because
-/// SARIF requires `helpUri` to be an absolute URI.
-pub const CHECKS_DOC_URI: &str = concat!(env!("CARGO_PKG_REPOSITORY"), "/blob/main/docs/checks.md");
+/// The checks' documentation, whose sections (`## <check-id>`) give each rule its description
+/// and help.
+const CHECKS_DOC: &str = include_str!("../../docs/checks.md");
+
+/// The docs address, when one is configured and absolute (SARIF requires absolute URIs).
+fn docs_url() -> Option<&'static str> {
+    DOCS_URL
+        .map(|u| u.trim_end_matches('/'))
+        .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+}
+
+/// Where the tool is described (`tool.driver.informationUri`): the docs, if configured.
+pub fn information_uri() -> Option<String> {
+    docs_url().map(str::to_string)
+}
+
+/// The documentation link of one check (its section of `checks.md`), if docs are configured.
+pub fn help_uri(check_id: &str) -> Option<String> {
+    docs_url().map(|base| format!("{base}/checks.md#{check_id}"))
+}
+
+/// A check's description and help, from its section of `docs/checks.md`: the `**Proves:**`,
+/// `**Severity:**` and `**Fix:**` paragraphs. Falls back on the check's summary.
+pub struct RuleDoc {
+    /// What the check proves, as plain text (`fullDescription`).
+    pub full: String,
+    /// Proves, severity, fix and suppress, as plain text (`help.text`).
+    pub help_text: String,
+    /// The same as Markdown (`help.markdown`).
+    pub help_markdown: String,
+}
+
+/// The documentation of `check`.
+pub fn rule_doc(check: &dyn Check) -> RuleDoc {
+    let paragraphs = doc_section(check.id())
+        .map(|section| {
+            ["**Proves:**", "**Severity:**", "**Fix:**"]
+                .iter()
+                .filter_map(|head| {
+                    section
+                        .split("\n\n")
+                        .map(str::trim)
+                        .find(|p| p.starts_with(head))
+                })
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let Some(proves) = paragraphs.first().filter(|p| p.starts_with("**Proves:**")) else {
+        let summary = format!("{}.", check.summary());
+        return RuleDoc {
+            full: summary.clone(),
+            help_text: summary.clone(),
+            help_markdown: summary,
+        };
+    };
+    let plain = |p: &str| {
+        p.replace("**", "")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    RuleDoc {
+        full: plain(proves.trim_start_matches("**Proves:**")),
+        help_text: paragraphs
+            .iter()
+            .map(|p| plain(p))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        help_markdown: paragraphs.join("\n\n"),
+    }
+}
+
+/// The text of `## <id>` in `docs/checks.md`, up to the next `## ` heading.
+fn doc_section(id: &str) -> Option<&'static str> {
+    let head = format!("\n## {id}\n");
+    let start = CHECKS_DOC.find(&head)? + head.len();
+    let rest = &CHECKS_DOC[start..];
+    Some(&rest[..rest.find("\n## ").unwrap_or(rest.len())])
+}
 
 /// The key of the fingerprint in `partialFingerprints`; the suffix changes if the recipe does.
 pub const FINGERPRINT_KEY: &str = "reviewflow/v1";
-
-/// The documentation link of one check.
-pub fn help_uri(check_id: &str) -> String {
-    format!("{CHECKS_DOC_URI}#{check_id}")
-}
 
 /// One SARIF log for the findings of every file checked (files without findings included: they
 /// are listed as artifacts, and a clean run has an empty `results` array).
@@ -72,7 +149,7 @@ pub fn sarif_log(files: &[(&Source, &[Finding])], tool_version: &str) -> Value {
             results.push(result(&file, finding, fingerprint));
         }
     }
-    json!({
+    let mut log = json!({
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
         "runs": [{
@@ -80,7 +157,6 @@ pub fn sarif_log(files: &[(&Source, &[Finding])], tool_version: &str) -> Value {
                 "driver": {
                     "name": "reviewflow",
                     "version": tool_version,
-                    "informationUri": INFORMATION_URI,
                     "rules": check::ALL.iter().map(|c| rule(*c)).collect::<Vec<_>>(),
                 }
             },
@@ -88,7 +164,11 @@ pub fn sarif_log(files: &[(&Source, &[Finding])], tool_version: &str) -> Value {
             "artifacts": artifacts,
             "results": results,
         }]
-    })
+    });
+    if let Some(uri) = information_uri() {
+        log["runs"][0]["tool"]["driver"]["informationUri"] = uri.into();
+    }
+    log
 }
 
 /// The SARIF level of a severity.
@@ -149,17 +229,21 @@ fn fingerprints(source: &Source, findings: &[Finding]) -> Vec<String> {
 
 fn rule(check: &dyn Check) -> Value {
     let id = check.id();
-    let uri = help_uri(id);
-    json!({
+    let doc = rule_doc(check);
+    let mut rule = json!({
         "id": id,
         "shortDescription": { "text": check.summary() },
-        "help": {
-            "text": format!("{}.\n\nDocumentation: {uri}", check.summary()),
-            "markdown": format!("{}.\n\n[Documentation]({uri})", check.summary()),
-        },
-        "helpUri": uri,
+        "fullDescription": { "text": doc.full },
+        "help": { "text": doc.help_text, "markdown": doc.help_markdown },
         "defaultConfiguration": { "level": level(check.severity()) },
-    })
+    });
+    if let Some(uri) = help_uri(id) {
+        rule["help"]["text"] = format!("{}\n\nDocumentation: {uri}", doc.help_text).into();
+        rule["help"]["markdown"] =
+            format!("{}\n\n[Documentation]({uri})", doc.help_markdown).into();
+        rule["helpUri"] = uri.into();
+    }
+    rule
 }
 
 /// A file being written out: its source, its URI and its index in `artifacts`.

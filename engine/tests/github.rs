@@ -529,14 +529,14 @@ fn parallel_stages_print_each_group_whole_and_in_the_order_they_end() {
 fn failures_and_fallbacks_are_annotated_after_their_group_and_escaped() {
     let (lines, code) = actions_output("failing");
     assert_eq!(code, 1, "{lines:#?}");
-    let missing = "secret `k` is missing (on-missing=\"disable\"); the stage did not run";
+    let missing = "secret `k` is not set (on-missing=\"disable\"); the stage did not run";
     assert_eq!(
         lines,
         [
             "run <run> of pipeline `failing`".to_string(),
             // A run-level warning.
             "::warning::secret `k` is not set ($TALK_KEY): the stages that hold it take their \
-             fallback"
+             fallback; to run them, set $TALK_KEY"
                 .into(),
             // A stage that never ran still has its group.
             format!("::group::⚠ locked: fell back — {missing} (<d>)"),

@@ -197,12 +197,33 @@ fn rules_are_every_registered_check_in_order() {
     for (rule, check) in rules.iter().zip(check::ALL) {
         assert_eq!(rule["id"], check.id());
         assert_eq!(rule["shortDescription"]["text"], check.summary());
-        assert_eq!(rule["helpUri"], help_uri(check.id()));
+        let full = rule["fullDescription"]["text"]
+            .as_str()
+            .expect("fullDescription");
         assert!(
-            rule["helpUri"]
-                .as_str()
-                .is_some_and(|u| u.ends_with(&format!("docs/checks.md#{}", check.id())))
+            !full.is_empty() && !full.contains("**"),
+            "{}: {full}",
+            check.id()
         );
+        let help = rule["help"]["text"].as_str().expect("help.text");
+        assert!(
+            help.contains(full) && help.contains("Severity:") && help.contains("Fix:"),
+            "{}: the help is the doc section's proves, severity and fix: {help}",
+            check.id()
+        );
+        assert!(
+            rule["help"]["markdown"]
+                .as_str()
+                .is_some_and(|m| m.contains("**Proves:**"))
+        );
+        match help_uri(check.id()) {
+            Some(uri) => {
+                assert_eq!(rule["helpUri"], uri.as_str());
+                assert!(uri.ends_with(&format!("/checks.md#{}", check.id())));
+            }
+            None => assert!(rule.get("helpUri").is_none(), "no made-up link: {rule}"),
+        }
+        assert!(!rule.to_string().contains("example.invalid"), "{rule}");
         let level = match check.severity() {
             Severity::Error => "error",
             Severity::Warning => "warning",

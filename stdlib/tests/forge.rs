@@ -254,7 +254,7 @@ fn post_writes_four_formats_and_a_record_that_reads_back() {
     assert!(md.contains("Looks fine."), "{md}");
     assert!(md.contains("## Findings (3)"), "{md}");
     assert!(
-        md.contains("- **error** `src/lib.rs:3` `conflict-marker`: conflict\\-marker here"),
+        md.contains("- **error** `src/lib.rs:3` `conflict-marker`: conflict-marker here"),
         "{md}"
     );
     assert!(md.contains("`src/lib.rs:2-3`"), "{md}");
@@ -657,7 +657,7 @@ fn hostile_finding_text_stays_text_in_markdown() {
     let md = std::fs::read_to_string(posted.location).unwrap();
     let item = md.lines().find(|l| l.starts_with("- ")).unwrap();
     assert!(
-        item.contains("\\[here\\]\\(https://evil\\.invalid\\) \\<script\\> \\# Approved"),
+        item.contains("click \\[here](https://evil.invalid) \\<script> # Approved"),
         "{item}"
     );
     assert!(item.contains("``src/`lib`.rs:2``"), "{item}");

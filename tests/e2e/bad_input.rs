@@ -181,3 +181,38 @@ fn random_garbage_never_panics() {
         );
     }
 }
+
+/// A KDL v1 raw string gets the v1-to-v2 hint, as a bare `true` does.
+#[test]
+fn a_kdl_v1_raw_string_gets_a_v2_hint() {
+    let run = reviewflow(&["check", "tests/fixtures/pipelines/kdl-v1-raw-string.kdl"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("KDL v2 writes raw strings `#\"…\"#`"),
+        "{}",
+        run.stderr
+    );
+    insta::assert_snapshot!("kdl_v1_raw_string", run.transcript());
+}
+
+/// A stray `}` says that no block is open, and which block closed last and where.
+#[test]
+fn a_stray_closing_brace_names_the_last_block_closed() {
+    let run = reviewflow(&["check", "tests/fixtures/pipelines/stray-brace.kdl"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("the last block, `stage \"build\"` (line 2), was closed on line 4"),
+        "{}",
+        run.stderr
+    );
+    insta::assert_snapshot!("stray_brace", run.transcript());
+    let run = reviewflow(&["check", "tests/fixtures/pipelines/stray-brace-no-block.kdl"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("no block was opened before it"),
+        "{}",
+        run.stderr
+    );
+    insta::assert_snapshot!("stray_brace_no_block", run.transcript());
+}

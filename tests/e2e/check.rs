@@ -370,3 +370,206 @@ fn emit_model_is_refused_with_sarif_and_github() {
         insta::assert_snapshot!(format!("emit_model_with_{format}"), run.stderr);
     }
 }
+
+/// `std/run` suggests `run` and `std/Review` exactly `std/review`, not three look-alikes.
+#[test]
+fn a_stage_kind_near_miss_suggests_the_one_kind() {
+    let run = reviewflow(&["check", "tests/fixtures/pipelines/did-you-mean-kind.kdl"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("help: did you mean `run`?"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("help: did you mean `std/review`?"),
+        "{}",
+        run.stderr
+    );
+    insta::assert_snapshot!("did_you_mean_kind", run.transcript());
+}
+
+/// A stage with one output says "its only output is"; a name is refused for not starting with an
+/// ASCII letter, not "a letter" (`é` is one).
+#[test]
+fn the_only_output_and_an_ascii_name_are_worded_as_such() {
+    let run = reviewflow(&[
+        "check",
+        "tests/fixtures/pipelines/only-output-and-ascii-name.kdl",
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("its only output is `ok`"),
+        "{}",
+        run.stderr
+    );
+    let json = findings_json("tests/fixtures/pipelines/only-output-and-ascii-name.kdl");
+    let messages = json["files"][0]["findings"].to_string();
+    assert!(
+        messages.contains("starting with an ASCII letter"),
+        "{messages}"
+    );
+    insta::assert_snapshot!("only_output_and_ascii_name", run.transcript());
+}
+
+const CLEAN: &str = "pipeline \"clean\"\nstage \"a\" uses=\"run\" {\n    command \"true\"\n}\n";
+
+fn write(path: &std::path::Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
+}
+
+/// With no argument, `check` checks the repository's `review.kdl` and every `.kdl` file under
+/// `.github/reviewflow/` (recursively, sorted by path), and nothing else.
+#[test]
+fn check_without_arguments_finds_the_pipelines() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(&dir.path().join("review.kdl"), CLEAN);
+    write(&dir.path().join(".github/reviewflow/nightly.kdl"), CLEAN);
+    write(&dir.path().join(".github/reviewflow/a/weekly.kdl"), CLEAN);
+    write(
+        &dir.path().join(".github/reviewflow/README.md"),
+        "not a pipeline",
+    );
+    write(&dir.path().join("other.kdl"), "not checked {");
+    let run = reviewflow_in(dir.path(), &["check"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    insta::assert_snapshot!("no_argument__found", run.transcript());
+}
+
+#[test]
+fn check_without_arguments_and_no_pipeline_is_unusable_input() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(&dir.path().join("other.kdl"), CLEAN);
+    let run = reviewflow_in(dir.path(), &["check"]);
+    assert_eq!(run.code, 2);
+    insta::assert_snapshot!("no_argument__nothing_found", run.transcript());
+}
+
+/// A folder is checked recursively, its files in path order, and the exit code is the worst.
+#[test]
+fn a_folder_argument_checks_every_kdl_file_in_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cycle = std::fs::read_to_string(root().join("examples/broken/cycle.kdl")).expect("read");
+    write(&dir.path().join("p/z.kdl"), CLEAN);
+    write(&dir.path().join("p/b/cycle.kdl"), &cycle);
+    write(&dir.path().join("p/a.kdl"), CLEAN);
+    write(&dir.path().join("p/notes.txt"), "not a pipeline");
+    let run = reviewflow_in(dir.path(), &["check", "p"]);
+    assert_eq!(run.code, 1, "a finding in one file decides");
+    insta::assert_snapshot!("folder__recursive", run.transcript());
+
+    let run = reviewflow_in(dir.path(), &["check", "--format", "json", "p"]);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let paths: Vec<&str> = doc["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| f["path"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(paths, ["p/a.kdl", "p/b/cycle.kdl", "p/z.kdl"]);
+
+    write(&dir.path().join("p/b/stray.kdl"), "pipeline \"x\" }\n");
+    assert_eq!(
+        reviewflow_in(dir.path(), &["check", "p"]).code,
+        2,
+        "an unusable file is the worst"
+    );
+}
+
+#[test]
+fn a_folder_without_pipelines_is_unusable_input() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(&dir.path().join("empty/notes.txt"), "not a pipeline");
+    let run = reviewflow_in(dir.path(), &["check", "empty"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("empty: no `.kdl` file in this folder (nor below it)"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Symbolic links are not followed out of the folder: a linked folder is not entered, a linked
+/// file is checked only when it points inside the folder.
+#[cfg(unix)]
+#[test]
+fn a_folder_never_follows_links_out_of_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(&dir.path().join("outside/evil.kdl"), "pipeline \"x\" }\n");
+    write(&dir.path().join("p/a.kdl"), CLEAN);
+    let link = std::os::unix::fs::symlink;
+    link(dir.path().join("outside"), dir.path().join("p/linked-dir")).expect("symlink");
+    link(
+        dir.path().join("outside/evil.kdl"),
+        dir.path().join("p/linked-out.kdl"),
+    )
+    .expect("symlink");
+    link(
+        dir.path().join("p/a.kdl"),
+        dir.path().join("p/linked-in.kdl"),
+    )
+    .expect("symlink");
+    let run = reviewflow_in(dir.path(), &["check", "--format", "json", "p"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let paths: Vec<&str> = doc["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| f["path"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(paths, ["p/a.kdl", "p/linked-in.kdl"]);
+}
+
+/// Many files are checked in parallel; the output is the same, in path order, on every run, and
+/// the same as naming the files one by one in that order.
+#[test]
+fn many_files_give_the_same_output_in_path_order() {
+    let folder = reviewflow(&[
+        "check",
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+        "examples/broken",
+    ]);
+    assert_eq!(folder.code, 2, "examples/broken has unusable files");
+    let mut files: Vec<String> = std::fs::read_dir(root().join("examples/broken"))
+        .expect("examples/broken")
+        .map(|e| {
+            format!(
+                "examples/broken/{}",
+                e.expect("entry").file_name().to_string_lossy()
+            )
+        })
+        .filter(|p| p.ends_with(".kdl"))
+        .collect();
+    files.sort();
+    let mut args = vec!["check", "--format", "json", "--fail-on", "never"];
+    args.extend(files.iter().map(String::as_str));
+    let named = reviewflow(&args);
+    assert_eq!(folder.stdout, named.stdout);
+    for _ in 0..3 {
+        let again = reviewflow(&[
+            "check",
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+            "examples/broken",
+        ]);
+        assert_eq!(again.stdout, folder.stdout);
+        assert_eq!(again.code, folder.code);
+    }
+    let human = reviewflow(&["check", "examples/broken"]);
+    let human_named = reviewflow(
+        &[
+            &["check"][..],
+            &files.iter().map(String::as_str).collect::<Vec<_>>(),
+        ]
+        .concat(),
+    );
+    assert_eq!(human.stderr, human_named.stderr);
+}

@@ -398,3 +398,223 @@ fn a_resume_after_a_new_commit_is_rejected() {
     );
     assert_eq!(runs(), before, "no run directory was created");
 }
+
+impl Checkout {
+    /// `review.md` of the change `branch-main` under `dir`, with the SHAs and the run id
+    /// replaced by placeholders, for a snapshot.
+    fn review_md_in(&self, dir: &str) -> String {
+        let folder = self.path().join(dir).join("branch-main");
+        let md = std::fs::read_to_string(folder.join("review.md")).expect("review.md");
+        let posted: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(folder.join("posted.json")).expect("posted"))
+                .expect("json");
+        let field = |name: &str| posted[name].as_str().expect(name).to_string();
+        md.replace(&field("base")[..12], "<base>")
+            .replace(&field("head")[..12], "<head>")
+            .replace(&field("run_id"), "<run>")
+    }
+
+    /// `examples/local.kdl` with the `command` reviewer `script` (a shell script) in place of
+    /// the rules, written as `name`.
+    fn with_command_reviewer(&self, name: &str, script: &str) {
+        let path = self.path().join(format!("{name}.sh"));
+        std::fs::write(&path, script).expect("write");
+        Command::new("chmod")
+            .arg("+x")
+            .arg(&path)
+            .status()
+            .expect("chmod");
+        let pipeline = std::fs::read_to_string(self.path().join("examples/local.kdl"))
+            .expect("read")
+            .replace(
+                "reviewer \"rules\"",
+                &format!("reviewer \"command\"\n    command \"{}\"", path.display()),
+            )
+            .replace("resume \"restore.conversation\"\n", "");
+        std::fs::write(self.path().join(format!("{name}.kdl")), pipeline).expect("write");
+    }
+}
+
+/// The rules reviewer's comment has a findings table for forges that post only the comment;
+/// `review.md` lists each finding once (the list), and a message's code spans render as code.
+#[test]
+fn review_md_lists_each_finding_once() {
+    let c = Checkout::new();
+    c.commit(
+        "src/app.js",
+        "// TODO: remove\nconsole.log('here');\n",
+        "third",
+    );
+    let out = c.run("examples/local.kdl", &[]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let md = c.review_md_in(".reviewflow/forge");
+    assert!(!md.contains("| severity |"), "no table: {md}");
+    assert!(!md.contains("\\`"), "no escaped backtick: {md}");
+    insta::assert_snapshot!("review_md__rules", md);
+}
+
+/// Findings whose text holds backticks, pipes, markdown and HTML: code spans render as code,
+/// pipes and emphasis stay as they are, and no link, image, heading or raw HTML comes out.
+#[test]
+fn review_md_keeps_hostile_finding_text_as_text() {
+    let c = Checkout::new();
+    c.commit("src/app.rs", "fn a() {}\nfn b() {}\nfn c() {}\n", "third");
+    let result = serde_json::json!({
+        "version": 1,
+        "comment": "Looks fine apart from `unwrap`.\n\n| file | note |\n|---|---|\n| `src/app.rs` | a | b |\n",
+        "findings": [
+            {
+                "path": "src/app.rs", "line": 1, "severity": "error", "rule": "no-unwrap",
+                "message": "`unwrap()` on `Option<T>` | panics: use `?`, not <script>alert(1)</script>"
+            },
+            {
+                "path": "src/app.rs", "line": 2, "end_line": 3, "severity": "warning",
+                "rule": "style/pipes",
+                "message": "a | b || c, **bold**, [link](https://evil.invalid), ![img](x), # not a heading, \\`escaped\\` and C:\\dir"
+            },
+            {
+                "path": "src/app.rs", "line": null, "severity": "info",
+                "message": "# not a heading <b>bold</b> & `<i>code</i>` ``a`b`` <https://evil.invalid>"
+            }
+        ],
+        "conversation": null,
+        "resumed": false
+    });
+    std::fs::write(c.path().join("result.json"), result.to_string()).expect("write");
+    c.with_command_reviewer(
+        "hostile",
+        &format!(
+            "#!/bin/sh\nset -e\ncat '{}' > \"$REVIEWFLOW_RESULT\"\n",
+            c.path().join("result.json").display()
+        ),
+    );
+    let out = c.run("hostile.kdl", &[]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let md = c.review_md_in(".reviewflow/forge");
+    let findings = md.split("## Findings").nth(1).expect("findings");
+    assert!(
+        findings.contains("`unwrap()` on `Option<T>` | panics"),
+        "code spans and pipes as written: {findings}"
+    );
+    assert!(
+        findings.contains("not \\<script>alert(1)\\</script>"),
+        "no raw HTML: {findings}"
+    );
+    for line in findings.lines() {
+        assert!(!line.starts_with('#'), "no heading from a finding: {line}");
+    }
+    insta::assert_snapshot!("review_md__hostile_findings", md);
+}
+
+/// The scan's log names what it scanned: the reviewer's conversation, not the diff the
+/// reviewer found a credential in.
+#[test]
+fn the_scan_log_names_its_target() {
+    let c = Checkout::new();
+    c.commit(
+        "src/config.rs",
+        "const T: &str = \"ghp_0123456789abcdefghijklmnopqrstuvwxyZ\";\n",
+        "third",
+    );
+    let out = c.run("examples/local.kdl", &[("REVIEW_CONVERSATION_KEY", KEY)]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let log = out.all();
+    assert!(
+        c.review_md_in(".reviewflow/forge").contains("credential"),
+        "the reviewer found the token in the diff"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.trim() == "scan: review.conversation: clean"),
+        "{log}"
+    );
+    assert!(!log.lines().any(|l| l.trim() == "scan: clean"), "{log}");
+
+    c.with_command_reviewer(
+        "leaky",
+        "#!/bin/sh\nset -e\nmkdir -p \"$REVIEWFLOW_CONVERSATION_OUT\"\n\
+         printf 'token ghp_0123456789abcdefghijklmnopqrstuvwxyZ\\n' > \"$REVIEWFLOW_CONVERSATION_OUT/c.txt\"\n\
+         printf '{\"version\":1,\"comment\":\"ok\",\"findings\":[],\"conversation\":\"c.txt\",\"resumed\":false}' > \"$REVIEWFLOW_RESULT\"\n",
+    );
+    c.commit("d.txt", "d\n", "fourth");
+    let out = c.run("leaky.kdl", &[("REVIEW_CONVERSATION_KEY", KEY)]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let log = out.all();
+    assert!(
+        log.lines()
+            .any(|l| l.trim() == "scan: github: review.conversation:1:7"),
+        "{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.trim() == "scan: review.conversation: 1 hit: not clean"),
+        "{log}"
+    );
+}
+
+/// `forge "local" dir="…"`: the review is written there, relative to the checkout; a folder
+/// that leaves the checkout, is absolute or goes through a symbolic link is refused (exit 2)
+/// before anything runs.
+#[test]
+fn the_local_forge_writes_to_the_folder_it_names() {
+    let c = Checkout::new();
+    let pipeline = |dir: &str| {
+        std::fs::read_to_string(c.path().join("examples/local.kdl"))
+            .expect("read")
+            .replace(
+                "forge \"local\"\n",
+                &format!("forge \"local\" dir=\"{dir}\"\n"),
+            )
+    };
+    std::fs::write(c.path().join("dir.kdl"), pipeline("reviews/local")).expect("write");
+    let out = c.run("dir.kdl", &[]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let folder = c.path().join("reviews/local");
+    assert!(
+        folder.join("branch-main/review.md").is_file(),
+        "{}",
+        out.all()
+    );
+    assert!(folder.join("branch-main/posted.json").is_file());
+    assert!(folder.join(".gitignore").is_file());
+    assert!(
+        !c.path().join(".reviewflow/forge").exists(),
+        "{}",
+        out.all()
+    );
+    assert!(out.all().contains("reviews/local/branch-main/review.md"));
+    // The next run reads the record back from the same folder.
+    let again = c.run("dir.kdl", &[]);
+    assert_eq!(again.code, 0, "{}", again.all());
+    assert!(
+        !again
+            .all()
+            .contains("no review was posted for this change before"),
+        "{}",
+        again.all()
+    );
+
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(outside.path(), c.path().join("linked")).expect("symlink");
+    for (dir, why) in [
+        ("../reviews", "leaves the checkout"),
+        ("/tmp/reviews", "is an absolute path"),
+        ("linked/reviews", "goes through a symbolic link"),
+        (".", "names the checkout itself"),
+    ] {
+        std::fs::write(c.path().join("bad.kdl"), pipeline(dir)).expect("write");
+        let out = c.run("bad.kdl", &[]);
+        assert_eq!(out.code, 2, "{dir}: {}", out.all());
+        assert!(
+            out.all()
+                .contains(&format!("forge \"local\": dir=\"{dir}\" {why}")),
+            "{dir}: {}",
+            out.all()
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(outside.path()).expect("read").count(),
+        0,
+        "nothing written through the link"
+    );
+}

@@ -442,7 +442,7 @@ fn a_missing_secret_under_on_missing_fail_fails_the_run_before_any_stage() {
     assert_eq!(out.code, 1, "{}", out.all());
     assert!(
         out.stderr
-            .contains("secret `key` is missing (set $TEST_KEY"),
+            .contains("error: secret `key` is not set (set $TEST_KEY"),
         "{}",
         out.all()
     );
@@ -464,13 +464,13 @@ fn a_short_secret_under_on_missing_disable_disables_its_stages() {
     assert_eq!(out.code, 0, "{}", out.all());
     assert!(
         out.stderr
-            .contains("warning: secret `key` is shorter than its min-bytes"),
+            .contains("warning: secret `key` in $TEST_KEY is too short"),
         "{}",
         out.all()
     );
     assert!(
         out.stderr
-            .contains("⚠ holder: fell back — secret `key` is missing"),
+            .contains("⚠ holder: fell back — secret `key` is too short"),
         "{}",
         out.all()
     );

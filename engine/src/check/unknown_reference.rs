@@ -85,9 +85,9 @@ impl Check for UnknownReference {
                             .related(Label::new(producer.name.span, "the stage is declared here"))
                             .stage(&stage.name.value);
                             let candidates = did_you_mean(&r.output, names.iter().copied());
-                            f = f.help(help_text(&candidates).unwrap_or_else(|| {
-                                format!("its outputs are {}", names.join(", "))
-                            }));
+                            f = f.help(
+                                help_text(&candidates).unwrap_or_else(|| outputs_help(&names)),
+                            );
                             out.push(f);
                         }
                     }
@@ -142,6 +142,19 @@ impl Check for UnknownReference {
                 ),
                 None,
             ));
+        }
+    }
+}
+
+/// What a stage does have, when the output named is not close to any: "its only output is
+/// `ok`", "its outputs are `a`, `b`", or "it has no outputs".
+fn outputs_help(names: &[&str]) -> String {
+    match names {
+        [] => "it has no outputs".into(),
+        [one] => format!("its only output is `{one}`"),
+        many => {
+            let list: Vec<String> = many.iter().map(|n| format!("`{n}`")).collect();
+            format!("its outputs are {}", list.join(", "))
         }
     }
 }

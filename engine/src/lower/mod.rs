@@ -174,7 +174,7 @@ impl<'s> Lowerer<'s> {
                     self.fact(Fact::TypeMismatch {
                         span: name.span,
                         what: format!("the name of {what}"),
-                        expected: "a name of letters, digits, `-` and `_`, starting with a letter"
+                        expected: "a name of ASCII letters, digits, `-` and `_`, starting with an ASCII letter"
                             .into(),
                         found: format!("\"{}\"", name.value),
                         help: None,

@@ -27,13 +27,30 @@ pub enum ConsoleMode {
     Live,
     /// GitHub Actions workflow commands on stdout.
     GitHub,
+    /// `Plain`, with the outcome of each line in colour (`--color always` on a pipe).
+    PlainColor,
+    /// `Live`, with the outcome of each line in colour.
+    LiveColor,
+}
+
+impl ConsoleMode {
+    /// This mode with colour (`Plain` → `PlainColor`, `Live` → `LiveColor`); the others stay.
+    pub fn with_color(self) -> Self {
+        match self {
+            Self::Plain => Self::PlainColor,
+            Self::Live => Self::LiveColor,
+            other => other,
+        }
+    }
 }
 
 /// The prefix of a status line a stage marks as a warning (`cx.status.status("warning: …")`).
 pub(crate) const WARNING_PREFIX: &str = "warning: ";
 
 pub(crate) struct Console {
+    /// `Quiet`, `Plain`, `Live` or `GitHub`: the colour is `color`.
     mode: ConsoleMode,
+    color: bool,
     running: BTreeMap<String, Instant>,
     /// Lines drawn by the live view, to erase before the next write.
     drawn: usize,
@@ -46,8 +63,14 @@ pub(crate) struct Console {
 
 impl Console {
     pub(crate) fn new(mode: ConsoleMode) -> Self {
+        let (mode, color) = match mode {
+            ConsoleMode::PlainColor => (ConsoleMode::Plain, true),
+            ConsoleMode::LiveColor => (ConsoleMode::Live, true),
+            other => (other, false),
+        };
         Self {
             mode,
+            color,
             running: BTreeMap::new(),
             drawn: 0,
             buffered: BTreeMap::new(),
@@ -72,12 +95,18 @@ impl Console {
         match self.mode {
             ConsoleMode::Quiet => {}
             ConsoleMode::GitHub => self.github_event(event, redactor),
-            ConsoleMode::Plain | ConsoleMode::Live => {
+            ConsoleMode::Plain
+            | ConsoleMode::Live
+            | ConsoleMode::PlainColor
+            | ConsoleMode::LiveColor => {
                 let Some(line) = status_line(event) else {
                     self.redraw();
                     return;
                 };
-                let line = redact(redactor, &line);
+                let mut line = redact(redactor, &line);
+                if self.color {
+                    line = colored(event, &line);
+                }
                 if self.mode == ConsoleMode::Plain {
                     print_err(&format!("{line}\n"));
                 } else {
@@ -142,6 +171,11 @@ impl Console {
                 stage.as_deref(),
                 &redact(redactor, message),
             )),
+            Event::Error { stage, message } => print_out(&annotation(
+                Level::Error,
+                stage.as_deref(),
+                &redact(redactor, message),
+            )),
             _ => {
                 if let Some(line) = status_line(event) {
                     // Run-level lines start with fixed words, never `::`; a line break in a
@@ -166,8 +200,10 @@ impl Console {
         match self.mode {
             ConsoleMode::Quiet => {}
             ConsoleMode::GitHub => self.keep(stage, format!("{stage} │ {text}")),
-            ConsoleMode::Plain => print_err(&format!("{stage} │ {text}\n")),
-            ConsoleMode::Live => self.above(&format!("{stage} │ {text}")),
+            ConsoleMode::Plain | ConsoleMode::PlainColor => {
+                print_err(&format!("{stage} │ {text}\n"))
+            }
+            ConsoleMode::Live | ConsoleMode::LiveColor => self.above(&format!("{stage} │ {text}")),
         }
     }
 
@@ -241,13 +277,131 @@ impl Console {
         if self.mode != ConsoleMode::Live || self.running.is_empty() {
             return;
         }
+        let running: Vec<(&str, Duration)> = self
+            .running
+            .iter()
+            .map(|(stage, started)| (stage.as_str(), started.elapsed()))
+            .collect();
+        let (width, height) = terminal_size();
+        let lines = live_view(&running, width, height);
         let mut out = String::new();
-        for (stage, started) in &self.running {
-            out.push_str(&format!("  ⋯ {stage} {}\n", human(started.elapsed())));
+        for line in &lines {
+            out.push_str(line);
+            out.push('\n');
         }
-        self.drawn = self.running.len();
+        self.drawn = lines.len();
         print_err(&out);
     }
+}
+
+/// The live view of the running stages, for a terminal of `width` columns and `height` rows: one
+/// line per stage (`  ⋯ review 3.2 s`), each cut to `width` columns by display width (so that no
+/// line wraps and the view can be erased by counting its lines). It takes at most half the rows
+/// (at least one): when the stages do not fit, the last line says how many more run
+/// (`  +3 more running`).
+pub(crate) fn live_view(running: &[(&str, Duration)], width: usize, height: usize) -> Vec<String> {
+    if running.is_empty() {
+        return Vec::new();
+    }
+    let width = width.max(1);
+    let rows = (height / 2).max(1);
+    let line = |(stage, elapsed): &(&str, Duration)| format!("  ⋯ {stage} {}", human(*elapsed));
+    let lines: Vec<String> = if running.len() <= rows {
+        running.iter().map(line).collect()
+    } else if rows == 1 {
+        vec![format!("  ⋯ {} stages running", running.len())]
+    } else {
+        let shown = rows - 1;
+        let mut v: Vec<String> = running[..shown].iter().map(line).collect();
+        v.push(format!("  +{} more running", running.len() - shown));
+        v
+    };
+    lines.iter().map(|l| cut_to_width(l, width)).collect()
+}
+
+/// `text` cut to at most `width` columns (display width), with `…` in the last column when cut.
+pub(crate) fn cut_to_width(text: &str, width: usize) -> String {
+    if display_width(text) <= width {
+        return text.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = char_width(c);
+        if used + w > width - 1 {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+/// Columns `text` takes on a terminal.
+pub(crate) fn display_width(text: &str) -> usize {
+    text.chars().map(char_width).sum()
+}
+
+/// Columns a character takes: 0 for control and combining characters, 2 for East Asian wide and
+/// full-width characters and emoji, else 1 (a close approximation of `wcwidth`).
+fn char_width(c: char) -> usize {
+    let u = c as u32;
+    match u {
+        0..0x20 | 0x7f..0xa0 => 0,
+        0x300..=0x36f | 0x200b..=0x200f | 0xfe00..=0xfe0f | 0x20d0..=0x20ff => 0,
+        0x1100..=0x115f
+        | 0x2e80..=0x303e
+        | 0x3041..=0x33ff
+        | 0x3400..=0x4dbf
+        | 0x4e00..=0x9fff
+        | 0xa000..=0xa4cf
+        | 0xac00..=0xd7a3
+        | 0xf900..=0xfaff
+        | 0xfe30..=0xfe4f
+        | 0xff00..=0xff60
+        | 0xffe0..=0xffe6
+        | 0x1f300..=0x1f64f
+        | 0x1f900..=0x1f9ff
+        | 0x20000..=0x3fffd => 2,
+        _ => 1,
+    }
+}
+
+/// The size of the terminal on stderr (columns, rows); 80 × 24 when it cannot be read.
+fn terminal_size() -> (usize, usize) {
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct it is given, which lives here.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    if ok && ws.ws_col > 0 && ws.ws_row > 0 {
+        (ws.ws_col as usize, ws.ws_row as usize)
+    } else {
+        (80, 24)
+    }
+}
+
+/// `line` (the status line of `event`) in the colour of what it says: green for success, red for
+/// a failure or a cancellation, yellow for a fallback or a warning, dim for a stage that did not
+/// run, bold for the run's end.
+fn colored(event: &Event, line: &str) -> String {
+    let code = match event {
+        Event::StageEnd { outcome, .. } => match outcome {
+            Outcome::Succeeded | Outcome::Reused => "32",
+            Outcome::FellBack => "33",
+            Outcome::Failed | Outcome::Cancelled => "31",
+            Outcome::Skipped | Outcome::NotRun => "2",
+        },
+        Event::Warning { .. } => "33",
+        Event::Error { .. } => "1;31",
+        Event::Status { message, .. } if message.starts_with(WARNING_PREFIX) => "33",
+        Event::RunEnd { exit_code: 0, .. } => "1;32",
+        Event::RunEnd { .. } | Event::Cancel { .. } => "1;31",
+        _ => return line.to_string(),
+    };
+    format!("\x1b[{code}m{line}\x1b[0m")
 }
 
 /// The status line of an event, if it has one.
@@ -270,8 +424,13 @@ pub(crate) fn status_line(event: &Event) -> Option<String> {
             reason,
         } => {
             let d = human(Duration::from_millis(*duration_ms));
+            // A reason that only repeats the outcome (`cancelled`) is said once.
             let why = reason
                 .as_ref()
+                .filter(|r| {
+                    let r = r.trim();
+                    r != outcome.name() && r != outcome.name().replace('-', " ")
+                })
                 .map(|r| format!(" — {r}"))
                 .unwrap_or_default();
             match outcome {
@@ -295,6 +454,10 @@ pub(crate) fn status_line(event: &Event) -> Option<String> {
         Event::Warning { stage, message } => match stage {
             Some(s) => format!("warning: {s}: {message}"),
             None => format!("warning: {message}"),
+        },
+        Event::Error { stage, message } => match stage {
+            Some(s) => format!("error: {s}: {message}"),
+            None => format!("error: {message}"),
         },
         Event::Cancel { signal, running } => format!(
             "received {signal}: stopping{}",
@@ -387,4 +550,93 @@ fn print_out(s: &str) {
 fn print_err(s: &str) {
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(s.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
+    fn view(running: &[(&str, Duration)], width: usize, height: usize) -> String {
+        let lines = live_view(running, width, height);
+        for l in &lines {
+            assert!(display_width(l) <= width, "{l:?} is wider than {width}");
+        }
+        lines
+            .iter()
+            .map(|l| format!("[{l}]"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_live_view_fits_a_wide_terminal_whole() {
+        let running = [("gather", secs(1)), ("review", secs(75))];
+        insta::assert_snapshot!(view(&running, 80, 24), @r"
+        [  ⋯ gather 1.0 s]
+        [  ⋯ review 1 m 15 s]
+        ");
+    }
+
+    #[test]
+    fn the_live_view_cuts_lines_to_a_narrow_terminal() {
+        let running = [
+            ("a-stage-with-a-rather-long-name-indeed", secs(3)),
+            ("short", secs(2)),
+        ];
+        insta::assert_snapshot!(view(&running, 20, 24), @r"
+        [  ⋯ a-stage-with-a-…]
+        [  ⋯ short 2.0 s]
+        ");
+    }
+
+    #[test]
+    fn the_live_view_cuts_by_display_width() {
+        let running = [("レビュー段階", secs(3))];
+        // 4 columns of prefix, then 2 columns a character: 5 characters fit 14 columns with `…`.
+        let lines = live_view(&running, 14, 24);
+        assert_eq!(lines, ["  ⋯ レビュー…"]);
+        assert!(display_width(&lines[0]) <= 14);
+    }
+
+    #[test]
+    fn the_live_view_collapses_the_stages_that_do_not_fit() {
+        let running: Vec<(String, Duration)> =
+            (1..=8).map(|i| (format!("stage-{i}"), secs(i))).collect();
+        let running: Vec<(&str, Duration)> =
+            running.iter().map(|(s, d)| (s.as_str(), *d)).collect();
+        insta::assert_snapshot!(view(&running, 40, 8), @r"
+        [  ⋯ stage-1 1.0 s]
+        [  ⋯ stage-2 2.0 s]
+        [  ⋯ stage-3 3.0 s]
+        [  +5 more running]
+        ");
+        insta::assert_snapshot!(view(&running, 40, 3), @"[  ⋯ 8 stages running]");
+        assert_eq!(live_view(&running, 40, 1).len(), 1);
+        assert!(live_view(&[], 40, 8).is_empty());
+    }
+
+    #[test]
+    fn a_reason_that_repeats_the_outcome_is_said_once() {
+        let end = |outcome, reason: &str| {
+            status_line(&Event::StageEnd {
+                stage: "review".into(),
+                outcome,
+                duration_ms: 1200,
+                reason: Some(reason.into()),
+            })
+            .expect("a line")
+        };
+        assert_eq!(
+            end(Outcome::Cancelled, "cancelled"),
+            "■ review: cancelled (1.2 s)"
+        );
+        assert_eq!(
+            end(Outcome::Cancelled, "timed out after 5 s"),
+            "■ review: cancelled — timed out after 5 s (1.2 s)"
+        );
+    }
 }

@@ -64,6 +64,11 @@ pub enum Event {
         stage: Option<String>,
         message: String,
     },
+    /// Something that fails the run before a stage could (a required secret missing).
+    Error {
+        stage: Option<String>,
+        message: String,
+    },
     Cancel {
         /// `SIGINT`, `SIGTERM`.
         signal: String,

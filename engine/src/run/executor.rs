@@ -280,14 +280,23 @@ pub async fn execute(
             && s.on_missing.value == crate::model::OnMissing::Disable
         {
             let what = if state == Some(SecretState::TooShort) {
-                "is shorter than its min-bytes".to_string()
+                format!("in ${} is too short", s.env.value)
             } else {
                 format!("is not set (${})", s.env.value)
+            };
+            // Say how to turn the stages on, not only that they are off.
+            let how = match s.min_bytes.as_ref().map(|m| m.value) {
+                Some(min) => format!(
+                    "set ${} to at least {min} bytes (e.g. `openssl rand -base64 {}`)",
+                    s.env.value,
+                    min.max(32)
+                ),
+                None => format!("set ${}", s.env.value),
             };
             reporter.event(Event::Warning {
                 stage: None,
                 message: format!(
-                    "secret `{}` {what}: the stages that hold it take their fallback",
+                    "secret `{}` {what}: the stages that hold it take their fallback; to run them, {how}",
                     s.name.value
                 ),
             });
@@ -303,7 +312,18 @@ pub async fn execute(
                     .secret(k)
                     .map(|s| s.env.value.clone())
                     .unwrap_or_default();
-                format!("secret `{k}` is missing (set ${env}; on-missing=\"fail\")")
+                let state = secrets.states.get(k.as_str()).copied();
+                if state == Some(SecretState::TooShort) {
+                    let min = pipeline
+                        .secret(k)
+                        .and_then(|s| s.min_bytes.as_ref())
+                        .map_or(0, |m| m.value);
+                    format!(
+                        "secret `{k}` in ${env} is too short (it needs at least {min} bytes; on-missing=\"fail\"): nothing ran"
+                    )
+                } else {
+                    format!("secret `{k}` is not set (set ${env}; on-missing=\"fail\"): nothing ran")
+                }
             })
             .collect::<Vec<_>>()
             .join("; ");
@@ -316,13 +336,13 @@ pub async fn execute(
                 outcome: Outcome::NotRun,
                 started_at: None,
                 duration_ms: 0,
-                reason: Some("a required secret is missing".into()),
+                reason: Some("a required secret is not set or is too short".into()),
                 outputs: BTreeMap::new(),
                 reused_from: None,
                 facts: BTreeMap::new(),
             })
             .collect();
-        reporter.event(Event::Warning {
+        reporter.event(Event::Error {
             stage: None,
             message: reason.clone(),
         });

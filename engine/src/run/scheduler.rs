@@ -181,9 +181,16 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                         Outcome::FellBack,
                         Some(values),
                         recs,
-                        Some(format!(
-                            "secret `{k}` is missing (on-missing=\"disable\"); the stage did not run"
-                        )),
+                        Some({
+                            // Say which: a key that is set but too short is not "missing".
+                            let why = match plan.secrets.states.get(k.as_str()) {
+                                Some(super::secrets::SecretState::TooShort) => "is too short",
+                                _ => "is not set",
+                            };
+                            format!(
+                                "secret `{k}` {why} (on-missing=\"disable\"); the stage did not run"
+                            )
+                        }),
                         BTreeMap::new(),
                     ))
                 } else {

@@ -142,6 +142,70 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), LimitError> {
     Ok(())
 }
 
+/// The children blocks around a `}` at `at`: the block open there (the innermost), and the last
+/// block closed before it. Offsets are those of the `{` and the `}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Braces {
+    pub open: Option<usize>,
+    pub last_closed: Option<(usize, usize)>,
+}
+
+/// Scans `text` up to `at` (strings and comments skipped, as [`check_limits`] does) and says which
+/// blocks are open and which closed last; None when `at` is not a `}` outside strings and
+/// comments.
+pub fn braces_before(text: &str, at: usize) -> Option<Braces> {
+    let b = text.as_bytes();
+    if b.get(at) != Some(&b'}') {
+        return None;
+    }
+    let mut stack: Vec<usize> = Vec::new();
+    let mut last_closed = None;
+    let mut i = 0;
+    while i < at {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = skip_block_comment(b, i);
+                continue;
+            }
+            b'"' => {
+                i = skip_string(b, i, 0);
+                continue;
+            }
+            b'#' => {
+                let mut hashes = 0;
+                while b.get(i + hashes) == Some(&b'#') {
+                    hashes += 1;
+                }
+                i = if b.get(i + hashes) == Some(&b'"') {
+                    skip_string(b, i + hashes, hashes)
+                } else {
+                    i + hashes
+                };
+                continue;
+            }
+            b'{' => stack.push(i),
+            b'}' => {
+                if let Some(open) = stack.pop() {
+                    last_closed = Some((open, i));
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    // `at` fell inside a string or a comment.
+    (i == at).then(|| Braces {
+        open: stack.last().copied(),
+        last_closed,
+    })
+}
+
 fn check_string(start: usize, end: usize, limits: &Limits) -> Result<(), LimitError> {
     let bytes = end - start;
     if bytes > limits.max_string_bytes {
@@ -203,6 +267,19 @@ mod tests {
 
     fn limits() -> Limits {
         Limits::default()
+    }
+
+    #[test]
+    fn braces_before_a_closing_brace() {
+        let text = "a {\n  b \"}\" {\n  }\n}\n}\n";
+        let last = text.rfind('}').unwrap();
+        let braces = braces_before(text, last).unwrap();
+        assert_eq!(braces.open, None);
+        assert_eq!(braces.last_closed, Some((2, last - 2)));
+        let inner = text.find("  }").unwrap() + 2;
+        let braces = braces_before(text, inner).unwrap();
+        assert_eq!(braces.open, Some(text.find("\" {").unwrap() + 2));
+        assert_eq!(braces_before(text, text.find("\"}").unwrap() + 1), None);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `forge "local"`: a git checkout stands for the forge (see `docs/local-forge.md`).
 
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use reviewflow_engine::contract::{ForgeContract, ValueType};
@@ -18,8 +19,71 @@ pub fn contract() -> ForgeContract {
     .prop(
         "dir",
         ValueType::String,
-        "where reviews are written, relative to the checkout (default `.reviewflow/forge`)",
+        "where reviews are written: a folder inside the checkout, relative to it, reached through no symbolic link (default `.reviewflow/forge`)",
     )
+}
+
+/// The folder `dir` names: a relative path to a folder inside the checkout, reached without a
+/// symbolic link. Refused: an empty path or the checkout itself, an absolute path, a `..`
+/// component, a `.git` component, a control character, and a path whose existing part goes
+/// through a symbolic link or a file. The part that does not exist yet is created by the first
+/// post (which checks again that no folder on the way is a symbolic link). The error says why,
+/// after the setting.
+pub fn forge_dir(checkout: &Path, dir: &str) -> Result<PathBuf, String> {
+    if dir.chars().any(char::is_control) {
+        return Err("holds a control character".to_owned());
+    }
+    let relative = Path::new(dir);
+    if relative.has_root() {
+        return Err(
+            "is an absolute path: it must be relative to the checkout (`.reviewflow/forge`)"
+                .to_owned(),
+        );
+    }
+    let mut parts = Vec::new();
+    for part in relative.components() {
+        match part {
+            Component::CurDir => {}
+            Component::Normal(name) if name == ".git" => {
+                return Err("is inside `.git`: name a folder of the checkout".to_owned());
+            }
+            Component::Normal(name) => parts.push(name),
+            Component::ParentDir => {
+                return Err(
+                    "leaves the checkout (a `..` component): name a folder inside it".to_owned(),
+                );
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err("is an absolute path: it must be relative to the checkout".to_owned());
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Err("names the checkout itself: name a folder inside it".to_owned());
+    }
+    let mut path = checkout.to_path_buf();
+    for (i, part) in parts.iter().enumerate() {
+        path.push(part);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(format!(
+                    "goes through a symbolic link ({}): the forge folder is reached through real folders only",
+                    path.display()
+                ));
+            }
+            Ok(meta) if !meta.is_dir() => {
+                return Err(format!("goes through a file ({})", path.display()));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // Created by the first post: nothing below can exist yet.
+                path.extend(&parts[i + 1..]);
+                return Ok(path);
+            }
+            Err(e) => return Err(format!("cannot be inspected ({}): {e}", path.display())),
+        }
+    }
+    Ok(path)
 }
 
 /// The kind, registered in [`super::FORGES`].
@@ -36,12 +100,16 @@ impl super::ForgeKind for LocalKind {
     ) -> BoxFuture<'a, Result<Arc<dyn super::Forge>, String>> {
         Box::pin(async move {
             let checkout = open.checkout.to_path_buf();
-            let forge = match open
-                .decl
-                .and_then(|d| d.setting("dir"))
-                .and_then(|v| v.value.as_str())
-            {
-                Some(dir) => LocalForge::with_dir(&checkout, checkout.join(dir)),
+            let forge = match open.decl.and_then(|d| d.setting("dir")) {
+                Some(setting) => {
+                    let dir = setting
+                        .value
+                        .as_str()
+                        .ok_or_else(|| "forge \"local\": `dir` is not a string".to_owned())?;
+                    let path = forge_dir(&checkout, dir)
+                        .map_err(|why| format!("forge \"local\": dir=\"{dir}\" {why}"))?;
+                    LocalForge::with_dir(&checkout, path)
+                }
                 None => LocalForge::new(&checkout),
             };
             let (base, head) = (open.base.map(String::from), open.head.map(String::from));
@@ -150,5 +218,55 @@ impl super::Forge for Local {
                 location: posted.location.display().to_string(),
             })
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::forge_dir;
+
+    #[test]
+    fn dir_is_a_folder_inside_the_checkout() {
+        let checkout = tempfile::tempdir().unwrap();
+        let c = checkout.path();
+        assert_eq!(forge_dir(c, "reviews").unwrap(), c.join("reviews"));
+        assert_eq!(
+            forge_dir(c, "./out/reviews/").unwrap(),
+            c.join("out/reviews")
+        );
+        std::fs::create_dir_all(c.join("out")).unwrap();
+        assert_eq!(forge_dir(c, "out/a/b").unwrap(), c.join("out/a/b"));
+        assert_eq!(
+            forge_dir(c, ".reviewflow/forge").unwrap(),
+            c.join(".reviewflow/forge")
+        );
+    }
+
+    #[test]
+    fn dir_that_leaves_the_checkout_is_refused() {
+        let checkout = tempfile::tempdir().unwrap();
+        let c = checkout.path();
+        let why = |dir: &str| forge_dir(c, dir).unwrap_err();
+        assert!(why("../out").contains("leaves the checkout"));
+        assert!(why("a/../../out").contains("leaves the checkout"));
+        assert!(why("a/../b").contains("leaves the checkout"));
+        assert!(why("/tmp/reviews").contains("absolute"));
+        assert!(why("").contains("the checkout itself"));
+        assert!(why(".").contains("the checkout itself"));
+        assert!(why(".git/reviews").contains("`.git`"));
+        assert!(why("a\nb").contains("control character"));
+    }
+
+    #[test]
+    fn dir_through_a_symbolic_link_or_a_file_is_refused() {
+        let checkout = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let c = checkout.path();
+        std::os::unix::fs::symlink(elsewhere.path(), c.join("link")).unwrap();
+        let err = forge_dir(c, "link/reviews").unwrap_err();
+        assert!(err.contains("symbolic link"), "{err}");
+        assert!(forge_dir(c, "link").unwrap_err().contains("symbolic link"));
+        std::fs::write(c.join("file"), "x").unwrap();
+        assert!(forge_dir(c, "file/reviews").unwrap_err().contains("a file"));
     }
 }

@@ -175,12 +175,14 @@ async fn run(
         .gather(&config, last.as_ref())
         .await
         .map_err(StageError::failed)?;
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     cx.status.status(format!(
-        "{}..{}: {} files, {} lines, tier {}",
+        "{}..{}: {}, {}, tier {}",
         gathered.base.short(),
         gathered.head.short(),
-        gathered.files,
-        gathered.lines,
+        plural(gathered.files as usize, "file", "files"),
+        plural(gathered.lines as usize, "line", "lines"),
         gathered.tier
     ));
     if let Some(note) = &gathered.since_note {

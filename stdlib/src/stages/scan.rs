@@ -2,6 +2,10 @@
 //! tokens, GitHub, Anthropic, OpenAI and AWS keys, private key blocks, and the exact values (and
 //! base64 forms) of every secret of the run. The secret values are compared in-process and never
 //! leave it; `clean` carries no label. `clean` is false on any hit or any error.
+//!
+//! The log names what was scanned: one line per hit (`github: review.conversation:3:7`), then
+//! one line per target (`review.conversation: clean`, `review.conversation: 2 hits: not clean`),
+//! so that a clean scan of the conversation is not read as a verdict on the diff.
 
 use reviewflow_engine::contract::{
     ChildSpec, FallbackValue, LabelRule, OutputType, Role, StageContract, ValueType,
@@ -93,13 +97,13 @@ async fn run(
         .collect();
     let mut hits = Vec::new();
     for (i, t) in targets.into_iter().enumerate() {
+        let before = hits.len();
         let name = names
             .get(i)
             .cloned()
             .unwrap_or_else(|| format!("target-{i}"));
         let Resolved::Output(Some(value)) = t else {
-            cx.status
-                .status(format!("{name} is absent: nothing to scan"));
+            cx.status.status(format!("{name}: absent, nothing to scan"));
             continue;
         };
         let bytes = value_bytes(value).await?;
@@ -135,13 +139,9 @@ async fn run(
                 "offset": offset,
             }));
         }
+        cx.status.status(target_status(&name, hits.len() - before));
     }
     let clean = hits.is_empty();
-    cx.status.status(if clean {
-        "clean".to_string()
-    } else {
-        format!("{} hits: not clean", hits.len())
-    });
     let mut out = StageOutputs::new();
     out.insert("clean".into(), OutputValue::Bool(clean));
     out.insert(
@@ -151,6 +151,38 @@ async fn run(
     Ok(out)
 }
 
+/// The status line that ends the scan of one target: it names the target (its reference,
+/// `review.conversation`), so that a clean scan of one value is not read as a verdict on another
+/// (the diff a reviewer found a credential in).
+fn target_status(name: &str, hits: usize) -> String {
+    match hits {
+        0 => format!("{name}: clean"),
+        1 => format!("{name}: 1 hit: not clean"),
+        n => format!("{name}: {n} hits: not clean"),
+    }
+}
+
 fn memchr_find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::target_status;
+
+    #[test]
+    fn the_status_line_names_the_target() {
+        assert_eq!(
+            target_status("review.conversation", 0),
+            "review.conversation: clean"
+        );
+        assert_eq!(
+            target_status("review.conversation", 1),
+            "review.conversation: 1 hit: not clean"
+        );
+        assert_eq!(
+            target_status("gather.diff", 3),
+            "gather.diff: 3 hits: not clean"
+        );
+    }
 }

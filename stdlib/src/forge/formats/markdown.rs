@@ -1,13 +1,27 @@
-//! `review.md`: the review comment as the reviewer wrote it, then the findings as a list.
+//! `review.md`: the review comment as the reviewer wrote it, then the findings as a list, one
+//! line per finding, so that the file reads the same on GitHub and in a terminal.
 //!
-//! The comment is the reviewer's markdown and is kept as is. Finding fields are escaped: a
-//! path or rule sits in a code span that no backtick inside can close, and a message is one
-//! line with markdown and HTML punctuation backslash-escaped, so a finding cannot open a link,
-//! an image, a heading or raw HTML.
+//! The comment is the reviewer's markdown and is kept as is, except for the findings table the
+//! built-in `rules` reviewer puts in its comment (for forges that post only the comment): here
+//! the list below holds the same findings, so the table is left out and each finding is listed
+//! once.
+//!
+//! Finding fields are escaped only where markdown would not keep them as text: a path or rule
+//! sits in a code span that no backtick inside can close; a message is one line of inline
+//! markdown, rendered as the reviewer wrote it (code spans, emphasis, its own backslash
+//! escapes), except that every `<` (raw HTML, autolinks) and `[` (links, images) outside a code
+//! span is backslash-escaped. Nothing from a finding starts a line, so it cannot open a heading,
+//! a quote, a list or a table, and `|` needs no escape outside a table.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use super::super::review::{Review, ReviewFinding};
+
+/// The header row of the findings table the `rules` reviewer writes in its comment
+/// (`reviewer::summary`), and its delimiter row.
+const RULES_TABLE_HEADER: &str = "| severity | location | rule | message |";
+const RULES_TABLE_DELIMITER: &str = "|---|---|---|---|";
 
 pub(super) fn render(review: &Review) -> String {
     let mut out = String::new();
@@ -15,13 +29,14 @@ pub(super) fn render(review: &Review) -> String {
     let _ = write!(
         out,
         "Reviewer: {} · base {} · head {} · run {}",
-        escape(&review.reviewer),
+        inline(&review.reviewer),
         code(review.base.short()),
         code(review.head.short()),
         code(&review.run_id),
     );
     out.push_str("\n\n");
-    let comment = review.comment.trim();
+    let comment = without_findings_table(&review.comment);
+    let comment = comment.trim();
     if comment.is_empty() {
         out.push_str("_No comment._\n");
     } else {
@@ -50,17 +65,44 @@ fn item(f: &ReviewFinding) -> String {
         f.severity,
         code(&location),
         code(&f.rule),
-        escape(&f.message)
+        inline(&f.message)
     )
+}
+
+/// `comment` without the `rules` reviewer's findings table: its header and delimiter rows, the
+/// rows after them, the blank line before, and the `… and N more.` line that may follow.
+fn without_findings_table(comment: &str) -> Cow<'_, str> {
+    let lines: Vec<&str> = comment.lines().collect();
+    let Some(start) = lines.windows(2).position(|w| {
+        w[0].trim_end() == RULES_TABLE_HEADER && w[1].trim_end() == RULES_TABLE_DELIMITER
+    }) else {
+        return Cow::Borrowed(comment);
+    };
+    let mut end = start + 2;
+    while lines.get(end).is_some_and(|l| l.starts_with('|')) {
+        end += 1;
+    }
+    if lines.get(end).is_some_and(|l| l.trim().is_empty())
+        && lines
+            .get(end + 1)
+            .is_some_and(|l| l.starts_with("… and ") && l.ends_with(" more."))
+    {
+        end += 2;
+    }
+    let start = if start > 0 && lines[start - 1].trim().is_empty() {
+        start - 1
+    } else {
+        start
+    };
+    let mut out: Vec<&str> = lines[..start].to_vec();
+    out.extend_from_slice(&lines[end..]);
+    Cow::Owned(out.join("\n"))
 }
 
 /// `text` as a code span: the fence is one backtick longer than the longest run inside, and
 /// line breaks become spaces.
 fn code(text: &str) -> String {
-    let text: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let text = one_line(text);
     let mut longest = 0;
     let mut run = 0;
     for c in text.chars() {
@@ -68,7 +110,13 @@ fn code(text: &str) -> String {
         longest = longest.max(run);
     }
     let fence = "`".repeat(longest + 1);
-    let pad = if text.starts_with('`') || text.ends_with('`') || text.is_empty() {
+    // A space at each end is stripped by markdown, so one is added where the text needs its own
+    // (or starts or ends with a backtick, which would join the fence).
+    let pad = if text.starts_with('`')
+        || text.ends_with('`')
+        || text.is_empty()
+        || (text.starts_with(' ') && text.ends_with(' '))
+    {
         " "
     } else {
         ""
@@ -76,21 +124,75 @@ fn code(text: &str) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
-/// One line of text with markdown and HTML punctuation escaped.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '#' | '+' | '-' | '.'
-            | '!' | '|' | '~' | '>' | '<' | '&' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
+/// Control characters (line breaks included) as spaces.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// `text` (inline markdown, as a reviewer writes a message) as one line that renders as written,
+/// code spans, emphasis and the reviewer's own backslash escapes included, but opens no raw
+/// HTML, autolink, link or image: outside code spans, every `<` and `[` not already escaped is
+/// escaped. Code spans are found as CommonMark finds them, left to right: a backslash escape is
+/// two characters of text, and a run of backticks opens a span up to the next run of the same
+/// length (a run with no match is literal backticks). Inside a code span nothing is escaped,
+/// since markdown shows it literally.
+fn inline(text: &str) -> String {
+    let chars: Vec<char> = one_line(text).trim_end().chars().collect();
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' && chars.get(i + 1).is_some_and(char::is_ascii_punctuation) {
+            // The reviewer's own escape: the character after it is text already.
+            out.extend(&chars[i..i + 2]);
+            i += 2;
+            continue;
         }
+        if c == '`' {
+            let run = backtick_run(&chars, i);
+            match closing_run(&chars, i + run, run) {
+                Some(close) => {
+                    out.extend(&chars[i..close + run]);
+                    i = close + run;
+                }
+                None => {
+                    out.extend(&chars[i..i + run]);
+                    i += run;
+                }
+            }
+            continue;
+        }
+        if c == '<' || c == '[' {
+            out.push('\\');
+        }
+        out.push(c);
+        i += 1;
     }
     out
+}
+
+/// The length of the run of backticks at `at`.
+fn backtick_run(chars: &[char], at: usize) -> usize {
+    chars[at..].iter().take_while(|c| **c == '`').count()
+}
+
+/// Where the next run of exactly `len` backticks from `from` starts.
+fn closing_run(chars: &[char], from: usize, len: usize) -> Option<usize> {
+    let mut i = from;
+    while i < chars.len() {
+        if chars[i] == '`' {
+            let run = backtick_run(chars, i);
+            if run == len {
+                return Some(i);
+            }
+            i += run;
+        } else {
+            i += 1;
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -103,13 +205,55 @@ mod tests {
         assert_eq!(code("a`b"), "``a`b``");
         assert_eq!(code("`x"), "`` `x ``");
         assert_eq!(code("a\nb"), "`a b`");
+        assert_eq!(code(" a "), "`  a  `");
     }
 
     #[test]
-    fn messages_stay_text() {
+    fn messages_keep_code_spans_and_escape_only_what_would_not_stay_text() {
+        // Code spans render as code: no backslash before a backtick.
+        assert_eq!(inline("`TODO` added"), "`TODO` added");
+        assert_eq!(inline("use ``a`b`` here"), "use ``a`b`` here");
+        // An unmatched backtick is literal as it is.
+        assert_eq!(inline("a ` b"), "a ` b");
+        // Pipes, emphasis, `#`, `>` and `&` are text (or markup) in a list item.
+        assert_eq!(inline("a | b *c* # d > e & f"), "a | b *c* # d > e & f");
+        // Links, images, raw HTML and autolinks are not opened.
         assert_eq!(
-            escape("see [x](http://e) <img>\n# h"),
-            "see \\[x\\]\\(http://e\\) \\<img\\> \\# h"
+            inline("see [x](http://e) ![i](y) <img> <http://e>"),
+            "see \\[x](http://e) !\\[i](y) \\<img> \\<http://e>"
         );
+        // Inside a code span HTML is literal text, so it is left as is.
+        assert_eq!(
+            inline("`<script>` and <script>"),
+            "`<script>` and \\<script>"
+        );
+        // The reviewer's own escapes are kept: an escaped backtick opens no code span, and an
+        // escaped `<` is not escaped twice (which would turn it back into HTML).
+        assert_eq!(inline("C:\\dir \\* \\`x`"), "C:\\dir \\* \\`x`");
+        assert_eq!(inline("\\<b> \\\\<b>"), "\\<b> \\\\\\<b>");
+        assert_eq!(inline("\\``<b>`"), "\\``<b>`");
+        // One line.
+        assert_eq!(inline("a\n# h\r\n"), "a # h");
+    }
+
+    #[test]
+    fn an_html_tag_cannot_reach_over_a_code_span() {
+        // The `<` before the code span is escaped, so no tag can swallow its backtick.
+        assert_eq!(inline("<a title=\"`\">x</a>`"), "\\<a title=\"`\">x</a>`");
+    }
+
+    #[test]
+    fn the_rules_findings_table_is_left_out_of_the_comment() {
+        let comment = "## reviewflow rules review\n\n**1 finding** in 1 file (+1 −0): 1 info.\n\n\
+                       | severity | location | rule | message |\n|---|---|---|---|\n\
+                       | info | `a.rs:1` | `todo-added` | `TODO` added |\n\n… and 3 more.\n\n\
+                       _Continues the conversation of 1 earlier review._\n";
+        assert_eq!(
+            without_findings_table(comment),
+            "## reviewflow rules review\n\n**1 finding** in 1 file (+1 −0): 1 info.\n\n\
+             _Continues the conversation of 1 earlier review._"
+        );
+        let other = "| a | b |\n|---|---|\n| 1 | 2 |\n";
+        assert_eq!(without_findings_table(other), other);
     }
 }

@@ -1,6 +1,7 @@
 //! `review.sarif`: the findings as one SARIF 2.1.0 run.
 //!
-//! `ruleId` is the finding's rule and every rule appears once in `tool.driver.rules`; levels are
+//! `ruleId` is the finding's rule and every rule appears once in `tool.driver.rules`, with its
+//! description (a built-in rule's one line, or that a model reviewer named it); levels are
 //! `error`, `warning` and `note`; a location's URI is the path, percent-encoded, relative to
 //! `%SRCROOT%`; a finding without a line has no region. `partialFingerprints` hashes the rule,
 //! path and message but not the line, so an alert survives lines moving above it. The reviewed
@@ -13,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::super::ForgeError;
 use super::super::review::{Review, ReviewFinding};
-use crate::rules::Severity;
+use crate::rules::{RuleId, Severity, registry};
 
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 /// The key of our fingerprint in `partialFingerprints`.
@@ -28,7 +29,7 @@ pub(super) fn render(review: &Review) -> Result<Vec<u8>, ForgeError> {
             "tool": { "driver": {
                 "name": "reviewflow",
                 "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules.iter().map(|id| json!({ "id": id })).collect::<Vec<_>>(),
+                "rules": rules.iter().map(|id| rule(id, &review.reviewer)).collect::<Vec<_>>(),
             }},
             "results": review.findings.iter().map(result).collect::<Vec<_>>(),
             "properties": {
@@ -45,6 +46,26 @@ pub(super) fn render(review: &Review) -> Result<Vec<u8>, ForgeError> {
     })?;
     bytes.push(b'\n');
     Ok(bytes)
+}
+
+/// A rule with its description: a built-in rule's (see [`crate::rules`]), or for a rule a
+/// reviewer named itself, that it is the reviewer's. No `helpUri`: there is no page to link.
+fn rule(id: &str, reviewer: &str) -> Value {
+    let builtin = id
+        .parse::<RuleId>()
+        .ok()
+        .and_then(registry::get)
+        .map(|r| r.description());
+    let text = match builtin {
+        Some(description) => description.to_string(),
+        None => format!("a finding the reviewer `{reviewer}` reported under this name"),
+    };
+    json!({
+        "id": id,
+        "shortDescription": { "text": text },
+        "fullDescription": { "text": text },
+        "help": { "text": text },
+    })
 }
 
 fn result(f: &ReviewFinding) -> Value {
@@ -106,6 +127,22 @@ fn uri(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_rule_is_described_and_links_nowhere() {
+        for r in registry::RULES {
+            let rule = rule(r.id().as_str(), "rules");
+            assert_eq!(rule["shortDescription"]["text"], r.description());
+            assert_eq!(rule["fullDescription"]["text"], r.description());
+            assert_eq!(rule["help"]["text"], r.description());
+            assert!(rule.get("helpUri").is_none());
+        }
+        let own = rule("missing-test", "claude");
+        assert_eq!(
+            own["shortDescription"]["text"],
+            "a finding the reviewer `claude` reported under this name"
+        );
+    }
 
     #[test]
     fn uris_are_encoded() {
