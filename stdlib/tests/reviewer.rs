@@ -645,7 +645,7 @@ fn the_rules_reviewer_finds_and_its_transcript_grows_on_resume() {
         first.comment
     );
     assert!(
-        first.comment.contains("6 error, 8 warning, 3 info"),
+        first.comment.contains("6 errors, 8 warnings, 3 info"),
         "{}",
         first.comment
     );

@@ -30,7 +30,11 @@ pub fn comment(findings: &[ReviewFinding], ctx: &SummaryContext) -> String {
             .into_iter()
             .filter_map(|s| {
                 let n = findings.iter().filter(|f| f.severity == s).count();
-                (n > 0).then(|| format!("{n} {s}"))
+                // "2 warnings", "1 error"; "info" has no plural.
+                (n > 0).then(|| match s {
+                    Severity::Info => format!("{n} info"),
+                    _ => plural(n as u64, &s.to_string(), &format!("{s}s")),
+                })
             })
             .collect();
         let _ = writeln!(
@@ -105,6 +109,26 @@ fn cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn severity_counts_agree_in_number() {
+        let f = |severity| ReviewFinding {
+            path: "a.rs".into(),
+            line: Some(1),
+            end_line: None,
+            severity,
+            rule: None,
+            message: "m".into(),
+        };
+        let findings = [f(Severity::Warning), f(Severity::Warning), f(Severity::Error)];
+        let ctx = SummaryContext {
+            totals: Default::default(),
+            unreadable: 0,
+            earlier_reviews: 0,
+        };
+        let text = comment(&findings, &ctx);
+        assert!(text.contains("1 error, 2 warnings."), "{text}");
+    }
 
     #[test]
     fn code_spans_survive_backticks_and_pipes() {
