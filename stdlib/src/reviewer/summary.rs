@@ -120,7 +120,11 @@ mod tests {
             rule: None,
             message: "m".into(),
         };
-        let findings = [f(Severity::Warning), f(Severity::Warning), f(Severity::Error)];
+        let findings = [
+            f(Severity::Warning),
+            f(Severity::Warning),
+            f(Severity::Error),
+        ];
         let ctx = SummaryContext {
             totals: Default::default(),
             unreadable: 0,
