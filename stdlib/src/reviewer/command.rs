@@ -6,7 +6,6 @@
 //! stdin, in its own process group, confined to its try folder inside a run; then its
 //! `result.json` is validated strictly. The try policy is [`TrySequence`].
 
-use std::collections::VecDeque;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -25,16 +24,12 @@ use super::error::ReviewerError;
 use super::outcome::{ReviewEvent, ReviewInput, ReviewOutcome};
 use super::prompt::{Nonce, RandomError, build_prompt};
 use super::result::{ResultError, ReviewFinding, ReviewResult, read_result};
+use super::stderr_tail::{StderrTail, tail};
 use super::tries::{Attempt, DEFAULT_TRIES, Reviewed, TryFailure, TryKind, TrySequence};
 use super::try_folder::{PrepareError, TryFolder, check_input_names};
 
 /// Variables reviewflow sets itself; a stage may not declare them.
 const RESERVED_PREFIX: &str = "REVIEWFLOW_";
-
-/// Stderr lines kept to explain a failed try.
-const STDERR_TAIL: usize = 3;
-/// Longest stderr line kept, in characters.
-const STDERR_LINE_CHARS: usize = 200;
 
 /// How to run a `command` reviewer. `Debug` shows no secret.
 #[derive(Clone, Debug)]
@@ -144,14 +139,6 @@ impl TryFailure for TryError {
     }
 }
 
-fn tail(lines: &[String]) -> String {
-    if lines.is_empty() {
-        String::new()
-    } else {
-        format!(": {}", lines.join(" / "))
-    }
-}
-
 fn seconds(d: Duration) -> String {
     let ms = d.as_millis();
     if ms.is_multiple_of(1000) {
@@ -255,15 +242,12 @@ async fn one_try<C: Future<Output = ()>>(
     };
 
     let child = child_spec(spec, attempt, &folder);
-    let mut stderr_tail: VecDeque<String> = VecDeque::new();
+    let mut stderr_tail = StderrTail::default();
     let number = attempt.number;
     let ran = process::run(child, redactor, cancel, |stream, line| {
         let line = String::from_utf8_lossy(&line).into_owned();
-        if stream == Stream::Stderr && !line.trim().is_empty() {
-            if stderr_tail.len() == STDERR_TAIL {
-                stderr_tail.pop_front();
-            }
-            stderr_tail.push_back(line.trim().chars().take(STDERR_LINE_CHARS).collect());
+        if stream == Stream::Stderr {
+            stderr_tail.push(&line);
         }
         on_event(ReviewEvent::Output {
             try_number: number,
@@ -272,7 +256,7 @@ async fn one_try<C: Future<Output = ()>>(
         });
     })
     .await?;
-    let stderr: Vec<String> = stderr_tail.into();
+    let stderr = stderr_tail.into_lines();
     match ran.outcome {
         Outcome::Exited(0) => {}
         Outcome::Exited(code) => return Err(TryError::Exit { code, stderr }),

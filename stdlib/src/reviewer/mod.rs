@@ -20,6 +20,7 @@ mod outcome;
 pub mod prompt;
 pub mod result;
 mod rules;
+mod stderr_tail;
 mod summary;
 pub mod transcript;
 pub mod tries;

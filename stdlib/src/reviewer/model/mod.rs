@@ -14,7 +14,6 @@ mod claude;
 mod codex;
 mod home;
 
-use std::collections::VecDeque;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -35,6 +34,7 @@ use super::error::ReviewerError;
 use super::outcome::{ReviewEvent, ReviewInput, ReviewOutcome};
 use super::prompt::{Nonce, build_prompt};
 use super::result::ReviewFinding;
+use super::stderr_tail::{StderrTail, tail};
 use super::tries::{Attempt, DEFAULT_TRIES, Reviewed, TryFailure, TryKind, TrySequence};
 use super::try_folder::check_input_names;
 use home::TryHome;
@@ -52,9 +52,6 @@ pub const PROVIDER_PORT: u16 = 443;
 /// Stdout kept from a CLI: Claude's one JSON result, Codex's events (the answer itself comes
 /// from a file).
 const MAX_STDOUT: usize = 4 * 1024 * 1024;
-/// Stderr lines kept to explain a failed try.
-const STDERR_TAIL: usize = 3;
-const STDERR_LINE_CHARS: usize = 200;
 /// How long `--version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -256,14 +253,6 @@ enum TryError {
 impl TryFailure for TryError {
     fn is_cancelled(&self) -> bool {
         matches!(self, TryError::Cancelled)
-    }
-}
-
-fn tail(lines: &[String]) -> String {
-    if lines.is_empty() {
-        String::new()
-    } else {
-        format!(": {}", lines.join(" / "))
     }
 }
 
@@ -540,7 +529,7 @@ async fn one_try<C: Future<Output = ()>>(
     child.timeout = spec.timeout;
     child.capture_stdout = Some(MAX_STDOUT);
 
-    let mut stderr_tail: VecDeque<String> = VecDeque::new();
+    let mut stderr_tail = StderrTail::default();
     let number = attempt.number;
     let ran = process::run(child, redactor, cancel, |stream, line| {
         // Stdout is the CLI's machine output (kept, parsed below); stderr is for people.
@@ -548,12 +537,7 @@ async fn one_try<C: Future<Output = ()>>(
             return;
         }
         let line = String::from_utf8_lossy(&line).into_owned();
-        if !line.trim().is_empty() {
-            if stderr_tail.len() == STDERR_TAIL {
-                stderr_tail.pop_front();
-            }
-            stderr_tail.push_back(line.trim().chars().take(STDERR_LINE_CHARS).collect());
-        }
+        stderr_tail.push(&line);
         on_event(ReviewEvent::Output {
             try_number: number,
             stream,
@@ -561,7 +545,7 @@ async fn one_try<C: Future<Output = ()>>(
         });
     })
     .await?;
-    let stderr: Vec<String> = stderr_tail.into();
+    let stderr = stderr_tail.into_lines();
     match ran.outcome {
         Outcome::Exited(0) => {}
         Outcome::Exited(code) => return Err(TryError::Exit { code, stderr }),
