@@ -127,6 +127,24 @@ mod tests {
         assert_eq!(&bytes[range], b"hello");
     }
 
+    /// The example of docs/sealed-store.md, byte for byte.
+    #[test]
+    fn documented_example() {
+        let header = BundleHeader {
+            version: BUNDLE_VERSION,
+            conversation_id: "conv-3f2a9c0d11e4b7a8".into(),
+            head: "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d".into(),
+            run_id: "20261130T101500Z-4f1c9a2e".into(),
+            file_name: "session.jsonl".into(),
+        };
+        let bytes = header.encode().unwrap();
+        assert_eq!(&bytes[..4], &[0, 0, 0, 0xaa]);
+        let doc = include_str!("../../../docs/sealed-store.md");
+        let json = std::str::from_utf8(&bytes[4..]).unwrap();
+        assert_eq!(json.len(), 170);
+        assert!(doc.contains(&format!("```json\n{json}\n```")), "{json}");
+    }
+
     #[test]
     fn hostile_fields_are_refused() {
         for (field, value) in [
