@@ -52,6 +52,10 @@ pub struct RunArgs {
     /// Admit a resume whose reviewer provider or model changed
     #[arg(long, requires = "resume")]
     pub allow_model_change: bool,
+    /// Review even when there is nothing new (the head was already reviewed): no stage may stop
+    /// the run early
+    #[arg(long)]
+    pub force: bool,
     /// The folder holding run directories (default: CHECKOUT/.reviewflow/runs)
     #[arg(long, value_name = "DIR")]
     pub run_dir: Option<PathBuf>,

@@ -56,7 +56,8 @@ pub fn run(args: CheckArgs) -> u8 {
         match outcome {
             Ok(c) => checked.push(c),
             Err(message) => {
-                eprintln!("error: {message}");
+                // The message names the path, which may hold control characters.
+                eprintln!("error: {}", report::terminal_text(&message));
                 unreadable = true;
             }
         }
@@ -69,10 +70,11 @@ pub fn run(args: CheckArgs) -> u8 {
         CheckFormat::Human => {
             for c in &checked {
                 eprint!("{}", report::render_human(&c.source, &c.findings, style));
+                let name = report::terminal_text(c.source.name());
                 if c.unusable {
-                    eprintln!("{}: unusable input", c.source.name());
+                    eprintln!("{name}: unusable input");
                 } else {
-                    eprintln!("{}: {}", c.source.name(), report::summary_line(&c.findings));
+                    eprintln!("{name}: {}", report::summary_line(&c.findings));
                 }
             }
         }

@@ -16,7 +16,7 @@ pub fn run(args: GraphArgs) -> u8 {
     let compiled = match load(&args.file, &registry) {
         Ok(c) => c,
         Err(Loaded::Unreadable(message)) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", report::terminal_text(&message));
             return EXIT_UNUSABLE;
         }
         Err(Loaded::Unusable(u)) => {

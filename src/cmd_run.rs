@@ -75,6 +75,16 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     // Re-exec without the secret variables (when set), not dumpable, the watchdog forked: all
     // before the runtime starts a thread.
     isolation.before_runtime(&compiled.pipeline);
+    // `.reviewflow/` lives at the work tree's top level whichever subfolder the run starts from.
+    // After the fork above: asking git uses threads.
+    let checkout = match reviewflow_stdlib::git::top_level(&checkout) {
+        Ok(Some(top)) => top,
+        Ok(None) | Err(reviewflow_stdlib::git::GitError::Spawn { .. }) => checkout,
+        Err(e) => {
+            eprintln!("error: cannot find the top level of the checkout: {e}");
+            return EXIT_UNUSABLE;
+        }
+    };
     // Every variable goes through this: after the re-exec the secrets are no longer in the
     // process environment.
     let lookup = isolation.env_lookup();
@@ -95,6 +105,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     }
     options.resume = args.resume.clone();
     options.allow_model_change = args.allow_model_change;
+    options.force = args.force;
     options.mode = if github { "ci" } else { "local" }.into();
     options.console = if github {
         ConsoleMode::GitHub
@@ -144,6 +155,9 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
             )
             .await
             .map_err(Failed::Prepare)?;
+            for warning in &prepared.warnings {
+                eprintln!("warning: {warning}");
+            }
             options.builtin_inputs = prepared.inputs;
             options.commits = prepared.commits;
             let mut extensions = reviewflow_engine::run::Extensions::new();
@@ -154,6 +168,9 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
             .await
             .map_err(Failed::Run)
     });
+    // Dropping a runtime waits for its blocking threads without end: one still stuck in a read
+    // must not keep the process alive once the run is over.
+    runtime.shutdown_timeout(reviewflow_engine::run::shutdown_grace(grace));
     let result = match result {
         Ok(r) => Ok(r),
         Err(Failed::Prepare(message)) => {

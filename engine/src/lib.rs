@@ -3,6 +3,7 @@
 //! The engine knows stage contracts and runs stage implementations through one trait; it knows
 //! nothing of GitHub, git or cryptography. `check` and `graph` are pure.
 
+pub mod atomic;
 pub mod builtin;
 mod cascade;
 pub mod check;
@@ -15,6 +16,7 @@ pub mod finding;
 pub mod flow;
 pub mod github;
 pub mod graph;
+pub mod hex;
 pub mod lower;
 pub mod model;
 pub mod permission;
@@ -28,6 +30,7 @@ pub mod source;
 pub mod span;
 pub mod suggest;
 pub mod syntax;
+pub mod unique;
 
 pub use compile::{CheckOptions, Compiled, Unusable, compile, decode, run_checks};
 pub use registry::Registry;

@@ -5,7 +5,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::finding::{Confidence, Finding, Severity};
-use crate::render::excerpt::{self, ExcerptSource};
+use crate::render::escape;
+use crate::render::excerpt::{self, Excerpt, Mark, bound_label};
 use crate::source::Source;
 use crate::span::Span;
 
@@ -21,58 +22,52 @@ pub enum Style {
     Plain,
 }
 
-struct Report<'a> {
-    finding: &'a Finding,
-    source: &'a Source,
-    code: ExcerptSource<'a>,
+/// At most this many findings of one file are drawn; a line counts the others.
+pub const MAX_RENDERED: usize = 50;
+/// At most this many labels of one finding are drawn (the primary one first); its help counts
+/// the others.
+pub const MAX_LABELS: usize = 8;
+/// Longest message, label or suppression reason drawn, in characters.
+const MAX_MESSAGE_CHARS: usize = 300;
+/// Longest help drawn, in characters.
+const MAX_HELP_CHARS: usize = 2_000;
+
+/// One finding as miette draws it: every text escaped and bounded, the source an [`Excerpt`].
+struct Report {
+    check: &'static str,
+    severity: miette::Severity,
+    message: String,
+    help: Option<String>,
+    code: Excerpt,
 }
 
-impl std::fmt::Debug for Report<'_> {
+impl std::fmt::Debug for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.finding.message)
+        f.write_str(&self.message)
     }
 }
 
-impl std::fmt::Display for Report<'_> {
+impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.finding.message)?;
-        if let Some(s) = &self.finding.suppressed {
-            write!(f, " (allowed: {})", s.reason)?;
-        }
-        Ok(())
+        f.write_str(&self.message)
     }
 }
 
-impl std::error::Error for Report<'_> {}
+impl std::error::Error for Report {}
 
-impl Diagnostic for Report<'_> {
+impl Diagnostic for Report {
     fn code<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
-        Some(Box::new(self.finding.check))
+        Some(Box::new(self.check))
     }
 
     fn severity(&self) -> Option<miette::Severity> {
-        Some(match self.finding.severity {
-            Severity::Error if self.finding.suppressed.is_none() => miette::Severity::Error,
-            Severity::Error | Severity::Warning => miette::Severity::Warning,
-            Severity::Info => miette::Severity::Advice,
-        })
+        Some(self.severity)
     }
 
     fn help<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
-        let mut help = self.finding.help.clone().unwrap_or_default();
-        if !self.finding.flow.is_empty() {
-            let path: Vec<String> = self
-                .finding
-                .flow
-                .iter()
-                .map(|l| l.message.clone())
-                .collect();
-            if !help.is_empty() {
-                help.push('\n');
-            }
-            help.push_str(&format!("path: {}", path.join(" → ")));
-        }
-        (!help.is_empty()).then(|| Box::new(help) as Box<dyn std::fmt::Display>)
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
@@ -80,32 +75,69 @@ impl Diagnostic for Report<'_> {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let primary = {
-            let (span, message) = drawn(self.source, &self.finding.primary);
-            LabeledSpan::new_primary_with_span(Some(message), span)
-        };
-        let related = self.finding.related.iter().map(move |l| {
-            let (span, message) = drawn(self.source, l);
-            LabeledSpan::new_with_span(Some(message), span)
+        let labels = self.code.labels.iter().enumerate().map(|(i, (span, m))| {
+            if i == 0 {
+                LabeledSpan::new_primary_with_span(Some(m.clone()), *span)
+            } else {
+                LabeledSpan::new_with_span(Some(m.clone()), *span)
+            }
         });
-        Some(Box::new(std::iter::once(primary).chain(related)))
+        Some(Box::new(labels))
     }
 }
 
-/// A label as drawn: inside the file, and bounded ([`excerpt::bound_label`]).
-fn drawn(source: &Source, label: &crate::finding::Label) -> (miette::SourceSpan, String) {
-    let text = source.text();
-    let offset = label.span.offset.min(text.len());
-    let span = Span::new(offset, label.span.len.min(text.len() - offset));
-    let (span, message) = excerpt::bound_label(text, span, &label.message);
-    (
-        miette::SourceSpan::new(span.offset.into(), span.len),
-        message,
-    )
+impl Report {
+    fn new(source: &Source, finding: &Finding) -> Self {
+        let mut message = finding.message.clone();
+        if let Some(s) = &finding.suppressed {
+            message.push_str(&format!(" (allowed: {})", s.reason));
+        }
+        let mut help = finding.help.clone().unwrap_or_default();
+        if !finding.flow.is_empty() {
+            let path: Vec<&str> = finding.flow.iter().map(|l| l.message.as_str()).collect();
+            if !help.is_empty() {
+                help.push('\n');
+            }
+            help.push_str(&format!("path: {}", path.join(" → ")));
+        }
+        let hidden = finding.related.len().saturating_sub(MAX_LABELS - 1);
+        if hidden > 0 {
+            if !help.is_empty() {
+                help.push('\n');
+            }
+            let s = if hidden == 1 { "" } else { "s" };
+            help.push_str(&format!(
+                "{hidden} more related place{s} not drawn: `reviewflow check --format json` \
+                 lists them all"
+            ));
+        }
+        let marks: Vec<Mark> = std::iter::once(&finding.primary)
+            .chain(finding.related.iter().take(MAX_LABELS - 1))
+            .map(|l| {
+                let (span, message) = bound_label(source, l.span, &l.message);
+                Mark {
+                    span,
+                    message: escape::bounded(&message, MAX_MESSAGE_CHARS),
+                }
+            })
+            .collect();
+        Self {
+            check: finding.check,
+            severity: match finding.severity {
+                Severity::Error if finding.suppressed.is_none() => miette::Severity::Error,
+                Severity::Error | Severity::Warning => miette::Severity::Warning,
+                Severity::Info => miette::Severity::Advice,
+            },
+            message: escape::bounded(&message, MAX_MESSAGE_CHARS),
+            help: (!help.is_empty()).then(|| escape::bounded(&help, MAX_HELP_CHARS)),
+            code: Excerpt::new(source, &marks),
+        }
+    }
 }
 
-/// Renders findings of one file as miette reports. Each excerpt shows the labelled lines with a
-/// line of context, far-apart parts joined by a `...` line ([`excerpt`]).
+/// Renders findings of one file as miette reports, at most [`MAX_RENDERED`] of them. Each
+/// excerpt shows the labelled lines with a line of context, far-apart parts joined by a `...`
+/// line, long lines clipped and control characters escaped ([`excerpt`]).
 pub fn render_human(source: &Source, findings: &[Finding], style: Style) -> String {
     let theme = match style {
         Style::Color => GraphicalTheme::unicode(),
@@ -116,26 +148,30 @@ pub fn render_human(source: &Source, findings: &[Finding], style: Style) -> Stri
         .with_links(false)
         .with_context_lines(excerpt::CONTEXT_LINES);
     let mut out = String::new();
-    for finding in findings {
-        let report = Report {
-            finding,
-            source,
-            code: ExcerptSource {
-                name: source.name(),
-                text: source.text(),
-            },
-        };
+    for finding in findings.iter().take(MAX_RENDERED) {
+        let report = Report::new(source, finding);
         let mut one = String::new();
         if handler.render_report(&mut one, &report).is_err() {
-            out.push_str(&format!("{}: {}\n", finding.check, finding.message));
+            out.push_str(&format!("{}: {}\n", finding.check, report.message));
         } else {
-            let (span, _) = drawn(source, &finding.primary);
-            let line = source.position(span.offset()).line;
+            let (span, _) = bound_label(source, finding.primary.span, "");
+            let line = source.position(span.offset.min(source.text().len())).line;
             out.push_str(&excerpt::stitch(&one, &theme, line));
         }
         out.push('\n');
     }
+    if let Some(more) = findings.len().checked_sub(MAX_RENDERED).filter(|&n| n > 0) {
+        let s = if more == 1 { "" } else { "s" };
+        out.push_str(&format!(
+            "... and {more} more finding{s}: `reviewflow check --format json` lists them all\n\n"
+        ));
+    }
     out
+}
+
+/// `text` as a terminal may print it: control characters escaped ([`escape`]).
+pub fn terminal_text(text: &str) -> String {
+    escape::escaped(text)
 }
 
 /// `N errors, N warnings (N allowed)` for the end of a human report.
@@ -262,5 +298,76 @@ pub fn file_findings(source: &Source, findings: &[Finding], unusable: bool) -> F
                 }),
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::Label;
+
+    fn finding(source: &Source, at: &str, message: &str) -> Finding {
+        let offset = source.text().find(at).unwrap_or(0);
+        Finding::new(
+            "syntax",
+            Severity::Error,
+            message.to_string(),
+            Label::new(Span::new(offset, at.len()), "here"),
+        )
+    }
+
+    #[test]
+    fn a_long_line_is_clipped_around_the_label() {
+        let source = Source::new(
+            "f.kdl",
+            format!("pipeline \"x\"{}a=1\n", " ".repeat(65_536)),
+        );
+        let f = finding(&source, "a=1", "a property of nothing");
+        insta::assert_snapshot!(render_human(&source, &[f], Style::Plain));
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        let source = Source::new(
+            "f\u{1b}[2J.kdl",
+            "pipeline \"x\"\nstage \"a\" uses=\"\u{1b}]0;pwned\u{7}\u{1b}[2J\"\n",
+        );
+        let f = finding(
+            &source,
+            "uses",
+            "unknown stage kind `\u{1b}]0;pwned\u{7}\u{1b}[2J`",
+        );
+        let out = render_human(&source, &[f], Style::Plain);
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out}");
+        insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn findings_past_the_bound_are_counted() {
+        let text: String = std::iter::once("pipeline \"x\"\n".to_string())
+            .chain((0..60).map(|i| format!("bogus{i} 1\n")))
+            .collect();
+        let source = Source::new("f.kdl", text);
+        let findings: Vec<Finding> = (0..60)
+            .map(|i| finding(&source, &format!("bogus{i} "), "unknown node"))
+            .collect();
+        let out = render_human(&source, &findings, Style::Plain);
+        assert_eq!(out.matches("unknown node").count(), MAX_RENDERED);
+        let lines: Vec<&str> = out.lines().collect();
+        insta::assert_snapshot!(lines[lines.len() - 8..].join("\n"));
+    }
+
+    #[test]
+    fn labels_past_the_bound_are_counted_in_the_help() {
+        let text: String = std::iter::once("pipeline \"x\"\n".to_string())
+            .chain((0..20).map(|i| format!("s{i} 1\n")))
+            .collect();
+        let source = Source::new("f.kdl", text);
+        let mut f = finding(&source, "pipeline", "a cycle");
+        for i in 0..20 {
+            let at = source.text().find(&format!("s{i} ")).unwrap_or(0);
+            f = f.related(Label::new(Span::new(at, 2), format!("s{i}")));
+        }
+        insta::assert_snapshot!(render_human(&source, &[f], Style::Plain));
     }
 }

@@ -205,11 +205,7 @@ pub fn fingerprint(source: &Source, finding: &Finding) -> String {
     }
     field(finding.message.as_bytes());
     field(source.slice(finding.primary.span).as_bytes());
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::hex::encode(&hasher.finalize())
 }
 
 /// Fingerprints of a file's findings, `<hash>:<n>` where `n` numbers identical hashes in file

@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use reviewflow_stdlib::conversation::{
-    BUNDLE_VERSION, BundleHeader, RestoreOutcome, RestoreRequest, SealRequest, restore, seal_file,
-    seal_tombstone,
+    BUNDLE_VERSION, BundleHeader, Packing, RestoreOutcome, RestoreRequest, SealRequest, blob_id,
+    restore, seal_file, seal_tombstone,
 };
 use reviewflow_stdlib::envelope::Binding;
 use reviewflow_stdlib::store::{BlobSource, LocalStore, Producer, StoreName};
@@ -31,7 +31,8 @@ fn producer(head: &str) -> Producer {
         .collect()
 }
 
-/// Seals `text` as the conversation of the review of `head` and keeps it.
+/// Seals `text` as the conversation of the review of `head` and keeps it; returns the blob's
+/// id, as a posted review names it.
 fn keep(
     store: &LocalStore,
     name: &StoreName,
@@ -40,7 +41,7 @@ fn keep(
     text: &str,
     key: &[u8],
     b: &Binding,
-) {
+) -> String {
     let conv = dir.join("conversation.json");
     std::fs::write(&conv, text).unwrap();
     let out = dir.join("blob");
@@ -54,6 +55,7 @@ fn keep(
             head: head.into(),
             run_id: "run-1".into(),
             file_name: "conversation.json".into(),
+            packing: Packing::File,
         },
         max_bytes: 1 << 20,
     };
@@ -68,6 +70,7 @@ fn keep(
     store
         .put(name, BlobSource::Bytes(&blob), producer(head))
         .unwrap();
+    blob_id(&blob)
 }
 
 /// Whose blobs the local store believes (`trust local=#true`).
@@ -80,14 +83,20 @@ struct Req<'a> {
     trust: &'a TrustPolicy,
 }
 
-fn request<'a>(b: &'a Binding, posted: Option<&'a str>, trust: &'a TrustPolicy) -> Req<'a> {
+/// A restore of the review `posted` names: its head and its blob id.
+fn request<'a>(
+    b: &'a Binding,
+    posted: Option<(&'a str, &'a str)>,
+    trust: &'a TrustPolicy,
+) -> Req<'a> {
     let req = RestoreRequest {
         secret: KEY,
         min_bytes: 32,
         binding: b,
         max_bytes: 1 << 20,
         max_tries: 10,
-        posted_head: posted,
+        posted_head: posted.map(|p| p.0),
+        posted_conversation: posted.map(|p| p.1),
         require_posted_head: true,
     };
     Req { req, trust }
@@ -123,7 +132,7 @@ fn restores_the_conversation_of_the_posted_review() {
         KEY,
         &b,
     );
-    keep(
+    let posted = keep(
         &store,
         &name,
         dir.path(),
@@ -142,8 +151,12 @@ fn restores_the_conversation_of_the_posted_review() {
         &b,
     );
     let trust = TrustPolicy { local: true };
-    let posted = head('b');
-    let (out, lines) = run(&store, &name, &request(&b, Some(&posted), &trust));
+    let posted_head = head('b');
+    let (out, lines) = run(
+        &store,
+        &name,
+        &request(&b, Some((&posted_head, &posted)), &trust),
+    );
     match out {
         RestoreOutcome::Restored {
             header,
@@ -160,14 +173,103 @@ fn restores_the_conversation_of_the_posted_review() {
         1,
         "the newer blob was skipped with a reason: {lines:?}"
     );
-    assert!(lines[0].contains("not of the posted review"));
+    assert!(lines[0].contains("not the blob the posted review names"));
+}
+
+/// Two reviews of the same head each kept a blob; the second was posted. The first's blob,
+/// copied in again as the newest entry, is genuine (it opens, its head is the posted head) but
+/// is not the blob the posted review names: it is skipped and the posted one restored.
+#[test]
+fn a_genuine_blob_of_the_same_head_planted_as_newest_is_skipped() {
+    let (dir, store, name) = setup();
+    let b = binding("7");
+    keep(
+        &store,
+        &name,
+        dir.path(),
+        &head('b'),
+        "first review of b",
+        KEY,
+        &b,
+    );
+    let first = store.list(&name).unwrap().remove(0);
+    let first_bytes = store.get(&first, 1 << 20).unwrap();
+    let posted = keep(
+        &store,
+        &name,
+        dir.path(),
+        &head('b'),
+        "second review of b",
+        KEY,
+        &b,
+    );
+    store
+        .put(&name, BlobSource::Bytes(&first_bytes), producer(&head('b')))
+        .unwrap();
+    let trust = TrustPolicy { local: true };
+    let posted_head = head('b');
+    let (out, lines) = run(
+        &store,
+        &name,
+        &request(&b, Some((&posted_head, &posted)), &trust),
+    );
+    let RestoreOutcome::Restored { conversation, .. } = out else {
+        panic!("fresh: {lines:?}")
+    };
+    assert_eq!(conversation, b"second review of b");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].ends_with(": it is not the blob the posted review names"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn a_posted_review_that_kept_no_conversation_means_fresh() {
+    let (dir, store, name) = setup();
+    let b = binding("7");
+    keep(&store, &name, dir.path(), &head('a'), "x", KEY, &b);
+    let trust = TrustPolicy { local: true };
+    let posted_head = head('a');
+    let mut req = request(&b, Some((&posted_head, "unused")), &trust);
+    req.req.posted_conversation = None;
+    let (out, lines) = run(&store, &name, &req);
+    let RestoreOutcome::Fresh { reason } = out else {
+        panic!("restored a conversation the posted review did not keep")
+    };
+    assert_eq!(reason, "the posted review kept no conversation");
+    assert!(lines.is_empty(), "nothing was fetched: {lines:?}");
+}
+
+/// A record written before blob ids named the local entry id: that is not a digest, so nothing
+/// is restored on its word.
+#[test]
+fn a_posted_conversation_that_is_not_a_blob_id_means_fresh() {
+    let (dir, store, name) = setup();
+    let b = binding("7");
+    keep(&store, &name, dir.path(), &head('a'), "x", KEY, &b);
+    let entry = store.list(&name).unwrap().remove(0).id.to_string();
+    let trust = TrustPolicy { local: true };
+    let posted_head = head('a');
+    let (out, _) = run(
+        &store,
+        &name,
+        &request(&b, Some((&posted_head, &entry)), &trust),
+    );
+    let RestoreOutcome::Fresh { reason } = out else {
+        panic!("restored by an entry id")
+    };
+    assert!(
+        reason.contains("not by the digest of its blob (`blob-<sha-256>`)"),
+        "{reason}"
+    );
 }
 
 #[test]
 fn a_tombstone_stops_the_search() {
     let (dir, store, name) = setup();
     let b = binding("7");
-    keep(
+    let posted = keep(
         &store,
         &name,
         dir.path(),
@@ -178,8 +280,12 @@ fn a_tombstone_stops_the_search() {
     );
     seal_tombstone(&store, &name, producer(&head('b'))).unwrap();
     let trust = TrustPolicy { local: true };
-    let posted = head('a');
-    let (out, _) = run(&store, &name, &request(&b, Some(&posted), &trust));
+    let posted_head = head('a');
+    let (out, _) = run(
+        &store,
+        &name,
+        &request(&b, Some((&posted_head, &posted)), &trust),
+    );
     let RestoreOutcome::Fresh { reason } = out else {
         panic!("an older conversation was resumed")
     };
@@ -189,7 +295,7 @@ fn a_tombstone_stops_the_search() {
 #[test]
 fn wrong_key_other_binding_and_untrusted_producers_give_a_fresh_review() {
     let (dir, store, name) = setup();
-    keep(
+    let other_key = keep(
         &store,
         &name,
         dir.path(),
@@ -198,7 +304,7 @@ fn wrong_key_other_binding_and_untrusted_producers_give_a_fresh_review() {
         OTHER_KEY,
         &binding("7"),
     );
-    keep(
+    let other_change = keep(
         &store,
         &name,
         dir.path(),
@@ -209,16 +315,28 @@ fn wrong_key_other_binding_and_untrusted_producers_give_a_fresh_review() {
     );
     let trust = TrustPolicy { local: true };
     let b = binding("7");
-    let posted = head('a');
-    let (out, lines) = run(&store, &name, &request(&b, Some(&posted), &trust));
-    assert!(matches!(out, RestoreOutcome::Fresh { .. }));
-    assert_eq!(
-        lines.iter().filter(|l| l.contains("does not open")).count(),
-        2,
-        "{lines:?}"
-    );
+    let posted_head = head('a');
+    // Each is the blob the posted review names (as a forged record could say): it still has to
+    // open with this key and binding.
+    for posted in [&other_key, &other_change] {
+        let (out, lines) = run(
+            &store,
+            &name,
+            &request(&b, Some((&posted_head, posted)), &trust),
+        );
+        assert!(matches!(out, RestoreOutcome::Fresh { .. }));
+        assert_eq!(
+            lines.iter().filter(|l| l.contains("does not open")).count(),
+            1,
+            "{lines:?}"
+        );
+    }
     let untrusting = TrustPolicy { local: false };
-    let (out, lines) = run(&store, &name, &request(&b, Some(&posted), &untrusting));
+    let (out, lines) = run(
+        &store,
+        &name,
+        &request(&b, Some((&posted_head, &other_change)), &untrusting),
+    );
     // Untrusted blobs are counted in the reason, never narrated one by one.
     assert!(lines.is_empty(), "{lines:?}");
     let RestoreOutcome::Fresh { reason } = out else {
@@ -247,7 +365,7 @@ fn no_posted_review_means_fresh() {
 fn tries_are_capped_over_trusted_blobs() {
     let (dir, store, name) = setup();
     let b = binding("7");
-    keep(
+    let posted = keep(
         &store,
         &name,
         dir.path(),
@@ -260,8 +378,8 @@ fn tries_are_capped_over_trusted_blobs() {
         keep(&store, &name, dir.path(), &head('f'), "flood", KEY, &b);
     }
     let trust = TrustPolicy { local: true };
-    let posted = head('a');
-    let mut req = request(&b, Some(&posted), &trust);
+    let posted_head = head('a');
+    let mut req = request(&b, Some((&posted_head, &posted)), &trust);
     req.req.max_tries = 2;
     let (out, _) = run(&store, &name, &req);
     assert!(matches!(out, RestoreOutcome::Fresh { .. }));
@@ -286,6 +404,7 @@ fn a_short_key_is_refused_when_sealing() {
             head: head('a'),
             run_id: "r".into(),
             file_name: "c".into(),
+            packing: Packing::File,
         },
         max_bytes: 100,
     };

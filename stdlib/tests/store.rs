@@ -218,21 +218,62 @@ fn a_corrupt_blob_is_an_error() {
 }
 
 #[test]
-fn corrupt_metadata_stops_the_listing() {
+fn corrupt_metadata_is_skipped_with_its_reason() {
     let (_tmp, store) = store();
     let n = name("review-6-x");
-    let entry = store.put_tombstone(&n, producer("1")).unwrap();
+    let older = store
+        .put(&n, BlobSource::Bytes(b"kept"), producer("1"))
+        .unwrap();
+    let entry = store.put_tombstone(&n, producer("2")).unwrap();
     let meta = store
         .root()
         .join("review-6-x")
         .join(format!("{}.json", entry.id));
     std::fs::write(&meta, b"{ not json").unwrap();
-    let err = store.list(&n).unwrap_err();
-    assert!(matches!(err, StoreError::CorruptMetadata { .. }), "{err}");
+    let listing = store.list_checked(&n).unwrap();
+    assert_eq!(listing.entries, vec![older.clone()]);
+    assert_eq!(listing.skipped.len(), 1);
+    assert_eq!(listing.skipped[0].id, entry.id.to_string());
+    assert_eq!(listing.skipped[0].path, meta);
+    // Writes and retention go on; the unreadable file is left alone and reported.
+    store
+        .put(&n, BlobSource::Bytes(b"new"), producer("3"))
+        .unwrap();
+    let report = store.retain(&n, Some(1), None).unwrap();
+    assert_eq!(report.removed, vec![older.id]);
+    assert_eq!(report.skipped.len(), 1);
+    assert!(meta.exists());
 }
 
 #[test]
-fn metadata_moved_to_another_name_is_refused() {
+fn a_fifo_or_link_in_the_store_is_refused_without_waiting() {
+    let (_tmp, store) = store();
+    let n = name("review-6b-x");
+    let entry = store
+        .put(&n, BlobSource::Bytes(b"abc"), producer("1"))
+        .unwrap();
+    let blob = store
+        .root()
+        .join("review-6b-x")
+        .join(format!("{}.blob", entry.id));
+    std::fs::remove_file(&blob).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&blob)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let err = store.get(&entry, 100).unwrap_err();
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+    std::fs::remove_file(&blob).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("b"), b"abc").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("b"), &blob).unwrap();
+    let err = store.get(&entry, 100).unwrap_err();
+    assert!(err.to_string().contains("symbolic link"), "{err}");
+}
+
+#[test]
+fn metadata_moved_to_another_name_is_skipped() {
     let (_tmp, store) = store();
     let entry = store.put_tombstone(&name("a"), producer("1")).unwrap();
     let from = store.root().join("a").join(format!("{}.json", entry.id));
@@ -242,10 +283,15 @@ fn metadata_moved_to_another_name_is_refused() {
         store.root().join("b").join(format!("{}.json", entry.id)),
     )
     .unwrap();
-    assert!(matches!(
-        store.list(&name("b")).unwrap_err(),
-        StoreError::CorruptMetadata { .. }
-    ));
+    let listing = store.list_checked(&name("b")).unwrap();
+    assert!(listing.entries.is_empty());
+    assert!(
+        listing.skipped[0]
+            .reason
+            .contains("does not match its place"),
+        "{:?}",
+        listing.skipped
+    );
 }
 
 #[test]

@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use reviewflow_stdlib::conversation::{
-    BUNDLE_VERSION, BundleHeader, RestoreOutcome, RestoreRequest, SealRequest, restore, seal_file,
+    BUNDLE_VERSION, BundleHeader, Packing, RestoreOutcome, RestoreRequest, SealRequest, restore,
+    seal_file,
 };
 use reviewflow_stdlib::envelope::Binding;
 use reviewflow_stdlib::kinds::store_local::Local;
@@ -81,6 +82,7 @@ fn spec_bundle(conversation: &[u8], file_name: &str) -> Vec<u8> {
         "run_id": "20261130T000000Z-00c0ffee",
         "head": HEAD,
         "conversation_id": "conv-0011223344556677",
+        "packing": "file",
         "version": 1,
     })
     .to_string();
@@ -173,6 +175,8 @@ async fn reviewflow_restores_what_the_specification_wrote() {
     let conversation = b"{\"type\":\"user\"}\n{\"type\":\"assistant\"}\n";
     let blob = spec_seal(&spec_bundle(conversation, "session.jsonl"));
     let id = spec_put(tmp.path(), "review-7", &blob, 1_700_000_000_000_000_000);
+    // The posted review names the blob by the SHA-256 of its bytes (docs/sealed-store.md).
+    let posted = format!("blob-{}", hex(&Sha256::digest(&blob)));
 
     let store = Local::new(LocalStore::new(tmp.path()), true);
     let name = StoreName::new("review-7").unwrap();
@@ -183,6 +187,7 @@ async fn reviewflow_restores_what_the_specification_wrote() {
         max_bytes: 1 << 20,
         max_tries: 10,
         posted_head: Some(HEAD),
+        posted_conversation: Some(&posted),
         require_posted_head: true,
     };
     let mut lines = Vec::new();
@@ -212,6 +217,7 @@ fn the_specification_reads_what_reviewflow_wrote() {
         head: HEAD.into(),
         run_id: "20261130T000000Z-0badf00d".into(),
         file_name: "session.jsonl".into(),
+        packing: Packing::File,
     };
     let blob_path = tmp.path().join("sealed.blob");
     let req = SealRequest {
@@ -243,8 +249,80 @@ fn the_specification_reads_what_reviewflow_wrote() {
     let header: BTreeMap<String, Value> = serde_json::from_slice(&plaintext[4..4 + len]).unwrap();
     assert_eq!(
         header.keys().map(String::as_str).collect::<Vec<_>>(),
-        ["conversation_id", "file_name", "head", "run_id", "version"]
+        [
+            "conversation_id",
+            "file_name",
+            "head",
+            "packing",
+            "run_id",
+            "version"
+        ]
     );
     assert_eq!(header["head"], HEAD);
+    assert_eq!(header["packing"], "file");
     assert_eq!(&plaintext[4 + len..], b"{\"turn\":1}\n");
+}
+
+/// "A folder conversation": the entries as the page lays them out, parents first, sorted.
+fn spec_unpack(mut bytes: &[u8]) -> Vec<(char, String, Vec<u8>)> {
+    let mut out = Vec::new();
+    while let Some((&kind, rest)) = bytes.split_first() {
+        let len = u16::from_be_bytes(rest[..2].try_into().unwrap()) as usize;
+        let path = String::from_utf8(rest[2..2 + len].to_vec()).unwrap();
+        bytes = &rest[2 + len..];
+        let content = if kind == b'f' {
+            let size = u64::from_be_bytes(bytes[..8].try_into().unwrap()) as usize;
+            let c = bytes[8..8 + size].to_vec();
+            bytes = &bytes[8 + size..];
+            c
+        } else {
+            assert_eq!(kind, b'd');
+            Vec::new()
+        };
+        out.push((kind as char, path, content));
+    }
+    out
+}
+
+#[test]
+fn a_folder_conversation_is_packed_as_the_page_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("codex-home");
+    std::fs::create_dir_all(folder.join("sessions/2026")).unwrap();
+    std::fs::write(folder.join("sessions/2026/rollout.jsonl"), b"{}\n").unwrap();
+    std::fs::write(folder.join("a.toml"), b"x=1\n").unwrap();
+    let header = BundleHeader {
+        version: BUNDLE_VERSION,
+        conversation_id: "conv-8899aabbccddeeff".into(),
+        head: HEAD.into(),
+        run_id: "20261130T000000Z-0badf00d".into(),
+        file_name: "codex-home".into(),
+        packing: Packing::File,
+    };
+    let blob_path = tmp.path().join("sealed.blob");
+    let req = SealRequest {
+        secret: SECRET,
+        min_bytes: 32,
+        binding: &binding(),
+        header,
+        max_bytes: 1 << 20,
+    };
+    seal_file(&req, &folder, &blob_path).unwrap();
+    let plaintext = spec_open(&std::fs::read(&blob_path).unwrap());
+    let len = u32::from_be_bytes(plaintext[..4].try_into().unwrap()) as usize;
+    let header: Value = serde_json::from_slice(&plaintext[4..4 + len]).unwrap();
+    assert_eq!(header["packing"], "folder", "seal says what it found");
+    assert_eq!(
+        spec_unpack(&plaintext[4 + len..]),
+        vec![
+            ('f', "a.toml".to_owned(), b"x=1\n".to_vec()),
+            ('d', "sessions".to_owned(), vec![]),
+            ('d', "sessions/2026".to_owned(), vec![]),
+            (
+                'f',
+                "sessions/2026/rollout.jsonl".to_owned(),
+                b"{}\n".to_vec()
+            ),
+        ]
+    );
 }

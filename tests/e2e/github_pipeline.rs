@@ -247,6 +247,15 @@ fn marker_head(body: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The `conversation=` of a comment's marker: the blob id of the sealed conversation it names.
+fn marker_conversation(body: &str) -> Option<String> {
+    let first = body.lines().next()?;
+    first
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("conversation="))
+        .map(str::to_string)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_pushes_resume_the_review_and_update_one_comment() {
     let fake = FakeGithub::start().await;
@@ -399,10 +408,15 @@ async fn an_artifact_sealed_for_another_pull_request_does_not_open() {
     fake.add_pull_request(8, head8, BASE);
     fake.set_compare(BASE, head8, "ahead");
     fake.set_compare_diff(BASE, head8, &diff2());
+    // Pull request 8's marker names those very bytes (their blob id is pull request 7's), so
+    // restore fetches them: it is the binding that refuses them.
+    let replayed = marker_conversation(fake.comments(PR)[0]["body"].as_str().unwrap_or_default())
+        .expect("pull request 7's review names its conversation");
+    assert!(replayed.starts_with("blob-"), "{replayed}");
     fake.add_issue_comment(
         8,
         &format!(
-            "<!-- reviewflow:v1 pipeline=enroll-review project=web head={head8} run=r-8 conversation=- -->\nearlier review"
+            "<!-- reviewflow:v1 pipeline=enroll-review project=web head={head8} run=r-8 conversation={replayed} -->\nearlier review"
         ),
         "github-actions[bot]",
         "Bot",
@@ -497,7 +511,10 @@ async fn a_failed_post_fails_the_run_and_a_newer_unposted_conversation_is_skippe
     let out3 = Job::new(102).run(&fake, &[]).await;
     let log3 = out3.log();
     assert_eq!(out3.code, 0, "{log3}");
-    assert!(log3.contains("not of the posted review"), "{log3}");
+    assert!(
+        log3.contains("it is not the blob the posted review names"),
+        "{log3}"
+    );
     assert!(log3.contains("restored conversation"), "{log3}");
     let body = fake.comments(PR)[0]["body"]
         .as_str()

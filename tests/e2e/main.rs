@@ -1,22 +1,30 @@
 //! End-to-end tests of the `reviewflow` binary.
 
+mod already_reviewed;
 mod bad_input;
+mod bounded_output;
 mod check;
 mod console;
+mod conversation_key;
 mod corpus;
 mod docs_checks;
 mod docs_language;
 mod explain;
 mod formats;
+mod gather_base;
 mod github_pipeline;
 mod github_workflow;
 mod graph;
+mod hostile_checkout;
+mod hostile_files;
 mod init;
 mod isolation_process;
 mod isolation_spy;
 mod local_pipeline;
 mod lowering;
 mod model_pipeline;
+mod private_at_rest;
+mod restore_identity;
 mod run;
 mod schema;
 mod support;

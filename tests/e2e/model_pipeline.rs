@@ -359,6 +359,8 @@ fn the_vendor_policy_holds_at_run_time() {
     let other = c.run(&[("AUTHOR_VENDOR", "openai")]);
     assert_eq!(other.code, 0, "{}", other.log);
     assert_eq!(tagged(&other.log, "FAKE-SPY").len(), 1, "{}", other.log);
+    // A new head: the one just reviewed would stop the run before the review.
+    c.commit("src/lib.rs", &source(4, "b"), "two");
     let typo = c.run(&[("AUTHOR_VENDOR", "antropic")]);
     assert_ne!(typo.code, 0, "an unknown vendor refuses: {}", typo.log);
 }

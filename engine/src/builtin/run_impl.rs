@@ -189,19 +189,74 @@ async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
                         o.name
                     )));
                 }
+                // The child wrote the work folder: no link in it is followed, a FIFO is not
+                // waited on, and a value is read within the bound.
+                let (w, r, ty) = (work.clone(), rel.clone(), o.ty.clone());
+                let read = tokio::task::spawn_blocking(move || read_output(&w, &r, &ty))
+                    .await
+                    .map_err(|e| StageError::failed(format!("a worker thread failed: {e}")))?;
+                let bytes = match read {
+                    Ok(bytes) => bytes,
+                    Err(e) => {
+                        return Err(StageError::failed(format!(
+                            "output `{}`: `{rel}`: {}",
+                            o.name,
+                            output_error(&e)
+                        )));
+                    }
+                };
                 if o.ty == "file" {
                     values.insert(o.name, OutputValue::File(path));
                     continue;
                 }
-                tokio::fs::read(&path).await.map_err(|e| {
-                    StageError::io(format!("read output `{}` from {rel}", o.name), e)
-                })?
+                bytes
             }
         };
         let value = parse(&o.name, &o.ty, bytes)?;
         values.insert(o.name, value);
     }
     Ok(values)
+}
+
+/// Reads the output file `rel` of the work folder `work`, no link followed below it: a value
+/// (at most [`STDOUT_CAP`] bytes), or for a `file` output only the check that it is a regular
+/// file or a folder (kept later, within its own bounds).
+fn read_output(work: &Path, rel: &str, ty: &str) -> std::io::Result<Vec<u8>> {
+    use crate::run::nofollow;
+    let rel = Path::new(rel);
+    if ty == "file" {
+        let (parent, name) = match (rel.parent(), rel.file_name()) {
+            (Some(p), Some(n)) => (p, n),
+            _ => return Err(std::io::Error::other("it names no file")),
+        };
+        let dir = nofollow::open_dir(work, parent)?.ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or folder")
+        })?;
+        if nofollow::is_link_at(&dir, name) {
+            return Err(nofollow::link_error(&work.join(rel)));
+        }
+        return Ok(Vec::new());
+    }
+    let file = nofollow::open_regular_beneath(work, rel)?;
+    nofollow::read_bounded(file, STDOUT_CAP as u64)
+}
+
+/// The reason, without the work folder's path (the status line names the output and `rel`).
+fn output_error(e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::FileTooLarge {
+        return format!(
+            "it is larger than {} MiB, the most an output reads",
+            STDOUT_CAP / (1024 * 1024)
+        );
+    }
+    let text = e.to_string();
+    // The file itself, or a folder on the way to it (named with the work folder's path).
+    if text.contains(" is a symbolic link") {
+        "it is a symbolic link (an output is read only from a regular file the command wrote)"
+            .to_owned()
+    } else {
+        text
+    }
 }
 
 /// The child's confinement: the stage's, plus the paths its declaration names through pipeline

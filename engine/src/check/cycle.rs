@@ -1,4 +1,6 @@
-//! `cycle`: stages that wait on each other can never run. The cycle is printed as a path.
+//! `cycle`: stages that wait on each other can never run. The cycle is printed as a path (its
+//! first stages and its end, with the count, when it is long: a generated file can hold a cycle
+//! of thousands of stages).
 
 use super::{Check, Context};
 use crate::finding::{Finding, Label, Severity};
@@ -26,10 +28,7 @@ impl Check for Cycle {
             let mut f = Finding::new(
                 self.id(),
                 self.severity(),
-                format!(
-                    "stages depend on each other in a cycle: {}",
-                    names.join(" → ")
-                ),
+                format!("stages depend on each other in a cycle: {}", path(&names)),
                 Label::new(
                     stages[first].name.span,
                     "this stage waits on itself through the cycle",
@@ -52,6 +51,22 @@ impl Check for Cycle {
     }
 }
 
+/// Stages named in a cycle's message; a longer cycle is cut in the middle.
+const MAX_NAMED: usize = 8;
+
+/// `a → b → a`, or `a → b → … → a (N stages)` for a long cycle (`names` ends where it starts).
+fn path(names: &[&str]) -> String {
+    if names.len() <= MAX_NAMED {
+        return names.join(" → ");
+    }
+    format!(
+        "{} → … → {} ({} stages)",
+        names[..MAX_NAMED - 2].join(" → "),
+        names[names.len() - 1],
+        names.len() - 1
+    )
+}
+
 /// Where stage `to` refers to stage `from` (a reference, a `needs`, or its name).
 fn dependency_span(cx: &Context<'_>, from: usize, to: usize) -> crate::span::Span {
     let stages = &cx.pipeline.stages;
@@ -68,4 +83,23 @@ fn dependency_span(cx: &Context<'_>, from: usize, to: usize) -> crate::span::Spa
         return n.span;
     }
     consumer.name.span
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_cycle_is_named_by_its_start_and_counted() {
+        assert_eq!(path(&["a", "b", "a"]), "a → b → a");
+        let names: Vec<String> = (0..100)
+            .map(|i| format!("s{i}"))
+            .chain(["s0".into()])
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        assert_eq!(
+            path(&names),
+            "s0 → s1 → s2 → s3 → s4 → s5 → … → s0 (100 stages)"
+        );
+    }
 }

@@ -9,6 +9,7 @@ mod cycle;
 mod duplicate_name;
 mod duplicate_publisher;
 mod fail_closed;
+mod key_length;
 mod literal_reference;
 mod missing_required;
 mod permissions;
@@ -92,6 +93,7 @@ pub static ALL: &[&dyn Check] = &[
     &unreachable_stage::UnreachableStage,
     &secret_scope::SecretScope,
     &secret_alias::SecretAlias,
+    &key_length::KeyLength,
     &secret_as_input::SecretAsInput,
     &secret_flow::SecretFlow,
     &private_egress::PrivateEgress,

@@ -148,14 +148,14 @@ where
             }
             () = &mut cancel, if stop.is_none() => stop = Some(Stop::Cancelled),
             () = &mut kill, if kill_pending => {
-                group.signal(libc::SIGKILL);
+                group.signal(rustix::process::Signal::KILL);
                 kill_pending = false;
                 forced_kill = true;
             }
         }
         if stop.is_some() && !kill_pending && !forced_kill {
             // First pass after a stop: ask nicely, once.
-            group.signal(libc::SIGTERM);
+            group.signal(rustix::process::Signal::TERM);
             kill.as_mut().reset(Instant::now() + spec.grace);
             kill_pending = true;
         }
@@ -165,7 +165,7 @@ where
     }
 
     // The leader is a zombie: its group id is still reserved, so stragglers can be killed safely.
-    group.signal(libc::SIGKILL);
+    group.signal(rustix::process::Signal::KILL);
     // Drain what is left in the pipes. A process that escaped the group could hold them open
     // forever, so the drain is bounded.
     let drain_until = Instant::now() + spec.grace;

@@ -2,9 +2,11 @@
 //! hold the same secrets are drawn in one group, titled with those secrets, so each secret's
 //! scope is the union of the groups that name it (mermaid and dot groups cannot overlap).
 //!
-//! [`excerpt`] bounds the source excerpts of human findings (`reviewflow check`).
+//! [`excerpt`] bounds the source excerpts of human findings (`reviewflow check`), [`escape`]
+//! makes the file's text safe to print on a terminal.
 
 mod dot;
+pub(crate) mod escape;
 pub(crate) mod excerpt;
 mod mermaid;
 mod text;

@@ -18,12 +18,23 @@ pub fn execute_blocking(
     options: RunOptions,
 ) -> Result<RunReport, RunError> {
     let runtime = runtime(options.jobs)?;
-    runtime.block_on(execute_with_signals(
+    let grace = options.grace;
+    let report = runtime.block_on(execute_with_signals(
         compiled,
         registry,
         implementations,
         options,
-    ))
+    ));
+    // Dropping a runtime waits for its blocking threads without end: one still stuck in a read
+    // must not keep the process alive once the run is over.
+    runtime.shutdown_timeout(shutdown_grace(grace));
+    report
+}
+
+/// How long a finished run's runtime waits for its blocking threads: the grace period, at least
+/// one second.
+pub fn shutdown_grace(grace: std::time::Duration) -> std::time::Duration {
+    grace.max(std::time::Duration::from_secs(1))
 }
 
 /// The runtime a run uses. Services the stages share (a forge's HTTP client) must be built on

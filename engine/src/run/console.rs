@@ -59,6 +59,7 @@ pub(crate) struct Console {
     buffered: BTreeMap<String, Vec<String>>,
     /// GitHub: the warnings a stage marked itself, annotated right after its group. Redacted.
     warnings: BTreeMap<String, Vec<String>>,
+    target: Target,
 }
 
 impl Console {
@@ -75,6 +76,7 @@ impl Console {
             drawn: 0,
             buffered: BTreeMap::new(),
             warnings: BTreeMap::new(),
+            target: Target::Std,
         }
     }
 
@@ -108,7 +110,7 @@ impl Console {
                     line = colored(event, &line);
                 }
                 if self.mode == ConsoleMode::Plain {
-                    print_err(&format!("{line}\n"));
+                    self.print_err(&format!("{line}\n"));
                 } else {
                     self.above(&line);
                 }
@@ -164,14 +166,14 @@ impl Console {
                     )),
                     _ => {}
                 }
-                print_out(&out);
+                self.print_out(&out);
             }
-            Event::Warning { stage, message } => print_out(&annotation(
+            Event::Warning { stage, message } => self.print_out(&annotation(
                 Level::Warning,
                 stage.as_deref(),
                 &redact(redactor, message),
             )),
-            Event::Error { stage, message } => print_out(&annotation(
+            Event::Error { stage, message } => self.print_out(&annotation(
                 Level::Error,
                 stage.as_deref(),
                 &redact(redactor, message),
@@ -181,7 +183,7 @@ impl Console {
                     // Run-level lines start with fixed words, never `::`; a line break in a
                     // name taken from the pipeline file must not start a command either.
                     let line = redact(redactor, &line).replace(['\r', '\n'], " ");
-                    print_out(&format!("{line}\n"));
+                    self.print_out(&format!("{line}\n"));
                 }
             }
         }
@@ -201,7 +203,7 @@ impl Console {
             ConsoleMode::Quiet => {}
             ConsoleMode::GitHub => self.keep(stage, format!("{stage} │ {text}")),
             ConsoleMode::Plain | ConsoleMode::PlainColor => {
-                print_err(&format!("{stage} │ {text}\n"))
+                self.print_err(&format!("{stage} │ {text}\n"))
             }
             ConsoleMode::Live | ConsoleMode::LiveColor => self.above(&format!("{stage} │ {text}")),
         }
@@ -218,7 +220,7 @@ impl Console {
             out.push_str(&escape_message(l));
             out.push('\n');
         }
-        print_out(&out);
+        self.print_out(&out);
     }
 
     pub(crate) fn tick(&mut self) {
@@ -242,11 +244,11 @@ impl Console {
             for w in warnings.remove(&stage).unwrap_or_default() {
                 out.push_str(&annotation(Level::Warning, Some(&stage), &w));
             }
-            print_out(&out);
+            self.print_out(&out);
         }
         for (stage, lines) in warnings {
             for w in lines {
-                print_out(&annotation(Level::Warning, Some(&stage), &w));
+                self.print_out(&annotation(Level::Warning, Some(&stage), &w));
             }
         }
         self.flush();
@@ -255,7 +257,7 @@ impl Console {
     /// Live view: erase it, print `line`, draw it again.
     fn above(&mut self, line: &str) {
         self.erase();
-        print_err(&format!("{line}\n"));
+        self.print_err(&format!("{line}\n"));
         self.draw();
     }
 
@@ -268,7 +270,7 @@ impl Console {
 
     fn erase(&mut self) {
         if self.drawn > 0 {
-            print_err(&format!("\x1b[{}A\x1b[J", self.drawn));
+            self.print_err(&format!("\x1b[{}A\x1b[J", self.drawn));
             self.drawn = 0;
         }
     }
@@ -290,7 +292,7 @@ impl Console {
             out.push('\n');
         }
         self.drawn = lines.len();
-        print_err(&out);
+        self.print_err(&out);
     }
 }
 
@@ -398,6 +400,7 @@ fn colored(event: &Event, line: &str) -> String {
         Event::Error { .. } => "1;31",
         Event::Status { message, .. } if message.starts_with(WARNING_PREFIX) => "33",
         Event::RunEnd { exit_code: 0, .. } => "1;32",
+        Event::Stop { .. } => "1",
         Event::RunEnd { .. } | Event::Cancel { .. } => "1;31",
         _ => return line.to_string(),
     };
@@ -459,6 +462,12 @@ pub(crate) fn status_line(event: &Event) -> Option<String> {
             Some(s) => format!("error: {s}: {message}"),
             None => format!("error: {message}"),
         },
+        // Said once, with the way to go on anyway.
+        Event::Stop { stage, reason } => {
+            format!(
+                "■ {stage} stopped the run: {reason} — to run it anyway: reviewflow run --force"
+            )
+        }
         Event::Cancel { signal, running } => format!(
             "received {signal}: stopping{}",
             if running.is_empty() {
@@ -513,43 +522,97 @@ fn redact(redactor: &Redactor, text: &str) -> String {
 }
 
 fn fresh_token() -> String {
-    let mut bytes = [0u8; 16];
-    let _ = getrandom_fill(&mut bytes);
+    random_hex(16)
+}
+
+/// `n` random bytes from the kernel (`getrandom`), in hex. Should the kernel refuse, they derive
+/// from the time and the process id, and a warning says so, once (a run id or a marker needs to
+/// be unique; a `::stop-commands::` token is drawn after the child it guards has ended).
+pub(crate) fn random_hex(n: usize) -> String {
+    let mut bytes = vec![0u8; n];
+    if let Err(e) = getrandom::fill(&mut bytes) {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(
+                err,
+                "warning: the kernel gave no random bytes ({e}): run ids, stage markers and tokens derive from the time and the process id"
+            );
+        });
+        let seed = format!(
+            "{:?}{}{n}",
+            std::time::SystemTime::now(),
+            std::process::id()
+        );
+        let d = super::value::sha256(seed.as_bytes());
+        for (b, s) in bytes.iter_mut().zip(d.bytes().cycle()) {
+            *b = s;
+        }
+    }
     hex(&bytes)
 }
 
-/// Random bytes from the kernel; falls back to time and pid (the token only needs to be
-/// unguessable by a child that has already exited).
-fn getrandom_fill(buf: &mut [u8]) -> std::io::Result<()> {
-    use std::io::Read as _;
-    match std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(buf)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
-            let d = super::value::sha256(seed.as_bytes());
-            for (b, s) in buf.iter_mut().zip(d.bytes().rev()) {
-                *b = s;
-            }
-            Err(e)
-        }
+/// Where the console writes: the process's stdout and stderr, or (tests) one buffer for both.
+enum Target {
+    Std,
+    #[cfg(test)]
+    Captured(Captured),
+}
+
+/// What a console made by [`Console::captured`] printed, stdout and stderr in one.
+#[cfg(test)]
+#[derive(Clone, Default)]
+pub(crate) struct Captured(std::sync::Arc<std::sync::Mutex<String>>);
+
+#[cfg(test)]
+impl Captured {
+    pub(crate) fn text(&self) -> String {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn push(&self, s: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push_str(s);
     }
 }
 
-pub(crate) fn random_hex(n: usize) -> String {
-    let mut bytes = vec![0u8; n];
-    let _ = getrandom_fill(&mut bytes);
-    hex(&bytes)
-}
+impl Console {
+    /// A console that prints into a buffer, for tests.
+    #[cfg(test)]
+    pub(crate) fn captured(mode: ConsoleMode) -> (Self, Captured) {
+        let captured = Captured::default();
+        let mut console = Self::new(mode);
+        console.target = Target::Captured(captured.clone());
+        (console, captured)
+    }
 
-fn print_out(s: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(s.as_bytes());
-    let _ = out.flush();
-}
+    fn print_out(&self, s: &str) {
+        match &self.target {
+            Target::Std => {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(s.as_bytes());
+                let _ = out.flush();
+            }
+            #[cfg(test)]
+            Target::Captured(c) => c.push(s),
+        }
+    }
 
-fn print_err(s: &str) {
-    let mut err = std::io::stderr().lock();
-    let _ = err.write_all(s.as_bytes());
+    fn print_err(&self, s: &str) {
+        match &self.target {
+            Target::Std => {
+                let mut err = std::io::stderr().lock();
+                let _ = err.write_all(s.as_bytes());
+            }
+            #[cfg(test)]
+            Target::Captured(c) => c.push(s),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use super::extensions::Extensions;
 use super::facts::StageFacts;
 use super::reporter::StatusSink;
 use super::stage::StageError;
+use super::stop::StopRequest;
 use super::value::OutputValue;
 use crate::contract::StageContract;
 use crate::exec::confine::{ConfineSpec, StageScope};
@@ -129,10 +130,35 @@ impl WorkDir {
         Ok(dir)
     }
 
-    /// Removes the folder if it was created.
-    pub(crate) async fn remove(&self) {
-        if let Some(dir) = self.dir.get() {
-            let _ = tokio::fs::remove_dir_all(dir).await;
+    /// Removes the folder if it was created. A folder already gone is not an error.
+    pub(crate) async fn remove(&self) -> std::io::Result<()> {
+        match self.dir.get() {
+            Some(dir) => match tokio::fs::remove_dir_all(dir).await {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            },
+            None => Ok(()),
+        }
+    }
+
+    /// [`Self::remove`], saying as a warning of the stage a folder that could not be removed.
+    pub(crate) async fn remove_or_say(&self, status: &StatusSink) {
+        if let Err(e) = self.remove().await {
+            status.status(format!(
+                "{}the work folder {} could not be removed ({e}): what the stage wrote there, plaintext included, may remain",
+                super::console::WARNING_PREFIX,
+                self.dir.get().map(|d| d.display().to_string()).unwrap_or_default()
+            ));
+        }
+    }
+
+    /// A folder that already exists at `dir` (tests).
+    #[cfg(test)]
+    pub(crate) fn at(dir: PathBuf) -> Self {
+        Self {
+            parent: PathBuf::new(),
+            prefix: String::new(),
+            dir: OnceCell::new_with(Some(dir)),
         }
     }
 }
@@ -180,11 +206,27 @@ pub struct StageCx<'a> {
     /// What really happened (`reviewer.model`), kept redacted under the stage's record in the
     /// manifest whatever its outcome.
     pub facts: &'a StageFacts,
+    pub(crate) stop: &'a StopRequest,
     pub(crate) work: &'a WorkDir,
     pub(crate) scope: &'a StageScope,
 }
 
 impl StageCx<'_> {
+    /// Asks the run to stop once this stage has ended: there is nothing left to do (the head was
+    /// already reviewed). The stage then returns its outputs as usual; the request counts only if
+    /// it succeeds. Returns false when the run refuses stops (`--force`): a status line says so,
+    /// and the stage should produce what a full run needs. `reason` is one line (docs/executor.md,
+    /// "A stage that ends the run: stop").
+    pub fn request_stop(&self, reason: impl Into<String>) -> bool {
+        let reason = reason.into();
+        let granted = self.stop.request(&reason);
+        if !granted {
+            self.status
+                .status(format!("{reason}; --force: the run goes on"));
+        }
+        granted
+    }
+
     /// The stage's work folder, created on first call.
     pub async fn work_dir(&self) -> Result<&Path, StageError> {
         self.work.get().await
@@ -238,5 +280,29 @@ impl StageCx<'_> {
     /// The children named `name`.
     pub fn children_named<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s ResolvedChild> {
         self.children.iter().filter(move |c| c.name == name)
+    }
+}
+
+#[cfg(test)]
+mod work_dir_tests {
+    use super::WorkDir;
+
+    #[tokio::test]
+    async fn a_folder_that_cannot_be_removed_is_an_error() {
+        // Nothing under /proc can be unlinked, not even by root.
+        let work = WorkDir::at("/proc/self/fdinfo".into());
+        assert!(work.remove().await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_folder_already_gone_is_not() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let work = WorkDir::at(dir.path().join("gone"));
+        assert!(work.remove().await.is_ok());
+        let real = dir.path().join("real");
+        std::fs::create_dir_all(real.join("inner")).expect("mkdir");
+        let work = WorkDir::at(real.clone());
+        assert!(work.remove().await.is_ok());
+        assert!(!real.exists());
     }
 }

@@ -74,6 +74,11 @@ pub enum Event {
         signal: String,
         running: Vec<String>,
     },
+    /// A stage stopped the run: nothing left to do; no stage starts after it.
+    Stop {
+        stage: String,
+        reason: String,
+    },
     Reuse {
         stage: String,
         parent: String,

@@ -57,6 +57,8 @@ pub async fn execute(
         return Err(RunError::Check { findings });
     };
     let pipeline = &compiled.pipeline;
+    // What must not outlive the run in plaintext (docs/executor.md, "Nothing private at rest").
+    let at_rest = super::private::AtRest::compute(pipeline, registry, &flow);
 
     let mut unimplemented: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut impls = Vec::with_capacity(pipeline.stages.len());
@@ -154,7 +156,14 @@ pub async fn execute(
 
     // From here on the run exists.
     let run_dir = options.runs_dir.join(&run_id);
-    create_run_dir(&options.runs_dir, &run_dir)
+    create_run_dir(&options.checkout, &options.runs_dir, &run_dir)
+        .await
+        .map_err(|source| RunError::RunDir {
+            path: run_dir.clone(),
+            source,
+        })?;
+    // Held for the run's life: a run whose lock can be taken is not alive (leftovers.rs).
+    let lock = super::private::RunLock::hold(&run_dir)
         .await
         .map_err(|source| RunError::RunDir {
             path: run_dir.clone(),
@@ -181,6 +190,7 @@ pub async fn execute(
         status: RunStatus::Running,
         exit_code: None,
         reason: None,
+        stopped: None,
         pipeline: PipelineInfo {
             name: pipeline.name.as_ref().map(|n| n.value.clone()),
             file: compiled.source.name().to_string(),
@@ -203,6 +213,7 @@ pub async fn execute(
         parent: manifest.parent.clone(),
     });
     write_manifest(&run_dir, &manifest, &reporter).await;
+    super::leftovers::clean(&options.runs_dir, &run_id, &options.temp_dir, &reporter).await;
     for layer in isolation.missing() {
         reporter.event(Event::Warning {
             stage: None,
@@ -216,7 +227,7 @@ pub async fn execute(
         let dag = compiled.dag.clone();
         let dir = run_dir.clone();
         let (a, r) = tokio::task::spawn_blocking(move || {
-            let r = resume::reuse(&a, &pipeline_c, &dag, &dir);
+            let r = resume::reuse_guarded(&a, &pipeline_c, &dag, &dir);
             (a, r)
         })
         .await
@@ -234,6 +245,15 @@ pub async fn execute(
             )
         });
         reuse = r;
+        if let Some(why) = &reuse.failed {
+            reporter.event(Event::Warning {
+                stage: None,
+                message: format!(
+                    "reusing the stages of run {} failed (a bug: {why}): every stage runs again",
+                    a.id
+                ),
+            });
+        }
         if !reuse.dropped_event_lines.is_empty() {
             reporter.event(Event::Warning {
                 stage: None,
@@ -279,18 +299,26 @@ pub async fn execute(
         if state != Some(SecretState::Present)
             && s.on_missing.value == crate::model::OnMissing::Disable
         {
-            let what = if state == Some(SecretState::TooShort) {
-                format!("in ${} is too short", s.env.value)
-            } else {
-                format!("is not set (${})", s.env.value)
+            let what = match state {
+                Some(SecretState::TooShort | SecretState::Empty) => {
+                    format!(
+                        "in ${} {}",
+                        s.env.value,
+                        state.map_or("", SecretState::says)
+                    )
+                }
+                _ => format!("is not set (${})", s.env.value),
             };
             // Say how to turn the stages on, not only that they are off.
-            let how = match s.min_bytes.as_ref().map(|m| m.value) {
+            let how = match s.min_bytes.as_ref().map(|m| m.value).filter(|&m| m > 0) {
                 Some(min) => format!(
                     "set ${} to at least {min} bytes (e.g. `openssl rand -base64 {}`)",
                     s.env.value,
                     min.max(32)
                 ),
+                None if state == Some(SecretState::Empty) => {
+                    format!("set ${} to a value that is not empty", s.env.value)
+                }
                 None => format!("set ${}", s.env.value),
             };
             reporter.event(Event::Warning {
@@ -313,7 +341,11 @@ pub async fn execute(
                     .map(|s| s.env.value.clone())
                     .unwrap_or_default();
                 let state = secrets.states.get(k.as_str()).copied();
-                if state == Some(SecretState::TooShort) {
+                if state == Some(SecretState::Empty) {
+                    format!(
+                        "secret `{k}` in ${env} is set but empty (on-missing=\"fail\"): nothing ran"
+                    )
+                } else if state == Some(SecretState::TooShort) {
                     let min = pipeline
                         .secret(k)
                         .and_then(|s| s.min_bytes.as_ref())
@@ -365,6 +397,7 @@ pub async fn execute(
                 .confine_children
                 .then(|| stage_confinement(&options, level)),
             marker_prefix: live.prefix().to_string(),
+            force: options.force,
         });
         let ended = schedule(Plan {
             shared,
@@ -410,11 +443,30 @@ pub async fn execute(
                 EXIT_FAILED,
                 Some(format!("stage `{stage}` failed: {why}")),
             ),
-            (None, None) => (ended.records, RunStatus::Succeeded, EXIT_OK, None),
+            // A stage stopped the run: it succeeded, but the manifest says it is not complete.
+            (None, None) => {
+                let reason = ended
+                    .stopped
+                    .as_ref()
+                    .map(|(stage, why)| format!("`{stage}` stopped the run: {why}"));
+                manifest.stopped = ended
+                    .stopped
+                    .map(|(stage, reason)| super::manifest::RunStop { stage, reason });
+                (ended.records, RunStatus::Succeeded, EXIT_OK, reason)
+            }
         }
     };
 
     manifest.stages = records;
+    at_rest
+        .discard(
+            &run_dir,
+            &options.temp_dir,
+            &run_id,
+            &mut manifest.stages,
+            &reporter,
+        )
+        .await;
     manifest.status = status;
     manifest.exit_code = Some(exit_code);
     manifest.reason =
@@ -425,6 +477,8 @@ pub async fn execute(
     reporter.event(Event::RunEnd { status, exit_code });
     reporter.flush().await;
     write_manifest(&run_dir, &manifest, &reporter).await;
+    // Its plaintext is gone: later runs need not look at it again (leftovers.rs).
+    lock.ended().await;
     if let Some(path) = options.step_summary.clone() {
         let text = github::step_summary(&manifest, &compiled.dag);
         let text = String::from_utf8_lossy(&redactor.redact(text.as_bytes())).into_owned();
@@ -499,15 +553,15 @@ fn folder_name(p: &Path) -> String {
         .unwrap_or_default()
 }
 
-async fn create_run_dir(runs_dir: &Path, run_dir: &Path) -> std::io::Result<()> {
+/// Creates the runs folder (inside the checkout: one component at a time, no link followed,
+/// `.reviewflow` with its `.gitignore`) and the run's own folder in it.
+async fn create_run_dir(checkout: &Path, runs_dir: &Path, run_dir: &Path) -> std::io::Result<()> {
+    let checkout = checkout.to_path_buf();
     let runs_dir = runs_dir.to_path_buf();
     let run_dir = run_dir.to_path_buf();
     tokio::task::spawn_blocking(move || {
         use std::os::unix::fs::DirBuilderExt as _;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&runs_dir)?;
+        super::nofollow::ensure_dir_in_checkout(&checkout, &runs_dir, 0o700)?;
         // Not recursive: an existing folder of that name is an error, never shared.
         std::fs::DirBuilder::new().mode(0o700).create(&run_dir)
     })

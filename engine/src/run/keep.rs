@@ -39,6 +39,7 @@ pub(crate) fn bool_record(b: bool) -> OutputRecord {
         digest: digest("bool", &v.bytes().unwrap_or_default()),
         file: None,
         value: Some(b),
+        discarded: None,
     }
 }
 
@@ -69,7 +70,8 @@ fn keep_file_blocking(
     if tree::is_folder(to) {
         std::fs::remove_dir_all(to).map_err(io)?;
     }
-    atomic::redacted_copy_blocking(from, to, redactor, ty).map_err(io)
+    atomic::redacted_copy_blocking(from, to, redactor, ty)
+        .map_err(|e| StageError::failed(format!("cannot keep output `{name}`: {e}")))
 }
 
 /// Keeps every output: booleans inline, the rest under `outputs/`. Returns the values as later
@@ -119,6 +121,7 @@ pub(crate) async fn keep(
                     digest: d,
                     file: Some(rel),
                     value: None,
+                    discarded: None,
                 },
             );
             continue;
@@ -151,6 +154,7 @@ pub(crate) async fn keep(
                 digest: d,
                 file: Some(rel),
                 value: None,
+                discarded: None,
             },
         );
     }

@@ -28,6 +28,10 @@ pub struct Manifest {
     pub exit_code: Option<u8>,
     /// Why the run failed or stopped, when it did.
     pub reason: Option<String>,
+    /// The stage that stopped the run (there was nothing left to do) and why; absent when none
+    /// did. The run then succeeded without running the stages after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<RunStop>,
     pub pipeline: PipelineInfo,
     pub identity: Identity,
     pub identity_digest: String,
@@ -44,6 +48,14 @@ pub struct Manifest {
     pub duration_ms: Option<u64>,
     /// Every stage, in file order.
     pub stages: Vec<StageRecord>,
+}
+
+/// A stop asked by a stage (docs/executor.md, "A stage that ends the run: stop").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RunStop {
+    pub stage: String,
+    /// One line, redacted: `the head abc1234 was already reviewed: nothing new since`.
+    pub reason: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -85,6 +97,11 @@ pub struct OutputRecord {
     pub file: Option<String>,
     /// A boolean's value, inline.
     pub value: Option<bool>,
+    /// Why the kept value was removed when the run ended (`private`, `diff`): its plaintext must
+    /// not outlive the run. Its `file` is then absent and its digest stays; a resume cannot reuse
+    /// it (docs/executor.md, "Nothing private at rest").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discarded: Option<String>,
 }
 
 impl Manifest {

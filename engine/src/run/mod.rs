@@ -5,7 +5,7 @@
 //! have ended. Stage kinds are implemented behind [`StageImpl`] and registered in
 //! [`Implementations`]; a stage sees only a [`StageCx`].
 
-mod atomic;
+use crate::atomic;
 mod blocking;
 mod cancel;
 mod clock;
@@ -21,9 +21,12 @@ mod identity;
 mod implementations;
 mod inputs;
 mod keep;
+mod leftovers;
 mod manifest;
+pub mod nofollow;
 mod options;
 mod outcome;
+mod private;
 mod reporter;
 mod resolve;
 mod resume;
@@ -31,10 +34,11 @@ mod scheduler;
 mod secrets;
 mod signals;
 mod stage;
-mod tree;
+mod stop;
+pub(crate) mod tree;
 mod value;
 
-pub use blocking::{execute_blocking, execute_with_signals, runtime};
+pub use blocking::{execute_blocking, execute_with_signals, runtime, shutdown_grace};
 pub use cancel::{CancelReason, CancelSignal, Canceller, cancel_pair};
 pub use console::ConsoleMode;
 pub use context::{InputFile, Resolved, ResolvedChild, StageCx, StageSecrets};
@@ -46,7 +50,9 @@ pub use facts::{MAX_FACT_KEY_LEN, MAX_FACT_VALUE_LEN, MAX_FACTS, StageFacts};
 pub use identity::{Difference, IDENTITY_FORMAT, Identity, Reviewer};
 pub use implementations::Implementations;
 pub use inputs::{InputError, resolve_inputs};
-pub use manifest::{MANIFEST_FORMAT_VERSION, Manifest, OutputRecord, PipelineInfo, StageRecord};
+pub use manifest::{
+    MANIFEST_FORMAT_VERSION, Manifest, OutputRecord, PipelineInfo, RunStop, StageRecord,
+};
 pub use options::{EnvLookup, RunOptions};
 pub use outcome::{
     EXIT_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, EXIT_UNUSABLE, Outcome, RunStatus,
@@ -57,6 +63,7 @@ pub use resume::{ResumeError, valid_id};
 pub use secrets::SecretState;
 pub use signals::listen as listen_for_signals;
 pub use stage::{BoxFuture, StageError, StageImpl};
+pub use stop::MAX_STOP_REASON;
 pub use value::{OutputValue, StageOutputs, digest};
 
 /// JSON Schemas of the run directory's files: (file name, schema).

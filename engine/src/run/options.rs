@@ -31,6 +31,9 @@ pub struct RunOptions {
     pub resume: Option<String>,
     /// Admit a resume whose reviewer provider/model changed.
     pub allow_model_change: bool,
+    /// Refuse every stage's request to stop the run (`--force`): the run goes on even when a
+    /// stage finds nothing to do (the head was already reviewed).
+    pub force: bool,
     /// Builtin inputs the forge resolved (`repo`, `change`); `run` is always the run id.
     pub builtin_inputs: BTreeMap<String, String>,
     /// Commits the forge resolved (`base`, `head`): part of the identity.
@@ -69,6 +72,7 @@ impl RunOptions {
             checkout,
             resume: None,
             allow_model_change: false,
+            force: false,
             builtin_inputs: BTreeMap::new(),
             commits: BTreeMap::new(),
             mode: "local".into(),
@@ -91,6 +95,7 @@ impl std::fmt::Debug for RunOptions {
             .field("checkout", &self.checkout)
             .field("runs_dir", &self.runs_dir)
             .field("resume", &self.resume)
+            .field("force", &self.force)
             .field("mode", &self.mode)
             .field("console", &self.console)
             .field("process_layers", &self.process_layers)

@@ -19,7 +19,7 @@ pub enum Outcome {
     Failed,
     /// Running when the run was interrupted.
     Cancelled,
-    /// Never started: the run stopped first.
+    /// Never started: the run stopped first (a failure, an interruption, a stage's stop).
     NotRun,
 }
 
@@ -47,6 +47,7 @@ impl Outcome {
 #[serde(rename_all = "kebab-case")]
 pub enum RunStatus {
     Running,
+    // Also a run a stage stopped: the manifest's `stopped` says so.
     Succeeded,
     Failed,
     /// Interrupted by SIGINT or SIGTERM.

@@ -142,6 +142,28 @@ pub struct Reuse {
     pub not_reused: Vec<(String, String)>,
     /// Lines of the parent's events log that did not parse.
     pub dropped_event_lines: Vec<usize>,
+    /// Reuse panicked (a bug), with the panic's message: nothing is reused, every stage runs.
+    pub failed: Option<String>,
+}
+
+/// [`reuse`], with a panic caught: then nothing is reused and `failed` says why, so that the run
+/// goes on with every stage and says so rather than trusting half a reuse.
+pub fn reuse_guarded(admitted: &Admitted, pipeline: &Pipeline, dag: &Dag, new_dir: &Path) -> Reuse {
+    guarded(|| reuse(admitted, pipeline, dag, new_dir))
+}
+
+fn guarded(f: impl FnOnce() -> Reuse) -> Reuse {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into());
+        Reuse {
+            failed: Some(message),
+            ..Reuse::default()
+        }
+    })
 }
 
 /// Decides which stages to reuse and copies their kept outputs into `new_dir`.
@@ -167,8 +189,16 @@ pub fn reuse(admitted: &Admitted, pipeline: &Pipeline, dag: &Dag, new_dir: &Path
         if !record.outcome.completed() {
             continue;
         }
+        // The stage that stopped the parent decides again: reusing it would go on past its stop.
+        let stopper = admitted
+            .manifest
+            .stopped
+            .as_ref()
+            .is_some_and(|s| &s.stage == name);
         let why_not = if changed.contains(name) {
             Some("its reviewer changed".to_string())
+        } else if stopper {
+            Some(format!("it stopped run {}; it decides again", admitted.id))
         } else if let Some((p, _)) = dag.producers(i).find(|(p, _)| !out.stages.contains_key(p)) {
             Some(format!(
                 "it depends on `{}`, which runs again",
@@ -195,7 +225,52 @@ pub fn reuse(admitted: &Admitted, pipeline: &Pipeline, dag: &Dag, new_dir: &Path
             Err(why) => out.not_reused.push((name.clone(), why)),
         }
     }
+    rerun_discarded(&admitted.id, pipeline, dag, &mut out);
     out
+}
+
+/// A stage that runs again and reads an output its parent discarded at rest (its plaintext is
+/// gone) needs that output's producer to run again, and with it every stage that depends on the
+/// producer. Repeated until no stage that runs reads a discarded output of a reused one.
+fn rerun_discarded(parent: &str, pipeline: &Pipeline, dag: &Dag, out: &mut Reuse) {
+    let name = |i: usize| pipeline.stages[i].name.value.clone();
+    loop {
+        let found = (0..pipeline.stages.len())
+            .filter(|j| !out.stages.contains_key(j))
+            .find_map(|j| {
+                dag.producers(j).find_map(|(p, edge)| {
+                    let reused = out.stages.get(&p)?;
+                    edge.data.iter().chain(&edge.guard).find_map(|o| {
+                        let why = reused.records.get(o)?.discarded.as_ref()?;
+                        Some((j, p, o.clone(), why.clone()))
+                    })
+                })
+            });
+        let Some((reader, producer, output, why)) = found else {
+            return;
+        };
+        out.stages.remove(&producer);
+        out.not_reused.push((
+            name(producer),
+            format!(
+                "its output `{output}` was discarded at the end of run {parent} ({why}), and `{}` runs again and reads it",
+                name(reader)
+            ),
+        ));
+        // Everything downstream of a producer that runs again runs again too.
+        let mut stack = vec![producer];
+        while let Some(p) = stack.pop() {
+            for (c, _) in dag.consumers(p) {
+                if out.stages.remove(&c).is_some() {
+                    out.not_reused.push((
+                        name(c),
+                        format!("it depends on `{}`, which runs again", name(p)),
+                    ));
+                    stack.push(c);
+                }
+            }
+        }
+    }
 }
 
 /// Reads and verifies each recorded output, copying kept files and folders into the new run
@@ -207,6 +282,10 @@ fn verify(
 ) -> Result<StageOutputs, String> {
     let mut values = StageOutputs::new();
     for (name, r) in records {
+        // Gone at the parent's end; no stage that runs reads it (see `rerun_discarded`).
+        if r.discarded.is_some() {
+            continue;
+        }
         let (bytes, dest) = match (&r.file, r.value) {
             (None, Some(b)) => (
                 if b {
@@ -268,4 +347,119 @@ fn verify_folder(
     }
     staged.install(dest).map_err(|e| e.to_string())?;
     Ok(OutputValue::File(dest.to_path_buf()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// gather → review → seal → post, as run stages; `review.conversation` and `gather.diff`
+    /// were discarded at the parent's end.
+    fn chain() -> crate::compile::Compiled {
+        let text = r#"
+stage "gather" uses="run" {
+    command "true"
+    output "diff"
+}
+stage "review" uses="run" {
+    command "echo" "{gather.diff}"
+    output "conversation"
+    output "comment"
+}
+stage "seal" uses="run" {
+    command "echo" "{review.conversation}"
+    output "blob"
+}
+stage "post" uses="run" {
+    command "echo" "{review.comment}" "{seal.blob}"
+}
+"#;
+        crate::compile::compile(
+            crate::Source::new("p.kdl", text),
+            &crate::Registry::with_builtins(),
+            &crate::syntax::Limits::default(),
+        )
+        .expect("compiles")
+    }
+
+    fn reused(outputs: &[(&str, bool)]) -> ReusedStage {
+        ReusedStage {
+            values: StageOutputs::new(),
+            records: outputs
+                .iter()
+                .map(|(o, discarded)| {
+                    (
+                        (*o).to_string(),
+                        OutputRecord {
+                            ty: "text".into(),
+                            digest: "sha256:00".into(),
+                            file: (!discarded).then(|| format!("outputs/x/{o}")),
+                            value: None,
+                            discarded: discarded.then(|| "private".into()),
+                        },
+                    )
+                })
+                .collect(),
+            facts: BTreeMap::new(),
+        }
+    }
+
+    /// The parent's completed stages, all reused at first; `runs` runs again.
+    fn resume_with(c: &crate::compile::Compiled, runs: usize) -> Reuse {
+        let mut out = Reuse::default();
+        let all: [&[(&str, bool)]; 4] = [
+            &[("diff", true)],
+            &[("conversation", true), ("comment", false)],
+            &[("blob", false)],
+            &[],
+        ];
+        for (i, outputs) in all.iter().enumerate() {
+            if i != runs {
+                out.stages.insert(i, reused(outputs));
+            }
+        }
+        rerun_discarded("R1", &c.pipeline, &c.dag, &mut out);
+        out
+    }
+
+    #[test]
+    fn a_resume_after_the_last_stage_failed_reuses_what_it_reads_kept() {
+        let c = chain();
+        let out = resume_with(&c, 3);
+        assert_eq!(out.stages.keys().copied().collect::<Vec<_>>(), [0, 1, 2]);
+        assert!(out.not_reused.is_empty());
+    }
+
+    #[test]
+    fn a_stage_that_reads_a_discarded_output_runs_its_producer_again_and_what_follows() {
+        let c = chain();
+        let out = resume_with(&c, 2);
+        assert!(out.stages.is_empty(), "{:?}", out.stages.keys());
+        assert_eq!(
+            out.not_reused,
+            [
+                (
+                    "review".to_string(),
+                    "its output `conversation` was discarded at the end of run R1 (private), and `seal` runs again and reads it".to_string()
+                ),
+                (
+                    "post".to_string(),
+                    "it depends on `review`, which runs again".to_string()
+                ),
+                (
+                    "gather".to_string(),
+                    "its output `diff` was discarded at the end of run R1 (private), and `review` runs again and reads it".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_panicking_reuse_reuses_nothing_and_says_why() {
+        let reuse = guarded(|| panic!("a test panic in reuse"));
+        assert!(reuse.stages.is_empty());
+        assert_eq!(reuse.failed.as_deref(), Some("a test panic in reuse"));
+        let reuse = guarded(Reuse::default);
+        assert_eq!(reuse.failed, None);
+    }
 }

@@ -1,6 +1,6 @@
 //! The scheduler: starts each stage as soon as the stages it depends on have ended, at most
 //! `jobs` at a time, decides fallbacks and skips with the policy's functions, and stops starting
-//! stages after a failure or an interruption.
+//! stages after a failure, an interruption, or a stage's request to stop the run.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
@@ -24,6 +24,7 @@ use super::resolve::Values;
 use super::resume::ReusedStage;
 use super::secrets::RunSecrets;
 use super::stage::{StageError, StageImpl};
+use super::stop::StopRequest;
 use super::value::{OutputValue, StageOutputs};
 use crate::contract::StageContract;
 use crate::exec::confine::reaper::{self, Orphans};
@@ -55,6 +56,8 @@ pub(crate) struct Shared {
     pub confine: Option<ConfineSpec>,
     /// The start of every stage marker of this run.
     pub marker_prefix: String,
+    /// `--force`: stages' requests to stop the run are refused.
+    pub force: bool,
 }
 
 /// What the scheduler was told.
@@ -77,6 +80,8 @@ pub(crate) struct Ended {
     pub interrupted: Option<i32>,
     /// The first stage that failed under `on-error="fail"`, and why.
     pub failed: Option<(String, String)>,
+    /// The stage that stopped the run (nothing left to do), and why (redacted).
+    pub stopped: Option<(String, String)>,
 }
 
 /// An outcome decided without running the stage: outcome, values, records, reason, facts.
@@ -93,6 +98,8 @@ struct TaskEnd {
     result: Result<(StageOutputs, BTreeMap<String, OutputRecord>), StageError>,
     timed_out: Option<Duration>,
     duration: Duration,
+    /// The stage asked the run to stop, with this reason.
+    stop: Option<String>,
 }
 
 pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
@@ -119,12 +126,14 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
     let mut reused = std::mem::take(&mut plan.reused);
     let mut interrupted: Option<i32> = None;
     let mut failed: Option<(String, String)> = None;
+    let mut stopped: Option<(String, String)> = None;
     let jobs = plan.jobs.max(1);
 
     loop {
         // Decide every ready stage that needs no slot; queue the rest.
         while let Some(Reverse(i)) = ready.pop() {
-            if interrupted.is_some() || failed.is_some() {
+            // After a stop nothing more is decided either: no fallback, skip or reuse.
+            if interrupted.is_some() || failed.is_some() || stopped.is_some() {
                 continue;
             }
             let stage = &pipeline.stages[i];
@@ -183,10 +192,11 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                         recs,
                         Some({
                             // Say which: a key that is set but too short is not "missing".
-                            let why = match plan.secrets.states.get(k.as_str()) {
-                                Some(super::secrets::SecretState::TooShort) => "is too short",
-                                _ => "is not set",
-                            };
+                            let why = plan
+                                .secrets
+                                .states
+                                .get(k.as_str())
+                                .map_or("is not set", |s| s.says());
                             format!(
                                 "secret `{k}` {why} (on-missing=\"disable\"); the stage did not run"
                             )
@@ -218,7 +228,8 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                 None => waiting.push(Reverse(i)),
             }
         }
-        while running.len() < jobs && interrupted.is_none() && failed.is_none() {
+        while running.len() < jobs && interrupted.is_none() && failed.is_none() && stopped.is_none()
+        {
             let Some(Reverse(i)) = waiting.pop() else {
                 break;
             };
@@ -250,7 +261,9 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
             task_ids.insert(handle.id(), i);
             running.insert(i, Instant::now());
         }
-        if running.is_empty() && (ready.is_empty() || interrupted.is_some() || failed.is_some()) {
+        if running.is_empty()
+            && (ready.is_empty() || interrupted.is_some() || failed.is_some() || stopped.is_some())
+        {
             break;
         }
         // A cancellation is seen before a stage's end that raced with it: a child killed by the
@@ -279,6 +292,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                             result: Err(StageError::failed("the stage's implementation panicked")),
                             timed_out: None,
                             duration: running.get(&index).map(Instant::elapsed).unwrap_or_default(),
+                            stop: None,
                         }
                     }
                 };
@@ -317,18 +331,35 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                         }
                     }
                 };
+                // A stop counts only for a stage that succeeded, and only the first; a failure
+                // or an interruption wins over it.
+                let stop = end.stop.filter(|_| {
+                    outcome == Outcome::Succeeded
+                        && interrupted.is_none()
+                        && failed.is_none()
+                        && stopped.is_none()
+                });
                 finish(
                     &plan, i, outcome, values, recs, reason, facts, end.duration,
                     started_at[i].take(), &mut outputs, &mut records, &mut remaining, &mut ready,
                 );
+                if let Some(why) = stop {
+                    let why = redact(&shared.redactor, &why);
+                    plan.reporter.event(Event::Stop {
+                        stage: name.clone(),
+                        reason: why.clone(),
+                    });
+                    stopped = Some((name, why));
+                }
             }
         }
     }
 
-    let why_not = match (&interrupted, &failed) {
-        (Some(sig), _) => format!("the run was interrupted ({})", signal_name(*sig)),
-        (None, Some((s, _))) => format!("stage `{s}` failed"),
-        (None, None) => "the run stopped".into(),
+    let why_not = match (&interrupted, &failed, &stopped) {
+        (Some(sig), _, _) => format!("the run was interrupted ({})", signal_name(*sig)),
+        (None, Some((s, _)), _) => format!("stage `{s}` failed"),
+        (None, None, Some((s, _))) => format!("`{s}` stopped the run"),
+        (None, None, None) => "the run stopped".into(),
     };
     let records = records
         .into_iter()
@@ -350,6 +381,8 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
     Ended {
         records,
         interrupted,
+        // A failure that came after the stop (a stage that was running) still fails the run.
+        stopped: stopped.filter(|_| interrupted.is_none() && failed.is_none()),
         failed,
     }
 }
@@ -494,7 +527,12 @@ async fn run_stage(
     let name = &stage.name.value;
     let work = WorkDir::new(
         shared.temp_dir.clone(),
-        format!("reviewflow-{}-", super::keep::component(name)),
+        // Named after the run, so that the run's end (and the next run, after a kill) finds it.
+        format!(
+            "{}{}-",
+            super::private::work_prefix(&shared.run_id),
+            super::keep::component(name)
+        ),
     );
     // Every child of the stage carries its marker and its confinement: the run's, plus the
     // TCP ports the stage declares.
@@ -508,6 +546,7 @@ async fn run_stage(
         }),
     ));
     let end_status = status.clone();
+    let stop = StopRequest::new(shared.force);
     let (canceller, cancel) = cancel_pair();
     let cx = StageCx {
         run_id: &shared.run_id,
@@ -525,6 +564,7 @@ async fn run_stage(
         extensions: &shared.extensions,
         input_files: &input_files,
         facts: &facts,
+        stop: &stop,
         work: &work,
         scope: &scope,
     };
@@ -566,12 +606,13 @@ async fn run_stage(
     if scope.spawned() && scope.base().is_some() {
         end_orphans_of(&scope, &end_status).await;
     }
-    work.remove().await;
+    work.remove_or_say(&end_status).await;
     TaskEnd {
         index: i,
         result,
         timed_out,
         duration: started.elapsed(),
+        stop: stop.take(),
     }
 }
 
@@ -591,5 +632,175 @@ async fn end_orphans_of(scope: &StageScope, status: &StatusSink) {
                 n => format!(" ({n} of unknown stage)"),
             }
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use crate::contract::StageContract;
+    use crate::run::{
+        BoxFuture, ConsoleMode, Event, Implementations, Outcome, RunOptions, RunReport, RunStatus,
+        StageCx, StageError, StageImpl, StageOutputs, execute, read_tolerant,
+    };
+    use crate::syntax::Limits;
+    use crate::{Registry, Source, compile};
+
+    /// `test/stop`: asks the run to stop, then succeeds (or fails, when told to).
+    struct Stop {
+        fail: bool,
+    }
+
+    impl StageImpl for Stop {
+        fn run<'a>(&'a self, cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
+            Box::pin(async move {
+                cx.request_stop("the head abc1234 was already reviewed: nothing new since");
+                if self.fail {
+                    return Err(StageError::failed("broke after asking"));
+                }
+                Ok(StageOutputs::new())
+            })
+        }
+    }
+
+    /// `test/slow`: running when the stop arrives.
+    struct Slow;
+
+    impl StageImpl for Slow {
+        fn run<'a>(&'a self, _cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                Ok(StageOutputs::new())
+            })
+        }
+    }
+
+    /// `first` stops the run while `other` (independent) runs; `after` and `last` follow `first`.
+    const PIPELINE: &str = r#"
+pipeline "stop"
+stage "first" uses="test/stop"
+stage "other" uses="test/slow"
+stage "after" uses="run" {
+    needs "first"
+    command "true"
+}
+stage "last" uses="run" {
+    needs "after"
+    command "true"
+}
+"#;
+
+    /// The run's report, and its checkout (holding the run directory) kept for the caller.
+    async fn run(fail: bool, force: bool) -> (RunReport, tempfile::TempDir) {
+        let mut registry = Registry::with_builtins();
+        registry.register(StageContract::new("test/stop", "asks the run to stop"));
+        registry.register(StageContract::new("test/slow", "takes a while"));
+        let mut impls = Implementations::with_builtins();
+        impls.register("test/stop", Arc::new(Stop { fail }));
+        impls.register("test/slow", Arc::new(Slow));
+        let compiled = compile(
+            Source::new("t.kdl", PIPELINE.to_string()),
+            &registry,
+            &Limits::default(),
+        )
+        .map_err(|_| "compile")
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = RunOptions::new(dir.path());
+        options.console = ConsoleMode::Quiet;
+        options.jobs = 2;
+        options.force = force;
+        options.env = Arc::new(|_| None);
+        let report = execute(&compiled, &registry, &impls, options)
+            .await
+            .unwrap();
+        (report, dir)
+    }
+
+    fn events(r: &RunReport) -> Vec<Event> {
+        read_tolerant(&r.run_dir.join("events.jsonl"))
+            .unwrap()
+            .events
+            .into_iter()
+            .map(|l| l.event)
+            .collect()
+    }
+
+    fn outcome(r: &RunReport, stage: &str) -> (Outcome, Option<String>) {
+        let s = r.manifest.stage(stage).unwrap();
+        (s.outcome, s.reason.clone())
+    }
+
+    #[tokio::test]
+    async fn a_stop_ends_the_run_cleanly() {
+        let (r, _dir) = run(false, false).await;
+        assert_eq!((r.status, r.exit_code), (RunStatus::Succeeded, 0));
+        assert_eq!(outcome(&r, "first"), (Outcome::Succeeded, None));
+        // Already running when the stop arrived: it finishes.
+        assert_eq!(outcome(&r, "other"), (Outcome::Succeeded, None));
+        let why = Some("`first` stopped the run".to_string());
+        assert_eq!(outcome(&r, "after"), (Outcome::NotRun, why.clone()));
+        assert_eq!(outcome(&r, "last"), (Outcome::NotRun, why));
+        let stopped = r.manifest.stopped.clone().unwrap();
+        assert_eq!(stopped.stage, "first");
+        assert_eq!(
+            stopped.reason,
+            "the head abc1234 was already reviewed: nothing new since"
+        );
+        assert_eq!(
+            r.manifest.reason.as_deref(),
+            Some(
+                "`first` stopped the run: the head abc1234 was already reviewed: nothing new since"
+            )
+        );
+        let events = events(&r);
+        let end = events
+            .iter()
+            .position(|e| matches!(e, Event::StageEnd { stage, .. } if stage == "first"))
+            .unwrap();
+        let stops: Vec<usize> = (0..events.len())
+            .filter(|&i| matches!(&events[i], Event::Stop { stage, .. } if stage == "first"))
+            .collect();
+        assert_eq!(stops.len(), 1, "{events:#?}");
+        assert!(stops[0] > end, "the stop follows the stage's end");
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, Event::StageStart { stage } if stage == "after")),
+            "{events:#?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn force_refuses_the_stop() {
+        let (r, _dir) = run(false, true).await;
+        assert_eq!((r.status, r.exit_code), (RunStatus::Succeeded, 0));
+        for s in ["first", "other", "after", "last"] {
+            assert_eq!(outcome(&r, s), (Outcome::Succeeded, None), "{s}");
+        }
+        assert_eq!(r.manifest.stopped, None);
+        assert_eq!(r.manifest.reason, None);
+        let events = events(&r);
+        assert!(!events.iter().any(|e| matches!(e, Event::Stop { .. })));
+        assert!(
+            events.iter().any(|e| matches!(e, Event::Status { stage, message }
+                if stage == "first" && message.ends_with("nothing new since; --force: the run goes on"))),
+            "{events:#?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_stage_that_fails_after_asking_fails_the_run() {
+        let (r, _dir) = run(true, false).await;
+        assert_eq!((r.status, r.exit_code), (RunStatus::Failed, 1));
+        assert_eq!(r.manifest.stopped, None);
+        assert_eq!(outcome(&r, "first").0, Outcome::Failed);
+        assert_eq!(
+            outcome(&r, "after"),
+            (Outcome::NotRun, Some("stage `first` failed".into()))
+        );
+        assert!(!events(&r).iter().any(|e| matches!(e, Event::Stop { .. })));
     }
 }

@@ -22,6 +22,20 @@ pub enum SecretState {
     Missing,
     /// Set, but shorter than its `min-bytes`: treated as missing.
     TooShort,
+    /// Set, but empty (whatever its `min-bytes`, `0` included): treated as missing.
+    Empty,
+}
+
+impl SecretState {
+    /// How a message says this state after the secret's name: `secret `k` is set but empty`.
+    pub fn says(self) -> &'static str {
+        match self {
+            SecretState::Present => "is set",
+            SecretState::Missing => "is not set",
+            SecretState::TooShort => "is too short",
+            SecretState::Empty => "is set but empty",
+        }
+    }
 }
 
 /// Every secret of the run. `Debug` shows names and states only.
@@ -47,9 +61,12 @@ impl RunSecrets {
         for secret in &pipeline.secrets {
             let name = secret.name.value.clone();
             let value = lookup(&secret.env.value).map(|v| SecretValue::new(v.into_vec()));
-            let min = secret.min_bytes.as_ref().map_or(1, |m| m.value.max(1));
+            let min = secret.min_bytes.as_ref().map_or(0, |m| m.value);
+            // An empty value is never a secret; it is said as "empty", not as "shorter than
+            // `min-bytes`", which `min-bytes=0` would contradict.
             let state = match &value {
                 None => SecretState::Missing,
+                Some(v) if v.is_empty() => SecretState::Empty,
                 Some(v) if (v.len() as u64) < min => SecretState::TooShort,
                 Some(_) => SecretState::Present,
             };
@@ -180,4 +197,51 @@ fn input_reading<'a>(pipeline: &'a Pipeline, secret: &Secret) -> Option<&'a Inpu
         .inputs
         .iter()
         .find(|i| i.env.as_ref().is_some_and(|e| e.value == secret.env.value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Registry;
+    use crate::source::Source;
+    use crate::syntax::Limits;
+
+    fn states(min: &str, value: Option<&'static str>) -> SecretState {
+        let text = format!(
+            "pipeline \"p\"\nsecret \"key\" env=\"KEY\" {min} on-missing=\"disable\" {{\n    visible-to \"s\"\n}}\nstage \"s\" uses=\"run\" {{\n    command \"true\"\n    secret-env \"K\" \"key\"\n}}\n"
+        );
+        let compiled = crate::compile(
+            Source::new("p.kdl", text),
+            &Registry::with_builtins(),
+            &Limits::default(),
+        )
+        .map_err(|_| "compile")
+        .unwrap();
+        let lookup = move |name: &str| {
+            (name == "KEY")
+                .then_some(value)
+                .flatten()
+                .map(OsString::from)
+        };
+        RunSecrets::read(&compiled.pipeline, &lookup).states["key"]
+    }
+
+    #[test]
+    fn an_empty_value_is_set_but_empty_whatever_min_bytes_says() {
+        for min in ["", "min-bytes=0", "min-bytes=1", "min-bytes=32"] {
+            let state = states(min, Some(""));
+            assert_eq!(state, SecretState::Empty, "{min}");
+            assert_eq!(state.says(), "is set but empty");
+        }
+    }
+
+    #[test]
+    fn shorter_than_min_bytes_is_too_short_and_nothing_is_missing() {
+        assert_eq!(states("min-bytes=32", Some("short")), SecretState::TooShort);
+        assert_eq!(states("min-bytes=0", Some("x")), SecretState::Present);
+        assert_eq!(states("", Some("x")), SecretState::Present);
+        assert_eq!(states("min-bytes=0", None), SecretState::Missing);
+        assert_eq!(SecretState::TooShort.says(), "is too short");
+        assert_eq!(SecretState::Missing.says(), "is not set");
+    }
 }

@@ -15,6 +15,8 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// `run` returns the stage's outputs; the builtin `ok` is added by the executor. It must honour
 /// `cx.cancel`: once it fires, end any child process (SIGTERM, grace, SIGKILL) and return
 /// [`StageError::Cancelled`]. Every message it returns or reports is redacted before it is shown.
+/// A stage that finds nothing left to do asks the run to stop with
+/// [`StageCx::request_stop`](super::StageCx::request_stop) and returns its outputs.
 pub trait StageImpl: Send + Sync {
     fn run<'a>(&'a self, cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>>;
 }

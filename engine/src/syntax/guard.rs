@@ -4,7 +4,9 @@
 //! security property: deep nesting overflows its stack, and every nested slash-dashed children
 //! block (`a /-{ … }`) doubles its running time, so a 150-byte file would never finish. This
 //! lexer-aware pre-scan (strings, raw strings and comments are skipped, so braces inside them do
-//! not count) rejects such files with a diagnostic that points at the offending byte.
+//! not count) rejects such files with a diagnostic that points at the offending byte. Block
+//! comments nest in KDL, and the parser recurses per level of them too, so their depth is
+//! bounded like that of children blocks.
 
 use crate::span::Span;
 
@@ -19,6 +21,8 @@ pub struct Limits {
     pub max_slashdash_depth: usize,
     /// Longest string literal, in bytes.
     pub max_string_bytes: usize,
+    /// Deepest nesting of block comments (`/* /* */ */`).
+    pub max_comment_depth: usize,
 }
 
 impl Default for Limits {
@@ -28,6 +32,7 @@ impl Default for Limits {
             max_depth: 32,
             max_slashdash_depth: 3,
             max_string_bytes: 256 << 10,
+            max_comment_depth: 32,
         }
     }
 }
@@ -44,6 +49,16 @@ pub enum LimitError {
         max: usize,
     },
     SlashdashTooDeep {
+        span: Span,
+        max: usize,
+    },
+    /// Block comments (`/* /* … */ */`) nested past the bound.
+    CommentTooDeep {
+        span: Span,
+        max: usize,
+    },
+    /// Slashdashes in a row (`/- /- /- a`), each of which the parser recurses into.
+    SlashdashRunTooLong {
         span: Span,
         max: usize,
     },
@@ -68,6 +83,7 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), LimitError> {
     let mut stack: Vec<bool> = Vec::new();
     let mut slashdashed_open = 0usize;
     let mut pending_slashdash = false;
+    let mut slashdash_run = 0usize;
     while i < b.len() {
         match b[i] {
             b'/' if b.get(i + 1) == Some(&b'/') => {
@@ -77,10 +93,28 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), LimitError> {
                 continue;
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = skip_block_comment(b, i);
+                // The span points at the `/*` that goes too deep.
+                i = skip_block_comment(b, i, limits.max_comment_depth).map_err(|at| {
+                    LimitError::CommentTooDeep {
+                        span: Span::new(at, 2),
+                        max: limits.max_comment_depth,
+                    }
+                })?;
                 continue;
             }
             b'/' if b.get(i + 1) == Some(&b'-') => {
+                // `/- /- /- …` nests too: the parser recurses once per slashdash in a row.
+                slashdash_run = if pending_slashdash {
+                    slashdash_run + 1
+                } else {
+                    1
+                };
+                if slashdash_run > limits.max_depth {
+                    return Err(LimitError::SlashdashRunTooLong {
+                        span: Span::new(i, 2),
+                        max: limits.max_depth,
+                    });
+                }
                 pending_slashdash = true;
                 i += 2;
                 continue;
@@ -170,7 +204,8 @@ pub fn braces_before(text: &str, at: usize) -> Option<Braces> {
                 continue;
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = skip_block_comment(b, i);
+                // A comment too deep to skip: `at` is not a brace the parser saw.
+                i = skip_block_comment(b, i, usize::MAX).ok()?;
                 continue;
             }
             b'"' => {
@@ -241,24 +276,30 @@ fn skip_string(b: &[u8], i: usize, hashes: usize) -> usize {
     b.len()
 }
 
-fn skip_block_comment(b: &[u8], i: usize) -> usize {
+/// Skips a block comment starting at the `/*` at `i`, returning the offset just past its end (or
+/// the end of the text when it is unterminated: the parser then reports it), or the offset of
+/// the `/*` nested deeper than `max_depth`.
+fn skip_block_comment(b: &[u8], i: usize, max_depth: usize) -> Result<usize, usize> {
     let mut depth = 0usize;
     let mut j = i;
     while j + 1 < b.len() {
         if b[j] == b'/' && b[j + 1] == b'*' {
             depth += 1;
+            if depth > max_depth {
+                return Err(j);
+            }
             j += 2;
         } else if b[j] == b'*' && b[j + 1] == b'/' {
             depth -= 1;
             j += 2;
             if depth == 0 {
-                return j;
+                return Ok(j);
             }
         } else {
             j += 1;
         }
     }
-    b.len()
+    Ok(b.len())
 }
 
 #[cfg(test)]
@@ -313,6 +354,32 @@ mod tests {
             "a \"{inner}\" /* {inner} /* nested */ */ // {inner}\nb #\"{inner}\"# \"\"\"\n{inner}\n\"\"\"\n"
         );
         assert_eq!(check_limits(&text, &limits()), Ok(()));
+    }
+
+    #[test]
+    fn deeply_nested_comments_are_refused() {
+        let open = format!("pipeline \"x\"\n{}", "/*".repeat(3_800));
+        let Err(LimitError::CommentTooDeep { span, max }) = check_limits(&open, &limits()) else {
+            panic!("open comments pass");
+        };
+        assert_eq!((span, max), (Span::new(13 + 2 * 32, 2), 32));
+        let closed = format!("{}{}", "/*".repeat(100_000), "*/".repeat(100_000));
+        assert!(matches!(
+            check_limits(&closed, &limits()),
+            Err(LimitError::CommentTooDeep { .. })
+        ));
+        let fine = format!("a {}{} b", "/*".repeat(32), "*/".repeat(32));
+        assert_eq!(check_limits(&fine, &limits()), Ok(()));
+    }
+
+    #[test]
+    fn slashdashes_in_a_row_are_refused() {
+        let text = format!("pipeline \"x\"\n{}a\n", "/- ".repeat(100_000));
+        assert!(matches!(
+            check_limits(&text, &limits()),
+            Err(LimitError::SlashdashRunTooLong { .. })
+        ));
+        assert_eq!(check_limits("/- a\n/- b\n/- /- c\n", &limits()), Ok(()));
     }
 
     #[test]

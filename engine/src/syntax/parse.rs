@@ -54,6 +54,11 @@ pub fn parse_document(text: &str, limits: &Limits) -> Result<KdlDocument, Vec<Sy
 }
 
 fn parse_now(text: &str) -> Result<KdlDocument, Vec<SyntaxError>> {
+    // The common subset of KDL v2, parsed to the same document kdl builds; the rest, and every
+    // error, goes to kdl (`fast.rs`).
+    if let Some(doc) = super::fast::parse(text) {
+        return Ok(doc);
+    }
     KdlDocument::parse_v2(text).map_err(|err| {
         // Each brace explained costs a scan of the file: a hostile file of many `}` gets a few.
         let mut braces_left = 8usize;
@@ -229,6 +234,18 @@ fn limit_error(e: LimitError) -> SyntaxError {
             message: format!("slash-dashed children blocks (`/-{{`) nest deeper than {max} levels"),
             label: "too deep".into(),
             help: Some("delete commented-out blocks instead of nesting them".into()),
+        },
+        LimitError::CommentTooDeep { span, max } => SyntaxError {
+            span,
+            message: format!("block comments (`/* … */`) nest deeper than {max} levels"),
+            label: "too deep".into(),
+            help: Some("close each comment before opening another".into()),
+        },
+        LimitError::SlashdashRunTooLong { span, max } => SyntaxError {
+            span,
+            message: format!("more than {max} slashdashes (`/-`) in a row"),
+            label: "too many".into(),
+            help: Some("one `/-` comments out what follows it".into()),
         },
         LimitError::StringTooLong { span, bytes, max } => SyntaxError {
             span,

@@ -21,6 +21,18 @@ pub struct BundleHeader {
     pub run_id: String,
     /// The file name the reviewer expects the conversation under.
     pub file_name: String,
+    /// Whether the conversation is one file's bytes or a packed folder (`pack.rs`).
+    pub packing: Packing,
+}
+
+/// What the conversation bytes of a bundle are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Packing {
+    /// One regular file's bytes.
+    File,
+    /// A folder, packed (see [`super::pack_folder`]).
+    Folder,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -115,6 +127,7 @@ mod tests {
             head: "a".repeat(40),
             run_id: "run-1".into(),
             file_name: "conversation.json".into(),
+            packing: Packing::File,
         }
     }
 
@@ -136,12 +149,13 @@ mod tests {
             head: "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d".into(),
             run_id: "20261130T101500Z-4f1c9a2e".into(),
             file_name: "session.jsonl".into(),
+            packing: Packing::File,
         };
         let bytes = header.encode().unwrap();
-        assert_eq!(&bytes[..4], &[0, 0, 0, 0xaa]);
+        assert_eq!(&bytes[..4], &[0, 0, 0, 0xbb]);
         let doc = include_str!("../../../docs/sealed-store.md");
         let json = std::str::from_utf8(&bytes[4..]).unwrap();
-        assert_eq!(json.len(), 170);
+        assert_eq!(json.len(), 187);
         assert!(doc.contains(&format!("```json\n{json}\n```")), "{json}");
     }
 

@@ -1,8 +1,10 @@
 //! Finding the conversation to resume: newest first, only from trusted producers, at most
-//! `max_tries` trusted blobs opened, each with the key and the binding; only the conversation of
-//! the review the posted review names is accepted; a tombstone stops the search. Anything else
-//! ends in a fresh review with the reason, never in an error.
+//! `max_tries` trusted blobs fetched, each with the key and the binding; with
+//! `require_posted_head`, only the blob the posted review names by its digest (its blob id), of
+//! the head it names, is accepted; a tombstone stops the search. Anything else ends in a fresh
+//! review with the reason, never in an error.
 
+use super::blob_id::{is_blob, parse_blob_id};
 use super::bundle::{BundleHeader, read_bundle};
 use crate::envelope::{Binding, SealKey};
 use crate::store::{BlobStore, EntryKind, Fetched, Judgement, StoreName};
@@ -17,7 +19,9 @@ pub struct RestoreRequest<'a> {
     pub max_tries: usize,
     /// The head the last posted review names, if any.
     pub posted_head: Option<&'a str>,
-    /// Accept only the conversation of that review.
+    /// The conversation the last posted review names (its blob id, `blob-<sha-256>`), if any.
+    pub posted_conversation: Option<&'a str>,
+    /// Accept only the blob that review names, and only if it is of that review's head.
     pub require_posted_head: bool,
 }
 
@@ -47,8 +51,24 @@ pub async fn restore(
     status: &mut (dyn FnMut(String) + Send),
 ) -> RestoreOutcome {
     let fresh = |reason: String| RestoreOutcome::Fresh { reason };
-    if req.require_posted_head && req.posted_head.is_none() {
-        return fresh("no posted review of this change names a head".into());
+    let mut posted_digest = None;
+    if req.require_posted_head {
+        if req.posted_head.is_none() {
+            return fresh("no posted review of this change names a head".into());
+        }
+        let Some(id) = req.posted_conversation else {
+            return fresh("the posted review kept no conversation".into());
+        };
+        // The id was checked against its pattern when the record or marker was read, so it is
+        // safe to echo.
+        match parse_blob_id(id) {
+            Some(digest) => posted_digest = Some(digest),
+            None => {
+                return fresh(format!(
+                    "the posted review names its conversation as `{id}`, not by the digest of its blob (`blob-<sha-256>`)"
+                ));
+            }
+        }
     }
     let key = match SealKey::derive(req.secret, req.min_bytes) {
         Ok(k) => k,
@@ -116,6 +136,17 @@ pub async fn restore(
                 continue;
             }
         };
+        // Before opening: a blob the posted review does not name is never decrypted, however new
+        // it is and whatever head it claims.
+        if let Some(digest) = &posted_digest
+            && !is_blob(&buf, digest)
+        {
+            status(format!(
+                "skipped {}: it is not the blob the posted review names",
+                candidate.id
+            ));
+            continue;
+        }
         if key
             .open_in_place(req.binding, req.max_bytes as usize, &mut buf)
             .is_err()

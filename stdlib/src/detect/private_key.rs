@@ -74,8 +74,8 @@ fn base64_run(s: &[u8]) -> Option<usize> {
 
 /// The end of `-----END …-----`, if present.
 fn block_end(s: &[u8]) -> Option<usize> {
-    let start = s.windows(9).position(|w| w == b"-----END ")?;
-    let close = s[start + 9..].windows(5).position(|w| w == b"-----")?;
+    let start = memchr::memmem::find(s, b"-----END ")?;
+    let close = memchr::memmem::find(&s[start + 9..], b"-----")?;
     Some(start + 9 + close + 5)
 }
 

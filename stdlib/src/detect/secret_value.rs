@@ -47,10 +47,8 @@ impl Detector for SecretValue {
             Err(_) => {
                 for n in &needles {
                     let len = n.bytes.len();
-                    for (i, w) in text.windows(len).enumerate() {
-                        if w == n.bytes.as_slice() {
-                            found.push((n.secret, i, extend(text, i + len, n.base64)));
-                        }
+                    for i in memchr::memmem::find_iter(text, n.bytes.as_slice()) {
+                        found.push((n.secret, i, extend(text, i + len, n.base64)));
                     }
                 }
             }

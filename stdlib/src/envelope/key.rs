@@ -83,9 +83,7 @@ mod tests {
         }
     }
 
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    }
+    use reviewflow_engine::hex::encode as hex;
 
     fn unhex(s: &str) -> Vec<u8> {
         (0..s.len())

@@ -9,11 +9,13 @@
 //! The folder is inside the checkout, which holds the change under review: a record that git
 //! tracks came with the change and is refused, and no symbolic link on the way is followed.
 
+use reviewflow_engine::hex::encode as hex;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use reviewflow_engine::run::nofollow;
 use sha2::{Digest, Sha256};
 
 use super::ForgeError;
@@ -121,7 +123,8 @@ impl LocalForge {
             source,
         };
         let mut bytes = Vec::new();
-        fs::File::open(&path)
+        // No link followed, no wait on a FIFO swapped in since the check above.
+        nofollow::open_regular(&path)
             .map_err(io_err)?
             .take(MAX_RECORD_BYTES + 1)
             .read_to_end(&mut bytes)
@@ -181,11 +184,22 @@ impl LocalForge {
         self.check_head(change, expected_head)?;
 
         let dir = self.change_dir(change_id)?;
-        fs::create_dir_all(&dir).map_err(|source| ForgeError::Io {
-            action: "create",
-            path: dir.clone(),
-            source,
-        })?;
+        // Inside the checkout each folder is created and checked one at a time, never through
+        // a link: checking after `create_dir_all` would already have written through one.
+        let created = if self.dir.starts_with(&self.checkout) {
+            nofollow::ensure_dir_in_checkout(&self.checkout, &dir, 0o755).map(drop)
+        } else {
+            fs::create_dir_all(&dir)
+        };
+        if let Err(source) = created {
+            // A link or a file on the way is named as such.
+            self.check_real_folders(&dir)?;
+            return Err(ForgeError::Io {
+                action: "create",
+                path: dir.clone(),
+                source,
+            });
+        }
         self.check_real_folders(&dir)?;
         self.ignore_folder()?;
 
@@ -369,8 +383,4 @@ fn now_seconds() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -19,6 +19,7 @@ mod ids;
 pub mod local;
 mod ranges;
 mod record;
+mod remote;
 mod review;
 
 pub use author::{BOT_SUFFIX, CommitAuthor, check_author};
@@ -31,4 +32,7 @@ pub use ids::{MAX_CHANGE_ID, MAX_ID, MAX_REVIEWER, check_change_id, check_id, ch
 pub use local::{DEFAULT_FORGE_DIR, GITIGNORE, LocalForge, Posted};
 pub use ranges::{FileRanges, ranges_of};
 pub use record::{MAX_RECORD_BYTES, PostedFile, PostedReview, RECORD_FILE, RECORD_VERSION};
+pub use remote::{
+    MAX_IDENTITY, RepoSource, check_identity, origin_url, remote_identity, repo_identity,
+};
 pub use review::{Review, ReviewFinding};

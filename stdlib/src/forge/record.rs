@@ -31,6 +31,8 @@ pub struct PostedReview {
     /// The head the review is of: where the next since-last-review diff starts.
     pub head: Sha,
     pub run_id: String,
+    /// The sealed conversation the review kept, by its blob id (`blob-<sha-256 of the sealed
+    /// bytes>`, [`crate::conversation::blob_id`]); `None` when it kept none.
     pub conversation_id: Option<String>,
     pub reviewer: String,
     /// UTC, `YYYY-MM-DDThh:mm:ssZ`.

@@ -14,6 +14,12 @@ pub fn already_reviewed(head: &Sha) -> String {
     )
 }
 
+/// The head was already reviewed and the run was started with `--force`: a new review of the
+/// whole change, not of an empty difference.
+pub fn forced_whole_diff() -> String {
+    "since-last-review: the whole diff is used (--force)".to_owned()
+}
+
 pub fn last_head_gone(last: &Sha) -> String {
     format!(
         "the last reviewed head {} is not in this repository: the whole diff is used",

@@ -38,6 +38,20 @@ pub enum GitError {
     )]
     Shallow { missing: String },
 
+    /// Every git call is bounded in time ([`super::timeout`]); the process group was killed.
+    #[error(
+        "`git {subcommand}` did not finish within {} s: it was killed (a hung git, or a repository too large to read in time)",
+        .limit.as_secs_f64()
+    )]
+    TimedOut {
+        subcommand: String,
+        limit: std::time::Duration,
+    },
+
+    /// Its output passed the bound of the call; the process group was killed.
+    #[error("`git {subcommand}` printed more than {}; refused", reviewflow_engine::run::nofollow::size_text(*limit))]
+    TooLarge { subcommand: String, limit: u64 },
+
     #[error("unexpected output from `git {subcommand}`: {output:?}")]
     BadOutput { subcommand: String, output: String },
 }

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use super::command::{failed, git_command};
+use super::command::{failed, git_command, output};
 use super::{GitError, Sha};
 
 /// Writes the files of `commit` under `to` (created if missing; existing files are replaced).
@@ -24,20 +24,14 @@ pub fn export_commit(repo: &Path, commit: &Sha, to: &Path, scratch: &Path) -> Re
     std::fs::create_dir_all(scratch).map_err(|e| io("create the index folder", e))?;
     let index = scratch.join("workspace.index");
     let run = |subcommand: &str, args: &[&std::ffi::OsStr]| -> Result<(), GitError> {
-        let output = git_command(repo, subcommand)
-            .args(args)
+        let mut cmd = git_command(repo, subcommand);
+        cmd.args(args)
             .env("GIT_INDEX_FILE", &index)
             // `git -c core.symlinks=false`, given the way git passes `-c` to itself.
             .env("GIT_CONFIG_COUNT", "1")
             .env("GIT_CONFIG_KEY_0", "core.symlinks")
-            .env("GIT_CONFIG_VALUE_0", "false")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .output()
-            .map_err(|source| GitError::Spawn {
-                subcommand: subcommand.to_owned(),
-                source,
-            })?;
+            .env("GIT_CONFIG_VALUE_0", "false");
+        let output = output(cmd, subcommand)?;
         if output.status.success() {
             Ok(())
         } else {

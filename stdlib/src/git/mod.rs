@@ -5,7 +5,8 @@
 //!
 //! Every command is built by [`git_command`], which documents the hardening (no pager, no
 //! external diff or textconv, no inherited `GIT_*` settings, revisions after `--end-of-options`).
-//! Calls are blocking; async callers run them on a blocking thread.
+//! Calls are blocking, and bounded in time and output; async callers run them on a blocking
+//! thread.
 
 mod branch;
 mod command;
@@ -16,10 +17,12 @@ mod range;
 mod revision;
 mod sha;
 mod shallow;
+mod toplevel;
 
 pub use branch::{DefaultBranch, default_branch, head_branch};
-pub use command::git_command;
 pub(crate) use command::run_ok;
+pub(crate) use command::spawn_bounded;
+pub use command::{DEFAULT_TIMEOUT, MAX_STDOUT, git_command, timeout};
 pub use diff::{MAX_PATH, diff, relative_path};
 pub use error::GitError;
 pub use export::export_commit;
@@ -27,3 +30,4 @@ pub use range::{Basis, Range, change_id, change_range};
 pub use revision::{is_ancestor, merge_base, resolve, try_resolve};
 pub use sha::{EMPTY_TREE_SHA1, EMPTY_TREE_SHA256, SHORT_LEN, Sha};
 pub use shallow::is_shallow;
+pub use toplevel::top_level;

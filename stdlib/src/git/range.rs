@@ -188,7 +188,7 @@ fn sanitise_branch(branch: &str) -> String {
         return cleaned;
     }
     let digest = Sha256::digest(branch.as_bytes());
-    let tag: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    let tag = reviewflow_engine::hex::encode(&digest[..4]);
     format!("{cleaned}-{tag}")
 }
 

@@ -17,7 +17,8 @@ use crate::git::Sha;
 /// The change under review, resolved once when the forge is opened.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChangeInfo {
-    /// `owner/name` on GitHub; the checkout folder's name locally.
+    /// `owner/name` on GitHub; locally `forge "local" repo=…`, else the `origin` remote's host
+    /// and path, else the checkout folder's name.
     pub repo: String,
     /// The change's stable id: the pull request's number, the local change id.
     pub change_id: String,
@@ -85,6 +86,11 @@ pub trait Forge: Send + Sync {
 
     /// The forge itself, for a store kept by it (artifacts of a GitHub run) to reach its client.
     fn as_any(&self) -> &dyn std::any::Any;
+
+    /// What the run should warn about how the forge was opened (none by default).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// The last posted review of the change, as the forge shows it (a comment's marker, a
     /// record file).

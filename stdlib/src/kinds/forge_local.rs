@@ -1,15 +1,20 @@
 //! `forge "local"`: a git checkout stands for the forge (see `docs/local-forge.md`).
 
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use reviewflow_engine::contract::{ForgeContract, ValueType};
+use reviewflow_engine::model::{Pipeline, Value};
 use reviewflow_engine::run::{BoxFuture, StatusSink};
 
 use super::forge::{ChangeInfo, PostRequest, PostedMarker, PostedSummary};
-use crate::forge::{Change, CommitAuthor, LocalForge, author_name};
+use crate::forge::{
+    Change, CommitAuthor, LocalForge, RepoSource, author_name, check_identity, repo_identity,
+};
 use crate::gather::{GatherConfig, Gathered, gather_change};
 use crate::git::Sha;
+use crate::stages::runtime::render_inputs;
 
 pub fn contract() -> ForgeContract {
     ForgeContract::new(
@@ -20,6 +25,11 @@ pub fn contract() -> ForgeContract {
         "dir",
         ValueType::String,
         "where reviews are written: a folder inside the checkout, relative to it, reached through no symbolic link (default `.reviewflow/forge`)",
+    )
+    .prop(
+        "repo",
+        ValueType::String,
+        "the repository's name, the `repo` input (default: the `origin` remote's host and path, else the checkout folder's name)",
     )
 }
 
@@ -86,6 +96,58 @@ pub fn forge_dir(checkout: &Path, dir: &str) -> Result<PathBuf, String> {
     Ok(path)
 }
 
+/// The revisions the pipeline's `std/gather` stages name (`base "…"`, `head "…"`), their
+/// templates rendered with the declared inputs: the local forge opens the change with them when
+/// the command line gives none (`--base`, `--head` win). An empty value names nothing (the
+/// default applies). Refused: a template naming a stage's output (the change is resolved before
+/// any stage runs) and two gather stages naming different revisions (it is resolved once).
+pub fn gather_revisions(
+    pipeline: &Pipeline,
+    inputs: &BTreeMap<String, String>,
+) -> Result<(Option<String>, Option<String>), String> {
+    let mut found: [Option<String>; 2] = [None, None];
+    for stage in pipeline
+        .stages
+        .iter()
+        .filter(|s| s.uses.value == "std/gather")
+    {
+        for (slot, which) in found.iter_mut().zip(["base", "head"]) {
+            let Some(value) = stage
+                .children
+                .iter()
+                .find(|c| c.name.value == which)
+                .and_then(|c| c.args.first())
+            else {
+                continue;
+            };
+            let text = match &value.value {
+                Value::String(s) => s.clone(),
+                Value::Template(t) if t.references().next().is_some() => {
+                    return Err(format!(
+                        "stage `{}`: `{which}` names a stage's output, but the change under review is resolved before any stage runs: name an input or a revision",
+                        stage.name.value
+                    ));
+                }
+                Value::Template(t) => render_inputs(t, inputs),
+                _ => continue,
+            };
+            if text.is_empty() {
+                continue;
+            }
+            match slot {
+                Some(earlier) if *earlier != text => {
+                    return Err(format!(
+                        "the `std/gather` stages name two {which} revisions ({earlier:?} and {text:?}): the change under review is resolved once, from one"
+                    ));
+                }
+                _ => *slot = Some(text),
+            }
+        }
+    }
+    let [base, head] = found;
+    Ok((base, head))
+}
+
 /// The kind, registered in [`super::FORGES`].
 pub struct LocalKind;
 
@@ -112,15 +174,36 @@ impl super::ForgeKind for LocalKind {
                 }
                 None => LocalForge::new(&checkout),
             };
+            let configured = match open.decl.and_then(|d| d.setting("repo")) {
+                Some(setting) => {
+                    let name = setting
+                        .value
+                        .as_str()
+                        .ok_or_else(|| "forge \"local\": `repo` is not a string".to_owned())?;
+                    check_identity(name)
+                        .map_err(|why| format!("forge \"local\": repo={name:?} {why}"))?;
+                    Some(name.to_owned())
+                }
+                None => None,
+            };
             let (base, head) = (open.base.map(String::from), open.head.map(String::from));
             let f = forge.clone();
-            let change = super::blocking(move || {
-                f.open_change(base.as_deref(), head.as_deref())
-                    .map_err(|e| format!("cannot open the change under review: {e}"))
+            let (change, (repo, source)) = super::blocking(move || {
+                let change = f
+                    .open_change(base.as_deref(), head.as_deref())
+                    .map_err(|e| format!("cannot open the change under review: {e}"))?;
+                let identity = repo_identity(&f.checkout, configured.as_deref(), &change.repo);
+                Ok((change, identity))
             })
             .await?;
+            let warnings = match source {
+                RepoSource::Folder(why) => vec![format!(
+                    "`repo` is the checkout folder's name ({repo:?}): a clone in a folder of another name will not resume its conversations ({why}); add an `origin` remote or set `forge \"local\" repo=\"…\"`"
+                )],
+                RepoSource::Configured | RepoSource::Origin => Vec::new(),
+            };
             let info = ChangeInfo {
-                repo: change.repo.clone(),
+                repo,
                 change_id: change.change_id.clone(),
                 base: change.base().clone(),
                 head: change.head().clone(),
@@ -132,6 +215,7 @@ impl super::ForgeKind for LocalKind {
                 forge,
                 change,
                 info,
+                warnings,
             }) as Arc<dyn super::Forge>)
         })
     }
@@ -142,6 +226,8 @@ pub struct Local {
     pub forge: LocalForge,
     pub change: Change,
     info: ChangeInfo,
+    /// What the run should say about how the forge was opened (`repo` from the folder's name).
+    warnings: Vec<String>,
 }
 
 impl super::Forge for Local {
@@ -151,6 +237,10 @@ impl super::Forge for Local {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
     }
 
     fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, String>> {

@@ -51,6 +51,9 @@ pub struct Prepared {
     pub services: Services,
     pub inputs: BTreeMap<String, String>,
     pub commits: BTreeMap<String, String>,
+    /// What the run should warn about before it starts (the forge's, when the pipeline seals or
+    /// restores a conversation).
+    pub warnings: Vec<String>,
 }
 
 /// Options of [`prepare`] from the command line.
@@ -100,6 +103,13 @@ pub async fn prepare(pipeline: &Pipeline, options: PrepareOptions<'_>) -> Result
             .collect::<Vec<_>>()
             .join("; ")
     })?;
+    // The local forge opens the change with the revisions `std/gather` names (the command
+    // line's win); a hosted forge's change is its pull request.
+    let (gather_base, gather_head) = if kind_name == "local" {
+        super::forge_local::gather_revisions(pipeline, &inputs)?
+    } else {
+        (None, None)
+    };
     let open = ForgeOpen {
         decl,
         pipeline: &pipeline_name,
@@ -107,8 +117,8 @@ pub async fn prepare(pipeline: &Pipeline, options: PrepareOptions<'_>) -> Result
         checkout: options.checkout,
         token,
         env: options.env,
-        base: options.base,
-        head: options.head,
+        base: options.base.or(gather_base.as_deref()),
+        head: options.head.or(gather_head.as_deref()),
         temp_dir: options.temp_dir.clone(),
         notes: BTreeMap::new(),
     };
@@ -134,6 +144,16 @@ pub async fn prepare(pipeline: &Pipeline, options: PrepareOptions<'_>) -> Result
             },
         );
     }
+    // How `repo` was found matters only to a pipeline that keeps conversations between runs.
+    let resumes = pipeline
+        .stages
+        .iter()
+        .any(|s| matches!(s.uses.value.as_str(), "std/seal" | "std/restore"));
+    let warnings = if resumes {
+        forge.warnings()
+    } else {
+        Vec::new()
+    };
     let change = forge.change();
     let mut inputs = BTreeMap::new();
     inputs.insert("repo".to_string(), change.repo.clone());
@@ -156,6 +176,7 @@ pub async fn prepare(pipeline: &Pipeline, options: PrepareOptions<'_>) -> Result
         },
         inputs,
         commits,
+        warnings,
     })
 }
 

@@ -40,17 +40,19 @@ impl super::StoreKind for LocalKind {
     }
 
     fn open(&self, open: &super::StoreOpen<'_>) -> Result<Arc<dyn BlobStore>, String> {
-        let root = match open.decl.setting("path").and_then(|v| v.value.as_str()) {
-            Some(p) => open.checkout.join(p),
-            None => open.checkout.join(crate::store::DEFAULT_DIR),
-        };
+        // Inside the checkout: no link on the way is followed (docs/local-forge.md).
+        let rel = open
+            .decl
+            .setting("path")
+            .and_then(|v| v.value.as_str())
+            .unwrap_or(crate::store::DEFAULT_DIR);
         let trusts_local = open
             .decl
             .trust
             .iter()
             .any(|t| t.setting("local").and_then(|v| v.value.as_bool()) == Some(true));
         Ok(Arc::new(Local {
-            store: LocalStore::new(root),
+            store: LocalStore::in_checkout(open.checkout, rel),
             trusts_local,
             keep_last: open.decl.retain_count.as_ref().map(|c| c.value as usize),
             max_age: open
@@ -87,6 +89,12 @@ pub struct Local {
     listed: Arc<Mutex<HashMap<String, Entry>>>,
 }
 
+/// The producer key that marks a candidate whose sidecar could not be read (never a key a
+/// writer records: it holds a space).
+const UNREADABLE: &str = "unreadable sidecar";
+/// Unreadable sidecars a listing names; the rest are counted.
+const NAMED_UNREADABLE: usize = 3;
+
 fn candidate(entry: &Entry) -> Candidate {
     Candidate {
         id: entry.id.to_string(),
@@ -105,16 +113,40 @@ impl BlobStore for Local {
         let name = name.clone();
         let listed = Arc::clone(&self.listed);
         Box::pin(off_thread(move || {
-            let entries = store.list(&name)?;
-            let out = entries.iter().map(candidate).collect();
+            let listing = store.list_checked(&name)?;
+            let mut out: Vec<Candidate> = listing.entries.iter().map(candidate).collect();
+            // An unreadable sidecar is a candidate nobody can trust: restore names it in a
+            // status line and goes on to the next (older) entry. The newest few are named, the
+            // rest counted: planted files must not flood the log.
+            let more = listing.skipped.len().saturating_sub(NAMED_UNREADABLE);
+            for (i, skipped) in listing.skipped.iter().take(NAMED_UNREADABLE).enumerate() {
+                let mut why = skipped.to_string();
+                if more > 0 && i + 1 == NAMED_UNREADABLE {
+                    why.push_str(&format!("; {more} older unreadable entries not named"));
+                }
+                out.push(Candidate {
+                    id: skipped.id.clone(),
+                    size: 0,
+                    kind: None,
+                    producer: Producer::from([(UNREADABLE.into(), why)]),
+                });
+            }
+            out.sort_by(|a, b| b.id.cmp(&a.id));
             if let Ok(mut map) = listed.lock() {
-                map.extend(entries.into_iter().map(|e| (e.id.to_string(), e)));
+                map.extend(listing.entries.into_iter().map(|e| (e.id.to_string(), e)));
             }
             Ok(out)
         }))
     }
 
     fn judge<'a>(&'a self, candidate: &'a Candidate) -> BoxFuture<'a, Judgement> {
+        if candidate.kind.is_none()
+            && let Some(why) = candidate.producer.get(UNREADABLE)
+        {
+            return Box::pin(std::future::ready(Judgement::Unknown(format!(
+                "its metadata is unreadable ({why}); skipped"
+            ))));
+        }
         let local = candidate.producer.get("forge").map(String::as_str) == Some("local");
         Box::pin(std::future::ready(if self.trusts_local && local {
             Judgement::Trusted
@@ -180,6 +212,17 @@ impl BlobStore for Local {
                     description.push_str(&format!(
                         "; retention removed {} older entries",
                         report.removed.len()
+                    ));
+                }
+                if let Some(first) = report.skipped.first() {
+                    description.push_str(&format!(
+                        "; warning: skipped {} unreadable store entr{} (the newest: {first})",
+                        report.skipped.len(),
+                        if report.skipped.len() == 1 {
+                            "y"
+                        } else {
+                            "ies"
+                        }
                     ));
                 }
             }

@@ -13,7 +13,7 @@
 //!   are fresh, and status lines say which ran and why. It is generic over what runs one try.
 
 mod command;
-mod conversation;
+pub(crate) mod conversation;
 mod error;
 pub mod model;
 mod outcome;

@@ -56,10 +56,7 @@ pub(crate) fn random_hex() -> Result<String, RandomError> {
     getrandom::fill(&mut bytes).map_err(|e| RandomError {
         reason: e.to_string(),
     })?;
-    Ok(bytes.iter().fold(String::with_capacity(32), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    }))
+    Ok(reviewflow_engine::hex::encode(&bytes))
 }
 
 /// `content` with every occurrence of `nonce` (ASCII case-insensitive) replaced by

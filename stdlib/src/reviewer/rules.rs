@@ -5,6 +5,7 @@
 //! it, so resuming goes through the same two tries as any reviewer (a restored conversation that
 //! is not a rules transcript fails try 1, and try 2 is fresh).
 
+use reviewflow_engine::hex::encode as hex;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -170,8 +171,4 @@ fn write_transcript(workdir: &Path, number: u32, transcript: &Transcript) -> io:
         .open(&path)?
         .write_all(&transcript.to_json())?;
     Ok(path)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

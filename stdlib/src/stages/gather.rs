@@ -2,6 +2,10 @@
 //! start; the diff cut to a path; the diff since the last posted review; changed-line ranges;
 //! size tiers and a gate. Everything that comes from the change is labelled untrusted; the SHAs
 //! are validated hex and carry no label.
+//!
+//! When the head is the one the last posted review names, there is nothing new to review: the
+//! stage asks the run to stop (docs/executor.md, "A stage that ends the run: stop"). Under
+//! `--force` the run goes on, and `since-last-review` is the whole diff.
 
 use reviewflow_engine::contract::{
     ChildSpec, Effect, LabelAdd, LabelRule, OutputType, Role, StageContract, ValueType,
@@ -171,10 +175,22 @@ async fn run(
         .await
         .map_err(StageError::failed)?
         .map(|p| p.head);
-    let gathered = forge
+    let mut gathered = forge
         .gather(&config, last.as_ref())
         .await
         .map_err(StageError::failed)?;
+    // Already reviewed: a second review would post the same review again. The same test on every
+    // forge, on what it gathered.
+    let already = gathered.last_reviewed.as_ref() == Some(&gathered.head);
+    let stopping =
+        already && cx.request_stop(crate::gather::notes::already_reviewed(&gathered.head));
+    if already
+        && !stopping
+        && let Some(since) = gathered.since_last_review.as_mut()
+    {
+        since.clone_from(&gathered.diff);
+        gathered.since_note = Some(crate::gather::notes::forced_whole_diff());
+    }
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     cx.status.status(format!(
@@ -185,13 +201,17 @@ async fn run(
         plural(gathered.lines as usize, "line", "lines"),
         gathered.tier
     ));
-    if let Some(note) = &gathered.since_note {
-        cx.status.status(note.clone());
-    }
-    match &gathered.gate_outcome {
-        GateOutcome::Pass => {}
-        GateOutcome::Warn(reason) => cx.status.status(format!("warning: {reason}")),
-        GateOutcome::Halt(reason) => return Err(StageError::failed(reason.clone())),
+    // When stopping, the engine says why once; nothing is reviewed, so the size gate has
+    // nothing to warn about or halt.
+    if !stopping {
+        if let Some(note) = &gathered.since_note {
+            cx.status.status(note.clone());
+        }
+        match &gathered.gate_outcome {
+            GateOutcome::Pass => {}
+            GateOutcome::Warn(reason) => cx.status.status(format!("warning: {reason}")),
+            GateOutcome::Halt(reason) => return Err(StageError::failed(reason.clone())),
+        }
     }
     let mut out = StageOutputs::new();
     out.insert("diff".into(), OutputValue::Bytes(gathered.diff));

@@ -247,8 +247,10 @@ async fn run(
             .await
             .map_err(|e| StageError::failed(format!("cannot keep in store `{store}`: {e}")))?;
         cx.status.status(kept.description);
-        if bytes.is_some() {
-            conversation_id = kept.id.or(conversation_id);
+        // The posted review names the blob by its digest, the same in every store and known
+        // before an artifact is uploaded: `std/restore` accepts only these bytes.
+        if let Some(b) = &bytes {
+            conversation_id = Some(crate::conversation::blob_id(b));
         }
     }
 

@@ -1,6 +1,6 @@
 //! `std/restore`: the last review's sealed conversation. Lists sealed blobs newest first,
-//! trusts only producers a `trust` rule names, opens with the key and the binding, and accepts
-//! only the conversation of the review the posted comment names. Any error is the fallback: no
+//! trusts only producers a `trust` rule names, opens with the key and the binding, and with
+//! `require-posted-head` accepts only the blob the posted review names by its digest. Any error is the fallback: no
 //! conversation, a fresh review, and the reason in one status line.
 
 use reviewflow_engine::contract::{
@@ -53,7 +53,9 @@ async fn run(
     use reviewflow_engine::run::{OutputValue, Resolved, StageError, StageOutputs};
 
     use super::runtime::{arg, flag, text_props};
-    use crate::conversation::{RestoreOutcome, RestoreRequest, restore};
+    use crate::conversation::{
+        MIN_KEY_BYTES, Packing, RestoreOutcome, RestoreRequest, restore, short_key, unpack_folder,
+    };
     use crate::envelope::Binding;
     use crate::kinds::Services;
 
@@ -71,6 +73,13 @@ async fn run(
         )));
     };
     let key = zeroize::Zeroizing::new(key.expose_secret().to_vec());
+    if key.len() < MIN_KEY_BYTES {
+        cx.status
+            .status(format!("fresh review — {}", short_key(key_name, key.len())));
+        let mut out = StageOutputs::new();
+        out.insert("restored".into(), OutputValue::Bool(false));
+        return Ok(out);
+    }
     let bind = cx
         .children
         .iter()
@@ -90,23 +99,22 @@ async fn run(
         .as_ref()
         .map_or(10, |t| t.value as usize);
     let work = cx.work_dir().await?.to_path_buf();
-    let posted_head = if require_posted_head {
+    let posted = if require_posted_head {
         let forge = services.forge(&cx)?;
-        forge
-            .last_posted()
-            .await
-            .map_err(StageError::failed)?
-            .map(|p| p.head.to_string())
+        forge.last_posted().await.map_err(StageError::failed)?
     } else {
         None
     };
+    let posted_head = posted.as_ref().map(|p| p.head.to_string());
+    let posted_conversation = posted.as_ref().and_then(|p| p.conversation.clone());
     let req = RestoreRequest {
         secret: &key,
-        min_bytes: 32,
+        min_bytes: MIN_KEY_BYTES,
         binding: &binding,
         max_bytes,
         max_tries,
         posted_head: posted_head.as_deref(),
+        posted_conversation: posted_conversation.as_deref(),
         require_posted_head,
     };
     let status = cx.status.clone();
@@ -122,9 +130,38 @@ async fn run(
             entry,
         } => {
             let path = work.join(&header.file_name);
-            tokio::fs::write(&path, &conversation)
-                .await
-                .map_err(|e| StageError::io("write the restored conversation", e))?;
+            let packing = header.packing;
+            let target = path.clone();
+            // The plaintext is written (or unpacked) into the stage's private work folder, then
+            // zeroized in memory.
+            let written = super::runtime::blocking(move || {
+                let mut conversation = zeroize::Zeroizing::new(conversation);
+                let result = match packing {
+                    Packing::File => std::fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .open(&target)
+                        .and_then(|mut f| std::io::Write::write_all(&mut f, &conversation))
+                        .map_err(|e| e.to_string()),
+                    Packing::Folder => {
+                        let unpacked = unpack_folder(&conversation, &target);
+                        if unpacked.is_err() {
+                            let _ = std::fs::remove_dir_all(&target);
+                        }
+                        unpacked.map_err(|e| e.to_string())
+                    }
+                };
+                zeroize::Zeroize::zeroize(&mut *conversation);
+                Ok(result)
+            })
+            .await?;
+            if let Err(e) = written {
+                cx.status.status(format!(
+                    "fresh review — the conversation of {entry} cannot be restored: {e}"
+                ));
+                out.insert("restored".into(), OutputValue::Bool(false));
+                return Ok(out);
+            }
             cx.status.status(format!(
                 "restored conversation {} of the review of {}, from {entry}",
                 header.conversation_id,

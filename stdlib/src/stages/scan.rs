@@ -110,7 +110,7 @@ async fn run(
         let enabled = enabled.clone();
         let (found, marker) = tokio::task::spawn_blocking(move || {
             let found = scan(&bytes, &[], &enabled);
-            let marker = memchr_find(&bytes, REDACTION_MARKER);
+            let marker = memchr::memmem::find(&bytes, REDACTION_MARKER);
             (found, marker)
         })
         .await
@@ -160,10 +160,6 @@ fn target_status(name: &str, hits: usize) -> String {
         1 => format!("{name}: 1 hit: not clean"),
         n => format!("{name}: {n} hits: not clean"),
     }
-}
-
-fn memchr_find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 #[cfg(test)]

@@ -57,7 +57,10 @@ async fn run(
     use reviewflow_engine::run::{OutputValue, Resolved, StageError, StageOutputs};
 
     use super::runtime::{arg, blocking, text_props};
-    use crate::conversation::{BUNDLE_VERSION, BundleHeader, SealRequest, seal_file};
+    use crate::conversation::{
+        BUNDLE_VERSION, BundleHeader, MIN_KEY_BYTES, SealRequest, conversation_id,
+        read_conversation, seal_bytes, short_key,
+    };
     use crate::envelope::Binding;
     use crate::kinds::Services;
 
@@ -84,6 +87,11 @@ async fn run(
         })?
         .expose_secret()
         .to_vec();
+    if key.len() < MIN_KEY_BYTES {
+        let len = key.len();
+        zeroize::Zeroize::zeroize(&mut { key });
+        return Err(StageError::failed(short_key(key_name, len)));
+    }
     let bind = cx
         .children
         .iter()
@@ -104,30 +112,12 @@ async fn run(
     let run_id = cx.run_id.to_string();
     let blob_out = blob.clone();
     let (size, conversation_id) = blocking(move || {
-        let bytes_id = {
-            use sha2::Digest;
-            let mut h = sha2::Sha256::new();
-            let mut f = std::fs::File::open(&input)
-                .map_err(|e| StageError::io("read the conversation", e))?;
-            let mut chunk = vec![0u8; 1 << 16];
-            loop {
-                let n = std::io::Read::read(&mut f, &mut chunk)
-                    .map_err(|e| StageError::io("read the conversation", e))?;
-                if n == 0 {
-                    break;
-                }
-                h.update(&chunk[..n]);
-            }
-            let d = h.finalize();
-            d.iter()
-                .take(8)
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        };
-        let conversation_id = format!("conv-{bytes_id}");
+        let (bytes, packing) = read_conversation(&input, MAX_CONVERSATION_BYTES)
+            .map_err(|e| StageError::failed(e.to_string()))?;
+        let conversation_id = conversation_id(&bytes);
         let req = SealRequest {
             secret: &key,
-            min_bytes: 32,
+            min_bytes: MIN_KEY_BYTES,
             binding: &binding,
             header: BundleHeader {
                 version: BUNDLE_VERSION,
@@ -135,11 +125,12 @@ async fn run(
                 head,
                 run_id,
                 file_name,
+                packing,
             },
             max_bytes: MAX_CONVERSATION_BYTES,
         };
-        let size =
-            seal_file(&req, &input, &blob_out).map_err(|e| StageError::failed(e.to_string()))?;
+        let size = seal_bytes(&req, &req.header, bytes, &blob_out)
+            .map_err(|e| StageError::failed(e.to_string()))?;
         let mut key = key;
         zeroize::Zeroize::zeroize(&mut key);
         Ok((size, conversation_id))

@@ -5,7 +5,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::{StoreError, StoreName, unique};
+use reviewflow_engine::unique;
+
+use super::{StoreError, StoreName};
 
 /// Who wrote an entry, as the caller tells it (run id, workflow, event, head sha, …). The store
 /// keeps it verbatim; trust decisions are the reader's.

@@ -31,8 +31,8 @@ pub enum StoreError {
     #[error("cannot move {} into the store: it is not a regular file", path.display())]
     NotAFile { path: PathBuf },
 
-    /// An entry's metadata file is unreadable or inconsistent. Listing stops rather than skipping
-    /// it: a skipped tombstone would let an older conversation be restored.
+    /// An entry's metadata file is unreadable or inconsistent. A listing skips it with this
+    /// reason ([`super::Skipped`]) rather than refuse the whole store.
     #[error("corrupt store metadata {}: {reason}", path.display())]
     CorruptMetadata { path: PathBuf, reason: String },
 

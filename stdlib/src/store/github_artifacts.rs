@@ -24,7 +24,7 @@ use serde::Deserialize;
 
 use super::{
     BlobStore, Candidate, Fetched, Judgement, Keep, Kept, Producer, StoreError, StoreName,
-    atomic_write, unique,
+    atomic_write,
 };
 use crate::github::{Artifact, Client, GithubError, Repository, WorkflowRun};
 
@@ -570,9 +570,9 @@ fn append_outputs(output: &Path, pairs: &[(&str, &str)]) -> Result<(), StoreErro
 fn random_hex() -> String {
     let mut bytes = [0u8; 16];
     match getrandom::fill(&mut bytes) {
-        Ok(()) => bytes.iter().map(|b| format!("{b:02x}")).collect(),
+        Ok(()) => reviewflow_engine::hex::encode(&bytes),
         // Still unique, if guessable: the values written are our own paths, not input.
-        Err(_) => unique::token().replace('-', ""),
+        Err(_) => reviewflow_engine::unique::token().replace('-', ""),
     }
 }
 

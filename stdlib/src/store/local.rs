@@ -10,10 +10,20 @@
 //!
 //! A crash leaves at worst a temp file or a blob without metadata; [`LocalStore::retain`] removes
 //! those once they are an hour old (younger ones may belong to a write in progress).
+//!
+//! The folder is usually inside the checkout, which is hostile in CI: below the checkout no
+//! symbolic link is followed (folders are created and opened one component at a time), files are
+//! opened with `O_NOFOLLOW | O_NONBLOCK` and read only when they are regular files, within a
+//! bound, and a sidecar that cannot be read is skipped with a reason ([`Listing::skipped`]),
+//! never a reason to refuse the whole store (docs/local-forge.md, "The local store").
 
+use reviewflow_engine::hex::encode as hex;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+
+use reviewflow_engine::run::nofollow;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -51,11 +61,42 @@ pub struct RetainReport {
     pub removed: Vec<EntryId>,
     /// Stale temp files and metadata-less blobs removed.
     pub stale_files: usize,
+    /// Sidecars that could not be read, left alone.
+    pub skipped: Vec<Skipped>,
 }
+
+/// The entries of a name, and the sidecars that could not be read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// Newest first.
+    pub entries: Vec<Entry>,
+    /// Sidecars skipped, newest first (by their file name's id).
+    pub skipped: Vec<Skipped>,
+}
+
+/// A sidecar skipped by a listing: corrupt, not a regular file, too large, or misplaced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The entry id its file name gives.
+    pub id: String,
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.reason)
+    }
+}
+
+/// Sidecars a listing reads at most per name: a flood of files cannot hold the store.
+const MAX_LISTED_FILES: usize = 100_000;
 
 /// The local store.
 #[derive(Debug, Clone)]
 pub struct LocalStore {
+    /// Trusted as given (links above it are the caller's); nothing below it is followed.
+    base: PathBuf,
     root: PathBuf,
 }
 
@@ -68,14 +109,28 @@ struct Record {
 }
 
 impl LocalStore {
-    /// A store in `root`. Nothing is created until the first write.
+    /// A store in `root`, a folder the caller trusts (no link is followed below it). Nothing
+    /// is created until the first write.
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        let root = root.into();
+        Self {
+            base: root.clone(),
+            root,
+        }
+    }
+
+    /// A store in `checkout/rel`: no link is followed below the checkout, and a folder created
+    /// in `.reviewflow` gets its `.gitignore`.
+    pub fn in_checkout(checkout: &Path, rel: impl AsRef<Path>) -> Self {
+        Self {
+            base: checkout.to_path_buf(),
+            root: checkout.join(rel),
+        }
     }
 
     /// The default store of the repository checked out at `repo`.
     pub fn in_repo(repo: &Path) -> Self {
-        Self::new(repo.join(DEFAULT_DIR))
+        Self::in_checkout(repo, DEFAULT_DIR)
     }
 
     pub fn root(&self) -> &Path {
@@ -135,29 +190,48 @@ impl LocalStore {
     }
 
     /// The entries under `name`, newest first (by creation time, then by id, descending). An
-    /// unknown name has no entries.
+    /// unknown name has no entries; unreadable sidecars are left out ([`Self::list_checked`]
+    /// says which).
     pub fn list(&self, name: &StoreName) -> Result<Vec<Entry>, StoreError> {
+        Ok(self.list_checked(name)?.entries)
+    }
+
+    /// The entries under `name` and the sidecars skipped because they cannot be read (corrupt,
+    /// a link, not a regular file, too large, misplaced). Only a folder that cannot be listed
+    /// at all is an error.
+    pub fn list_checked(&self, name: &StoreName) -> Result<Listing, StoreError> {
         let dir = self.dir(name);
-        let read = match fs::read_dir(&dir) {
-            Ok(read) => read,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(StoreError::io("list", dir, e)),
+        let Some(fd) = self.open(name)? else {
+            return Ok(Listing::default());
         };
-        let mut entries = Vec::new();
-        for item in read {
-            let item = item.map_err(|e| StoreError::io("list", &dir, e))?;
-            let file_name = item.file_name();
-            let Some(id) = file_name.to_str().and_then(|f| f.strip_suffix(META_EXT)) else {
+        let names = nofollow::list_names(&fd, MAX_LISTED_FILES, &dir)
+            .map_err(|e| StoreError::io("list", &dir, e))?;
+        let mut listing = Listing::default();
+        for file_name in names {
+            let Some(id) = std::str::from_utf8(&file_name)
+                .ok()
+                .and_then(|f| f.strip_suffix(META_EXT))
+            else {
                 continue;
             };
             // Files that are not ours (or temp files, which start with '.') are skipped.
             let Ok(id) = EntryId::parse(id) else { continue };
-            if let Some(entry) = read_metadata(&item.path(), name, &id)? {
-                entries.push(entry);
+            let path = dir.join(format!("{id}{META_EXT}"));
+            match read_metadata(&fd, name, &id) {
+                Ok(Some(entry)) => listing.entries.push(entry),
+                Ok(None) => {}
+                Err(reason) => listing.skipped.push(Skipped {
+                    id: id.to_string(),
+                    path,
+                    reason,
+                }),
             }
         }
-        entries.sort_by(|a, b| (b.created_ns, &b.id).cmp(&(a.created_ns, &a.id)));
-        Ok(entries)
+        listing
+            .entries
+            .sort_by(|a, b| (b.created_ns, &b.id).cmp(&(a.created_ns, &a.id)));
+        listing.skipped.sort_by(|a, b| b.id.cmp(&a.id));
+        Ok(listing)
     }
 
     /// The blob of `entry`, verified against its size and digest. Refuses, before reading, a blob
@@ -183,14 +257,18 @@ impl LocalStore {
         let path = self
             .dir(&entry.name)
             .join(format!("{}{BLOB_EXT}", entry.id));
-        let file = match File::open(&path) {
+        let gone = || StoreError::NotFound {
+            name: name(),
+            id: id(),
+        };
+        let Some(dir) = self.open(&entry.name)? else {
+            return Err(gone());
+        };
+        // No link followed, no wait on a FIFO: a regular file or a refusal, at once.
+        let file_name = format!("{}{BLOB_EXT}", entry.id);
+        let file = match nofollow::open_regular_at(&dir, file_name.as_ref()) {
             Ok(file) => file,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(StoreError::NotFound {
-                    name: name(),
-                    id: id(),
-                });
-            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(gone()),
             Err(e) => return Err(StoreError::io("open", path, e)),
         };
         let on_disk = file
@@ -253,7 +331,8 @@ impl LocalStore {
         let dir = self.dir(name);
         let now_ns = ns_since_epoch(now);
         let mut report = RetainReport::default();
-        let entries = self.list(name)?;
+        let Listing { entries, skipped } = self.list_checked(name)?;
+        report.skipped = skipped;
         let doomed = entries.iter().enumerate().filter(|(index, entry)| {
             // A clock that stepped back makes an entry look new, never negative-aged.
             let age = Duration::from_nanos(now_ns.saturating_sub(entry.created_ns));
@@ -268,7 +347,10 @@ impl LocalStore {
             }
             report.removed.push(entry.id.clone());
         }
-        report.stale_files = remove_stale(&dir, now)?;
+        // Only through a folder that is really ours: never a link's target.
+        if self.open(name)?.is_some() {
+            report.stale_files = remove_stale(&dir, now)?;
+        }
         if !report.removed.is_empty() || report.stale_files > 0 {
             atomic::sync_dir(&dir).map_err(|e| StoreError::io("sync", &dir, e))?;
         }
@@ -279,13 +361,29 @@ impl LocalStore {
         self.root.join(name.as_str())
     }
 
+    /// The folder of `name`, opened with no link followed below the base; `None` if missing.
+    fn open(&self, name: &StoreName) -> Result<Option<OwnedFd>, StoreError> {
+        let dir = self.dir(name);
+        let rel = dir
+            .strip_prefix(&self.base)
+            .unwrap_or(Path::new(name.as_str()));
+        match nofollow::open_dir(&self.base, rel) {
+            Ok(fd) => Ok(fd),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(StoreError::io("open", &dir, e)),
+        }
+    }
+
     fn ensure_dir(&self, name: &StoreName) -> Result<PathBuf, StoreError> {
         let dir = self.dir(name);
-        if !dir.is_dir() {
-            fs::create_dir_all(&dir).map_err(|e| StoreError::io("create", &dir, e))?;
-            // Make the new folder's own entry durable before files are renamed into it.
-            atomic::sync_dir(&self.root).map_err(|e| StoreError::io("sync", &self.root, e))?;
+        if self.base == self.root {
+            fs::create_dir_all(&self.root).map_err(|e| StoreError::io("create", &self.root, e))?;
         }
+        // Checked every time, not only when created: a committed link is never written through.
+        nofollow::ensure_dir_in_checkout(&self.base, &dir, 0o700)
+            .map_err(|e| StoreError::io("create", &dir, e))?;
+        // Make the new folder's own entry durable before files are renamed into it.
+        atomic::sync_dir(&self.root).map_err(|e| StoreError::io("sync", &self.root, e))?;
         Ok(dir)
     }
 }
@@ -302,31 +400,29 @@ fn write_metadata(dir: &Path, entry: &Entry) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// `Ok(None)` when the file vanished (a concurrent retain removed it).
-fn read_metadata(path: &Path, name: &StoreName, id: &EntryId) -> Result<Option<Entry>, StoreError> {
-    let corrupt = |reason: String| StoreError::CorruptMetadata {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let file = match File::open(path) {
+/// `Ok(None)` when the file vanished (a concurrent retain removed it); `Err` with the reason
+/// when it cannot be read or believed.
+fn read_metadata(dir: &OwnedFd, name: &StoreName, id: &EntryId) -> Result<Option<Entry>, String> {
+    let file_name = format!("{id}{META_EXT}");
+    let file = match nofollow::open_regular_at(dir, file_name.as_ref()) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(StoreError::io("open", path, e)),
+        Err(e) => return Err(e.to_string()),
     };
-    let mut bytes = Vec::new();
-    file.take(MAX_METADATA_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| StoreError::io("read", path, e))?;
-    if bytes.len() as u64 > MAX_METADATA_BYTES {
-        return Err(corrupt("larger than 1 MiB".into()));
-    }
-    let record: Record = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+    let bytes = match nofollow::read_bounded(file, MAX_METADATA_BYTES) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::FileTooLarge => {
+            return Err("larger than 1 MiB".into());
+        }
+        Err(e) => return Err(format!("cannot read it: {e}")),
+    };
+    let record: Record = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
     let entry = record.entry;
     if record.format != METADATA_FORMAT {
-        return Err(corrupt(format!("unknown format {}", record.format)));
+        return Err(format!("unknown format {}", record.format));
     }
     if &entry.id != id || &entry.name != name {
-        return Err(corrupt("its id or name does not match its place".into()));
+        return Err("its id or name does not match its place".into());
     }
     if entry.sha256.len() != 64
         || !entry
@@ -334,10 +430,10 @@ fn read_metadata(path: &Path, name: &StoreName, id: &EntryId) -> Result<Option<E
             .bytes()
             .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
     {
-        return Err(corrupt("its sha256 is not 64 lowercase hex digits".into()));
+        return Err("its sha256 is not 64 lowercase hex digits".into());
     }
     if entry.is_tombstone() && entry.size != 0 {
-        return Err(corrupt("a tombstone with a size".into()));
+        return Err("a tombstone with a size".into());
     }
     Ok(Some(entry))
 }
@@ -468,14 +564,4 @@ fn ns_since_epoch(time: SystemTime) -> u64 {
     // Before 1970 or after 2554: clamp rather than fail; only ordering and ages depend on it.
     time.duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }

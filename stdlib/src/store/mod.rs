@@ -4,17 +4,16 @@
 //! blob only within a size limit, verified against its digest. A tombstone entry says "the
 //! conversation of this review was not kept".
 //!
-//! [`LocalStore`] keeps them in a folder. [`atomic`] is the atomic-write helper it is built on,
-//! shared with the rest of reviewflow (run manifests, reports).
+//! [`LocalStore`] keeps them in a folder, with the engine's atomic writes ([`atomic`], the one
+//! recipe for the run directory and the stores).
 
-pub mod atomic;
+pub use reviewflow_engine::atomic;
 mod blobs;
 mod entry;
 mod error;
 pub mod github_artifacts;
 mod local;
 mod name;
-mod unique;
 
 pub use atomic::{
     AtomicStep, AtomicWriteError, atomic_write, atomic_write_from, atomic_write_with,
@@ -23,5 +22,5 @@ pub use blobs::{BlobStore, Candidate, Fetched, Judgement, Keep, Kept};
 pub use entry::{Entry, EntryId, EntryKind, Producer};
 pub use error::StoreError;
 pub use github_artifacts::{ArtifactTrust, ArtifactsConfig, GithubArtifacts};
-pub use local::{BlobSource, DEFAULT_DIR, LocalStore, RetainReport, STALE_AFTER};
+pub use local::{BlobSource, DEFAULT_DIR, Listing, LocalStore, RetainReport, STALE_AFTER, Skipped};
 pub use name::{MAX_NAME_LEN, StoreName};

@@ -8,57 +8,43 @@
 
 use std::io;
 
-use libc::{c_int, pid_t};
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process_group, waitid};
 
 /// The process group led by a spawned child (`process_group(0)` makes its pgid its pid).
 #[derive(Debug)]
 pub(super) struct ProcessGroup {
-    pgid: pid_t,
+    pgid: Pid,
     armed: bool,
 }
 
 impl ProcessGroup {
     pub(super) fn new(leader_pid: u32) -> Option<Self> {
-        let pgid = pid_t::try_from(leader_pid).ok().filter(|&p| p > 0)?;
+        let pgid = Pid::from_raw(i32::try_from(leader_pid).ok()?)?;
         Some(Self { pgid, armed: true })
     }
 
     /// Sends `signal` to every process of the group. Errors (the group is already empty) are
-    /// of no interest: the caller goes on to wait either way.
-    pub(super) fn signal(&self, signal: c_int) {
+    /// of no interest: the caller goes on to wait either way. The pgid is still reserved while
+    /// `armed`, because the leader is not reaped.
+    pub(super) fn signal(&self, signal: Signal) {
         if self.armed {
-            // SAFETY: killpg has no memory-safety preconditions; the pgid is still reserved
-            // because the leader is not reaped while `armed`.
-            unsafe {
-                libc::killpg(self.pgid, signal);
-            }
+            let _ = kill_process_group(self.pgid, signal);
         }
     }
 
     /// Whether the leader has exited, without reaping it (`WNOWAIT`), so that the group can
     /// still be signalled safely afterwards.
     pub(super) fn leader_exited(&self) -> io::Result<bool> {
+        let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
         loop {
-            // SAFETY: siginfo_t is plain data; all-zero is a valid value.
-            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            // SAFETY: `info` is a valid, writable siginfo_t for the duration of the call.
-            let rc = unsafe {
-                libc::waitid(
-                    libc::P_PID,
-                    self.pgid as libc::id_t,
-                    &mut info,
-                    libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-                )
-            };
-            if rc == 0 {
-                return Ok(exited_pid(&info) != 0);
-            }
-            let err = io::Error::last_os_error();
-            match err.raw_os_error() {
-                Some(libc::EINTR) => continue,
+            match waitid(WaitId::Pid(self.pgid), options) {
+                // `None`: no state change yet (`WNOHANG`).
+                Ok(status) => return Ok(status.is_some()),
+                Err(Errno::INTR) => continue,
                 // Not our child any more: reaped elsewhere; the wait that follows will say so.
-                Some(libc::ECHILD) => return Ok(true),
-                _ => return Err(err),
+                Err(Errno::CHILD) => return Ok(true),
+                Err(e) => return Err(e.into()),
             }
         }
     }
@@ -71,18 +57,6 @@ impl ProcessGroup {
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
-        self.signal(libc::SIGKILL);
+        self.signal(Signal::KILL);
     }
-}
-
-/// `si_pid` of a `waitid` result: zero when no child changed state (`WNOHANG`).
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn exited_pid(info: &libc::siginfo_t) -> pid_t {
-    // SAFETY: waitid filled a SIGCHLD siginfo (or left it zeroed), for which si_pid is valid.
-    unsafe { info.si_pid() }
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn exited_pid(info: &libc::siginfo_t) -> pid_t {
-    info.si_pid
 }

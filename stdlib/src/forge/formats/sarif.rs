@@ -104,10 +104,7 @@ pub fn fingerprint(f: &ReviewFinding) -> String {
         hasher.update(part.as_bytes());
         hasher.update([0]);
     }
-    hasher.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    reviewflow_engine::hex::encode(&hasher.finalize()[..16])
 }
 
 /// A relative path as a URI reference: unreserved characters and `/` stay, other bytes are

@@ -4,8 +4,11 @@
 //! The marker is one HTML comment line, invisible in the rendered comment:
 //!
 //! ```text
-//! <!-- reviewflow:v1 pipeline=enroll-review project=web head=<sha> run=<run id> conversation=<id> -->
+//! <!-- reviewflow:v1 pipeline=enroll-review project=web head=<sha> run=<run id> conversation=<blob id> -->
 //! ```
+//!
+//! `conversation` names the sealed conversation the review kept by its blob id (`blob-` and the
+//! SHA-256 of the sealed bytes, 69 characters; [`crate::conversation::blob_id`]).
 //!
 //! Every field is always present and in this order; an unbound project or a missing
 //! conversation is written `-`, so `-` alone is never a value. Values are restricted to
@@ -331,6 +334,14 @@ mod tests {
         let line = bare.render();
         assert!(line.contains("project=- ") && line.contains("conversation=- -->"));
         assert_eq!(Marker::parse_line(&line), Some(bare));
+    }
+
+    #[test]
+    fn a_blob_id_is_a_conversation_value() {
+        let id = crate::conversation::blob_id(b"sealed bytes");
+        let m = Marker::new("p", Some("web"), HEAD, "r", Some(&id)).unwrap();
+        let parsed = Marker::parse_line(&m.render()).unwrap();
+        assert_eq!(parsed.conversation(), Some(id.as_str()));
     }
 
     #[test]

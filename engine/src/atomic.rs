@@ -1,5 +1,6 @@
-//! Atomic file writes: readers see either the old file or the complete new one, never a part,
-//! and a crash leaves at worst a stray temp file (prefix [`TEMP_PREFIX`]) that cleanup can remove.
+//! Atomic file writes, for the run directory and the stores alike: readers see either the old
+//! file or the complete new one, never a part, and a crash leaves at worst a stray temp file
+//! (prefix [`TEMP_PREFIX`]) that cleanup can remove.
 //!
 //! Recipe: create a temp file in the destination's own folder (a rename is atomic only within one
 //! file system), write, fsync the file, rename over the destination, fsync the folder so that the
@@ -9,7 +10,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::unique;
+use crate::unique;
 
 /// Every temp file starts with this; listings skip it and stale ones are removed by cleanup.
 pub const TEMP_PREFIX: &str = ".tmp-";
@@ -169,6 +170,73 @@ fn create_temp(dir: &Path) -> io::Result<(PathBuf, File)> {
         }
     }
     Err(last.unwrap_or_else(|| io::Error::other("no free temp file name")))
+}
+
+/// Writes `bytes` to `path` atomically. Blocking: call it through [`write`].
+pub fn write_blocking(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    atomic_write(path, bytes).map_err(|e| io::Error::new(e.source.kind(), e.to_string()))
+}
+
+/// Copies `from` to `path` atomically through `redactor`, in chunks (a 64 MiB conversation is
+/// never held whole), and returns the digest of what was written (as [`digest`] computes it for
+/// `type_name`). `from` was written by a stage: a link, a special file, or more than
+/// [`MAX_BYTES`](crate::run::tree::MAX_BYTES) is refused (a clear error naming it), never followed,
+/// waited on or copied whole.
+///
+/// [`digest`]: crate::run::digest
+pub fn redacted_copy_blocking(
+    from: &Path,
+    path: &Path,
+    redactor: &crate::exec::redact::Redactor,
+    type_name: &str,
+) -> io::Result<String> {
+    use sha2::{Digest as _, Sha256};
+    // What a stage's child wrote: no link followed, no FIFO waited on, within the bound.
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", from.display()));
+    let input = crate::run::nofollow::open_regular(from).map_err(named)?;
+    let limit = crate::run::tree::MAX_BYTES;
+    if input.metadata()?.len() > limit {
+        return Err(named(crate::run::nofollow::too_large_error(limit)));
+    }
+    let mut input = input.take(limit + 1);
+    let copied = atomic_write_with(path, |tmp| {
+        let mut read = 0u64;
+        let mut hash = Sha256::new();
+        hash.update(type_name.as_bytes());
+        hash.update([0]);
+        let mut stream = redactor.stream();
+        let mut chunk = vec![0u8; 1 << 20];
+        loop {
+            let n = input.read(&mut chunk)?;
+            read += n as u64;
+            if read > limit {
+                return Err(named(crate::run::nofollow::too_large_error(limit)));
+            }
+            let out = if n == 0 {
+                stream.finish()
+            } else {
+                stream.push(&chunk[..n])
+            };
+            hash.update(&out);
+            tmp.write_all(&out)?;
+            if n == 0 {
+                break;
+            }
+        }
+        Ok(format!("sha256:{}", crate::hex::encode(&hash.finalize())))
+    });
+    // A failure of the copy itself is said as it is; a failure of the recipe names its step.
+    copied.map_err(|e| match e.step {
+        AtomicStep::Write => e.source,
+        _ => io::Error::new(e.source.kind(), e.to_string()),
+    })
+}
+
+/// [`write_blocking`] off the runtime's threads.
+pub async fn write(path: PathBuf, bytes: Vec<u8>) -> io::Result<()> {
+    tokio::task::spawn_blocking(move || write_blocking(&path, &bytes))
+        .await
+        .map_err(io::Error::other)?
 }
 
 #[cfg(test)]

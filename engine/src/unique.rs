@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 /// `<pid>-<counter>-<random>`, each as 8 lowercase hex digits (26 characters).
-pub(crate) fn token() -> String {
+pub fn token() -> String {
     let pid = std::process::id();
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);
     format!("{pid:08x}-{count:08x}-{:08x}", random_u32(count))

@@ -1,0 +1,88 @@
+//! The fuzz harnesses: each takes arbitrary bytes through one path that reads hostile input and
+//! must end in a value or an error, never a panic, a hang or unbounded memory. The libFuzzer
+//! binaries (`fuzz_targets/`) call these; `tests/replay.rs` calls them on stable for every input
+//! in `regressions/` and `seeds/`, so a crash once found stays fixed.
+
+use reviewflow_engine::render::{Drawing, GraphFormat, render_graph};
+use reviewflow_engine::report::{self, Style};
+use reviewflow_engine::syntax::Limits;
+use reviewflow_engine::{CheckOptions, Registry, compile, decode, github, run_checks, sarif};
+use std::sync::OnceLock;
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(reviewflow_stdlib::registry)
+}
+
+/// Bytes as a pipeline file: compile, every check, and every output format `check` and `graph`
+/// write (human in both styles, JSON, SARIF, GitHub workflow commands, mermaid, dot, text, the
+/// model document).
+pub fn pipeline(data: &[u8]) {
+    let registry = registry();
+    let (source, findings, compiled) = match decode("fuzz.kdl", data.to_vec())
+        .and_then(|source| compile(source, registry, &Limits::default()))
+    {
+        Ok(compiled) => {
+            let findings = run_checks(&compiled, registry, CheckOptions::default());
+            for format in [GraphFormat::Mermaid, GraphFormat::Dot, GraphFormat::Text] {
+                let drawing = Drawing {
+                    pipeline: &compiled.pipeline,
+                    dag: &compiled.dag,
+                    registry,
+                };
+                std::hint::black_box(render_graph(&drawing, format));
+            }
+            let model = reviewflow_engine::emit::model_document(&compiled);
+            std::hint::black_box(serde_json::to_string(&model).ok());
+            (compiled.source.clone(), findings, true)
+        }
+        Err(unusable) => (unusable.source, unusable.findings, false),
+    };
+    for style in [Style::Plain, Style::Color] {
+        std::hint::black_box(report::render_human(&source, &findings, style));
+    }
+    std::hint::black_box(report::summary_line(&findings));
+    let json = report::file_findings(&source, &findings, !compiled);
+    std::hint::black_box(serde_json::to_string(&json).ok());
+    let files = [(&source, findings.as_slice())];
+    std::hint::black_box(sarif::sarif_log(&files, "0.0.0").to_string());
+    std::hint::black_box(github::workflow_commands(&files));
+}
+
+const SECRET: &[u8] = b"fuzz-secret-fuzz-secret-fuzz-secret-0123";
+
+/// Bytes as a sealed envelope to open, and, unsealed, as a bundle to read.
+pub fn envelope(data: &[u8]) {
+    use reviewflow_stdlib::conversation::read_bundle;
+    use reviewflow_stdlib::envelope::{Binding, open_in_place};
+    let Ok(binding) = Binding::from_pairs([("repo", "o/r"), ("pr", "1"), ("project", "p")]) else {
+        return;
+    };
+    let mut buf = data.to_vec();
+    let _ = open_in_place(SECRET, 32, &binding, 1 << 20, &mut buf);
+    std::hint::black_box(read_bundle(data).ok());
+}
+
+/// Bytes as `git diff` output: the parser, and what the gate and the rules read of it.
+pub fn diff(data: &[u8]) {
+    let diff = reviewflow_stdlib::diff::parse(data);
+    std::hint::black_box((diff.totals().lines_changed(), diff.is_clean()));
+    for file in &diff.files {
+        std::hint::black_box(diff.file(file.path()));
+    }
+}
+
+/// Bytes as what a reviewer hands back: `result.json`, a model's answer, the local forge's
+/// `posted.json` and a comment that may carry a marker.
+pub fn reviewer(data: &[u8]) {
+    use reviewflow_stdlib::forge::PostedReview;
+    use reviewflow_stdlib::forge::github::Marker;
+    use reviewflow_stdlib::reviewer::model::parse_answer;
+    use reviewflow_stdlib::reviewer::result::ReviewResult;
+    std::hint::black_box(ReviewResult::parse(data).ok());
+    std::hint::black_box(PostedReview::parse(data, "1").ok());
+    if let Ok(text) = std::str::from_utf8(data) {
+        std::hint::black_box(parse_answer(text).ok());
+        std::hint::black_box(Marker::parse_body(text));
+    }
+}
