@@ -8,12 +8,12 @@
 mod fake_github;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use fake_github::{FakeGithub, RunSeed};
 
-use crate::support::{files_under, root};
+use crate::support::{Repo, files_under, root};
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-again-test";
 /// The stages of examples/local.kdl that depend on `gather`. `restore` does not: it starts with
@@ -21,7 +21,7 @@ const KEY: &str = "0123456789abcdef0123456789abcdef-again-test";
 const AFTER_GATHER: [&str; 4] = ["review", "scan", "seal", "post"];
 
 struct Checkout {
-    dir: tempfile::TempDir,
+    repo: Repo,
 }
 
 struct Out {
@@ -58,58 +58,20 @@ impl Out {
     }
 }
 
+/// The repository's own methods (`path`, `git`, `commit`) on the checkout.
+impl std::ops::Deref for Checkout {
+    type Target = Repo;
+    fn deref(&self) -> &Repo {
+        &self.repo
+    }
+}
+
 impl Checkout {
     /// A repository on `main` with two commits and examples/local.kdl.
     fn new() -> Self {
-        let c = Self {
-            dir: tempfile::tempdir().expect("tempdir"),
-        };
-        c.git(&["init", "-q", "-b", "main"]);
-        std::fs::create_dir_all(c.path().join("examples")).expect("mkdir");
-        std::fs::copy(
-            root().join("examples/local.kdl"),
-            c.path().join("examples/local.kdl"),
-        )
-        .expect("copy");
-        c.commit("README.md", "hello\n", "first");
-        c.commit("src/lib.rs", "pub fn f() {}\n", "second");
-        c
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@example.com",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(self.path())
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    fn commit(&self, file: &str, text: &str, message: &str) {
-        let path = self.path().join(file);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
+        Self {
+            repo: Repo::local_example(),
         }
-        std::fs::write(&path, text).expect("write");
-        self.git(&["add", "-A", "--", ".", ":!.reviewflow"]);
-        self.git(&["commit", "-q", "-m", message]);
     }
 
     /// `reviewflow run examples/local.kdl ARGS…` with the conversation key.

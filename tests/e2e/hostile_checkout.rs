@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::root;
+use crate::support::{Repo, root};
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-local-test";
 /// Far beyond what any of these runs needs: reaching it means the run hung.
@@ -24,7 +24,7 @@ stage "one" uses="run" {
 "#;
 
 struct Checkout {
-    dir: tempfile::TempDir,
+    repo: Repo,
     /// Where a link planted in the checkout points: must stay empty.
     outside: tempfile::TempDir,
     /// Files of the test itself (fake git, logs), outside the checkout.
@@ -36,14 +36,21 @@ struct Out {
     all: String,
 }
 
+/// The repository's own methods (`path`, `git`, `commit`) on the checkout.
+impl std::ops::Deref for Checkout {
+    type Target = Repo;
+    fn deref(&self) -> &Repo {
+        &self.repo
+    }
+}
+
 impl Checkout {
     fn new() -> Self {
         let c = Self {
-            dir: tempfile::tempdir().expect("tempdir"),
+            repo: Repo::init(),
             outside: tempfile::tempdir().expect("tempdir"),
             scratch: tempfile::tempdir().expect("tempdir"),
         };
-        c.git(&["init", "-q", "-b", "main"]);
         std::fs::write(c.path().join("small.kdl"), SMALL).expect("write");
         std::fs::create_dir_all(c.path().join("examples")).expect("mkdir");
         std::fs::copy(
@@ -54,42 +61,6 @@ impl Checkout {
         c.commit("README.md", "hello\n", "first");
         c.commit("src/lib.rs", "pub fn f() {}\n", "second");
         c
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@example.com",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(self.path())
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    fn commit(&self, file: &str, text: &str, message: &str) {
-        let path = self.path().join(file);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
-        }
-        std::fs::write(&path, text).expect("write");
-        self.git(&["add", "-A", "--", ".", ":!.reviewflow"]);
-        self.git(&["commit", "-q", "-m", message]);
     }
 
     /// Commits a link at `at` (relative to the checkout) to the outside folder, as a pull

@@ -1,14 +1,14 @@
 //! The main job: `reviewflow run examples/local.kdl` on a git checkout, no network.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-use crate::support::root;
+use crate::support::Repo;
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-local-test";
 
 struct Checkout {
-    dir: tempfile::TempDir,
+    repo: Repo,
 }
 
 struct Out {
@@ -23,58 +23,20 @@ impl Out {
     }
 }
 
+/// The repository's own methods (`path`, `git`, `commit`) on the checkout.
+impl std::ops::Deref for Checkout {
+    type Target = Repo;
+    fn deref(&self) -> &Repo {
+        &self.repo
+    }
+}
+
 impl Checkout {
     /// A repository on `main` with two commits and the example pipeline.
     fn new() -> Self {
-        let c = Self {
-            dir: tempfile::tempdir().expect("tempdir"),
-        };
-        c.git(&["init", "-q", "-b", "main"]);
-        std::fs::create_dir_all(c.path().join("examples")).expect("mkdir");
-        std::fs::copy(
-            root().join("examples/local.kdl"),
-            c.path().join("examples/local.kdl"),
-        )
-        .expect("copy");
-        c.commit("README.md", "hello\n", "first");
-        c.commit("src/lib.rs", "pub fn f() {}\n", "second");
-        c
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@example.com",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(self.path())
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    fn commit(&self, file: &str, text: &str, message: &str) {
-        let path = self.path().join(file);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
+        Self {
+            repo: Repo::local_example(),
         }
-        std::fs::write(&path, text).expect("write");
-        self.git(&["add", "-A", "--", ".", ":!.reviewflow"]);
-        self.git(&["commit", "-q", "-m", message]);
     }
 
     fn run(&self, pipeline: &str, env: &[(&str, &str)]) -> Out {

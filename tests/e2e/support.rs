@@ -67,3 +67,71 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// A git repository in a temp folder on `main`: the checkout of a `reviewflow run` test.
+pub struct Repo {
+    dir: tempfile::TempDir,
+}
+
+impl Repo {
+    /// An empty repository.
+    pub fn init() -> Self {
+        let repo = Self {
+            dir: tempfile::tempdir().expect("tempdir"),
+        };
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo
+    }
+
+    /// `examples/local.kdl` and `README.md` in a first commit, `src/lib.rs` in a second.
+    pub fn local_example() -> Self {
+        let repo = Self::init();
+        std::fs::create_dir_all(repo.path().join("examples")).expect("mkdir");
+        std::fs::copy(
+            root().join("examples/local.kdl"),
+            repo.path().join("examples/local.kdl"),
+        )
+        .expect("copy");
+        repo.commit("README.md", "hello\n", "first");
+        repo.commit("src/lib.rs", "pub fn f() {}\n", "second");
+        repo
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Runs git in the repository (with an identity, never signing); its trimmed stdout.
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.com",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(self.path())
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Writes `file` and commits everything but `.reviewflow`.
+    pub fn commit(&self, file: &str, text: &str, message: &str) {
+        let path = self.path().join(file);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&path, text).expect("write");
+        self.git(&["add", "-A", "--", ".", ":!.reviewflow"]);
+        self.git(&["commit", "-q", "-m", message]);
+    }
+}
