@@ -210,6 +210,46 @@ fn a_committed_reviewflow_link_is_refused_and_nothing_is_written_outside() {
     }
 }
 
+/// `--resume` reads the parent run's files before the new run's folder exists: a run folder,
+/// a manifest or an events log committed as a link is refused, never read through.
+#[test]
+fn a_resume_through_a_link_is_refused() {
+    let c = Checkout::new();
+    let first = c.run(&["small.kdl"], &[]);
+    assert_eq!(first.code, 0, "{}", first.all);
+    let runs = c.path().join(".reviewflow/runs");
+    let id = std::fs::read_dir(&runs)
+        .expect("runs")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| !n.starts_with('.'))
+        .expect("a run");
+    // A copy of the run outside the checkout, and links to it in its place.
+    let copy = c.outside.path().join("copy");
+    std::fs::create_dir(&copy).expect("mkdir");
+    for name in ["manifest.json", "events.jsonl"] {
+        std::fs::copy(runs.join(&id).join(name), copy.join(name)).expect("copy");
+    }
+    for (what, link, target) in [
+        (
+            "the manifest",
+            runs.join(&id).join("manifest.json"),
+            copy.join("manifest.json"),
+        ),
+        ("the run folder", runs.join(&id), copy.clone()),
+    ] {
+        let kept = c.outside.path().join("kept");
+        let _ = std::fs::remove_dir_all(&kept);
+        std::fs::rename(&link, &kept).expect("move aside");
+        symlink(&target, &link).expect("symlink");
+        let out = c.run(&["small.kdl", "--resume", &id], &[]);
+        assert_eq!(out.code, 2, "{what}: {}", out.all);
+        assert!(out.all.contains("symbolic link"), "{what}: {}", out.all);
+        std::fs::remove_file(&link).expect("unlink");
+        std::fs::rename(&kept, &link).expect("move back");
+    }
+}
+
 #[test]
 fn a_committed_store_or_forge_link_is_refused_and_nothing_is_written_outside() {
     for at in [

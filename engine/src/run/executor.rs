@@ -140,16 +140,24 @@ pub async fn execute(
         None => None,
         Some(parent) => {
             let runs_dir = options.runs_dir.clone();
+            let checkout = options.checkout.clone();
             let parent = parent.clone();
             let id = identity.clone();
             let allow = options.allow_model_change;
-            let admitted =
-                tokio::task::spawn_blocking(move || resume::admit(&runs_dir, &parent, &id, allow))
-                    .await
-                    .map_err(|e| RunError::RunDir {
-                        path: options.runs_dir.clone(),
-                        source: std::io::Error::other(e),
-                    })??;
+            let admitted = tokio::task::spawn_blocking(move || {
+                // The parent is read through the runs folder: no link on the way to it.
+                super::nofollow::ensure_dir_in_checkout(&checkout, &runs_dir, 0o700).map_err(
+                    |e| resume::ResumeError::Unsafe {
+                        message: e.to_string(),
+                    },
+                )?;
+                resume::admit(&runs_dir, &parent, &id, allow)
+            })
+            .await
+            .map_err(|e| RunError::RunDir {
+                path: options.runs_dir.clone(),
+                source: std::io::Error::other(e),
+            })??;
             Some(admitted)
         }
     };

@@ -12,6 +12,9 @@ use super::value::{OutputValue, StageOutputs, digest};
 use crate::graph::Dag;
 use crate::model::Pipeline;
 
+/// The most bytes read of a parent's `manifest.json` or `events.jsonl`.
+const MAX_RECORD_BYTES: u64 = 64 << 20;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ResumeError {
     #[error("`{id}` is not a run id (letters, digits, `.`, `_` and `-`)")]
@@ -28,6 +31,8 @@ pub enum ResumeError {
     NotFinal { id: String },
     #[error("the manifest of run `{id}` cannot be read: {message}")]
     Unreadable { id: String, message: String },
+    #[error("cannot resume: {message}")]
+    Unsafe { message: String },
     #[error("cannot resume run `{id}`: it did not review the same thing; these fields differ:\n{}{}",
         differences.iter().map(|d| format!("  {d}\n")).collect::<String>(),
         if differences.iter().all(Difference::is_model_change) {
@@ -70,13 +75,25 @@ pub fn admit(
         return Err(ResumeError::BadId { id: id.into() });
     }
     let dir = runs_dir.join(id);
-    if !dir.is_dir() {
-        return Err(ResumeError::NoParent {
-            id: id.into(),
-            dir: runs_dir.to_path_buf(),
-        });
+    // The parent's folder and files may have been committed by the change under review: no
+    // link is followed, no FIFO waited on, nothing read past its bound.
+    match std::fs::symlink_metadata(&dir) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            return Err(ResumeError::Unsafe {
+                message: super::nofollow::link_error(&dir).to_string(),
+            });
+        }
+        Ok(meta) if meta.is_dir() => {}
+        _ => {
+            return Err(ResumeError::NoParent {
+                id: id.into(),
+                dir: runs_dir.to_path_buf(),
+            });
+        }
     }
-    let bytes = match std::fs::read(dir.join("manifest.json")) {
+    let read = super::nofollow::open_regular(&dir.join("manifest.json"))
+        .and_then(|f| super::nofollow::read_bounded(f, MAX_RECORD_BYTES));
+    let bytes = match read {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(ResumeError::NoManifest { id: id.into() });
@@ -305,7 +322,8 @@ fn verify(
                     values.insert(name.clone(), verify_folder(name, &kept, &dest, &r.digest)?);
                     continue;
                 }
-                let bytes = std::fs::read(kept)
+                let bytes = super::nofollow::open_regular(&kept)
+                    .and_then(|f| super::nofollow::read_bounded(f, tree::MAX_BYTES))
                     .map_err(|e| format!("output `{name}` cannot be read: {e}"))?;
                 (bytes, Some(new_dir.join(rel)))
             }
