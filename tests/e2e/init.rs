@@ -3,39 +3,18 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{Run, reviewflow_in, root};
+use crate::support::{Run, git_in, reviewflow_in, root};
 
 /// A git repository on `main` with two commits.
 fn checkout() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
-    git(dir.path(), &["init", "-q", "-b", "main"]);
+    git_in(dir.path(), &["init", "-q", "-b", "main"]);
     for (file, message) in [("README.md", "first"), ("lib.rs", "second")] {
         std::fs::write(dir.path().join(file), format!("{message}\n")).expect("write");
-        git(dir.path(), &["add", "--", file]);
-        git(dir.path(), &["commit", "-q", "-m", message]);
+        git_in(dir.path(), &["add", "--", file]);
+        git_in(dir.path(), &["commit", "-q", "-m", message]);
     }
     dir
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// `reviewflow run` without a conversation key in the environment.

@@ -1,11 +1,11 @@
 //! Nothing private at rest (docs/executor.md): after a run, whatever its end, no plaintext of the
 //! conversation or the diff remains under `.reviewflow/` or in the temp folder the run used.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{files_under, root};
+use crate::support::{Repo, files_under, root};
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-local-test";
 /// In the change (a committed file): reaches the diff and, through the reviewer, the conversation.
@@ -15,7 +15,7 @@ const CONV_MARKER: &str = "CONVERSATION-OKAPI-2209";
 const TOKEN: &str = "ghp_0123456789abcdefghijklmnopqrstuvwxyZ";
 
 struct Checkout {
-    dir: tempfile::TempDir,
+    repo: Repo,
     /// The temp folder of the runs (`TMPDIR`), walked like `.reviewflow/`.
     tmp: tempfile::TempDir,
 }
@@ -25,6 +25,14 @@ struct Out {
     all: String,
 }
 
+/// The repository's own methods (`path`, `git`, `commit_file`) on the checkout.
+impl std::ops::Deref for Checkout {
+    type Target = Repo;
+    fn deref(&self) -> &Repo {
+        &self.repo
+    }
+}
+
 impl Checkout {
     /// A repository whose last commit adds the diff marker, a command reviewer that copies what
     /// it was given into its conversation (with `leak`, a token too), and `p.kdl`: the local
@@ -32,12 +40,11 @@ impl Checkout {
     /// file `go-on` exists, or with `slow` sleeps) that `post` waits for.
     fn new(leak: bool, boom: &str) -> Self {
         let c = Self {
-            dir: tempfile::tempdir().expect("tempdir"),
+            repo: Repo::init(),
             tmp: tempfile::tempdir().expect("tempdir"),
         };
-        c.git(&["init", "-q", "-b", "main"]);
-        c.commit("README.md", "hello\n", "first");
-        c.commit(
+        c.commit_file("README.md", "hello\n", "first");
+        c.commit_file(
             "src/marker.txt",
             &format!("a line with {DIFF_MARKER}\n"),
             "second",
@@ -80,38 +87,6 @@ impl Checkout {
             );
         std::fs::write(c.path().join("p.kdl"), pipeline).expect("write");
         c
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@example.com",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(self.path())
-            .output()
-            .expect("git runs");
-        assert!(out.status.success(), "git {args:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    fn commit(&self, file: &str, text: &str, message: &str) {
-        let path = self.path().join(file);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
-        }
-        std::fs::write(&path, text).expect("write");
-        self.git(&["add", "--", file]);
-        self.git(&["commit", "-q", "-m", message]);
     }
 
     fn command(&self, extra: &[&str]) -> Command {

@@ -101,37 +101,53 @@ impl Repo {
         self.dir.path()
     }
 
-    /// Runs git in the repository (with an identity, never signing); its trimmed stdout.
+    /// Runs git in the repository; its trimmed stdout.
     pub fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@example.com",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(self.path())
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        git_in(self.path(), args)
     }
 
     /// Writes `file` and commits everything but `.reviewflow`.
     pub fn commit(&self, file: &str, text: &str, message: &str) {
+        self.write(file, text);
+        self.git(&["add", "-A", "--", ".", ":!.reviewflow"]);
+        self.git(&["commit", "-q", "-m", message]);
+    }
+
+    /// Writes `file` and commits it alone: untracked files stay out of the diff.
+    pub fn commit_file(&self, file: &str, text: &str, message: &str) {
+        self.write(file, text);
+        self.git(&["add", "--", file]);
+        self.git(&["commit", "-q", "-m", message]);
+    }
+
+    fn write(&self, file: &str, text: &str) {
         let path = self.path().join(file);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).expect("mkdir");
         }
         std::fs::write(&path, text).expect("write");
-        self.git(&["add", "-A", "--", ".", ":!.reviewflow"]);
-        self.git(&["commit", "-q", "-m", message]);
     }
+}
+
+/// Runs git in `dir` (with an identity, never signing); its trimmed stdout.
+pub fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
