@@ -18,7 +18,9 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
 
-use crate::reviewer::conversation::{MAX_CONVERSATION_BYTES, MAX_CONVERSATION_ENTRIES};
+use crate::reviewer::conversation::{
+    ConversationError, MAX_CONVERSATION_BYTES, MAX_CONVERSATION_ENTRIES, walk,
+};
 
 const FOLDER: u8 = b'd';
 const FILE: u8 = b'f';
@@ -31,8 +33,6 @@ pub enum PackError {
     Symlink(PathBuf),
     #[error("{} is neither a file nor a folder", .0.display())]
     Special(PathBuf),
-    #[error("{} has a name that is not UTF-8", .0.display())]
-    NotUtf8(PathBuf),
     #[error("more than {MAX_CONVERSATION_ENTRIES} entries")]
     TooManyEntries,
     #[error("more than {MAX_CONVERSATION_BYTES} bytes")]
@@ -54,67 +54,57 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> PackError + '_ {
     }
 }
 
-/// Packs the folder at `root` (the folder itself is implied, not an entry).
+/// Packs the folder at `root` (the folder itself is implied, not an entry). The walk is the
+/// one every conversation on disk goes through (no link, no special file, the caps); the
+/// entries are then put in bytewise order, which keeps every folder before what it holds.
 pub fn pack_folder(root: &Path) -> Result<Vec<u8>, PackError> {
+    let mut entries: Vec<(String, PathBuf, bool)> = Vec::new();
+    let mut budget = Default::default();
+    walk(root, &mut budget, &mut |path, is_dir| {
+        if path == root {
+            return Ok(());
+        }
+        let relative = path
+            .strip_prefix(root)
+            .ok()
+            .and_then(|r| r.to_str())
+            .ok_or_else(|| ConversationError::Io {
+                path: path.to_owned(),
+                source: io::Error::other("its name is not UTF-8"),
+            })?;
+        entries.push((relative.to_owned(), path.to_owned(), is_dir));
+        Ok(())
+    })
+    .map_err(PackError::from)?;
+    entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     let mut out = Vec::new();
-    let mut entries = 0usize;
-    pack_children(root, "", &mut out, &mut entries)?;
+    for (relative, path, is_dir) in entries {
+        check_path(&relative)?;
+        if is_dir {
+            put_header(&mut out, FOLDER, &relative);
+            continue;
+        }
+        let bytes = read_regular(&path)?;
+        if (out.len() + bytes.len()) as u64 > MAX_CONVERSATION_BYTES {
+            return Err(PackError::TooLarge);
+        }
+        put_header(&mut out, FILE, &relative);
+        out.extend_from_slice(&(bytes.len() as u64).to_be_bytes());
+        out.extend_from_slice(&bytes);
+    }
     Ok(out)
 }
 
-fn pack_children(
-    dir: &Path,
-    prefix: &str,
-    out: &mut Vec<u8>,
-    entries: &mut usize,
-) -> Result<(), PackError> {
-    let mut names = Vec::new();
-    for item in fs::read_dir(dir).map_err(io_at(dir))? {
-        let item = item.map_err(io_at(dir))?;
-        let name = item
-            .file_name()
-            .into_string()
-            .map_err(|_| PackError::NotUtf8(item.path()))?;
-        names.push(name);
-        if names.len() > MAX_CONVERSATION_ENTRIES {
-            return Err(PackError::TooManyEntries);
+impl From<ConversationError> for PackError {
+    fn from(e: ConversationError) -> Self {
+        match e {
+            ConversationError::Symlink { path } => PackError::Symlink(path),
+            ConversationError::Special { path } => PackError::Special(path),
+            ConversationError::TooManyEntries => PackError::TooManyEntries,
+            ConversationError::TooLarge => PackError::TooLarge,
+            ConversationError::Io { path, source } => PackError::Io { path, source },
         }
     }
-    names.sort();
-    for name in names {
-        let path = dir.join(&name);
-        let relative = if prefix.is_empty() {
-            name.clone()
-        } else {
-            format!("{prefix}/{name}")
-        };
-        check_path(&relative)?;
-        *entries += 1;
-        if *entries > MAX_CONVERSATION_ENTRIES {
-            return Err(PackError::TooManyEntries);
-        }
-        // Never followed: a link could hand over a file the reviewer did not mean to.
-        let meta = fs::symlink_metadata(&path).map_err(io_at(&path))?;
-        let kind = meta.file_type();
-        if kind.is_symlink() {
-            return Err(PackError::Symlink(path));
-        }
-        if kind.is_dir() {
-            put_header(out, FOLDER, &relative);
-            pack_children(&path, &relative, out, entries)?;
-        } else if kind.is_file() {
-            let bytes = read_regular(&path)?;
-            if (out.len() + bytes.len()) as u64 > MAX_CONVERSATION_BYTES {
-                return Err(PackError::TooLarge);
-            }
-            put_header(out, FILE, &relative);
-            out.extend_from_slice(&(bytes.len() as u64).to_be_bytes());
-            out.extend_from_slice(&bytes);
-        } else {
-            return Err(PackError::Special(path));
-        }
-    }
-    Ok(())
 }
 
 /// A regular file's bytes, within the cap, opened without following a link or blocking on a
@@ -269,6 +259,22 @@ mod tests {
         );
         assert_eq!(fs::read(into.join("empty")).unwrap(), b"");
         assert_eq!(pack_folder(&into).unwrap(), packed);
+    }
+
+    /// Bytewise order is not walk order: `a-c` sorts before `a/b`, though the walk meets `a/`
+    /// first. The pack is sorted, so it unpacks.
+    #[test]
+    fn entries_are_in_bytewise_order_not_walk_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        let from = tmp.path().join("from");
+        fs::create_dir_all(from.join("a")).unwrap();
+        fs::write(from.join("a/b"), b"1").unwrap();
+        fs::write(from.join("a-c"), b"2").unwrap();
+        let packed = pack_folder(&from).unwrap();
+        let into = tmp.path().join("into");
+        unpack_folder(&packed, &into).unwrap();
+        assert_eq!(fs::read(into.join("a/b")).unwrap(), b"1");
+        assert_eq!(fs::read(into.join("a-c")).unwrap(), b"2");
     }
 
     #[test]

@@ -87,7 +87,7 @@ fn io_error(path: &Path) -> impl FnOnce(io::Error) -> ConversationError + '_ {
 
 /// Running totals of a walk, to enforce the caps.
 #[derive(Default)]
-struct Budget {
+pub(crate) struct Budget {
     entries: usize,
     bytes: u64,
 }
@@ -132,8 +132,8 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), ConversationError>
 }
 
 /// Visits `path` and, for a folder, everything under it (parents before children), calling
-/// `visit(path, is_dir)` on each.
-fn walk(
+/// `visit(path, is_dir)` on each. Refuses links and special files, and enforces the caps.
+pub(crate) fn walk(
     path: &Path,
     budget: &mut Budget,
     visit: &mut dyn FnMut(&Path, bool) -> Result<(), ConversationError>,
