@@ -115,6 +115,7 @@ fn review_for(head: &Sha, base: &Sha, findings: Vec<ReviewFinding>) -> Review {
         run_id: "run-0001".to_owned(),
         conversation_id: Some("0198f0c2-7a1b-7c3d-9e4f-001122334455".to_owned()),
         reviewer: "rules".to_owned(),
+        resolved: Vec::new(),
     }
 }
 
@@ -126,6 +127,8 @@ fn finding(rule: &str, path: &str, line: Option<u32>, severity: Severity) -> Rev
         line,
         end_line: None,
         message: format!("{rule} here"),
+        fingerprint: None,
+        state: None,
     }
 }
 

@@ -354,6 +354,7 @@ fn the_last_posted_review_feeds_the_next_gather() {
         run_id: "run-1".into(),
         conversation_id: Some("conv-1".into()),
         reviewer: "rules".into(),
+        resolved: Vec::new(),
     };
     forge.post(&change, &review, &g.head).unwrap();
 

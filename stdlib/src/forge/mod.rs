@@ -35,4 +35,4 @@ pub use record::{MAX_RECORD_BYTES, PostedFile, PostedReview, RECORD_FILE, RECORD
 pub use remote::{
     MAX_IDENTITY, RepoSource, check_identity, origin_url, remote_identity, repo_identity,
 };
-pub use review::{Review, ReviewFinding};
+pub use review::{FindingState, Review, ReviewFinding};

@@ -21,6 +21,23 @@ pub struct ReviewFinding {
     #[serde(default)]
     pub end_line: Option<u32>,
     pub message: String,
+    /// The finding's identity across pushes, when it was computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    /// New since the last posted review, persisting from it, or resolved by this push; `None`
+    /// when there was no earlier review to compare with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<FindingState>,
+}
+
+/// Where a finding stands against the last posted review (SARIF's `baselineState`: `new`,
+/// `unchanged`, `absent`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FindingState {
+    New,
+    Persisting,
+    Resolved,
 }
 
 impl From<Finding> for ReviewFinding {
@@ -32,6 +49,8 @@ impl From<Finding> for ReviewFinding {
             line: f.line,
             end_line: None,
             message: f.message,
+            fingerprint: None,
+            state: None,
         }
     }
 }
@@ -51,4 +70,8 @@ pub struct Review {
     pub conversation_id: Option<String>,
     /// Who reviewed (`claude`, `rules`, …): printable text.
     pub reviewer: String,
+    /// Findings of the last posted review that this one no longer has (their `state` is
+    /// `Resolved`); empty on a first review.
+    #[serde(default)]
+    pub resolved: Vec<ReviewFinding>,
 }

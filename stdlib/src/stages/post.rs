@@ -172,6 +172,8 @@ async fn run(
                 line: f.line,
                 end_line: f.end_line,
                 message: f.message,
+                fingerprint: None,
+                state: None,
             })
             .collect();
     }
@@ -263,6 +265,7 @@ async fn run(
             run_id: cx.run_id.to_string(),
             conversation_id,
             reviewer: "reviewflow".into(),
+            resolved: Vec::new(),
         },
         state,
         expected_head,

@@ -133,6 +133,8 @@ mod tests {
             line,
             end_line: end,
             message: "a message".into(),
+            fingerprint: None,
+            state: None,
         }
     }
 

@@ -207,6 +207,8 @@ mod tests {
             line: Some(1),
             end_line: None,
             message: "m".into(),
+            fingerprint: None,
+            state: None,
         }
     }
 

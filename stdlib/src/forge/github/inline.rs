@@ -231,6 +231,8 @@ mod tests {
             line,
             end_line: end,
             message: "msg".into(),
+            fingerprint: None,
+            state: None,
         }
     }
 
