@@ -14,7 +14,7 @@ use super::value::sha256;
 use crate::model::{Pipeline, Value};
 
 /// The salt of the digest, and the `format` field.
-pub const IDENTITY_FORMAT: &str = "reviewflow-identity/v1";
+pub const IDENTITY_FORMAT: &str = "reviewflow-identity/v2";
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Identity {
@@ -194,30 +194,89 @@ pub fn reviewers(pipeline: &Pipeline) -> BTreeMap<String, Reviewer> {
 
 /// Digest of the pipeline's model with every span dropped (layout and comments do not count)
 /// and each reviewer's provider and model removed (they are the `reviewers` field).
+///
+/// The model is hashed part by part (the top-level fields, then each stage's own fields, each
+/// child's name, each argument and each property), every part as span-stripped canonical JSON
+/// with its length before it. So memory is that of the largest single value, not of the whole
+/// model as JSON (which cost about 3 KB per argument).
 pub fn pipeline_digest(pipeline: &Pipeline) -> String {
-    let mut value = serde_json::to_value(pipeline).unwrap_or_default();
-    strip_spans(&mut value);
-    if let Some(stages) = value.get_mut("stages").and_then(|s| s.as_array_mut()) {
-        for stage in stages {
-            let Some(children) = stage.get_mut("children").and_then(|c| c.as_array_mut()) else {
-                continue;
-            };
-            for child in children {
-                if child.get("name") == Some(&serde_json::json!("reviewer")) {
-                    if let Some(args) = child.get_mut("args").and_then(|a| a.as_array_mut())
-                        && !args.is_empty()
-                    {
-                        args.remove(0);
-                    }
-                    if let Some(props) = child.get_mut("props").and_then(|p| p.as_array_mut()) {
-                        props.retain(|p| p.get("name") != Some(&serde_json::json!("model")));
-                    }
+    use sha2::{Digest as _, Sha256};
+    let mut hasher = Sha256::new();
+    let mut feed = |label: &str, part: serde_json::Value| {
+        let mut part = part;
+        strip_spans(&mut part);
+        let text = canonical(&part);
+        for piece in [label.as_bytes(), text.as_bytes()] {
+            hasher.update((piece.len() as u64).to_le_bytes());
+            hasher.update(piece);
+        }
+    };
+    // Destructured so that a new field cannot be left out of the digest unnoticed.
+    let Pipeline {
+        name,
+        inputs,
+        secrets,
+        forge,
+        stores,
+        stages,
+        allows,
+        isolation,
+        ..
+    } = pipeline;
+    feed("name", json(name));
+    feed("inputs", json(inputs));
+    feed("secrets", json(secrets));
+    feed("forge", json(forge));
+    feed("stores", json(stores));
+    feed("allows", json(allows));
+    feed("isolation", json(isolation));
+    for stage in stages {
+        let crate::model::Stage {
+            name,
+            span: _,
+            uses,
+            needs,
+            when,
+            on_error,
+            timeout_ms,
+            permissions,
+            network,
+            fallback,
+            allows,
+            children,
+        } = stage;
+        feed("stage", json(name));
+        feed("uses", json(uses));
+        feed("needs", json(needs));
+        feed("when", json(when));
+        feed("on_error", json(on_error));
+        feed("timeout_ms", json(timeout_ms));
+        feed("permissions", json(permissions));
+        feed("network", json(network));
+        feed("fallback", json(fallback));
+        feed("allows", json(allows));
+        for child in children {
+            let crate::model::Child { name, args, props } = child;
+            let reviewer = name.value == "reviewer";
+            feed("child", json(name));
+            for (i, arg) in args.iter().enumerate() {
+                if !(reviewer && i == 0) {
+                    feed("arg", json(arg));
+                }
+            }
+            for prop in props {
+                if !(reviewer && prop.name.value == "model") {
+                    feed("prop", json(prop));
                 }
             }
         }
     }
-    // to_string of a Value orders object keys by the map's order; make it canonical by sorting.
-    sha256(canonical(&value).as_bytes())
+    crate::hex::encode(&hasher.finalize())
+}
+
+/// A part of the model as JSON (the model's types always serialise; `Null` is never reached).
+fn json<T: Serialize>(part: &T) -> serde_json::Value {
+    serde_json::to_value(part).unwrap_or_default()
 }
 
 /// `Spanned` serializes as `{value, span}`: keep the value; drop other `span` fields.
@@ -266,5 +325,72 @@ fn canonical(v: &serde_json::Value) -> String {
             )
         }
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digest(text: &str) -> String {
+        let compiled = crate::compile::compile(
+            crate::Source::new("p.kdl", text),
+            &crate::Registry::with_builtins(),
+            &crate::syntax::Limits::default(),
+        )
+        .expect("compiles");
+        pipeline_digest(&compiled.pipeline)
+    }
+
+    #[test]
+    fn the_digest_ignores_layout_and_sees_every_value() {
+        let base =
+            digest("pipeline \"p\"\nstage \"a\" uses=\"run\" {\n  command \"echo\" \"x\"\n}\n");
+        let relaid = digest(
+            "// a comment\npipeline \"p\"\n\n\nstage \"a\"   uses=\"run\" {\n    command \"echo\"    \"x\" /* why */\n}\n",
+        );
+        assert_eq!(base, relaid);
+        for changed in [
+            "pipeline \"q\"\nstage \"a\" uses=\"run\" {\n  command \"echo\" \"x\"\n}\n",
+            "pipeline \"p\"\nstage \"b\" uses=\"run\" {\n  command \"echo\" \"x\"\n}\n",
+            "pipeline \"p\"\nstage \"a\" uses=\"run\" {\n  command \"echo\" \"y\"\n}\n",
+            "pipeline \"p\"\nstage \"a\" uses=\"run\" {\n  command \"echo\" \"x\" \"\"\n}\n",
+            "pipeline \"p\"\nstage \"a\" uses=\"run\" on-error=\"skip\" {\n  command \"echo\" \"x\"\n}\n",
+            "pipeline \"p\"\nstage \"a\" uses=\"run\" {\n  command \"echo\"\n  command \"x\"\n}\n",
+        ] {
+            assert_ne!(base, digest(changed), "{changed}");
+        }
+    }
+
+    #[test]
+    fn the_reviewer_provider_and_model_are_left_out() {
+        use crate::model::{Child, Prop};
+        use crate::span::{Span, Spanned};
+        fn at<T>(value: T) -> Spanned<T> {
+            Spanned::new(value, Span::new(0, 0))
+        }
+        let with = |provider: &str, model: &str, vendor: &str| {
+            let mut compiled = crate::compile::compile(
+                crate::Source::new(
+                    "p.kdl",
+                    "pipeline \"p\"\nstage \"a\" uses=\"run\" {\n  command \"true\"\n}\n",
+                ),
+                &crate::Registry::with_builtins(),
+                &crate::syntax::Limits::default(),
+            )
+            .expect("compiles");
+            let prop = |name: &str, value: &str| Prop {
+                name: at(name.to_owned()),
+                value: at(Value::String(value.to_owned())),
+            };
+            compiled.pipeline.stages[0].children.push(Child {
+                name: at("reviewer".to_owned()),
+                args: vec![at(Value::String(provider.to_owned()))],
+                props: vec![prop("model", model), prop("vendor", vendor)],
+            });
+            pipeline_digest(&compiled.pipeline)
+        };
+        assert_eq!(with("claude", "opus", "v"), with("codex", "gpt", "v"));
+        assert_ne!(with("claude", "opus", "v"), with("claude", "opus", "w"));
     }
 }

@@ -7,6 +7,10 @@
 //! not count) rejects such files with a diagnostic that points at the offending byte. Block
 //! comments nest in KDL, and the parser recurses per level of them too, so their depth is
 //! bounded like that of children blocks.
+//!
+//! The number of tokens (names, values, strings, braces, type annotations) is bounded too: the
+//! parser, the model and every output spend memory and time per token, and a file of a hundred
+//! thousand `}` or `""` would otherwise cost gigabytes before its first error could be said.
 
 use crate::span::Span;
 
@@ -23,7 +27,15 @@ pub struct Limits {
     pub max_string_bytes: usize,
     /// Deepest nesting of block comments (`/* /* */ */`).
     pub max_comment_depth: usize,
+    /// Most tokens in a file: bare words and numbers, strings, `#` keywords, braces and type
+    /// annotations, counted outside comments.
+    pub max_tokens: usize,
 }
+
+/// The default token bound. A stage of the example pipelines takes 20 to 30 tokens, so this
+/// leaves room for well over a thousand stages, while the parser's and model's cost per token
+/// (about 1 KB) stays far under 200 MB.
+pub const MAX_TOKENS: usize = 40_000;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -33,6 +45,7 @@ impl Default for Limits {
             max_slashdash_depth: 3,
             max_string_bytes: 256 << 10,
             max_comment_depth: 32,
+            max_tokens: MAX_TOKENS,
         }
     }
 }
@@ -67,6 +80,11 @@ pub enum LimitError {
         bytes: usize,
         max: usize,
     },
+    /// More tokens than [`Limits::max_tokens`]; the span is the first token past the bound.
+    TooManyTokens {
+        span: Span,
+        max: usize,
+    },
 }
 
 /// Scans `text` once and reports the first limit it breaks.
@@ -84,7 +102,27 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), LimitError> {
     let mut slashdashed_open = 0usize;
     let mut pending_slashdash = false;
     let mut slashdash_run = 0usize;
+    let mut tokens = 0usize;
+    // Whether the byte before `i` was part of a bare word (a name, number or keyword).
+    let mut in_word = false;
     while i < b.len() {
+        let word_before = std::mem::take(&mut in_word);
+        // Every token but the rest of a bare word counts, where it starts.
+        let starts_token = match b[i] {
+            b'"' | b'{' | b'}' | b'(' => true,
+            b'#' => true,
+            b'/' => !matches!(b.get(i + 1), Some(b'/' | b'*' | b'-')) && !word_before,
+            c => !word_before && is_word_byte(c),
+        };
+        if starts_token {
+            tokens += 1;
+            if tokens > limits.max_tokens {
+                return Err(LimitError::TooManyTokens {
+                    span: Span::new(i, 1),
+                    max: limits.max_tokens,
+                });
+            }
+        }
         match b[i] {
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 while i < b.len() && b[i] != b'\n' {
@@ -137,6 +175,8 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), LimitError> {
                     check_string(start, i, limits)?;
                 } else {
                     i += hashes;
+                    // `#true`, `#inf`: the keyword after the `#` is the same token.
+                    in_word = true;
                 }
                 pending_slashdash = false;
                 continue;
@@ -168,12 +208,22 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), LimitError> {
                 i += 1;
                 continue;
             }
-            _ => {}
+            c => in_word = is_word_byte(c),
         }
         pending_slashdash = false;
         i += 1;
     }
     Ok(())
+}
+
+/// A byte that can continue a bare word: anything but whitespace and KDL's punctuation. A `#`
+/// inside a word does not start a keyword, and multi-byte characters count once per word.
+fn is_word_byte(c: u8) -> bool {
+    !c.is_ascii_whitespace()
+        && !matches!(
+            c,
+            b'(' | b')' | b'{' | b'}' | b'[' | b']' | b'"' | b'=' | b';' | b'\\' | b'#'
+        )
 }
 
 /// The children blocks around a `}` at `at`: the block open there (the innermost), and the last
@@ -257,7 +307,9 @@ fn check_string(start: usize, end: usize, limits: &Limits) -> Result<(), LimitEr
 /// offset just past its end (or the end of the text when it is unterminated: the parser then
 /// reports it).
 fn skip_string(b: &[u8], i: usize, hashes: usize) -> usize {
-    let multi = b[i..].starts_with(b"\"\"\"");
+    // A multi-line string opens with `"""` and a newline; `""""` is empty strings in a row.
+    let multi = b[i..].starts_with(b"\"\"\"")
+        && matches!(b.get(i + 3), Some(b'\n' | b'\r'));
     let quotes = if multi { 3 } else { 1 };
     let mut j = i + quotes;
     while j < b.len() {
@@ -380,6 +432,32 @@ mod tests {
             Err(LimitError::SlashdashRunTooLong { .. })
         ));
         assert_eq!(check_limits("/- a\n/- b\n/- /- c\n", &limits()), Ok(()));
+    }
+
+    #[test]
+    fn tokens_are_counted_outside_comments() {
+        let small = Limits {
+            max_tokens: 7,
+            ..limits()
+        };
+        // stage, "a", uses, "run", {, #true, } and nothing in comments or inside words.
+        let seven = "stage \"a\" uses=\"run\" { // x y z\n /* p q */ #true }";
+        assert_eq!(check_limits(seven, &small), Ok(()));
+        let eight = format!("{seven} (t)");
+        let Err(LimitError::TooManyTokens { span, max }) = check_limits(&eight, &small) else {
+            panic!("eight tokens pass");
+        };
+        assert_eq!((span.offset, max), (seven.len() + 1, 7));
+        for hostile in ["}\n", "\"\"", "(t)", "bogus 1\n", " 1"] {
+            let text = hostile.repeat(100_000);
+            assert!(
+                matches!(
+                    check_limits(&text, &limits()),
+                    Err(LimitError::TooManyTokens { .. })
+                ),
+                "{hostile:?}"
+            );
+        }
     }
 
     #[test]

@@ -253,5 +253,14 @@ fn limit_error(e: LimitError) -> SyntaxError {
             label: "string too long".into(),
             help: Some("keep long text in a file and name the file".into()),
         },
+        LimitError::TooManyTokens { span, max } => SyntaxError {
+            span,
+            message: format!("the file has more than {max} tokens"),
+            label: "one too many".into(),
+            help: Some(
+                "a stage takes 10 to 40 tokens: split the pipeline, or generate fewer stages"
+                    .into(),
+            ),
+        },
     }
 }
