@@ -11,6 +11,7 @@ pub mod compile;
 pub mod contract;
 pub mod duration;
 pub mod emit;
+pub mod export;
 pub mod exec;
 pub mod finding;
 pub mod flow;

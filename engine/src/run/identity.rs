@@ -271,7 +271,7 @@ pub fn pipeline_digest(pipeline: &Pipeline) -> String {
             }
         }
     }
-    crate::hex::encode(&hasher.finalize())
+    format!("sha256:{}", crate::hex::encode(&hasher.finalize()))
 }
 
 /// A part of the model as JSON (the model's types always serialise; `Null` is never reached).

@@ -1,0 +1,6 @@
+//! Exporting a pipeline to a CI system's jobs (`docs/export.md`). The partition of stages into
+//! jobs is the part every exporter shares.
+
+pub mod partition;
+
+pub use partition::{Job, Partition, Reason, partition};

@@ -1,0 +1,199 @@
+//! The partition of pipelines into jobs (`docs/export.md`): an edge carrying a private value
+//! keeps its ends in one job, a stage caught between two stages of a job joins it, everything
+//! else is split; each job holds exactly its stages' secrets and permissions.
+
+use std::collections::BTreeMap;
+
+use reviewflow_engine::compile::Compiled;
+use reviewflow_engine::export::{Partition, Reason, partition};
+use reviewflow_engine::flow::Flow;
+use reviewflow_engine::model::Access;
+
+fn partition_of(text: &str) -> (Compiled, Partition) {
+    let registry = reviewflow_stdlib::registry();
+    let compiled = reviewflow_engine::compile::compile(
+        reviewflow_engine::Source::new("p.kdl", text),
+        &registry,
+        &reviewflow_engine::syntax::Limits::default(),
+    )
+    .expect("compiles");
+    let flow = Flow::compute(&compiled.pipeline, &registry, &compiled.dag).expect("acyclic");
+    let p = partition(&compiled.pipeline, &registry, &compiled.dag, &flow).expect("acyclic");
+    (compiled, p)
+}
+
+fn stage(c: &Compiled, i: usize) -> &str {
+    &c.pipeline.stages[i].name.value
+}
+
+/// Each job as its stage names, the jobs it needs (by first stage), its secrets and permissions.
+type JobView = (Vec<String>, Vec<String>, Vec<String>, String);
+
+fn jobs(c: &Compiled, p: &Partition) -> Vec<JobView> {
+    p.jobs
+        .iter()
+        .map(|j| {
+            let stages = j.stages.iter().map(|&s| stage(c, s).to_owned()).collect();
+            let needs = j
+                .needs
+                .iter()
+                .map(|&n| stage(c, p.jobs[n].stages[0]).to_owned())
+                .collect();
+            let secrets = j
+                .secrets
+                .iter()
+                .map(|&s| c.pipeline.secrets[s].name.value.clone())
+                .collect();
+            (stages, needs, secrets, permissions(&j.permissions))
+        })
+        .collect()
+}
+
+fn permissions(p: &BTreeMap<String, Access>) -> String {
+    p.iter()
+        .map(|(scope, access)| {
+            format!(
+                "{scope}:{}",
+                if *access == Access::Write {
+                    "write"
+                } else {
+                    "read"
+                }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn the_review_example_keeps_the_conversation_in_one_job() {
+    let (c, p) = partition_of(include_str!("../../examples/review.kdl"));
+    assert_eq!(
+        jobs(&c, &p),
+        vec![
+            (
+                strings(&["gather"]),
+                Vec::new(),
+                strings(&["github-token"]),
+                "contents:read pull-requests:read".to_owned()
+            ),
+            (
+                strings(&["restore", "review", "scan", "seal"]),
+                strings(&["gather"]),
+                strings(&["conversation-key", "github-token", "anthropic-key"]),
+                "actions:read".to_owned()
+            ),
+            (
+                strings(&["post"]),
+                strings(&["gather", "restore"]),
+                strings(&["github-token"]),
+                "actions:read checks:write pull-requests:write".to_owned()
+            ),
+        ]
+    );
+    // Each join names the private edge that forced it.
+    let private: Vec<(&str, &str, Vec<String>)> = p
+        .reasons
+        .iter()
+        .map(|r| match r {
+            Reason::Private {
+                producer,
+                consumer,
+                outputs,
+            } => (stage(&c, *producer), stage(&c, *consumer), outputs.clone()),
+            Reason::Between { .. } => panic!("no stage is caught between: {r:?}"),
+        })
+        .collect();
+    let conversation = strings(&["conversation"]);
+    assert_eq!(
+        private,
+        vec![
+            ("restore", "review", conversation.clone()),
+            ("review", "scan", conversation.clone()),
+            ("review", "seal", conversation),
+        ]
+    );
+}
+
+#[test]
+fn the_runner_check_example_splits_every_stage() {
+    let (c, p) = partition_of(include_str!("../../examples/runner-check.kdl"));
+    assert_eq!(
+        jobs(&c, &p),
+        vec![
+            (
+                strings(&["gather"]),
+                Vec::new(),
+                strings(&["github-token"]),
+                "contents:read pull-requests:read".to_owned()
+            ),
+            (
+                strings(&["review"]),
+                strings(&["gather"]),
+                strings(&["openai-key"]),
+                String::new()
+            ),
+            (
+                strings(&["post"]),
+                strings(&["gather", "review"]),
+                strings(&["github-token"]),
+                "actions:read checks:write issues:write pull-requests:write".to_owned()
+            ),
+        ]
+    );
+    assert!(p.reasons.is_empty(), "{:?}", p.reasons);
+}
+
+#[test]
+fn a_stage_between_two_stages_of_a_job_joins_it() {
+    // restore → review carries the private conversation; `mid` needs restore and review needs
+    // mid, so a job of its own for `mid` would make the jobs a cycle.
+    let text = r#"
+pipeline "between"
+store "s" kind="local"
+secret "k" env="K" {
+    visible-to "restore"
+}
+stage "restore" uses="std/restore" on-error="fallback" {
+    from "s"
+    key "k"
+}
+stage "mid" uses="run" {
+    needs "restore"
+    command "true"
+}
+stage "review" uses="std/review" {
+    needs "mid"
+    reviewer "rules"
+    resume "restore.conversation"
+}
+stage "other" uses="run" {
+    needs "restore"
+    command "true"
+}
+"#;
+    let (c, p) = partition_of(text);
+    let names: Vec<Vec<String>> = jobs(&c, &p).into_iter().map(|j| j.0).collect();
+    assert_eq!(
+        names,
+        vec![strings(&["restore", "mid", "review"]), strings(&["other"])]
+    );
+    let between: Vec<(&str, &str, &str)> = p
+        .reasons
+        .iter()
+        .filter_map(|r| match r {
+            Reason::Between {
+                stage: s,
+                after,
+                before,
+            } => Some((stage(&c, *s), stage(&c, *after), stage(&c, *before))),
+            Reason::Private { .. } => None,
+        })
+        .collect();
+    assert_eq!(between, vec![("mid", "restore", "review")]);
+    assert_eq!(p.job_of.len(), 4);
+}
