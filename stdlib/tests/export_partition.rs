@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use reviewflow_engine::compile::Compiled;
-use reviewflow_engine::export::{Partition, Reason, partition};
+use reviewflow_engine::export::{Carries, Partition, Reason, partition};
 use reviewflow_engine::flow::Flow;
 use reviewflow_engine::model::Access;
 
@@ -69,83 +69,105 @@ fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| (*s).to_owned()).collect()
 }
 
+/// Each `Private` reason as (producer, consumer, [(output, why)]).
+fn joins(c: &Compiled, p: &Partition) -> Vec<(String, String, Vec<(String, Carries)>)> {
+    p.reasons
+        .iter()
+        .filter_map(|r| match r {
+            Reason::Private {
+                producer,
+                consumer,
+                outputs,
+            } => Some((
+                stage(c, *producer).to_owned(),
+                stage(c, *consumer).to_owned(),
+                outputs.clone(),
+            )),
+            Reason::Between { .. } => None,
+        })
+        .collect()
+}
+
+fn join(
+    producer: &str,
+    consumer: &str,
+    outputs: &[(&str, Carries)],
+) -> (String, String, Vec<(String, Carries)>) {
+    (
+        producer.to_owned(),
+        consumer.to_owned(),
+        outputs.iter().map(|(o, c)| ((*o).to_owned(), *c)).collect(),
+    )
+}
+
 #[test]
-fn the_review_example_keeps_the_conversation_in_one_job() {
+fn the_review_example_keeps_the_diff_and_the_conversation_in_one_job() {
     let (c, p) = partition_of(include_str!("../../examples/review.kdl"));
     assert_eq!(
         jobs(&c, &p),
         vec![
             (
-                strings(&["gather"]),
+                strings(&["gather", "restore", "review", "scan", "seal"]),
                 Vec::new(),
-                strings(&["github-token"]),
-                "contents:read pull-requests:read".to_owned()
-            ),
-            (
-                strings(&["restore", "review", "scan", "seal"]),
-                strings(&["gather"]),
                 strings(&["conversation-key", "github-token", "anthropic-key"]),
-                "actions:read".to_owned()
+                "actions:read contents:read pull-requests:read".to_owned()
             ),
             (
                 strings(&["post"]),
-                strings(&["gather", "restore"]),
+                strings(&["gather"]),
                 strings(&["github-token"]),
                 "actions:read checks:write pull-requests:write".to_owned()
             ),
         ]
     );
-    // Each join names the private edge that forced it.
-    let private: Vec<(&str, &str, Vec<String>)> = p
-        .reasons
-        .iter()
-        .map(|r| match r {
-            Reason::Private {
-                producer,
-                consumer,
-                outputs,
-            } => (stage(&c, *producer), stage(&c, *consumer), outputs.clone()),
-            Reason::Between { .. } => panic!("no stage is caught between: {r:?}"),
-        })
-        .collect();
-    let conversation = strings(&["conversation"]);
+    // Each join names the edge that forced it, and why its value may not cross.
     assert_eq!(
-        private,
+        joins(&c, &p),
         vec![
-            ("restore", "review", conversation.clone()),
-            ("review", "scan", conversation.clone()),
-            ("review", "seal", conversation),
+            join(
+                "gather",
+                "review",
+                &[
+                    ("diff", Carries::Diff),
+                    ("since-last-review", Carries::Diff)
+                ]
+            ),
+            join("restore", "review", &[("conversation", Carries::Private)]),
+            join("review", "scan", &[("conversation", Carries::Private)]),
+            join("review", "seal", &[("conversation", Carries::Private)]),
         ]
+    );
+    assert!(
+        p.reasons
+            .iter()
+            .all(|r| matches!(r, Reason::Private { .. }))
     );
 }
 
 #[test]
-fn the_runner_check_example_splits_every_stage() {
+fn the_runner_check_example_puts_the_reviewer_with_the_diff_and_posts_apart() {
     let (c, p) = partition_of(include_str!("../../examples/runner-check.kdl"));
     assert_eq!(
         jobs(&c, &p),
         vec![
             (
-                strings(&["gather"]),
+                strings(&["gather", "review"]),
                 Vec::new(),
-                strings(&["github-token"]),
+                strings(&["github-token", "openai-key"]),
                 "contents:read pull-requests:read".to_owned()
             ),
             (
-                strings(&["review"]),
-                strings(&["gather"]),
-                strings(&["openai-key"]),
-                String::new()
-            ),
-            (
                 strings(&["post"]),
-                strings(&["gather", "review"]),
+                strings(&["gather"]),
                 strings(&["github-token"]),
                 "actions:read checks:write issues:write pull-requests:write".to_owned()
             ),
         ]
     );
-    assert!(p.reasons.is_empty(), "{:?}", p.reasons);
+    assert_eq!(
+        joins(&c, &p),
+        vec![join("gather", "review", &[("diff", Carries::Diff)])]
+    );
 }
 
 #[test]

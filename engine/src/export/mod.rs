@@ -3,4 +3,4 @@
 
 pub mod partition;
 
-pub use partition::{Job, Partition, Reason, partition};
+pub use partition::{Carries, Job, Partition, Reason, partition};

@@ -1,7 +1,8 @@
 //! Which stages share a job, and why (`docs/export.md`, "The partition").
 //!
-//! Stages start as one job each. An edge whose value is private or carries a secret joins its
-//! two ends (a private value never crosses a job boundary in plaintext), and a stage that then
+//! Stages start as one job each. An edge whose value is private, carries a secret or is a diff
+//! joins its two ends (such a value never crosses a job boundary in plaintext: it is what a run
+//! discards at rest, docs/executor.md), and a stage that then
 //! sits between two stages of one job joins that job too (jobs must form a DAG). Every join is
 //! recorded with the edge or the stages that forced it, so the exported workflow and `check`
 //! can explain it.
@@ -10,8 +11,9 @@ use std::collections::BTreeMap;
 
 use petgraph::graph::DiGraph;
 
+use crate::contract::OutputType;
 use crate::flow::Flow;
-use crate::graph::Dag;
+use crate::graph::{Dag, outputs_of};
 use crate::model::{Access, Pipeline};
 use crate::permission::parse_permission;
 use crate::registry::Registry;
@@ -33,11 +35,11 @@ pub struct Job {
 /// Why two stages share a job.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reason {
-    /// `producer`'s `outputs` reach `consumer` and are private or carry a secret.
+    /// `producer`'s `outputs` reach `consumer` and may not leave the machine.
     Private {
         producer: usize,
         consumer: usize,
-        outputs: Vec<String>,
+        outputs: Vec<(String, Carries)>,
     },
     /// `stage` sits downstream of one stage of a job and upstream of another (`after` →
     /// `stage` → `before`), so a job of its own would make the jobs a cycle.
@@ -46,6 +48,27 @@ pub enum Reason {
         after: usize,
         before: usize,
     },
+}
+
+/// Why a value may not cross a job boundary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Carries {
+    /// It carries the `private` label.
+    Private,
+    /// It carries a secret.
+    Secret,
+    /// It is a diff: the change as read, which may hold the credential a scan looks for.
+    Diff,
+}
+
+impl Carries {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Carries::Private => "private",
+            Carries::Secret => "carries a secret",
+            Carries::Diff => "a diff",
+        }
+    }
 }
 
 /// The jobs of a pipeline, and why stages share them.
@@ -72,17 +95,33 @@ pub fn partition(
     let mut sets = Sets::new(n);
     let mut reasons = Vec::new();
     let edges = dag.edges();
+    let types: Vec<_> = pipeline
+        .stages
+        .iter()
+        .map(|s| outputs_of(s, registry))
+        .collect();
     for (producer, consumer, info) in &edges {
         // A guard's bool crosses as plainly as data does.
-        let mut outputs: Vec<String> = info
+        let mut outputs: Vec<(String, Carries)> = info
             .data
             .iter()
             .chain(&info.guard)
-            .filter(|name| {
-                flow.output(*producer, name)
-                    .is_some_and(|l| l.private || l.secrets().next().is_some())
+            .filter_map(|name| {
+                let labels = flow.output(*producer, name);
+                let carries = if labels.is_some_and(|l| l.private) {
+                    Carries::Private
+                } else if labels.is_some_and(|l| l.secrets().next().is_some()) {
+                    Carries::Secret
+                } else if types[*producer]
+                    .iter()
+                    .any(|(n, t)| n == name && *t == OutputType::Diff)
+                {
+                    Carries::Diff
+                } else {
+                    return None;
+                };
+                Some((name.clone(), carries))
             })
-            .cloned()
             .collect();
         outputs.sort_unstable();
         outputs.dedup();
