@@ -20,12 +20,39 @@ pub enum Command {
     Graph(GraphArgs),
     /// Write the JSON Schemas of reviewflow's machine-readable formats
     Schema(SchemaArgs),
-    /// Run a pipeline that passes check (exit 0 success, 1 a stage failed, 2 unusable input, 130/143 interrupted)
+    /// Run a pipeline that passes check (exit 0 success, 1 a stage failed, 2 unusable input, 3 findings at --fail-on, 4 not reviewed under --fail-on, 130/143 interrupted)
     Run(RunArgs),
     /// Explain a check: what it proves, a failing and a passing example (no id: list the checks)
     Explain(ExplainArgs),
     /// Write a starting review.kdl for this checkout (exit 1 if one exists: it is kept)
     Init,
+    /// Write a pipeline as a CI workflow whose jobs are its trust boundaries (exit 0 written, 1
+    /// the pipeline has error findings, 2 unusable input or cannot write)
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(subcommand)]
+    pub target: ExportTarget,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ExportTarget {
+    /// A GitHub Actions workflow: one job per group of stages that must share a machine
+    Github(ExportGithubArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExportGithubArgs {
+    /// The pipeline file, relative to the repository's top: the workflow runs it by this path
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Write the workflow to this file, atomically; a symbolic link is refused (default: stdout)
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub color: ColorArg,
 }
 
 #[derive(Debug, Args)]
@@ -52,6 +79,9 @@ pub struct RunArgs {
     /// Admit a resume whose reviewer provider or model changed
     #[arg(long, requires = "resume")]
     pub allow_model_change: bool,
+    /// Run only these stages (comma-separated); what they read comes from the --resume run
+    #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
+    pub stages: Option<Vec<String>>,
     /// Review even when there is nothing new (the head was already reviewed): no stage may stop
     /// the run early
     #[arg(long)]
@@ -69,6 +99,13 @@ pub struct RunArgs {
     /// Local forge: the head of the change (default: HEAD)
     #[arg(long, value_name = "REV")]
     pub head: Option<String>,
+    /// Fail on the findings `std/post` published: exit 3 on one at or above this severity, 4
+    /// when the review did not run (default: never; error with --fail-on-new)
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub fail_on: Option<FailOn>,
+    /// Count only new findings for --fail-on: not those that persist from the last posted review
+    #[arg(long)]
+    pub fail_on_new: bool,
     #[command(flatten)]
     pub color: ColorArg,
 }

@@ -92,8 +92,13 @@ pub fn run(args: CheckArgs) -> u8 {
             print_stdout(&json(serde_json::to_string_pretty(&doc)));
         }
         CheckFormat::Sarif => {
-            let log = sarif::sarif_log(&pairs, env!("CARGO_PKG_VERSION"));
-            print_stdout(&json(serde_json::to_string_pretty(&log)));
+            // URIs are relative to the repository's top, whatever folder the names are from.
+            let root = sarif::SrcRoot::current();
+            print_stdout(&sarif::sarif_text_at(
+                &pairs,
+                &root,
+                env!("CARGO_PKG_VERSION"),
+            ));
         }
         CheckFormat::Github => print_stdout(&github::workflow_commands(&pairs)),
     }

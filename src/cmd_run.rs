@@ -13,6 +13,7 @@ use reviewflow_engine::run::{
 use reviewflow_engine::{CheckOptions, run_checks};
 
 use crate::cli::RunArgs;
+use crate::fail_on;
 use crate::isolation::Isolation;
 use crate::output::{Loaded, load, style};
 
@@ -22,6 +23,10 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     isolation.protect();
     let registry = reviewflow_stdlib::registry();
     let style = style(args.color.color);
+    let rule = fail_on::Rule {
+        fail_on: args.fail_on,
+        new_only: args.fail_on_new,
+    };
     let compiled = match load(&args.file, &registry) {
         Ok(c) => c,
         Err(Loaded::Unreadable(message)) => {
@@ -105,6 +110,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     }
     options.resume = args.resume.clone();
     options.allow_model_change = args.allow_model_change;
+    options.stages = args.stages.clone();
     options.force = args.force;
     options.mode = if github { "ci" } else { "local" }.into();
     options.console = if github {
@@ -179,8 +185,16 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
         }
         Err(Failed::Run(e)) => Err(e),
     };
+    // Under GitHub Actions the next job of an exported workflow resumes this run: its id is a
+    // step output (`steps.<id>.outputs.run-id`, docs/export.md).
+    let step_output = github
+        .then(|| lookup("GITHUB_OUTPUT").map(PathBuf::from))
+        .flatten();
     match result {
         Ok(report) => {
+            if let (Some(path), Some(id)) = (&step_output, report.run_dir.file_name()) {
+                write_run_id(path, &id.to_string_lossy());
+            }
             eprint!(
                 "{}",
                 not_run_lines(
@@ -188,8 +202,16 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
                     style == reviewflow_engine::report::Style::Color
                 )
             );
+            let verdict = fail_on::judge(
+                &compiled.pipeline,
+                &report.manifest,
+                &report.run_dir,
+                rule,
+                report.exit_code,
+            );
+            eprint!("{}", verdict.lines);
             eprintln!("run directory: {}", report.run_dir.display());
-            report.exit_code
+            verdict.exit
         }
         Err(RunError::Check { findings }) => {
             eprint!(
@@ -202,6 +224,24 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
             eprintln!("error: {e}");
             EXIT_UNUSABLE
         }
+    }
+}
+
+/// Appends `run-id=<id>` to the step's `GITHUB_OUTPUT` file. A run id holds only letters,
+/// digits, `-`, `_` and `.`, so the plain `name=value` form cannot be broken by it. A failure is
+/// said, not fatal: the run itself is done.
+fn write_run_id(path: &std::path::Path, id: &str) {
+    use std::io::Write as _;
+    let written = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(format!("run-id={id}\n").as_bytes()));
+    if let Err(e) = written {
+        eprintln!(
+            "warning: cannot write the run id to $GITHUB_OUTPUT ({}): {e}",
+            path.display()
+        );
     }
 }
 

@@ -4,10 +4,12 @@
 mod cli;
 mod cmd_check;
 mod cmd_explain;
+mod cmd_export;
 mod cmd_graph;
 mod cmd_init;
 mod cmd_run;
 mod cmd_schema;
+mod fail_on;
 mod isolation;
 mod output;
 #[cfg(target_os = "linux")]
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
         cli::Command::Run(a) => cmd_run::run(a, isolation),
         cli::Command::Explain(a) => cmd_explain::run(a),
         cli::Command::Init => cmd_init::run(),
+        cli::Command::Export(a) => cmd_export::run(a),
     };
     ExitCode::from(code)
 }

@@ -14,7 +14,7 @@ use criterion::{
     BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
     criterion_main,
 };
-use reviewflow_engine::syntax::{Limits, parse_document};
+use reviewflow_engine::syntax::parse_document;
 use reviewflow_engine::{CheckOptions, Registry, Source, compile, run_checks};
 
 const NAME: &str = "bench.kdl";
@@ -35,7 +35,7 @@ fn cases(registry: &Registry) -> Vec<Case> {
             let compiled = match compile(
                 Source::new(NAME, text.as_str()),
                 registry,
-                &Limits::default(),
+                &support::limits(),
             ) {
                 Ok(c) => c,
                 Err(u) => panic!("{stages} stages: not compiled: {:?}", u.findings),
@@ -79,7 +79,7 @@ fn size(g: &mut BenchmarkGroup<'_, WallTime>, stages: usize) {
 
 fn bench(c: &mut Criterion) {
     let registry = support::registry();
-    let limits = Limits::default();
+    let limits = support::limits();
     let cases = cases(&registry);
 
     let mut g = group(c, "parse/kdl");

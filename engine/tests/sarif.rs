@@ -148,7 +148,10 @@ fn clean_log_is_valid_sarif_with_empty_results() {
     assert_eq!(log["runs"][0]["results"], json!([]));
     assert_eq!(
         log["runs"][0]["artifacts"],
-        json!([{ "location": { "uri": "pipeline.kdl" } }])
+        json!([{
+            "location": { "uri": "pipeline.kdl", "uriBaseId": "%SRCROOT%" },
+            "roles": ["analysisTarget"],
+        }])
     );
     let errors = schema_errors(&log);
     assert!(errors.is_empty(), "{errors:#?}");
@@ -234,19 +237,19 @@ fn rules_are_every_registered_check_in_order() {
 }
 
 #[test]
-fn rule_index_points_at_the_rule_and_is_absent_for_unregistered_checks() {
+fn rule_index_points_at_the_rule_even_for_unregistered_checks() {
     let log = log_of(PIPELINE);
     let rules = log["runs"][0]["tool"]["driver"]["rules"]
         .as_array()
         .expect("rules");
     for result in results(&log) {
         let id = result["ruleId"].as_str().expect("ruleId");
-        match check::by_id(id) {
-            Some(_) => {
-                let index = result["ruleIndex"].as_u64().expect("ruleIndex") as usize;
-                assert_eq!(rules[index]["id"], id);
-            }
-            None => assert!(result.get("ruleIndex").is_none(), "{id} is not registered"),
+        let index = result["ruleIndex"].as_u64().expect("ruleIndex") as usize;
+        assert_eq!(rules[index]["id"], id);
+        if check::by_id(id).is_none() {
+            // Described generically, after the registered checks.
+            assert!(index >= check::ALL.len(), "{id} is not registered");
+            assert!(rules[index]["fullDescription"]["text"].is_string());
         }
     }
 }
@@ -285,7 +288,7 @@ fn regions_are_one_based_with_exclusive_ends() {
     );
     assert_eq!(
         results(&log)[0]["locations"][0]["physicalLocation"]["artifactLocation"],
-        json!({ "uri": "pipeline.kdl", "index": 0 })
+        json!({ "uri": "pipeline.kdl", "uriBaseId": "%SRCROOT%", "index": 0 })
     );
 }
 
@@ -476,16 +479,25 @@ fn several_files_are_several_artifacts() {
     assert_eq!(
         log["runs"][0]["artifacts"],
         json!([
-            { "location": { "uri": "ci/review.kdl" } },
-            { "location": { "uri": "projects/web%20app/review.kdl" } },
+            {
+                "location": { "uri": "ci/review.kdl", "uriBaseId": "%SRCROOT%" },
+                "roles": ["analysisTarget"],
+            },
+            {
+                "location": { "uri": "projects/web%20app/review.kdl", "uriBaseId": "%SRCROOT%" },
+                "roles": ["analysisTarget"],
+            },
         ])
     );
     let artifact =
         |i: usize| &results(&log)[i]["locations"][0]["physicalLocation"]["artifactLocation"];
-    assert_eq!(*artifact(0), json!({ "uri": "ci/review.kdl", "index": 0 }));
+    assert_eq!(
+        *artifact(0),
+        json!({ "uri": "ci/review.kdl", "uriBaseId": "%SRCROOT%", "index": 0 })
+    );
     assert_eq!(
         *artifact(1),
-        json!({ "uri": "projects/web%20app/review.kdl", "index": 1 })
+        json!({ "uri": "projects/web%20app/review.kdl", "uriBaseId": "%SRCROOT%", "index": 1 })
     );
     let errors = schema_errors(&log);
     assert!(errors.is_empty(), "{errors:#?}");

@@ -3,6 +3,7 @@
 //!
 //! The engine knows none of this: it reads the stage contracts that [`registry`] hands it.
 
+pub mod aggregate;
 pub mod conversation;
 pub mod detect;
 pub mod diff;
@@ -12,6 +13,7 @@ pub mod gather;
 pub mod git;
 pub mod github;
 pub mod kinds;
+pub mod lens;
 pub mod reviewer;
 pub mod rules;
 pub mod stages;

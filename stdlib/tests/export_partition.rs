@@ -69,8 +69,10 @@ fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| (*s).to_owned()).collect()
 }
 
-/// Each `Private` reason as (producer, consumer, [(output, why)]).
-fn joins(c: &Compiled, p: &Partition) -> Vec<(String, String, Vec<(String, Carries)>)> {
+/// A `Private` reason as (producer, consumer, [(output, why)]).
+type Join = (String, String, Vec<(String, Carries)>);
+
+fn joins(c: &Compiled, p: &Partition) -> Vec<Join> {
     p.reasons
         .iter()
         .filter_map(|r| match r {
@@ -88,11 +90,7 @@ fn joins(c: &Compiled, p: &Partition) -> Vec<(String, String, Vec<(String, Carri
         .collect()
 }
 
-fn join(
-    producer: &str,
-    consumer: &str,
-    outputs: &[(&str, Carries)],
-) -> (String, String, Vec<(String, Carries)>) {
+fn join(producer: &str, consumer: &str, outputs: &[(&str, Carries)]) -> Join {
     (
         producer.to_owned(),
         consumer.to_owned(),

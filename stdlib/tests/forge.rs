@@ -313,18 +313,18 @@ fn post_writes_four_formats_and_a_record_that_reads_back() {
     let location = &results[0]["locations"][0]["physicalLocation"];
     assert_eq!(location["artifactLocation"]["uri"], "src/lib.rs");
     assert_eq!(location["region"]["startLine"], 3);
-    assert!(
-        results[2]["locations"][0]["physicalLocation"]
-            .get("region")
-            .is_none()
-    );
+    // A finding about the whole file is on line 1: code scanning shows none without a line.
     assert_eq!(
-        results[0]["partialFingerprints"]["reviewflow/v1"]
-            .as_str()
-            .unwrap()
-            .len(),
-        32
+        results[2]["locations"][0]["physicalLocation"]["region"],
+        serde_json::json!({ "startLine": 1 })
     );
+    assert_eq!(results[2]["properties"]["wholeFile"], true);
+    // No identity computed here: the fallback recipe, numbered.
+    let print = results[0]["partialFingerprints"]["reviewflow/review-message/v2"]
+        .as_str()
+        .unwrap();
+    assert_eq!(print.len(), 34, "{print}");
+    assert!(print.ends_with(":1"), "{print}");
 
     // The record names the head and conversation, and its digests match the files.
     let record = forge.last_posted("branch-feature").unwrap().unwrap();

@@ -8,6 +8,7 @@ fn the_examples_check_clean() {
         "examples/review.kdl",
         "examples/local.kdl",
         "examples/runner-check.kdl",
+        "examples/self-review.kdl",
     ] {
         let run = reviewflow(&["check", "--fail-on", "warning", file]);
         assert_eq!(run.code, 0, "{file}:\n{}", run.transcript());

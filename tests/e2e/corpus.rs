@@ -30,6 +30,10 @@ const SECURITY: &[&str] = &[
     "reviewer-vendor",
     "reviewer-access",
     "reviewer-credential",
+    "lens-missing",
+    "duplicate-lens",
+    "aggregate-input",
+    "unvalidated-findings",
 ];
 
 const SEEDS: &str = "seed-000";

@@ -39,7 +39,7 @@ fn sarif_validates_and_carries_the_flow() {
         .as_array()
         .expect("a flow");
     assert_eq!(steps.len(), 2, "source then sink: {steps:#?}");
-    assert!(r["partialFingerprints"]["reviewflow/v1"].is_string());
+    assert!(r["partialFingerprints"]["reviewflow/check/v2"].is_string());
 }
 
 #[test]

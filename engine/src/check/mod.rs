@@ -4,12 +4,16 @@
 //! the DAG. A new check is one new file and one line in [`ALL`], plus its section in
 //! `docs/checks.md` (a test keeps the two in step).
 
+mod aggregate_input;
 mod binding;
 mod cycle;
+mod duplicate_lens;
 mod duplicate_name;
 mod duplicate_publisher;
 mod fail_closed;
 mod key_length;
+mod lens;
+mod lens_missing;
 mod literal_reference;
 mod missing_required;
 mod permissions;
@@ -34,6 +38,7 @@ mod unknown_reference;
 mod unknown_stage_kind;
 mod unreachable_stage;
 mod untrusted_input;
+mod unvalidated_findings;
 mod write_token_injection;
 
 use crate::finding::{Finding, Severity};
@@ -108,6 +113,10 @@ pub static ALL: &[&dyn Check] = &[
     &reviewer_vendor::ReviewerVendor,
     &reviewer_access::ReviewerAccess,
     &reviewer_credential::ReviewerCredential,
+    &lens_missing::LensMissing,
+    &duplicate_lens::DuplicateLens,
+    &aggregate_input::AggregateInput,
+    &unvalidated_findings::UnvalidatedFindings,
     &suppression::Suppression,
 ];
 

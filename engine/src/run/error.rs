@@ -23,6 +23,9 @@ pub enum RunError {
     Redactor(#[from] RedactError),
     #[error(transparent)]
     Resume(#[from] ResumeError),
+    /// `--stages` names no stage of the pipeline, or needs what the parent did not complete.
+    #[error("{message}")]
+    Stages { message: String },
     /// The async runtime or the signal handlers could not be set up.
     #[error("cannot start the runtime: {source}")]
     Runtime {

@@ -57,6 +57,20 @@ pub async fn execute(
         return Err(RunError::Check { findings });
     };
     let pipeline = &compiled.pipeline;
+    // `--stages`: which stages run, and which must come from the parent.
+    let mut partial = match &options.stages {
+        None => None,
+        Some(names) => {
+            let only = super::partial::select(pipeline, names)
+                .map_err(|message| RunError::Stages { message })?;
+            let upstream = super::partial::upstream(&compiled.dag, &only);
+            Some(super::partial::Partial {
+                only,
+                upstream: upstream.into_iter().collect(),
+                ..Default::default()
+            })
+        }
+    };
     // What must not outlive the run in plaintext (docs/executor.md, "Nothing private at rest").
     let at_rest = super::private::AtRest::compute(pipeline, registry, &flow);
 
@@ -161,6 +175,30 @@ pub async fn execute(
             Some(admitted)
         }
     };
+    // A partial run refuses, before anything exists, when the parent lacks what it needs.
+    let mut carried = std::collections::BTreeSet::new();
+    if let Some(p) = &mut partial {
+        let upstream: Vec<usize> = p.upstream.iter().copied().collect();
+        super::partial::check_parent(
+            pipeline,
+            &upstream,
+            admitted.as_ref().map(|a| (a.id.as_str(), &a.manifest)),
+        )
+        .map_err(|message| RunError::Stages { message })?;
+        if let Some(a) = &admitted {
+            carried = p.carried(pipeline, &a.manifest);
+            p.fell_back = carried
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    a.manifest
+                        .stage(&pipeline.stages[i].name.value)
+                        .is_some_and(|r| r.outcome == super::outcome::Outcome::FellBack)
+                })
+                .collect();
+            p.parent = a.id.clone();
+        }
+    }
 
     // From here on the run exists.
     let run_dir = options.runs_dir.join(&run_id);
@@ -234,8 +272,13 @@ pub async fn execute(
         let pipeline_c = pipeline.clone();
         let dag = compiled.dag.clone();
         let dir = run_dir.clone();
+        // What this run decides without running: a partial run's carried and outside stages.
+        let mut idle = carried.clone();
+        if let Some(p) = &partial {
+            idle.extend((0..pipeline.stages.len()).filter(|&i| p.outside(i)));
+        }
         let (a, r) = tokio::task::spawn_blocking(move || {
-            let r = resume::reuse_guarded(&a, &pipeline_c, &dag, &dir);
+            let r = resume::reuse_guarded(&a, &pipeline_c, &dag, &dir, &idle);
             (a, r)
         })
         .await
@@ -302,7 +345,14 @@ pub async fn execute(
             message: format!("secret `{name}` is too short to be redacted from output"),
         });
     }
-    for s in &pipeline.secrets {
+    for (k, s) in pipeline.secrets.iter().enumerate() {
+        // A partial run says nothing of another job's secrets.
+        if partial
+            .as_ref()
+            .is_some_and(|p| !p.only.iter().any(|&i| flow.held[i].contains(&k)))
+        {
+            continue;
+        }
         let state = secrets.states.get(&s.name.value).copied();
         if state != Some(SecretState::Present)
             && s.on_missing.value == crate::model::OnMissing::Disable
@@ -339,8 +389,49 @@ pub async fn execute(
         }
     }
 
-    let missing = secrets.missing_required(pipeline);
-    let (records, status, exit_code, reason) = if !missing.is_empty() {
+    // A partial run requires only its own stages' secrets: the others are another job's.
+    let mut missing = secrets.missing_required(pipeline);
+    if let Some(p) = &partial {
+        missing.retain(|k| {
+            let index = pipeline.secrets.iter().position(|s| &s.name.value == k);
+            p.only
+                .iter()
+                .any(|&i| index.is_some_and(|x| flow.held[i].contains(&x)))
+        });
+    }
+    // Every stage upstream must have been handed over: reused, or decided again as the parent
+    // decided it.
+    let unhanded: Vec<String> = partial
+        .as_ref()
+        .map(|p| {
+            p.upstream
+                .iter()
+                .filter(|i| !reuse.stages.contains_key(i) && !carried.contains(i))
+                .map(|&i| pipeline.stages[i].name.value.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let (records, status, exit_code, reason) = if !unhanded.is_empty() {
+        let reason = format!(
+            "--stages needs {} from run {}, which did not verify or must run again: nothing ran",
+            unhanded
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            manifest.parent.clone().unwrap_or_default()
+        );
+        reporter.event(Event::Error {
+            stage: None,
+            message: reason.clone(),
+        });
+        (
+            nothing_ran(pipeline, "the stages --stages needs were not handed over"),
+            RunStatus::Failed,
+            EXIT_FAILED,
+            Some(reason),
+        )
+    } else if !missing.is_empty() {
         let reason = missing
             .iter()
             .map(|k| {
@@ -367,26 +458,16 @@ pub async fn execute(
             })
             .collect::<Vec<_>>()
             .join("; ");
-        let records = pipeline
-            .stages
-            .iter()
-            .map(|s| StageRecord {
-                name: s.name.value.clone(),
-                kind: s.uses.value.clone(),
-                outcome: Outcome::NotRun,
-                started_at: None,
-                duration_ms: 0,
-                reason: Some("a required secret is not set or is too short".into()),
-                outputs: BTreeMap::new(),
-                reused_from: None,
-                facts: BTreeMap::new(),
-            })
-            .collect();
         reporter.event(Event::Error {
             stage: None,
             message: reason.clone(),
         });
-        (records, RunStatus::Failed, EXIT_FAILED, Some(reason))
+        (
+            nothing_ran(pipeline, "a required secret is not set or is too short"),
+            RunStatus::Failed,
+            EXIT_FAILED,
+            Some(reason),
+        )
     } else {
         let live = LiveRun::start(format!("{run_id}."));
         let shared = Arc::new(Shared {
@@ -417,6 +498,7 @@ pub async fn execute(
             reporter: &reporter,
             reused: reuse.stages,
             parent: manifest.parent.clone(),
+            partial: partial.clone(),
         })
         .await;
         // Whatever the stages left behind and no stage end caught, the run's end does.
@@ -587,4 +669,23 @@ async fn write_manifest(run_dir: &Path, manifest: &Manifest, reporter: &Reporter
             message: format!("cannot write manifest.json: {e}"),
         });
     }
+}
+
+/// Every stage's record when the run ends before any starts: not run, and why.
+fn nothing_ran(pipeline: &crate::model::Pipeline, why: &str) -> Vec<StageRecord> {
+    pipeline
+        .stages
+        .iter()
+        .map(|s| StageRecord {
+            name: s.name.value.clone(),
+            kind: s.uses.value.clone(),
+            outcome: Outcome::NotRun,
+            started_at: None,
+            duration_ms: 0,
+            reason: Some(why.into()),
+            outputs: BTreeMap::new(),
+            reused_from: None,
+            facts: BTreeMap::new(),
+        })
+        .collect()
 }

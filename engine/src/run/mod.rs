@@ -26,6 +26,7 @@ mod manifest;
 pub mod nofollow;
 mod options;
 mod outcome;
+mod partial;
 mod private;
 mod reporter;
 mod resolve;

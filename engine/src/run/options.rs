@@ -31,6 +31,9 @@ pub struct RunOptions {
     pub resume: Option<String>,
     /// Admit a resume whose reviewer provider/model changed.
     pub allow_model_change: bool,
+    /// `--stages`: run only these stages, taking what is upstream of them from the `resume`
+    /// parent (docs/executor.md, "Partial runs").
+    pub stages: Option<Vec<String>>,
     /// Refuse every stage's request to stop the run (`--force`): the run goes on even when a
     /// stage finds nothing to do (the head was already reviewed).
     pub force: bool,
@@ -72,6 +75,7 @@ impl RunOptions {
             checkout,
             resume: None,
             allow_model_change: false,
+            stages: None,
             force: false,
             builtin_inputs: BTreeMap::new(),
             commits: BTreeMap::new(),

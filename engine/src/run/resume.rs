@@ -165,8 +165,18 @@ pub struct Reuse {
 
 /// [`reuse`], with a panic caught: then nothing is reused and `failed` says why, so that the run
 /// goes on with every stage and says so rather than trusting half a reuse.
-pub fn reuse_guarded(admitted: &Admitted, pipeline: &Pipeline, dag: &Dag, new_dir: &Path) -> Reuse {
-    guarded(|| reuse(admitted, pipeline, dag, new_dir))
+///
+/// `idle`: stages this run decides without running them (a partial run's stages outside
+/// `--stages`, and those it takes as the parent skipped them or fell back): a stage that
+/// depends on one is reusable all the same, and one does not read a discarded output.
+pub fn reuse_guarded(
+    admitted: &Admitted,
+    pipeline: &Pipeline,
+    dag: &Dag,
+    new_dir: &Path,
+    idle: &BTreeSet<usize>,
+) -> Reuse {
+    guarded(|| reuse(admitted, pipeline, dag, new_dir, idle))
 }
 
 fn guarded(f: impl FnOnce() -> Reuse) -> Reuse {
@@ -184,7 +194,13 @@ fn guarded(f: impl FnOnce() -> Reuse) -> Reuse {
 }
 
 /// Decides which stages to reuse and copies their kept outputs into `new_dir`.
-pub fn reuse(admitted: &Admitted, pipeline: &Pipeline, dag: &Dag, new_dir: &Path) -> Reuse {
+pub fn reuse(
+    admitted: &Admitted,
+    pipeline: &Pipeline,
+    dag: &Dag,
+    new_dir: &Path,
+    idle: &BTreeSet<usize>,
+) -> Reuse {
     let mut out = Reuse::default();
     if let Ok(events) = read_tolerant(&admitted.dir.join("events.jsonl")) {
         out.dropped_event_lines = events.dropped;
@@ -216,7 +232,10 @@ pub fn reuse(admitted: &Admitted, pipeline: &Pipeline, dag: &Dag, new_dir: &Path
             Some("its reviewer changed".to_string())
         } else if stopper {
             Some(format!("it stopped run {}; it decides again", admitted.id))
-        } else if let Some((p, _)) = dag.producers(i).find(|(p, _)| !out.stages.contains_key(p)) {
+        } else if let Some((p, _)) = dag
+            .producers(i)
+            .find(|(p, _)| !out.stages.contains_key(p) && !idle.contains(p))
+        {
             Some(format!(
                 "it depends on `{}`, which runs again",
                 pipeline.stages[p].name.value
@@ -242,18 +261,24 @@ pub fn reuse(admitted: &Admitted, pipeline: &Pipeline, dag: &Dag, new_dir: &Path
             Err(why) => out.not_reused.push((name.clone(), why)),
         }
     }
-    rerun_discarded(&admitted.id, pipeline, dag, &mut out);
+    rerun_discarded(&admitted.id, pipeline, dag, idle, &mut out);
     out
 }
 
 /// A stage that runs again and reads an output its parent discarded at rest (its plaintext is
 /// gone) needs that output's producer to run again, and with it every stage that depends on the
 /// producer. Repeated until no stage that runs reads a discarded output of a reused one.
-fn rerun_discarded(parent: &str, pipeline: &Pipeline, dag: &Dag, out: &mut Reuse) {
+fn rerun_discarded(
+    parent: &str,
+    pipeline: &Pipeline,
+    dag: &Dag,
+    idle: &BTreeSet<usize>,
+    out: &mut Reuse,
+) {
     let name = |i: usize| pipeline.stages[i].name.value.clone();
     loop {
         let found = (0..pipeline.stages.len())
-            .filter(|j| !out.stages.contains_key(j))
+            .filter(|j| !out.stages.contains_key(j) && !idle.contains(j))
             .find_map(|j| {
                 dag.producers(j).find_map(|(p, edge)| {
                     let reused = out.stages.get(&p)?;
@@ -436,7 +461,7 @@ stage "post" uses="run" {
                 out.stages.insert(i, reused(outputs));
             }
         }
-        rerun_discarded("R1", &c.pipeline, &c.dag, &mut out);
+        rerun_discarded("R1", &c.pipeline, &c.dag, &BTreeSet::new(), &mut out);
         out
     }
 

@@ -72,6 +72,8 @@ pub(crate) struct Plan<'a> {
     /// Stages reused from the parent.
     pub reused: BTreeMap<usize, ReusedStage>,
     pub parent: Option<String>,
+    /// `--stages`: what runs, and what is taken from the parent.
+    pub partial: Option<super::partial::Partial>,
 }
 
 /// How the stages ended.
@@ -154,6 +156,14 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                     Some(format!("from run {parent}")),
                     facts.take(),
                 ))
+            } else if plan.partial.as_ref().is_some_and(|p| p.outside(i)) {
+                Some((
+                    Outcome::NotRun,
+                    None,
+                    BTreeMap::new(),
+                    Some(super::partial::NOT_SELECTED.into()),
+                    BTreeMap::new(),
+                ))
             } else if let Some(p) = skipped_producer(&plan, &records, &gated, i) {
                 Some((
                     Outcome::Skipped,
@@ -180,6 +190,26 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                     None,
                     BTreeMap::new(),
                     Some(format!("`when` {expr} is false")),
+                    BTreeMap::new(),
+                ))
+            } else if let Some(p) = plan.partial.as_ref().filter(|p| p.upstream.contains(&i)) {
+                // Upstream and neither reused nor skipped: it fell back in the parent (the
+                // executor let nothing else through), and falls back here the same way.
+                let (values, recs) = fallback(stage, &shared.contracts[i]);
+                let (outcome, values, why) = if p.fell_back.contains(&i) {
+                    (Outcome::FellBack, Some(values), "it fell back there")
+                } else {
+                    (Outcome::NotRun, None, "it was skipped there, not here")
+                };
+                Some((
+                    outcome,
+                    values,
+                    if outcome == Outcome::FellBack {
+                        recs
+                    } else {
+                        BTreeMap::new()
+                    },
+                    Some(format!("from run {}: {why}", p.parent)),
                     BTreeMap::new(),
                 ))
             } else {

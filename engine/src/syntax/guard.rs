@@ -308,8 +308,7 @@ fn check_string(start: usize, end: usize, limits: &Limits) -> Result<(), LimitEr
 /// reports it).
 fn skip_string(b: &[u8], i: usize, hashes: usize) -> usize {
     // A multi-line string opens with `"""` and a newline; `""""` is empty strings in a row.
-    let multi = b[i..].starts_with(b"\"\"\"")
-        && matches!(b.get(i + 3), Some(b'\n' | b'\r'));
+    let multi = b[i..].starts_with(b"\"\"\"") && matches!(b.get(i + 3), Some(b'\n' | b'\r'));
     let quotes = if multi { 3 } else { 1 };
     let mut j = i + quotes;
     while j < b.len() {

@@ -19,6 +19,7 @@ use reviewflow_engine::run::nofollow;
 use sha2::{Digest, Sha256};
 
 use super::ForgeError;
+use super::baseline::Baseline;
 use super::change::{Change, open_change};
 use super::formats::Format;
 use super::ids::{MAX_ID, check_change_id, check_id, check_reviewer};
@@ -137,7 +138,7 @@ impl LocalForge {
             .map_err(bad)
     }
 
-    /// Posts `review` for `change` in every format. See [`LocalForge::post_formats`].
+    /// Posts `review` for `change` in every format. See [`LocalForge::post_recorded`].
     pub fn post(
         &self,
         change: &Change,
@@ -147,18 +148,32 @@ impl LocalForge {
         self.post_formats(change, review, expected_head, &Format::ALL)
     }
 
-    /// Writes `review` in `formats` to the change's folder, then the record.
-    ///
-    /// Refuses ([`ForgeError::HeadMoved`]) when the change's head, resolved again now from what
-    /// it was first resolved from, is no longer `expected_head`, and
-    /// ([`ForgeError::ReviewHeadMismatch`]) when the review is of another head. Files of formats
-    /// not written this time are removed after the record, so none is left from an older post.
+    /// [`LocalForge::post_recorded`] keeping no baseline in the record.
     pub fn post_formats(
         &self,
         change: &Change,
         review: &Review,
         expected_head: &Sha,
         formats: &[Format],
+    ) -> Result<Posted, ForgeError> {
+        self.post_recorded(change, review, expected_head, formats, None)
+    }
+
+    /// Writes `review` in `formats` to the change's folder, then the record.
+    ///
+    /// Refuses ([`ForgeError::HeadMoved`]) when the change's head, resolved again now from what
+    /// it was first resolved from, is no longer `expected_head`, and
+    /// ([`ForgeError::ReviewHeadMismatch`]) when the review is of another head. Files of formats
+    /// not written this time are removed after the record, so none is left from an older post.
+    /// The record keeps `baseline`, the fingerprints the next review is compared with
+    /// (`docs/findings.md`).
+    pub fn post_recorded(
+        &self,
+        change: &Change,
+        review: &Review,
+        expected_head: &Sha,
+        formats: &[Format],
+        baseline: Option<&Baseline>,
     ) -> Result<Posted, ForgeError> {
         let change_id = change.change_id.as_str();
         check_change_id(change_id)?;
@@ -237,6 +252,7 @@ impl LocalForge {
             posted_at: timestamp(now_seconds()),
             findings: review.findings.len() as u64,
             files: posted_files,
+            baseline: baseline.cloned(),
         };
         let record_path = dir.join(RECORD_FILE);
         atomic_write(&record_path, &to_bytes(&record)?)?;

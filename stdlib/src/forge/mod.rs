@@ -9,12 +9,14 @@
 //! `docs/local-forge.md` describes the folder and each file.
 
 mod author;
+pub mod baseline;
 mod change;
 mod commit;
 mod error;
 mod filter;
 pub mod formats;
 pub mod github;
+pub mod identity;
 mod ids;
 pub mod local;
 mod ranges;
@@ -23,11 +25,13 @@ mod remote;
 mod review;
 
 pub use author::{BOT_SUFFIX, CommitAuthor, check_author};
+pub use baseline::{Baseline, BaselineFinding, StateCounts};
 pub use change::{Change, MAX_REPO_NAME, open_change, repo_name};
 pub use commit::{MAX_BODY_BYTES, MAX_TITLE_CHARS, Message, author_name, message};
 pub use error::ForgeError;
 pub use filter::{Filtered, filter_findings, filter_findings_in};
 pub use formats::Format;
+pub use identity::{HeadFiles, fingerprint_all, read_head_files};
 pub use ids::{MAX_CHANGE_ID, MAX_ID, MAX_REVIEWER, check_change_id, check_id, check_reviewer};
 pub use local::{DEFAULT_FORGE_DIR, GITIGNORE, LocalForge, Posted};
 pub use ranges::{FileRanges, ranges_of};

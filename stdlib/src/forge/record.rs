@@ -2,6 +2,10 @@
 //! metadata marker a pull-request comment carries on a hosted forge. The next run reads it to
 //! find the head the last review was of and the conversation to resume.
 //!
+//! It also keeps the baseline of finding identity (`docs/findings.md`): the fingerprints of the
+//! review's findings, which the next review is compared with. A record without one (written
+//! before baselines were kept) means no baseline.
+//!
 //! It is read as hostile input: unknown fields, a wrong version, an id outside its pattern, a
 //! head that is not a full SHA, a file name other than the fixed ones, or a change id other
 //! than its folder's make the whole record an error, never a partly trusted value.
@@ -9,6 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::ForgeError;
+use super::baseline::Baseline;
 use super::formats::Format;
 use super::ids::{MAX_ID, check_change_id, check_id, check_reviewer};
 use crate::git::Sha;
@@ -17,8 +22,9 @@ use crate::git::Sha;
 pub const RECORD_VERSION: u32 = 1;
 /// The record's file name in the change's folder.
 pub const RECORD_FILE: &str = "posted.json";
-/// Largest record read, in bytes.
-pub const MAX_RECORD_BYTES: u64 = 64 * 1024;
+/// Largest record read, in bytes: the baseline's budget
+/// ([`super::baseline::LOCAL_BASELINE_BYTES`]) and room for the rest.
+pub const MAX_RECORD_BYTES: u64 = 2 * 1024 * 1024;
 
 /// The review last posted for a change.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,6 +48,10 @@ pub struct PostedReview {
     /// The files of this post, each with its digest, so a reader can tell them from the files
     /// of a newer post that is being written.
     pub files: Vec<PostedFile>,
+    /// The fingerprints of the posted findings, for the next review to compare with; absent in
+    /// a record written before baselines were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Baseline>,
 }
 
 /// One file of a post.
@@ -95,6 +105,9 @@ impl PostedReview {
                 return Err(format!("{} is listed twice", file.name));
             }
             seen.push(file.format);
+        }
+        if let Some(baseline) = &self.baseline {
+            baseline.validate()?;
         }
         Ok(())
     }

@@ -75,3 +75,19 @@ pub struct Review {
     #[serde(default)]
     pub resolved: Vec<ReviewFinding>,
 }
+
+impl Review {
+    /// How many findings are new, persisting and resolved against the last posted review;
+    /// `None` when there was none to compare with (`docs/findings.md`).
+    pub fn state_counts(&self) -> Option<super::baseline::StateCounts> {
+        super::baseline::counts(&self.findings, &self.resolved)
+    }
+
+    /// The findings new to the change: those marked `New`, or every finding when there was no
+    /// earlier review to compare with (`state` unset).
+    pub fn new_findings(&self) -> impl Iterator<Item = &ReviewFinding> {
+        self.findings
+            .iter()
+            .filter(|f| matches!(f.state, None | Some(FindingState::New)))
+    }
+}

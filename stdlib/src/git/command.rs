@@ -176,7 +176,10 @@ fn spawn_within(
         subcommand: subcommand.to_owned(),
         source,
     };
-    let mut child = cmd.spawn().map_err(spawn_err)?;
+    // Registered until this function returns (after the wait): a stage ending meanwhile sweeps
+    // the engine's unattributed children, and git leads a process group of its own.
+    let (mut child, _registered) =
+        reviewflow_engine::exec::confine::reaper::spawn_registered(&mut cmd).map_err(spawn_err)?;
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         end(&mut child);
         return Err(spawn_err(io::Error::other("no pipe to git")));

@@ -17,6 +17,8 @@ mod range;
 mod revision;
 mod sha;
 mod shallow;
+#[cfg(test)]
+pub(crate) mod testing;
 mod toplevel;
 
 pub use branch::{DefaultBranch, default_branch, head_branch};

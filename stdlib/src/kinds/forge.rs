@@ -10,7 +10,7 @@ use reviewflow_engine::model::Forge as ForgeDecl;
 use reviewflow_engine::run::{BoxFuture, StatusSink};
 use zeroize::Zeroizing;
 
-use crate::forge::{CommitAuthor, FileRanges, Format, Review, check_author};
+use crate::forge::{Baseline, CommitAuthor, FileRanges, Format, Review, check_author};
 use crate::gather::{GatherConfig, Gathered};
 use crate::git::Sha;
 
@@ -40,6 +40,9 @@ pub struct PostedMarker {
     pub head: Sha,
     pub run: Option<String>,
     pub conversation: Option<String>,
+    /// The fingerprints of that review's findings (`docs/findings.md`); `None` when it kept none
+    /// (written before baselines were kept) or it could not be read.
+    pub baseline: Option<Baseline>,
 }
 
 /// Whether the review ran, for an honest check-run conclusion.
@@ -70,6 +73,9 @@ pub struct PostRequest {
     pub inline: Option<String>,
     /// Which findings make the check run fail (`any`, `error`, `warning`, `never`).
     pub block_on: String,
+    /// What the forge keeps with the posted review for the next one to compare with: the
+    /// fingerprints of `review.findings`, or the last baseline again when the review did not run.
+    pub baseline: Option<Baseline>,
 }
 
 /// What a post did.

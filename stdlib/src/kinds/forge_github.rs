@@ -11,10 +11,12 @@ use reviewflow_engine::run::{BoxFuture, StatusSink};
 use super::forge::{ChangeInfo, PostRequest, PostedMarker, PostedSummary, ReviewState};
 use crate::diff::cut_to_path;
 use crate::forge::CommitAuthor;
+use crate::forge::baseline::GITHUB_BASELINE_CHARS;
 use crate::forge::github::{
     BlockOn, CHECK_TEXT_MAX_CHARS, CHECK_TITLE_MAX_CHARS, COMMENT_MAX_CHARS, CommentInfo,
     FilterMode, MAX_ANNOTATIONS_PER_REQUEST, Marker, ReviewRequest, ReviewState as GhState,
-    annotations, batches, conclude, default_trusted_authors, find_ours, fit, fit_line, inline,
+    annotations, baseline_of_body, batches, comment_body, conclude, default_trusted_authors,
+    find_ours, fit, fit_line, inline,
 };
 use crate::gather::{GatherConfig, GatherError, Gathered, Parts, assemble, normalise_path, notes};
 use crate::git::Sha;
@@ -273,7 +275,12 @@ impl Github {
                 review.conversation_id.as_deref(),
             )
             .map_err(|e| format!("cannot write the review's marker: {e}"))?;
-            let body = format!("{}\n{}", marker.render(), review.comment);
+            // The baseline the next push compares with, fitted to its share of the comment.
+            let baseline = request
+                .baseline
+                .as_ref()
+                .map(|b| b.fit(GITHUB_BASELINE_CHARS));
+            let body = comment_body(&marker.render(), baseline.as_ref(), review);
             let body = fit(&body, COMMENT_MAX_CHARS);
             // Read again right before writing: another run may have created ours meanwhile.
             let (comments, ours, duplicates) = self.our_comment().await?;
@@ -417,6 +424,8 @@ impl super::Forge for Github {
                             .map_err(|e| format!("the review comment names no commit: {e}"))?,
                         run: Some(m.run().to_string()),
                         conversation: m.conversation().map(str::to_string),
+                        // Trusted as the marker is: ours, by a trusted author.
+                        baseline: baseline_of_body(&c.body),
                     })
                 }
             };

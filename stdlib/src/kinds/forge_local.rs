@@ -254,6 +254,7 @@ impl super::Forge for Local {
                 head: p.head,
                 run: Some(p.run_id),
                 conversation: p.conversation_id,
+                baseline: p.baseline,
             }))
         }))
     }
@@ -300,9 +301,10 @@ impl super::Forge for Local {
         let review = request.review.clone();
         let expected = request.expected_head.clone();
         let formats = request.formats.clone();
+        let baseline = request.baseline.clone();
         Box::pin(super::blocking(move || {
             let posted = forge
-                .post_formats(&change, &review, &expected, &formats)
+                .post_recorded(&change, &review, &expected, &formats, baseline.as_ref())
                 .map_err(|e| e.to_string())?;
             Ok(PostedSummary {
                 location: posted.location.display().to_string(),

@@ -2,8 +2,10 @@
 //! [`STAGES`] lists each kind once: [`register`] hands the contracts to the engine and
 //! [`register_implementations`] the code.
 
+pub mod aggregate;
 pub mod gather;
 pub mod post;
+pub mod published;
 pub mod restore;
 pub mod review;
 mod review_run;
@@ -48,6 +50,10 @@ pub static STAGES: &[StageKind] = &[
     StageKind {
         contract: post::contract,
         implementation: || Arc::new(post::Post),
+    },
+    StageKind {
+        contract: aggregate::contract,
+        implementation: || Arc::new(aggregate::Aggregate),
     },
 ];
 

@@ -3,6 +3,9 @@
 //! in `.reviewflow/forge/<change>/`. Uploads sealed blobs to a store, or a tombstone when there
 //! is none.
 //!
+//! Every finding gets its fingerprint, and its state against the baseline the last posted
+//! review kept (`docs/findings.md`): new, persisting, or resolved (in `Review::resolved`).
+//!
 //! Its preconditions are checked before anything is kept or posted: the change's head is still
 //! the one gathered (`require-head`), and that head is authored by one of the `require-author`
 //! names. When one fails, nothing at all is written and the stage fails, saying which and what
@@ -116,8 +119,15 @@ pub fn contract() -> StageContract {
             "where the review can be read",
             LabelRule::none(),
         )
+        .output(
+            "published",
+            OutputType::Json,
+            "what was published: whether the review ran (and why not), counts of findings and of new findings by severity",
+            LabelRule::none(),
+        )
         .fallback("posted", FallbackValue::Bool(false))
         .fallback("url", FallbackValue::Absent)
+        .fallback("published", FallbackValue::Absent)
         .permission("pull-requests:write")
         .permission("issues:write")
         .permission("checks:write")
@@ -158,6 +168,15 @@ async fn run(
             ),
         ),
         None => (String::new(), ReviewState::Reviewed),
+    };
+    // Findings asked for but absent: the review did not run, and publishing none would read as
+    // "no findings".
+    let state = match (state, arg(&cx, "findings")) {
+        (ReviewState::Reviewed, Some(Resolved::Output(None))) => ReviewState::NotReviewed(
+            "the review did not run: its findings are absent (it fell back, was skipped or was gated out)"
+                .into(),
+        ),
+        (state, _) => state,
     };
     let mut findings: Vec<ReviewFinding> = Vec::new();
     if let Some(Resolved::Output(Some(OutputValue::Json(v)))) = arg(&cx, "findings") {
@@ -256,16 +275,22 @@ async fn run(
         }
     }
 
+    // Finding identity (docs/findings.md): each finding's fingerprint at the reviewed head, its
+    // state against the baseline the last posted review kept, and the baseline to keep now.
+    let identified = identify(forge, &services.checkout, &change.head, findings, &state).await;
+    if let Some(line) = &identified.status {
+        cx.status.status(line.clone());
+    }
     let request = PostRequest {
         review: crate::forge::Review {
             comment,
-            findings,
+            findings: identified.findings,
             base: change.base.clone(),
             head: change.head.clone(),
             run_id: cx.run_id.to_string(),
             conversation_id,
             reviewer: "reviewflow".into(),
-            resolved: Vec::new(),
+            resolved: identified.resolved,
         },
         state,
         expected_head,
@@ -275,6 +300,7 @@ async fn run(
         check_run: text_arg("check-run"),
         inline: text_arg("inline"),
         block_on: text_arg("block-on").unwrap_or_else(|| "error".into()),
+        baseline: identified.baseline,
     };
     let posted = forge
         .post(&request, &cx.status)
@@ -288,5 +314,100 @@ async fn run(
     let mut out = StageOutputs::new();
     out.insert("posted".into(), OutputValue::Bool(true));
     out.insert("url".into(), OutputValue::Text(posted.location));
+    // What `reviewflow run --fail-on` judges, the same for every forge.
+    let not_reviewed = match &request.state {
+        ReviewState::Reviewed => None,
+        ReviewState::NotReviewed(reason) => Some(reason.as_str()),
+    };
+    let published = super::published::Published::of(&request.review.findings, not_reviewed);
+    let published = serde_json::to_value(&published)
+        .map_err(|e| StageError::failed(format!("cannot encode `published`: {e}")))?;
+    out.insert("published".into(), OutputValue::Json(published));
     Ok(out)
+}
+
+/// The findings with their fingerprints and states, what they resolved, the baseline to keep,
+/// and a status line.
+struct Identified {
+    findings: Vec<crate::forge::ReviewFinding>,
+    resolved: Vec<crate::forge::ReviewFinding>,
+    baseline: Option<crate::forge::Baseline>,
+    status: Option<String>,
+}
+
+/// Fingerprints `findings` from the files at `head` in the checkout's git objects and compares
+/// them with the last posted review's baseline. Never fails the post: what cannot be read is
+/// said in the status line (the message recipe, or nothing compared). A review that did not run
+/// compares nothing and keeps the last baseline again.
+async fn identify(
+    forge: &dyn crate::kinds::Forge,
+    checkout: &std::path::Path,
+    head: &crate::git::Sha,
+    mut findings: Vec<crate::forge::ReviewFinding>,
+    state: &crate::kinds::ReviewState,
+) -> Identified {
+    use crate::forge::baseline::{LOCAL_BASELINE_BYTES, compare, counts};
+    use crate::forge::identity::moved_prints;
+    use crate::forge::{Baseline, fingerprint_all, read_head_files};
+
+    let mut notes = Vec::new();
+    let previous = match forge.last_posted().await {
+        Ok(last) => last.and_then(|l| l.baseline),
+        Err(e) => {
+            notes.push(format!(
+                "the last posted review cannot be read ({e}): nothing compared"
+            ));
+            None
+        }
+    };
+    if !matches!(state, crate::kinds::ReviewState::Reviewed) {
+        return Identified {
+            findings,
+            resolved: Vec::new(),
+            baseline: previous,
+            status: None,
+        };
+    }
+    let paths: Vec<String> = findings
+        .iter()
+        .filter(|f| f.line.is_some())
+        .map(|f| f.path.clone())
+        .collect();
+    let (repo, sha) = (checkout.to_path_buf(), head.clone());
+    let read = tokio::task::spawn_blocking(move || {
+        read_head_files(&repo, &sha, paths.iter().map(String::as_str))
+    })
+    .await;
+    let files = match read {
+        Ok((files, None)) => files,
+        Ok((files, Some(e))) => {
+            notes.push(format!(
+                "files at the head {} cannot be read from the checkout ({e}): findings on them are identified by their message",
+                head.short()
+            ));
+            files
+        }
+        Err(e) => {
+            notes.push(format!(
+                "a worker thread failed ({e}): findings are identified by their message"
+            ));
+            Default::default()
+        }
+    };
+    fingerprint_all(&mut findings, &files);
+    let moved = moved_prints(&findings, &files);
+    let resolved = compare(&mut findings, &moved, previous.as_ref());
+    let baseline = Baseline::of(&findings, &moved, LOCAL_BASELINE_BYTES);
+    if let Some(c) = counts(&findings, &resolved) {
+        notes.push(format!(
+            "{} new, {} persisting, {} resolved since the last review",
+            c.new, c.persisting, c.resolved
+        ));
+    }
+    Identified {
+        findings,
+        resolved,
+        baseline: Some(baseline),
+        status: (!notes.is_empty()).then(|| format!("finding identity: {}", notes.join("; "))),
+    }
 }

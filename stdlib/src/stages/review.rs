@@ -101,6 +101,14 @@ pub fn contract() -> StageContract {
         )
         .child(
             ChildSpec::new(
+                "lens",
+                Role::Config,
+                "a lens: `builtin:NAME` or a lens file relative to the top of the repository (docs/lenses.md)",
+            )
+            .arg(ValueType::String),
+        )
+        .child(
+            ChildSpec::new(
                 "later-prompt",
                 Role::Config,
                 "a file with the instructions of a review that resumes an earlier one",
@@ -190,6 +198,12 @@ pub fn contract() -> StageContract {
             LabelRule::all().adding(LabelAdd::Private),
         )
         .output(
+            "lens",
+            OutputType::Json,
+            "the lens's name, ceiling and verdict mode, for std/aggregate (absent without a lens)",
+            LabelRule::none(),
+        )
+        .output(
             "commented",
             OutputType::Bool,
             "the reviewer wrote a comment",
@@ -210,6 +224,7 @@ pub fn contract() -> StageContract {
         .fallback("comment", FallbackValue::Absent)
         .fallback("findings", FallbackValue::Absent)
         .fallback("conversation", FallbackValue::Absent)
+        .fallback("lens", FallbackValue::Absent)
         .fallback("commented", FallbackValue::Bool(false))
         .fallback("resumed", FallbackValue::Bool(false))
         .fallback("clean", FallbackValue::Bool(false))

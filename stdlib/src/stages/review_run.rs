@@ -19,6 +19,7 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
     let model_cli = ModelCli::from_name(&reviewer);
     check_vendor_policy(&cx, &reviewer, model_cli)?;
 
+    let lens = lens_of(&cx).await?;
     let mut inputs = inputs_of(&cx, "untrusted", true).await?;
     inputs.extend(inputs_of(&cx, "input", false).await?);
     let resume = match arg(&cx, "resume") {
@@ -70,6 +71,10 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
             }
             if let Some(text) = prompt_file(&cx, "later-prompt").await? {
                 spec.later_instructions = text;
+            }
+            if let Some(lens) = &lens {
+                spec.instructions = lens.instructions(&spec.instructions);
+                spec.later_instructions = lens.instructions(&spec.later_instructions);
             }
             let later = inputs_of(&cx, "since-last-review", true).await?;
             let later = if later.is_empty() {
@@ -137,6 +142,9 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
             if let Some(text) = prompt_file(&cx, "prompt").await? {
                 spec.instructions = text;
             }
+            if let Some(lens) = &lens {
+                spec.instructions = lens.instructions(&spec.instructions);
+            }
             run_command_reviewer(
                 &spec,
                 &inputs,
@@ -154,7 +162,13 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
             )));
         }
     };
-    let outcome = outcome.map_err(|e| StageError::failed(e.to_string()))?;
+    let mut outcome = outcome.map_err(|e| StageError::failed(e.to_string()))?;
+    if let Some(lens) = &lens {
+        // The lens's name comes from the stage, never from what the reviewer wrote.
+        for f in &mut outcome.findings {
+            f.rule = Some(lens.rule(f.rule.as_deref()));
+        }
+    }
     for (key, value) in &outcome.facts {
         cx.facts.record(key.clone(), value.clone());
     }
@@ -165,6 +179,11 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
     out.insert("findings".into(), OutputValue::Json(findings));
     if let Some(c) = outcome.conversation {
         out.insert("conversation".into(), OutputValue::File(c));
+    }
+    if let Some(lens) = &lens {
+        let meta = serde_json::to_value(&lens.meta)
+            .map_err(|e| StageError::failed(format!("cannot encode the lens: {e}")))?;
+        out.insert("lens".into(), OutputValue::Json(meta));
     }
     out.insert("commented".into(), OutputValue::Bool(outcome.commented));
     out.insert("resumed".into(), OutputValue::Bool(outcome.resumed));
@@ -262,6 +281,19 @@ fn secret_env_of(cx: &StageCx<'_>) -> Vec<(String, SecretValue)> {
         }
     }
     out
+}
+
+/// The stage's lens, loaded before anything runs: a lens that cannot be used fails the stage.
+async fn lens_of(cx: &StageCx<'_>) -> Result<Option<crate::lens::Lens>, StageError> {
+    let Some(spec) = arg(cx, "lens").and_then(Resolved::text) else {
+        return Ok(None);
+    };
+    let checkout = cx.checkout.to_path_buf();
+    tokio::task::spawn_blocking(move || crate::lens::load(&checkout, &spec))
+        .await
+        .map_err(|e| StageError::failed(format!("the lens thread failed: {e}")))?
+        .map(Some)
+        .map_err(|e| StageError::failed(format!("{e}: nothing reviewed")))
 }
 
 /// The text of the prompt file a child names, relative to the checkout.

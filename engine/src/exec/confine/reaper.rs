@@ -5,8 +5,9 @@
 //! process group too), then reaped.
 //!
 //! What is never touched: a child the engine is running ([`process::run`]'s leaders, registered
-//! while they live) and a helper the engine runs itself (git: in the engine's own process group
-//! and session, without a marker). An orphan without a readable marker of a run going on (it
+//! while they live), a helper the engine runs itself in a process group of its own (git, for its
+//! timeout: registered the same way through [`spawn_registered`]), and one in the engine's own
+//! process group and session without a marker. An orphan without a readable marker of a run going on (it
 //! cleared its environment or forged the variable, or the engine may not read it) cannot be
 //! attributed: any stage's end ends it.
 //!
@@ -42,7 +43,19 @@ impl Spawning {
 
 /// A registered child; unregistered on drop.
 #[derive(Debug)]
-pub(crate) struct Registered(i32);
+pub struct Registered(i32);
+
+/// Spawns a helper the engine runs itself (git) so that no stage's sweep takes it for an
+/// orphan, whatever process group it leads: it is registered like a stage's child until the
+/// returned guard drops. Keep the guard until the child has been waited for.
+pub fn spawn_registered(
+    cmd: &mut std::process::Command,
+) -> std::io::Result<(std::process::Child, Registered)> {
+    let spawning = spawning();
+    let child = cmd.spawn()?;
+    let registered = spawning.register(child.id());
+    Ok((child, registered))
+}
 
 impl Drop for Registered {
     fn drop(&mut self) {

@@ -1,8 +1,10 @@
-//! `review.json`: the whole review, versioned.
+//! `review.json`: the whole review, versioned. Each finding carries its `fingerprint` and, with
+//! an earlier review to compare with, its `state`; `resolved` and `states` follow the findings.
 
 use serde::Serialize;
 
 use super::super::ForgeError;
+use super::super::baseline::StateCounts;
 use super::super::review::{Review, ReviewFinding};
 use crate::git::Sha;
 
@@ -20,6 +22,10 @@ struct Document<'a> {
     reviewer: &'a str,
     comment: &'a str,
     findings: &'a [ReviewFinding],
+    /// Findings of the last posted review this one no longer has (`docs/findings.md`).
+    resolved: &'a [ReviewFinding],
+    /// How many findings are new, persisting and resolved; `null` with no earlier review.
+    states: Option<StateCounts>,
 }
 
 pub(super) fn render(change_id: &str, review: &Review) -> Result<Vec<u8>, ForgeError> {
@@ -33,6 +39,8 @@ pub(super) fn render(change_id: &str, review: &Review) -> Result<Vec<u8>, ForgeE
         reviewer: &review.reviewer,
         comment: &review.comment,
         findings: &review.findings,
+        resolved: &review.resolved,
+        states: review.state_counts(),
     };
     let mut bytes = serde_json::to_vec_pretty(&doc).map_err(|source| ForgeError::Encode {
         what: "review as JSON",

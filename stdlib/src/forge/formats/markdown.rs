@@ -4,7 +4,9 @@
 //! The comment is the reviewer's markdown and is kept as is, except for the findings table the
 //! built-in `rules` reviewer puts in its comment (for forges that post only the comment): here
 //! the list below holds the same findings, so the table is left out and each finding is listed
-//! once.
+//! once. With an earlier review to compare with, the findings heading counts the new,
+//! persisting and resolved findings, each finding is marked `new` or `persisting`, and the
+//! resolved ones follow (`docs/findings.md`).
 //!
 //! Finding fields are escaped only where markdown would not keep them as text: a path or rule
 //! sits in a code span that no backtick inside can close; a message is one line of inline
@@ -16,7 +18,7 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use super::super::review::{Review, ReviewFinding};
+use super::super::review::{FindingState, Review, ReviewFinding};
 
 /// The header row of the findings table the `rules` reviewer writes in its comment
 /// (`reviewer::summary`), and its delimiter row.
@@ -43,7 +45,39 @@ pub(super) fn render(review: &Review) -> String {
         out.push_str(comment);
         out.push('\n');
     }
-    let _ = write!(out, "\n## Findings ({})\n\n", review.findings.len());
+    out.push('\n');
+    out.push_str(&findings_section(review));
+    out
+}
+
+/// The review comment as a forge posts it with the findings (the GitHub comment): the comment
+/// without the `rules` reviewer's table, then [`findings_section`].
+pub(crate) fn comment_with_findings(review: &Review) -> String {
+    let comment = without_findings_table(&review.comment);
+    let comment = comment.trim();
+    let mut out = String::new();
+    if !comment.is_empty() {
+        out.push_str(comment);
+        out.push_str("\n\n");
+    }
+    out.push_str(&findings_section(review));
+    out
+}
+
+/// `## Findings (n)`, with the counts of each state when there was an earlier review to compare
+/// with (`docs/findings.md`), one list item per finding marked `new` or `persisting`, then
+/// `## Resolved (k)` and the findings of the last review this one no longer has.
+pub(crate) fn findings_section(review: &Review) -> String {
+    let mut out = String::new();
+    let _ = write!(out, "## Findings ({})", review.findings.len());
+    if let Some(c) = review.state_counts() {
+        let _ = write!(
+            out,
+            ": {} new, {} persisting, {} resolved",
+            c.new, c.persisting, c.resolved
+        );
+    }
+    out.push_str("\n\n");
     if review.findings.is_empty() {
         out.push_str("None.\n");
     }
@@ -51,17 +85,37 @@ pub(super) fn render(review: &Review) -> String {
         out.push_str(&item(f));
         out.push('\n');
     }
+    if !review.resolved.is_empty() {
+        let _ = write!(out, "\n## Resolved ({})\n\n", review.resolved.len());
+        for f in &review.resolved {
+            out.push_str(&item(f));
+            out.push('\n');
+        }
+    }
     out
 }
 
 fn item(f: &ReviewFinding) -> String {
+    if f.path.is_empty() {
+        // A resolved finding whose details the baseline could not keep.
+        return format!(
+            "- **{}** {}: a finding of the last review (its details were not kept)",
+            f.severity,
+            code(f.fingerprint.as_deref().unwrap_or_default())
+        );
+    }
     let location = match (f.line, f.end_line) {
         (Some(line), Some(end)) if end > line => format!("{}:{line}-{end}", f.path),
         (Some(line), _) => format!("{}:{line}", f.path),
         (None, _) => f.path.clone(),
     };
+    let state = match f.state {
+        Some(FindingState::New) => " _new_",
+        Some(FindingState::Persisting) => " _persisting_",
+        Some(FindingState::Resolved) | None => "",
+    };
     format!(
-        "- **{}** {} {}: {}",
+        "- **{}**{state} {} {}: {}",
         f.severity,
         code(&location),
         code(&f.rule),
@@ -240,6 +294,57 @@ mod tests {
     fn an_html_tag_cannot_reach_over_a_code_span() {
         // The `<` before the code span is escaped, so no tag can swallow its backtick.
         assert_eq!(inline("<a title=\"`\">x</a>`"), "\\<a title=\"`\">x</a>`");
+    }
+
+    #[test]
+    fn states_are_counted_and_marked_and_resolved_findings_listed() {
+        use crate::forge::review::FindingState;
+        use crate::rules::Severity;
+        let finding = |line: u32, state: Option<FindingState>| ReviewFinding {
+            rule: "todo-added".into(),
+            severity: Severity::Info,
+            path: "a.rs".into(),
+            line: Some(line),
+            end_line: None,
+            message: "`TODO` added".into(),
+            fingerprint: Some("a".repeat(32)),
+            state,
+        };
+        let sha = crate::git::Sha::parse(&"1".repeat(40)).unwrap();
+        let mut review = Review {
+            comment: String::new(),
+            findings: vec![
+                finding(1, Some(FindingState::New)),
+                finding(2, Some(FindingState::Persisting)),
+            ],
+            base: sha.clone(),
+            head: sha,
+            run_id: "r".into(),
+            conversation_id: None,
+            reviewer: "rules".into(),
+            resolved: vec![finding(3, Some(FindingState::Resolved))],
+        };
+        let bare = ReviewFinding {
+            path: String::new(),
+            line: None,
+            ..finding(0, Some(FindingState::Resolved))
+        };
+        review.resolved.push(bare);
+        assert_eq!(
+            findings_section(&review),
+            "## Findings (2): 1 new, 1 persisting, 2 resolved\n\n\
+             - **info** _new_ `a.rs:1` `todo-added`: `TODO` added\n\
+             - **info** _persisting_ `a.rs:2` `todo-added`: `TODO` added\n\
+             \n## Resolved (2)\n\n\
+             - **info** `a.rs:3` `todo-added`: `TODO` added\n\
+             - **info** `aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa`: a finding of the last review (its details were not kept)\n"
+        );
+        // No earlier review: no counts, no marks.
+        review.resolved.clear();
+        for f in &mut review.findings {
+            f.state = None;
+        }
+        assert!(findings_section(&review).starts_with("## Findings (2)\n\n- **info** `a.rs:1`"));
     }
 
     #[test]

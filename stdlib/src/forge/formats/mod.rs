@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::ForgeError;
 use super::review::Review;
 
+pub(crate) use markdown::comment_with_findings;
 pub use sarif::fingerprint;
 
 /// A file format of the local forge.

@@ -1,103 +1,188 @@
-//! `review.sarif`: the findings as one SARIF 2.1.0 run.
+//! `review.sarif`: the review's findings as one SARIF 2.1.0 run, through the engine's one SARIF
+//! writer ([`reviewflow_engine::sarif::LogBuilder`]; the shape is in `docs/sarif.md`).
 //!
-//! `ruleId` is the finding's rule and every rule appears once in `tool.driver.rules`, with its
-//! description (a built-in rule's one line, or that a model reviewer named it); levels are
-//! `error`, `warning` and `note`; a location's URI is the path, percent-encoded, relative to
-//! `%SRCROOT%`; a finding without a line has no region. `partialFingerprints` hashes the rule,
-//! path and message but not the line, so an alert survives lines moving above it. The reviewed
-//! commits are in the run's `properties`.
+//! - the run is the analysis `reviewflow/review/<run id>` (category `reviewflow/review`);
+//! - every rule with a finding (resolved ones included) is described once, sorted by id: a
+//!   built-in rule by its description, a rule a reviewer named itself by a generic text;
+//! - each finding is one result in the file at its path (relative to `%SRCROOT%`), on its lines;
+//!   a finding about the whole file is put on line 1 (code scanning shows no result without a
+//!   line) and says so in `properties.wholeFile`;
+//! - `partialFingerprints` holds the finding's identity (`reviewflow/review/v2`) when it has
+//!   one, else a hash of rule, path and message (`reviewflow/review-message/v2`), numbered among
+//!   equal ones;
+//! - `baselineState` follows the finding's state, and the findings this push resolved are
+//!   results too, `absent`.
 
 use std::collections::BTreeSet;
 
-use serde_json::{Value, json};
+use serde_json::{Map, json};
 use sha2::{Digest, Sha256};
 
+use reviewflow_engine::sarif::fingerprint::Numbering;
+use reviewflow_engine::sarif::log::{Fingerprint, location};
+use reviewflow_engine::sarif::uri;
+use reviewflow_engine::sarif::{Analysis, Level, LogBuilder, Rule, SarifResult};
+
 use super::super::ForgeError;
-use super::super::review::{Review, ReviewFinding};
+use super::super::review::{FindingState, Review, ReviewFinding};
 use crate::rules::{RuleId, Severity, registry};
 
-pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
-/// The key of our fingerprint in `partialFingerprints`.
-pub const FINGERPRINT_KEY: &str = "reviewflow/v1";
+/// The key of a finding's identity (`ReviewFinding::fingerprint`, `docs/findings.md`).
+pub const IDENTITY_KEY: &str = "reviewflow/review/v2";
+/// The key of the fallback recipe, for a finding without an identity: [`fingerprint`].
+pub const MESSAGE_KEY: &str = "reviewflow/review-message/v2";
+
+/// The message of a resolved finding whose message the baseline did not keep.
+const RESOLVED_WITHOUT_MESSAGE: &str = "resolved since the last review";
 
 pub(super) fn render(review: &Review) -> Result<Vec<u8>, ForgeError> {
-    let rules: BTreeSet<&str> = review.findings.iter().map(|f| f.rule.as_str()).collect();
-    let doc = json!({
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "reviewflow",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules.iter().map(|id| rule(id, &review.reviewer)).collect::<Vec<_>>(),
-            }},
-            "results": review.findings.iter().map(result).collect::<Vec<_>>(),
-            "properties": {
-                "reviewer": review.reviewer,
-                "base": review.base,
-                "head": review.head,
-                "runId": review.run_id,
-            },
-        }],
-    });
-    let mut bytes = serde_json::to_vec_pretty(&doc).map_err(|source| ForgeError::Encode {
-        what: "review as SARIF",
-        source,
-    })?;
-    bytes.push(b'\n');
-    Ok(bytes)
+    Ok(builder(review).finish_text().into_bytes())
+}
+
+/// The log of `review`, as a value.
+#[cfg(test)]
+fn log(review: &Review) -> serde_json::Value {
+    builder(review).finish()
+}
+
+/// The log of `review`, built.
+fn builder(review: &Review) -> LogBuilder {
+    let mut log = LogBuilder::new(
+        Analysis::Review {
+            run_id: &review.run_id,
+        },
+        env!("CARGO_PKG_VERSION"),
+    );
+    // Rules sorted by id, so the log does not depend on which rule was found first.
+    let ids: BTreeSet<&str> = review
+        .findings
+        .iter()
+        .chain(&review.resolved)
+        .map(|f| f.rule.as_str())
+        .collect();
+    for id in ids {
+        log.rule(&rule(id, &review.reviewer));
+    }
+    for f in &review.findings {
+        log.result(result(f, f.state));
+    }
+    // Resolved findings are listed with their state set, but a baseline kept by an older
+    // version might not say it: what `resolved` holds is absent either way.
+    for f in &review.resolved {
+        log.result(result(f, Some(FindingState::Resolved)));
+    }
+    let mut properties = Map::new();
+    properties.insert("reviewer".into(), review.reviewer.as_str().into());
+    properties.insert("base".into(), json!(review.base));
+    properties.insert("head".into(), json!(review.head));
+    properties.insert("runId".into(), review.run_id.as_str().into());
+    log.properties(properties);
+    log
 }
 
 /// A rule with its description: a built-in rule's (see [`crate::rules`]), or for a rule a
 /// reviewer named itself, that it is the reviewer's. No `helpUri`: there is no page to link.
-fn rule(id: &str, reviewer: &str) -> Value {
-    let builtin = id
-        .parse::<RuleId>()
-        .ok()
-        .and_then(registry::get)
-        .map(|r| r.description());
-    let text = match builtin {
-        Some(description) => description.to_string(),
-        None => format!("a finding the reviewer `{reviewer}` reported under this name"),
-    };
-    json!({
-        "id": id,
-        "shortDescription": { "text": text },
-        "fullDescription": { "text": text },
-        "help": { "text": text },
-    })
-}
-
-fn result(f: &ReviewFinding) -> Value {
-    let mut physical = json!({
-        "artifactLocation": { "uri": uri(&f.path), "uriBaseId": "%SRCROOT%" },
-    });
-    if let Some(line) = f.line {
-        let mut region = json!({ "startLine": line });
-        if let Some(end) = f.end_line {
-            region["endLine"] = json!(end);
+fn rule(id: &str, reviewer: &str) -> Rule {
+    let builtin = id.parse::<RuleId>().ok().and_then(registry::get);
+    match builtin {
+        Some(r) => {
+            let full = format!(
+                "{}: found by reviewflow's built-in `rules` reviewer in the lines a change adds.",
+                r.description()
+            );
+            Rule {
+                id: id.to_owned(),
+                short: r.description().to_owned(),
+                full: full.clone(),
+                help_text: format!(
+                    "{full} Fix or remove what the finding points at; the finding goes away \
+                     with it on the next push."
+                ),
+                help_markdown: None,
+                help_uri: None,
+                level: level(r.severity()),
+            }
         }
-        physical["region"] = region;
+        None => {
+            let text = format!("a finding the reviewer `{reviewer}` reported under this name");
+            Rule {
+                id: id.to_owned(),
+                short: text.clone(),
+                full: format!(
+                    "{text}: the rule is the reviewer's own, and its message says what it found."
+                ),
+                help_text: format!(
+                    "{text}. Read the finding's message: a reviewer's own rules have no \
+                     description beyond it."
+                ),
+                help_markdown: None,
+                help_uri: None,
+                level: Level::Warning,
+            }
+        }
     }
-    json!({
-        "ruleId": f.rule,
-        "level": level(f.severity),
-        "message": { "text": f.message },
-        "locations": [{ "physicalLocation": physical }],
-        "partialFingerprints": { FINGERPRINT_KEY: fingerprint(f) },
-    })
 }
 
-fn level(s: Severity) -> &'static str {
+fn result(f: &ReviewFinding, state: Option<FindingState>) -> SarifResult {
+    let mut region = json!({ "startLine": f.line.unwrap_or(1).max(1) });
+    if let (Some(start), Some(end)) = (f.line, f.end_line)
+        && end > start
+    {
+        region["endLine"] = json!(end);
+    }
+    let mut extra = Map::new();
+    if let Some(state) = state {
+        extra.insert("baselineState".into(), baseline_state(state).into());
+    }
+    if f.line.is_none() {
+        extra.insert("properties".into(), json!({ "wholeFile": true }));
+    }
+    let fingerprint = match &f.fingerprint {
+        Some(identity) => Fingerprint {
+            key: IDENTITY_KEY,
+            value: identity.clone(),
+            numbering: Numbering::Repeats,
+        },
+        None => Fingerprint {
+            key: MESSAGE_KEY,
+            value: fingerprint(f),
+            numbering: Numbering::Always,
+        },
+    };
+    let message = if f.message.trim().is_empty() && state == Some(FindingState::Resolved) {
+        RESOLVED_WITHOUT_MESSAGE.to_owned()
+    } else {
+        f.message.clone()
+    };
+    SarifResult {
+        rule_id: f.rule.clone(),
+        level: level(f.severity),
+        message,
+        location: location(&uri::encode(&f.path), None, region),
+        fingerprint,
+        extra,
+    }
+}
+
+fn baseline_state(state: FindingState) -> &'static str {
+    match state {
+        FindingState::New => "new",
+        FindingState::Persisting => "unchanged",
+        FindingState::Resolved => "absent",
+    }
+}
+
+fn level(s: Severity) -> Level {
     match s {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Info => "note",
+        Severity::Error => Level::Error,
+        Severity::Warning => Level::Warning,
+        Severity::Info => Level::Note,
     }
 }
 
-/// A line-independent identity of a finding: 32 hex digits of SHA-256 over rule, path and
-/// message, each NUL-terminated so that no two triples hash alike.
+/// A line-independent identity of a finding without one: 32 hex digits of SHA-256 over rule,
+/// path and message, each NUL-terminated so that no two triples hash alike. The log numbers
+/// equal ones (`<hash>:<n>`).
 pub fn fingerprint(f: &ReviewFinding) -> String {
     let mut hasher = Sha256::new();
     for part in [&f.rule, &f.path, &f.message] {
@@ -107,43 +192,142 @@ pub fn fingerprint(f: &ReviewFinding) -> String {
     reviewflow_engine::hex::encode(&hasher.finalize()[..16])
 }
 
-/// A relative path as a URI reference: unreserved characters and `/` stay, other bytes are
-/// percent-encoded (a space, `#`, `?`, `%`, non-ASCII).
-fn uri(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git::Sha;
+    use serde_json::Value;
+
+    fn finding(rule: &str, path: &str, line: Option<u32>, message: &str) -> ReviewFinding {
+        ReviewFinding {
+            rule: rule.into(),
+            severity: Severity::Error,
+            path: path.into(),
+            line,
+            end_line: None,
+            message: message.into(),
+            fingerprint: None,
+            state: None,
+        }
+    }
+
+    fn review(findings: Vec<ReviewFinding>, resolved: Vec<ReviewFinding>) -> Review {
+        let sha = Sha::parse(&"a".repeat(40)).expect("sha");
+        Review {
+            comment: String::new(),
+            findings,
+            base: sha.clone(),
+            head: sha,
+            run_id: "run-1".into(),
+            conversation_id: None,
+            reviewer: "rules".into(),
+            resolved,
+        }
+    }
+
+    fn results(log: &Value) -> &Vec<Value> {
+        log["runs"][0]["results"].as_array().expect("results")
+    }
 
     #[test]
     fn every_rule_is_described_and_links_nowhere() {
         for r in registry::RULES {
             let rule = rule(r.id().as_str(), "rules");
-            assert_eq!(rule["shortDescription"]["text"], r.description());
-            assert_eq!(rule["fullDescription"]["text"], r.description());
-            assert_eq!(rule["help"]["text"], r.description());
-            assert!(rule.get("helpUri").is_none());
+            assert_eq!(rule.short, r.description());
+            assert!(rule.full.starts_with(r.description()));
+            assert!(rule.help_text.starts_with(&rule.full));
+            assert!(rule.help_uri.is_none());
         }
         let own = rule("missing-test", "claude");
         assert_eq!(
-            own["shortDescription"]["text"],
+            own.short,
             "a finding the reviewer `claude` reported under this name"
+        );
+        assert_eq!(own.level, Level::Warning);
+    }
+
+    #[test]
+    fn three_identical_findings_have_three_fingerprints() {
+        let f = finding(
+            "conflict-marker",
+            "src/c.rs",
+            Some(2),
+            "merge conflict marker",
+        );
+        let log = log(&review(vec![f.clone(), f.clone(), f], vec![]));
+        let prints: Vec<&str> = results(&log)
+            .iter()
+            .map(|r| {
+                r["partialFingerprints"][MESSAGE_KEY]
+                    .as_str()
+                    .expect("print")
+            })
+            .collect();
+        assert_eq!(prints[0][..32], prints[2][..32]);
+        assert!(
+            prints[0].ends_with(":1") && prints[1].ends_with(":2") && prints[2].ends_with(":3")
         );
     }
 
     #[test]
-    fn uris_are_encoded() {
-        assert_eq!(uri("src/a b#?.rs"), "src/a%20b%23%3F.rs");
-        assert_eq!(uri("é"), "%C3%A9");
+    fn identities_and_states_are_written() {
+        let mut new = finding("todo-added", "a.rs", Some(3), "TODO");
+        new.fingerprint = Some("f".repeat(32));
+        new.state = Some(FindingState::New);
+        let mut kept = finding("todo-added", "a.rs", Some(9), "TODO");
+        kept.fingerprint = Some("e".repeat(32));
+        kept.state = Some(FindingState::Persisting);
+        let mut gone = finding("credential", "b.rs", None, "");
+        gone.fingerprint = Some("d".repeat(32));
+        gone.state = Some(FindingState::Resolved);
+        let log = log(&review(vec![new, kept], vec![gone]));
+        let r = results(&log);
+        assert_eq!(r.len(), 3);
+        let states: Vec<&Value> = r.iter().map(|r| &r["baselineState"]).collect();
+        assert_eq!(
+            states,
+            [&json!("new"), &json!("unchanged"), &json!("absent")]
+        );
+        assert_eq!(r[0]["partialFingerprints"][IDENTITY_KEY], "f".repeat(32));
+        assert_eq!(r[2]["message"]["text"], RESOLVED_WITHOUT_MESSAGE);
+        assert_eq!(r[2]["properties"]["wholeFile"], true);
+        assert_eq!(
+            r[2]["locations"][0]["physicalLocation"]["region"]["startLine"],
+            1
+        );
+        let rules = log["runs"][0]["tool"]["driver"]["rules"]
+            .as_array()
+            .expect("rules");
+        assert_eq!(
+            rules.len(),
+            2,
+            "the resolved finding's rule is described too"
+        );
+    }
+
+    #[test]
+    fn no_state_no_baseline_state() {
+        let log = log(&review(vec![finding("x", "a", Some(1), "m")], vec![]));
+        assert!(results(&log)[0].get("baselineState").is_none());
+        assert_eq!(
+            log["runs"][0]["automationDetails"]["id"],
+            "reviewflow/review/run-1"
+        );
+    }
+
+    #[test]
+    fn paths_are_encoded_relative_references() {
+        let log = log(&review(
+            vec![
+                finding("x", "src/a b#?.rs", Some(1), "m"),
+                finding("x", "/etc/passwd", Some(1), "m"),
+            ],
+            vec![],
+        ));
+        let uri = |i: usize| {
+            results(&log)[i]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].clone()
+        };
+        assert_eq!(uri(0), "src/a%20b%23%3F.rs");
+        assert_eq!(uri(1), "%2Fetc/passwd");
     }
 }

@@ -27,6 +27,25 @@ pub const ANNOTATION_TITLE_MAX_CHARS: usize = 255;
 /// How far back from the hard cut [`fit`] looks for a line break, in bytes.
 const LINE_BREAK_WINDOW: usize = 2 * 1024;
 
+/// The review comment's body before [`fit`]: the marker line, the baseline line of finding
+/// identity when there is one (`docs/findings.md`), then the review comment without the `rules`
+/// reviewer's table and the findings, counted and marked `new` or `persisting` against the last
+/// review, with the resolved ones, as `review.md` lists them.
+pub fn comment_body(
+    marker: &str,
+    baseline: Option<&crate::forge::Baseline>,
+    review: &crate::forge::Review,
+) -> String {
+    let mut body = String::from(marker);
+    body.push('\n');
+    if let Some(b) = baseline {
+        body.push_str(&crate::forge::baseline::render_line(b));
+        body.push('\n');
+    }
+    body.push_str(&crate::forge::formats::comment_with_findings(review));
+    body
+}
+
 /// The length of `text` as GitHub counts it.
 pub fn char_count(text: &str) -> usize {
     text.chars().count()

@@ -15,6 +15,13 @@
 //! `[A-Za-z0-9._-]` (see [`Marker::new`]): no space, `=` or `>` can occur in one, so a value can
 //! neither close the HTML comment nor inject another field, and parsing is a strict split.
 //!
+//! The line after the marker keeps the baseline of finding identity, the fingerprints of the
+//! posted findings ([`baseline_of_body`], `docs/findings.md`):
+//!
+//! ```text
+//! <!-- reviewflow:baseline {"version":1,"complete":true,"findings":[…]} -->
+//! ```
+//!
 //! The marker is trusted only on a comment whose author is trusted ([`find_ours`]): anyone who
 //! can comment on a pull request can paste a marker line.
 
@@ -175,6 +182,19 @@ impl Marker {
     pub fn matches(&self, pipeline: &str, project: Option<&str>) -> bool {
         self.pipeline == pipeline && self.project.as_deref() == project
     }
+}
+
+/// The baseline of finding identity a comment body keeps (`docs/findings.md`): only the line
+/// right after its first marker line, where reviewflow writes it and before any review text (so
+/// text a reviewer was prompted to print cannot stand in for it). `None` when that line is not
+/// a valid baseline line. Trust the result only from a comment [`find_ours`] found.
+pub fn baseline_of_body(body: &str) -> Option<crate::forge::Baseline> {
+    let (range, _) = marker_line(body)?;
+    let rest = body.get(range.end..)?;
+    let rest = rest.strip_prefix('\r').unwrap_or(rest);
+    let rest = rest.strip_prefix('\n')?;
+    let line = rest.split('\n').next()?;
+    crate::forge::baseline::parse_line(line)
 }
 
 /// The byte range of the first marker line of `body` (without its line break) and its marker.
@@ -393,6 +413,34 @@ mod tests {
         let (range, _) = marker_line(&crlf).unwrap();
         assert_eq!(&crlf[range], ours.render());
         assert_eq!(Marker::parse_body("no marker here"), None);
+    }
+
+    #[test]
+    fn the_baseline_is_read_only_from_the_line_after_the_marker() {
+        use crate::forge::baseline::{Baseline, render_line};
+        let baseline = Baseline {
+            version: 1,
+            complete: true,
+            findings: vec![crate::forge::BaselineFinding {
+                fingerprint: "a".repeat(32),
+                rule: "todo-added".into(),
+                severity: None,
+                path: "a.rs".into(),
+                line: Some(1),
+                message: "m".into(),
+                moved: None,
+            }],
+        };
+        let line = render_line(&baseline);
+        let m = marker().render();
+        let body = format!("{m}\n{line}\nreview");
+        assert_eq!(baseline_of_body(&body), Some(baseline.clone()));
+        let crlf = format!("{m}\r\n{line}\r\nreview");
+        assert_eq!(baseline_of_body(&crlf), Some(baseline));
+        // Review text that prints a baseline line further down is not the baseline.
+        assert_eq!(baseline_of_body(&format!("{m}\nreview\n{line}")), None);
+        assert_eq!(baseline_of_body(&format!("{line}\n{m}")), None);
+        assert_eq!(baseline_of_body(&m), None);
     }
 
     #[test]

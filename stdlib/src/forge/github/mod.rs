@@ -16,11 +16,11 @@ pub use annotations::{
 };
 pub use body::{
     ANNOTATION_TITLE_MAX_CHARS, CHECK_TEXT_MAX_CHARS, CHECK_TITLE_MAX_CHARS, COMMENT_MAX_CHARS,
-    char_count, fit, fit_line,
+    char_count, comment_body, fit, fit_line,
 };
 pub use conclusion::{BlockOn, CheckConclusion, Conclusion, ReviewState, conclude};
 pub use inline::{FilterMode, Inline, InlineComment, ReviewEvent, ReviewRequest, Side, inline};
 pub use marker::{
     CommentInfo, DEFAULT_TRUSTED_AUTHORS, MARKER_VERSION, MAX_ID, MAX_NAME, Marker, MarkerError,
-    Ours, default_trusted_authors, find_ours,
+    Ours, baseline_of_body, default_trusted_authors, find_ours,
 };

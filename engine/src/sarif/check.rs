@@ -1,12 +1,9 @@
-//! Findings as one SARIF 2.1.0 log (`--format sarif`), for code scanning.
+//! Check findings as one SARIF log (`reviewflow check --format sarif`), through [`LogBuilder`].
 //!
-//! Shape of the log:
-//! - one run; `tool.driver.rules` lists every registered check in [`check::ALL`] order, so a
-//!   result's `ruleIndex` is stable for a given version and its `ruleId` (the check id) is stable
-//!   across versions; each rule carries `shortDescription` (the check's summary),
-//!   `fullDescription` and `help` (its `docs/checks.md` section: what it proves, severity, fix),
-//!   so the log explains itself; `helpUri` and `informationUri` appear only when a real docs
-//!   address was configured at build time ([`DOCS_URL`]);
+//! - `tool.driver.rules` lists every registered check in [`check::ALL`] order, so a result's
+//!   `ruleIndex` is stable for a given version and its `ruleId` (the check id) is stable across
+//!   versions; each rule carries `shortDescription` (the check's summary), `fullDescription`
+//!   and `help` (its `docs/checks.md` section: what it proves, severity, fix);
 //! - one result per finding, suppressed ones included: an allowed finding carries
 //!   `suppressions: [{kind: "inSource", justification, location}]` and code scanning shows it as
 //!   dismissed instead of losing it;
@@ -15,49 +12,33 @@
 //!   is the location's message; confidence and stage go in `properties`;
 //! - related labels become `relatedLocations` (ids from 1, in order), a flow path becomes one
 //!   `codeFlows[0].threadFlows[0]` whose locations run source first, sink last;
-//! - `partialFingerprints["reviewflow/v1"]` identifies a finding by what it is, not where it is
-//!   (see [`fingerprint`]), so alerts survive lines being inserted above them.
+//! - `partialFingerprints["reviewflow/check/v2"]` identifies a finding by what it is, not where
+//!   it is (see [`fingerprint`]), numbered among equal ones.
 //!
 //! Columns and `charOffset`/`charLength` count UTF-16 code units, SARIF's default `columnKind`
 //! (stated explicitly in the run): spans are byte ranges, so each position is converted from the
 //! bytes of its line. A span that does not fall on character boundaries is widened to the
 //! characters it touches; one past the end of the file is clamped to the end.
 //!
-//! Artifact URIs are the file names as given to [`Source::new`], which callers keep relative to
-//! the repository root; backslashes become `/` and characters that a URI reference cannot hold
-//! are percent-encoded.
+//! Artifact URIs are the file names relative to the repository's top ([`SrcRoot`]).
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::fingerprint::Numbering;
+use super::log::{
+    Analysis, Fingerprint, Level, LogBuilder, Rule, SarifResult, docs_url, location,
+    physical_location,
+};
+use super::uri::SrcRoot;
 use crate::check::{self, Check};
 use crate::finding::{Finding, Label, Severity};
 use crate::source::Source;
 use crate::span::Span;
 
-/// The SARIF version written.
-pub const SARIF_VERSION: &str = "2.1.0";
-
-/// The published schema of [`SARIF_VERSION`] (errata 01).
-pub const SARIF_SCHEMA: &str =
-    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
-
-/// Where reviewflow's documentation is published, if anywhere: the address of the `docs/`
-/// folder, set at build time (`REVIEWFLOW_DOCS_URL=https://…/docs cargo build`). Without it the
-/// log links nowhere (no `informationUri`, no `helpUri`): every rule carries its description and
-/// help in the log itself, and no address is made up.
-pub const DOCS_URL: Option<&str> = option_env!("REVIEWFLOW_DOCS_URL");
-
 /// The checks' documentation, whose sections (`## <check-id>`) give each rule its description
 /// and help.
-const CHECKS_DOC: &str = include_str!("../../docs/checks.md");
-
-/// The docs address, when one is configured and absolute (SARIF requires absolute URIs).
-fn docs_url() -> Option<&'static str> {
-    DOCS_URL
-        .map(|u| u.trim_end_matches('/'))
-        .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
-}
+const CHECKS_DOC: &str = include_str!("../../../docs/checks.md");
 
 /// Where the tool is described (`tool.driver.informationUri`): the docs, if configured.
 pub fn information_uri() -> Option<String> {
@@ -129,54 +110,63 @@ fn doc_section(id: &str) -> Option<&'static str> {
 }
 
 /// The key of the fingerprint in `partialFingerprints`; the suffix changes if the recipe does.
-pub const FINGERPRINT_KEY: &str = "reviewflow/v1";
+pub const FINGERPRINT_KEY: &str = "reviewflow/check/v2";
 
 /// One SARIF log for the findings of every file checked (files without findings included: they
-/// are listed as artifacts, and a clean run has an empty `results` array).
+/// are listed as artifacts, and a clean run has an empty `results` array), file names taken as
+/// relative to the repository's top ([`SrcRoot::filesystem`]: relative names as they are).
 pub fn sarif_log(files: &[(&Source, &[Finding])], tool_version: &str) -> Value {
-    let mut artifacts = Vec::with_capacity(files.len());
-    let mut results = Vec::new();
-    for (index, (source, findings)) in files.iter().enumerate() {
+    sarif_log_at(files, &SrcRoot::filesystem(), tool_version)
+}
+
+/// [`sarif_log`] with file names resolved by `root` (`reviewflow check` passes
+/// [`SrcRoot::current`]).
+pub fn sarif_log_at(files: &[(&Source, &[Finding])], root: &SrcRoot, tool_version: &str) -> Value {
+    builder(files, root, tool_version).finish()
+}
+
+/// [`sarif_log_at`] as the pretty JSON `reviewflow check --format sarif` prints, with its final
+/// newline, written without holding the results as values.
+pub fn sarif_text_at(
+    files: &[(&Source, &[Finding])],
+    root: &SrcRoot,
+    tool_version: &str,
+) -> String {
+    builder(files, root, tool_version).finish_text()
+}
+
+fn builder(files: &[(&Source, &[Finding])], root: &SrcRoot, tool_version: &str) -> LogBuilder {
+    let mut log = LogBuilder::new(Analysis::Check, tool_version);
+    for c in check::ALL {
+        log.rule(&rule(*c));
+    }
+    log.column_kind("utf16CodeUnits");
+    for (source, findings) in files {
+        let uri = root.uri(source.name());
+        let index = log.artifact(&uri);
         let file = File {
             source,
-            uri: artifact_uri(source.name()),
+            uri,
             index,
             ascii: source.text().is_ascii(),
         };
-        artifacts.push(json!({ "location": { "uri": file.uri } }));
-        let fingerprints = fingerprints(source, findings);
-        for (finding, fingerprint) in findings.iter().zip(fingerprints) {
-            results.push(result(&file, finding, fingerprint));
+        for finding in findings.iter() {
+            log.result(result(&file, finding));
         }
-    }
-    let mut log = json!({
-        "$schema": SARIF_SCHEMA,
-        "version": SARIF_VERSION,
-        "runs": [{
-            "tool": {
-                "driver": {
-                    "name": "reviewflow",
-                    "version": tool_version,
-                    "rules": check::ALL.iter().map(|c| rule(*c)).collect::<Vec<_>>(),
-                }
-            },
-            "columnKind": "utf16CodeUnits",
-            "artifacts": artifacts,
-            "results": results,
-        }]
-    });
-    if let Some(uri) = information_uri() {
-        log["runs"][0]["tool"]["driver"]["informationUri"] = uri.into();
     }
     log
 }
 
 /// The SARIF level of a severity.
 pub fn level(severity: Severity) -> &'static str {
+    sarif_level(severity).as_str()
+}
+
+fn sarif_level(severity: Severity) -> Level {
     match severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Info => "note",
+        Severity::Error => Level::Error,
+        Severity::Warning => Level::Warning,
+        Severity::Info => Level::Note,
     }
 }
 
@@ -185,16 +175,17 @@ pub fn level(severity: Severity) -> &'static str {
 /// cannot run into one another. Lines and columns are left out on purpose, so that a finding
 /// moved by an edit elsewhere in the file keeps its fingerprint. The file is in, so that the same
 /// finding in two pipelines of one repository stays two alerts (a renamed file starts afresh).
+/// The log numbers equal hashes (`<hash>:<n>`), so two identical findings stay two alerts.
 ///
 /// The hash covers the primary span's text. Pipeline files name secrets rather than hold them,
 /// so that text is a name or a reference.
-pub fn fingerprint(source: &Source, finding: &Finding) -> String {
+pub fn fingerprint(uri: &str, source: &Source, finding: &Finding) -> String {
     let mut hasher = Sha256::new();
     let mut field = |bytes: &[u8]| {
         hasher.update((bytes.len() as u64).to_le_bytes());
         hasher.update(bytes);
     };
-    field(artifact_uri(source.name()).as_bytes());
+    field(uri.as_bytes());
     field(finding.check.as_bytes());
     match &finding.stage {
         Some(stage) => {
@@ -208,36 +199,24 @@ pub fn fingerprint(source: &Source, finding: &Finding) -> String {
     crate::hex::encode(&hasher.finalize())
 }
 
-/// Fingerprints of a file's findings, `<hash>:<n>` where `n` numbers identical hashes in file
-/// order, so that two identical findings in one file stay two alerts.
-fn fingerprints(source: &Source, findings: &[Finding]) -> Vec<String> {
-    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    findings
-        .iter()
-        .map(|finding| {
-            let hash = fingerprint(source, finding);
-            let n = seen.entry(hash.clone()).or_insert(0);
-            *n += 1;
-            format!("{hash}:{n}")
-        })
-        .collect()
-}
-
-fn rule(check: &dyn Check) -> Value {
+fn rule(check: &dyn Check) -> Rule {
     let id = check.id();
     let doc = rule_doc(check);
-    let mut rule = json!({
-        "id": id,
-        "shortDescription": { "text": check.summary() },
-        "fullDescription": { "text": doc.full },
-        "help": { "text": doc.help_text, "markdown": doc.help_markdown },
-        "defaultConfiguration": { "level": level(check.severity()) },
-    });
+    let mut rule = Rule {
+        id: id.to_owned(),
+        short: check.summary().to_owned(),
+        full: doc.full,
+        help_text: doc.help_text,
+        help_markdown: Some(doc.help_markdown),
+        help_uri: None,
+        level: sarif_level(check.severity()),
+    };
     if let Some(uri) = help_uri(id) {
-        rule["help"]["text"] = format!("{}\n\nDocumentation: {uri}", doc.help_text).into();
-        rule["help"]["markdown"] =
-            format!("{}\n\n[Documentation]({uri})", doc.help_markdown).into();
-        rule["helpUri"] = uri.into();
+        rule.help_text = format!("{}\n\nDocumentation: {uri}", rule.help_text);
+        rule.help_markdown = rule
+            .help_markdown
+            .map(|md| format!("{md}\n\n[Documentation]({uri})"));
+        rule.help_uri = Some(uri);
     }
     rule
 }
@@ -251,53 +230,34 @@ struct File<'a> {
     ascii: bool,
 }
 
-fn result(file: &File<'_>, finding: &Finding, fingerprint: String) -> Value {
-    let mut result = Map::new();
-    result.insert("ruleId".into(), finding.check.into());
-    if let Some(index) = check::ALL.iter().position(|c| c.id() == finding.check) {
-        result.insert("ruleIndex".into(), index.into());
-    }
-    result.insert("level".into(), level(finding.severity).into());
-    // The finding's help is specific to it (rule help is generic), so it travels in the message.
-    let text = match &finding.help {
-        Some(help) => format!("{}\nhelp: {help}", finding.message),
-        None => finding.message.clone(),
-    };
-    result.insert("message".into(), json!({ "text": text }));
-    result.insert(
-        "locations".into(),
-        json!([location(file, &finding.primary)]),
-    );
+fn result(file: &File<'_>, finding: &Finding) -> SarifResult {
+    let mut extra = Map::new();
     if !finding.related.is_empty() {
         let related: Vec<Value> = finding
             .related
             .iter()
             .enumerate()
             .map(|(i, label)| {
-                let mut loc = location(file, label);
+                let mut loc = label_location(file, label);
                 loc["id"] = (i + 1).into();
                 loc
             })
             .collect();
-        result.insert("relatedLocations".into(), related.into());
+        extra.insert("relatedLocations".into(), related.into());
     }
     if !finding.flow.is_empty() {
         let steps: Vec<Value> = finding
             .flow
             .iter()
-            .map(|label| json!({ "location": location(file, label) }))
+            .map(|label| json!({ "location": label_location(file, label) }))
             .collect();
-        result.insert(
+        extra.insert(
             "codeFlows".into(),
             json!([{ "threadFlows": [{ "locations": steps }] }]),
         );
     }
-    result.insert(
-        "partialFingerprints".into(),
-        json!({ FINGERPRINT_KEY: fingerprint }),
-    );
     if let Some(suppression) = &finding.suppressed {
-        result.insert(
+        extra.insert(
             "suppressions".into(),
             json!([{
                 "kind": "inSource",
@@ -314,23 +274,35 @@ fn result(file: &File<'_>, finding: &Finding, fingerprint: String) -> Value {
         properties.insert("stage".into(), stage.as_str().into());
     }
     if !properties.is_empty() {
-        result.insert("properties".into(), properties.into());
+        extra.insert("properties".into(), properties.into());
     }
-    result.into()
+    // The finding's help is specific to it (rule help is generic), so it travels in the message.
+    let message = match &finding.help {
+        Some(help) => format!("{}\nhelp: {help}", finding.message),
+        None => finding.message.clone(),
+    };
+    SarifResult {
+        rule_id: finding.check.to_owned(),
+        level: sarif_level(finding.severity),
+        message,
+        location: label_location(file, &finding.primary),
+        fingerprint: Fingerprint {
+            key: FINGERPRINT_KEY,
+            value: fingerprint(&file.uri, file.source, finding),
+            numbering: Numbering::Always,
+        },
+        extra,
+    }
 }
 
-fn location(file: &File<'_>, label: &Label) -> Value {
-    json!({
-        "physicalLocation": physical(file, label.span),
-        "message": { "text": label.message },
-    })
+fn label_location(file: &File<'_>, label: &Label) -> Value {
+    let mut loc = location(&file.uri, Some(file.index), region(file, label.span));
+    loc["message"] = json!({ "text": label.message });
+    loc
 }
 
 fn physical(file: &File<'_>, span: Span) -> Value {
-    json!({
-        "artifactLocation": { "uri": file.uri, "index": file.index },
-        "region": region(file, span),
-    })
+    physical_location(&file.uri, Some(file.index), region(file, span))
 }
 
 fn region(file: &File<'_>, span: Span) -> Value {
@@ -364,49 +336,4 @@ fn point(file: &File<'_>, offset: usize) -> (usize, usize, usize) {
 
 fn utf16_len(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()
-}
-
-/// A file name as a relative URI reference: `/` separators, and everything outside RFC 3986's
-/// unreserved characters and a few safe path characters percent-encoded (`:` included, so that
-/// a first segment is never read as a scheme).
-fn artifact_uri(name: &str) -> String {
-    let mut uri = String::with_capacity(name.len());
-    for byte in name.bytes() {
-        match byte {
-            b'\\' => uri.push('/'),
-            b'A'..=b'Z'
-            | b'a'..=b'z'
-            | b'0'..=b'9'
-            | b'-'
-            | b'.'
-            | b'_'
-            | b'~'
-            | b'/'
-            | b'!'
-            | b'$'
-            | b'&'
-            | b'\''
-            | b'('
-            | b')'
-            | b'*'
-            | b'+'
-            | b','
-            | b';'
-            | b'='
-            | b'@' => uri.push(char::from(byte)),
-            other => uri.push_str(&format!("%{other:02X}")),
-        }
-    }
-    uri
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn uris_are_relative_references() {
-        assert_eq!(artifact_uri(r"ci\review.kdl"), "ci/review.kdl");
-        assert_eq!(artifact_uri("a b%:é.kdl"), "a%20b%25%3A%C3%A9.kdl");
-    }
 }

@@ -1,0 +1,597 @@
+//! The GitHub Actions workflow of a pipeline (`docs/export.md`, "The workflow"): one job per job
+//! of the [partition](super::partition), each running its stages with `reviewflow run --stages`
+//! and handing its run directory to the next job as an artifact.
+//!
+//! The text is written directly rather than through a YAML serializer: the comments (why stages
+//! share a job, why each permission is there) are part of the output, and every value that is
+//! not a fixed word goes through [`scalar`].
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::flow::Flow;
+use crate::graph::Dag;
+use crate::model::{Access, Pipeline, Stage};
+use crate::permission::parse_permission;
+use crate::registry::Registry;
+
+use super::partition::{Carries, Partition, Reason, partition};
+
+/// Actions, pinned by commit with the release the commit is.
+pub const CHECKOUT: &str = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2";
+pub const UPLOAD_ARTIFACT: &str =
+    "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02 # v4.6.2";
+pub const DOWNLOAD_ARTIFACT: &str =
+    "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093 # v4.3.0";
+
+/// Model reviewers a job installs before its run: the `reviewer` argument, the step's name, the
+/// variable holding the version, the version, and the npm package.
+const REVIEWERS: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "claude",
+        "Install Claude Code",
+        "CLAUDE_CODE_VERSION",
+        "2.1.14",
+        "@anthropic-ai/claude-code",
+    ),
+    (
+        "codex",
+        "Install Codex",
+        "CODEX_VERSION",
+        "0.171.0",
+        "@openai/codex",
+    ),
+];
+
+/// Where each job keeps run directories: the parent's, downloaded, and its own.
+const RUNS: &str = "reviewflow-runs";
+
+/// Why a pipeline cannot be written as a workflow.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ExportError {
+    /// `check` reports it.
+    #[error("the pipeline's stages form a cycle")]
+    Cycle,
+    #[error("{0}")]
+    Unexportable(String),
+}
+
+/// What the workflow is written from.
+pub struct Source<'a> {
+    pub pipeline: &'a Pipeline,
+    pub registry: &'a Registry,
+    pub dag: &'a Dag,
+    pub flow: &'a Flow,
+    /// The pipeline file as the workflow names it: relative to the repository's top.
+    pub file: &'a str,
+}
+
+/// The workflow, deterministic for a given pipeline and file name.
+pub fn workflow(src: &Source<'_>) -> Result<String, ExportError> {
+    let parts =
+        partition(src.pipeline, src.registry, src.dag, src.flow).ok_or(ExportError::Cycle)?;
+    validate(src.pipeline)?;
+    if parts.jobs.is_empty() {
+        return Err(ExportError::Unexportable(
+            "the pipeline has no stage, and a workflow needs at least one job".into(),
+        ));
+    }
+    let mut out = String::with_capacity(4096 + 2048 * parts.jobs.len());
+    header(&mut out, src);
+    let ids = job_ids(src.pipeline, &parts);
+    for j in 0..parts.jobs.len() {
+        job(&mut out, src, &parts, &ids, j);
+    }
+    Ok(out)
+}
+
+/// The token and permission scope of one stage: the reads its kind's contract needs, and what
+/// it declares (as the partition counts them).
+pub fn stage_permissions(
+    pipeline: &Pipeline,
+    registry: &Registry,
+    stage: usize,
+) -> BTreeMap<String, Access> {
+    let s = &pipeline.stages[stage];
+    let reads = registry
+        .get(&s.uses.value)
+        .into_iter()
+        .flat_map(|c| c.permissions.iter())
+        .filter_map(|p| parse_permission(p).ok())
+        .filter(|p| p.access == Access::Read);
+    let declared = s.permissions.iter().map(|p| p.value.clone());
+    let mut out = BTreeMap::new();
+    for p in reads.chain(declared) {
+        let access = out.entry(p.scope).or_insert(p.access);
+        *access = (*access).max(p.access);
+    }
+    out
+}
+
+/// What every job's checkout of the base branch needs: on a private repository the job's token
+/// fetches it.
+pub const CHECKOUT_PERMISSION: (&str, Access) = ("contents", Access::Read);
+
+/// Names GitHub cannot hold: a secret's `env=` is the name of the repository or environment
+/// secret it is read from.
+fn validate(pipeline: &Pipeline) -> Result<(), ExportError> {
+    for secret in &pipeline.secrets {
+        let env = secret.env.value.as_str();
+        if !is_env_name(env) || (env.starts_with("GITHUB_") && env != "GITHUB_TOKEN") {
+            return Err(ExportError::Unexportable(format!(
+                "secret `{}`: env=\"{}\" cannot name a GitHub secret (letters, digits and `_`, \
+                 not starting with a digit or `GITHUB_` other than `GITHUB_TOKEN`)",
+                secret.name.value,
+                env.escape_debug()
+            )));
+        }
+    }
+    for input in pipeline.inputs.iter().filter(|i| !i.builtin) {
+        if let Some(env) = &input.env
+            && !is_env_name(&env.value)
+        {
+            return Err(ExportError::Unexportable(format!(
+                "input `{}`: env=\"{}\" cannot name a GitHub variable",
+                input.name.value,
+                env.value.escape_debug()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn is_env_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn pipeline_name(pipeline: &Pipeline) -> &str {
+    pipeline
+        .name
+        .as_ref()
+        .map_or("reviewflow", |n| n.value.as_str())
+}
+
+fn header(out: &mut String, src: &Source<'_>) {
+    let name = pipeline_name(src.pipeline);
+    let file = comment_text(src.file);
+    let _ = write!(
+        out,
+        "# Generated by `reviewflow export github` from:\n\
+         #   {file}\n\
+         # Do not edit it by hand: change the pipeline and export again (docs/export.md).\n\
+         #\n\
+         # It runs on pull_request_target: the workflow and the pipeline come from the base branch,\n\
+         # never from the pull request, and nothing of the pull request is checked out or run.\n\
+         # Each job is one trust boundary of the pipeline: it holds only its stages' secrets and\n\
+         # token permissions, and hands its run to the next job as an artifact.\n\
+         name: {}\n\
+         \n\
+         on:\n\
+         \x20 pull_request_target: # zizmor: ignore[dangerous-triggers] no code of the pull request runs\n\
+         \x20   types: [opened, synchronize, reopened, ready_for_review]\n\
+         \n\
+         # Nothing at the workflow level; each job asks for what its stages use.\n\
+         permissions: {{}}\n\
+         \n\
+         # One review of a pull request at a time; a newer push cancels the older review.\n\
+         concurrency:\n\
+         \x20 group: {}\n\
+         \x20 cancel-in-progress: true\n\
+         \n\
+         jobs:\n",
+        scalar(name),
+        scalar(&format!(
+            "{name}-${{{{ github.event.pull_request.number }}}}"
+        )),
+    );
+}
+
+/// Job ids: the first stage's name, which is unique and already a valid id (letters, digits,
+/// `-`, `_`, starting with a letter), except that a name YAML reads as a boolean or null (`on`,
+/// `yes`) gets `-job` appended (and a number, should that name be a stage's too).
+fn job_ids(pipeline: &Pipeline, parts: &Partition) -> Vec<String> {
+    let mut taken: std::collections::BTreeSet<String> = pipeline
+        .stages
+        .iter()
+        .map(|s| s.name.value.clone())
+        .collect();
+    parts
+        .jobs
+        .iter()
+        .map(|j| {
+            let name = &pipeline.stages[j.stages[0]].name.value;
+            if !is_yaml_word(name) {
+                return name.clone();
+            }
+            let mut id = format!("{name}-job");
+            let mut n = 2;
+            while taken.contains(&id) {
+                id = format!("{name}-job-{n}");
+                n += 1;
+            }
+            taken.insert(id.clone());
+            id
+        })
+        .collect()
+}
+
+/// A plain scalar YAML 1.1 reads as a boolean or null.
+fn is_yaml_word(s: &str) -> bool {
+    matches!(
+        s.to_ascii_lowercase().as_str(),
+        "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n"
+    )
+}
+
+fn job(out: &mut String, src: &Source<'_>, parts: &Partition, ids: &[String], j: usize) {
+    let pipeline = src.pipeline;
+    let the_job = &parts.jobs[j];
+    let stages: Vec<&Stage> = the_job
+        .stages
+        .iter()
+        .map(|&s| &pipeline.stages[s])
+        .collect();
+    let names: Vec<&str> = stages.iter().map(|s| s.name.value.as_str()).collect();
+    if j > 0 {
+        out.push('\n');
+    }
+    reasons(out, src, parts, j, &names);
+    // A run resumes one parent, so each job resumes the one before it (whose run holds every
+    // earlier stage, reused) and therefore needs it.
+    let parent = j.checked_sub(1);
+    let mut needs: Vec<usize> = the_job.needs.clone();
+    if let Some(p) = parent
+        && !needs.contains(&p)
+    {
+        let _ = writeln!(
+            out,
+            "  # It needs {} too: that job's run is the one this job resumes.",
+            ids[p]
+        );
+        needs.push(p);
+        needs.sort_unstable();
+    }
+    let id = &ids[j];
+    let _ = writeln!(out, "  {id}:");
+    let _ = writeln!(out, "    name: {}", scalar(&names.join(", ")));
+    if !needs.is_empty() {
+        let list: Vec<&str> = needs.iter().map(|&n| ids[n].as_str()).collect();
+        let _ = writeln!(out, "    needs: [{}]", list.join(", "));
+    }
+    let _ = writeln!(out, "    runs-on: ubuntu-latest");
+    let _ = writeln!(out, "    timeout-minutes: {}", timeout_minutes(&stages));
+    let secrets: Vec<&crate::model::Secret> = the_job
+        .secrets
+        .iter()
+        .map(|&s| &pipeline.secrets[s])
+        .collect();
+    if secrets.iter().any(|s| s.env.value != "GITHUB_TOKEN") {
+        let _ = writeln!(
+            out,
+            "    # Its secrets other than the workflow's token may be secrets of this environment."
+        );
+        let _ = writeln!(out, "    environment: {}", scalar(pipeline_name(pipeline)));
+    }
+    permissions(out, src, the_job, &names);
+    if j + 1 < parts.jobs.len() {
+        let _ = writeln!(out, "    outputs:");
+        let _ = writeln!(out, "      run-id: ${{{{ steps.run.outputs.run-id }}}}");
+    }
+    let _ = writeln!(out, "    steps:");
+    let _ = write!(
+        out,
+        "      - name: Check out the base branch\n\
+         \x20       uses: {CHECKOUT}\n\
+         \x20       with:\n\
+         \x20         persist-credentials: false\n\
+         \n\
+         \x20     # The reviewflow to install: the repository variables REVIEWFLOW_GIT and REVIEWFLOW_REV.\n\
+         \x20     - name: Install reviewflow\n\
+         \x20       run: cargo install --locked --git \"$REVIEWFLOW_GIT\" --rev \"$REVIEWFLOW_REV\" reviewflow\n\
+         \x20       env:\n\
+         \x20         REVIEWFLOW_GIT: ${{{{ vars.REVIEWFLOW_GIT }}}}\n\
+         \x20         REVIEWFLOW_REV: ${{{{ vars.REVIEWFLOW_REV }}}}\n"
+    );
+    for (reviewer, step, var, version, package) in REVIEWERS {
+        if stages.iter().any(|s| reviews_with(s, reviewer)) {
+            let _ = write!(
+                out,
+                "\n\
+                 \x20     # The reviewer, pinned. reviewflow finds it on the job's PATH.\n\
+                 \x20     - name: {step}\n\
+                 \x20       run: npm install --global \"{package}@${var}\" # zizmor: ignore[adhoc-packages] one pinned version\n\
+                 \x20       env:\n\
+                 \x20         {var}: {version}\n"
+            );
+        }
+    }
+    if let Some(p) = parent {
+        let _ = write!(
+            out,
+            "\n\
+             \x20     - name: Take over the run of {}\n\
+             \x20       uses: {DOWNLOAD_ARTIFACT}\n\
+             \x20       with:\n\
+             \x20         name: {}\n\
+             \x20         path: ${{{{ runner.temp }}}}/{RUNS}/${{{{ needs.{}.outputs.run-id }}}}\n",
+            ids[p],
+            artifact(&ids[p]),
+            ids[p],
+        );
+    }
+    run_step(out, src, &names, &secrets, parent.map(|p| ids[p].as_str()));
+    if stages
+        .iter()
+        .any(|s| s.uses.value == "std/post" && s.children_named("upload").next().is_some())
+    {
+        let _ = write!(
+            out,
+            "\n\
+             \x20     # std/post names what it kept for the store in the step's outputs; a run step\n\
+             \x20     # cannot upload an artifact itself.\n\
+             \x20     - name: Keep the sealed conversation\n\
+             \x20       if: steps.run.outputs.artifact-name != ''\n\
+             \x20       uses: {UPLOAD_ARTIFACT}\n\
+             \x20       with:\n\
+             \x20         name: ${{{{ steps.run.outputs.artifact-name }}}}\n\
+             \x20         path: ${{{{ steps.run.outputs.artifact-path }}}}\n\
+             \x20         if-no-files-found: error\n\
+             \x20         retention-days: 30\n\
+             \x20         overwrite: true\n"
+        );
+    }
+    if j + 1 < parts.jobs.len() {
+        let _ = write!(
+            out,
+            "\n\
+             \x20     - name: Hand the run over to the next job\n\
+             \x20       uses: {UPLOAD_ARTIFACT}\n\
+             \x20       with:\n\
+             \x20         name: {}\n\
+             \x20         path: ${{{{ runner.temp }}}}/{RUNS}/${{{{ steps.run.outputs.run-id }}}}\n\
+             \x20         if-no-files-found: error\n\
+             \x20         retention-days: 1\n\
+             \x20         overwrite: true\n",
+            artifact(id),
+        );
+    }
+}
+
+fn artifact(job: &str) -> String {
+    format!("reviewflow-run-{job}")
+}
+
+/// One comment line per join the partition made in this job.
+fn reasons(out: &mut String, src: &Source<'_>, parts: &Partition, j: usize, names: &[&str]) {
+    if names.len() < 2 {
+        return;
+    }
+    let stage = |i: usize| src.pipeline.stages[i].name.value.as_str();
+    let _ = writeln!(out, "  # {} share this job:", and_list(names));
+    for reason in &parts.reasons {
+        match reason {
+            Reason::Private {
+                producer,
+                consumer,
+                outputs,
+            } if parts.job_of[*producer] == j => {
+                for (output, carries) in outputs {
+                    let why = match carries {
+                        Carries::Private => "is private".to_owned(),
+                        Carries::Diff => "is a diff".to_owned(),
+                        Carries::Secret => {
+                            let secrets: Vec<&str> = src
+                                .flow
+                                .output(*producer, output)
+                                .into_iter()
+                                .flat_map(|l| l.secrets())
+                                .filter_map(|s| src.pipeline.secrets.get(s))
+                                .map(|s| s.name.value.as_str())
+                                .collect();
+                            format!("carries the secret {}", and_list(&secrets))
+                        }
+                    };
+                    let _ = writeln!(
+                        out,
+                        "  # - {} → {}: {}.{output} {why}, and never crosses a job boundary.",
+                        stage(*producer),
+                        stage(*consumer),
+                        stage(*producer),
+                    );
+                }
+            }
+            Reason::Between {
+                stage: s,
+                after,
+                before,
+            } if parts.job_of[*s] == j => {
+                let _ = writeln!(
+                    out,
+                    "  # - {} → {} → {}: {} sits between two stages of this job; in a job of its \
+                     own\n  #   it would make the jobs a cycle.",
+                    stage(*after),
+                    stage(*s),
+                    stage(*before),
+                    stage(*s),
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// The job's permissions, each with the stages that need it: the union over its stages, and the
+/// checkout's `contents: read`.
+fn permissions(out: &mut String, src: &Source<'_>, the_job: &super::Job, names: &[&str]) {
+    let mut why: BTreeMap<String, (Access, Vec<&str>)> = BTreeMap::new();
+    for (&s, name) in the_job.stages.iter().zip(names) {
+        for (scope, access) in stage_permissions(src.pipeline, src.registry, s) {
+            let entry = why.entry(scope).or_insert((access, Vec::new()));
+            entry.0 = entry.0.max(access);
+            entry.1.push(name);
+        }
+    }
+    let (scope, access) = CHECKOUT_PERMISSION;
+    let checkout = why.entry(scope.to_owned()).or_insert((access, Vec::new()));
+    checkout.0 = checkout.0.max(access);
+    let _ = writeln!(out, "    permissions:");
+    for (scope, (access, stages)) in &why {
+        let access = match access {
+            Access::Read => "read",
+            Access::Write => "write",
+        };
+        let by = if stages.is_empty() {
+            "the checkout".to_owned()
+        } else {
+            and_list(stages)
+        };
+        let _ = writeln!(out, "      {scope}: {access} # {by}");
+    }
+}
+
+fn run_step(
+    out: &mut String,
+    src: &Source<'_>,
+    names: &[&str],
+    secrets: &[&crate::model::Secret],
+    parent: Option<&str>,
+) {
+    let mut command = format!(
+        "reviewflow run {} --stages {} --run-dir \"$RUNNER_TEMP/{RUNS}\"",
+        shell_word(src.file),
+        names.join(","),
+    );
+    if parent.is_some() {
+        command.push_str(" --resume \"$REVIEWFLOW_PARENT_RUN\"");
+    }
+    let _ = write!(
+        out,
+        "\n\
+         \x20     - name: {}\n\
+         \x20       id: run\n\
+         \x20       run: {}\n\
+         \x20       env:\n",
+        scalar(&format!("Run {}", and_list(names))),
+        scalar(&command),
+    );
+    // Secrets: those of this job's stages, each from the secret its `env=` names.
+    for secret in secrets {
+        let env = &secret.env.value;
+        let _ = writeln!(out, "          {env}: ${{{{ secrets.{env} }}}}");
+    }
+    // Inputs: every job reads the same values (they are part of the run's identity). One with a
+    // default is left to it; the runner sets GITHUB_* and RUNNER_* itself.
+    for input in src.pipeline.inputs.iter().filter(|i| !i.builtin) {
+        if input.default.is_some() {
+            continue;
+        }
+        if let Some(env) = &input.env {
+            let env = &env.value;
+            if env.starts_with("GITHUB_") || env.starts_with("RUNNER_") {
+                continue;
+            }
+            let _ = writeln!(out, "          {env}: ${{{{ vars.{env} }}}}");
+        }
+    }
+    if let Some(p) = parent {
+        let _ = writeln!(
+            out,
+            "          REVIEWFLOW_PARENT_RUN: ${{{{ needs.{p}.outputs.run-id }}}}"
+        );
+    }
+}
+
+fn reviews_with(stage: &Stage, reviewer: &str) -> bool {
+    stage.uses.value == "std/review"
+        && stage
+            .children_named("reviewer")
+            .any(|c| c.args.first().and_then(|a| a.value.as_str()) == Some(reviewer))
+}
+
+/// The stages' declared timeouts and a quarter of an hour for the set-up, at least an hour.
+fn timeout_minutes(stages: &[&Stage]) -> u64 {
+    let ms: u64 = stages
+        .iter()
+        .filter_map(|s| s.timeout_ms.as_ref())
+        .map(|t| t.value)
+        .fold(0u64, u64::saturating_add);
+    (ms.div_ceil(60_000).saturating_add(15)).max(60)
+}
+
+/// A word the shell reads as itself: bare when it is plainly safe, else single-quoted.
+fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c))
+    {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// A YAML scalar for `s`: plain when it cannot be read as anything else, else double-quoted
+/// (a JSON string is a valid YAML double-quoted scalar).
+pub fn scalar(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && !s.ends_with(' ')
+        && !s.contains(": ")
+        && !s.contains(" #")
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || " _./,-$\"=@{}".contains(c))
+        && !is_yaml_word(s);
+    if plain {
+        s.to_owned()
+    } else {
+        serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
+    }
+}
+
+/// Text for a one-line comment: control characters become spaces.
+fn comment_text(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scalars_are_plain_only_when_unambiguous() {
+        assert_eq!(scalar("gather"), "gather");
+        assert_eq!(scalar("on"), "\"on\"");
+        assert_eq!(scalar("a: b"), "\"a: b\"");
+        assert_eq!(scalar("x #y"), "\"x #y\"");
+        assert_eq!(scalar("9lives"), "\"9lives\"");
+        assert_eq!(scalar("line\nbreak"), "\"line\\nbreak\"");
+    }
+
+    #[test]
+    fn shell_words_are_quoted_when_needed() {
+        assert_eq!(shell_word(".github/review.kdl"), ".github/review.kdl");
+        assert_eq!(shell_word("my file's.kdl"), r"'my file'\''s.kdl'");
+    }
+
+    #[test]
+    fn lists_read_as_prose() {
+        assert_eq!(and_list(&["a"]), "a");
+        assert_eq!(and_list(&["a", "b"]), "a and b");
+        assert_eq!(and_list(&["a", "b", "c"]), "a, b and c");
+    }
+}

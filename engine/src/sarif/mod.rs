@@ -1,0 +1,22 @@
+//! SARIF 2.1.0: one writer for every log reviewflow writes (`docs/sarif.md`).
+//!
+//! - [`log`] builds a log: schema, tool, rules, `automationDetails`, results; it numbers rules,
+//!   and keeps every result's fingerprint unique;
+//! - [`uri`] turns file names into artifact URIs relative to `%SRCROOT%`;
+//! - [`fingerprint`] numbers repeated fingerprints;
+//! - [`check`] writes the findings of `reviewflow check` through the builder (the review's
+//!   findings are written by `reviewflow_stdlib`'s `review.sarif` format, through it too).
+
+pub mod check;
+pub mod fingerprint;
+pub mod log;
+pub mod uri;
+
+pub use check::{
+    FINGERPRINT_KEY, RuleDoc, fingerprint, help_uri, information_uri, rule_doc, sarif_log,
+    sarif_log_at, sarif_text_at,
+};
+pub use log::{
+    Analysis, DOCS_URL, Level, LogBuilder, Rule, SARIF_SCHEMA, SARIF_VERSION, SarifResult,
+};
+pub use uri::SrcRoot;

@@ -1,0 +1,163 @@
+//! `reviewflow export github`.
+
+use std::path::{Component, Path};
+
+use reviewflow_engine::atomic::atomic_write;
+use reviewflow_engine::export::github::{Source, workflow};
+use reviewflow_engine::finding::Severity;
+use reviewflow_engine::flow::Flow;
+use reviewflow_engine::{CheckOptions, report, run_checks};
+
+use crate::cli::{ExportArgs, ExportGithubArgs, ExportTarget, FailOn};
+use crate::cmd_check::fails;
+use crate::output::{EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, Loaded, load, print_stdout, style};
+
+pub fn run(args: ExportArgs) -> u8 {
+    match args.target {
+        ExportTarget::Github(a) => github(a),
+    }
+}
+
+/// Checks the pipeline as `check` does (error findings refuse it, exit 1), then writes the
+/// workflow to stdout or, atomically, to `--out`.
+fn github(args: ExportGithubArgs) -> u8 {
+    let registry = reviewflow_stdlib::registry();
+    let style = style(args.color.color);
+    // The workflow runs the pipeline by this path, from the top of its checkout.
+    let file = match workflow_path(&args.file) {
+        Ok(file) => file,
+        Err(message) => {
+            eprintln!("error: {}", report::terminal_text(&message));
+            return EXIT_UNUSABLE;
+        }
+    };
+    let compiled = match load(&args.file, &registry) {
+        Ok(c) => c,
+        Err(Loaded::Unreadable(message)) => {
+            eprintln!("error: {}", report::terminal_text(&message));
+            return EXIT_UNUSABLE;
+        }
+        Err(Loaded::Unusable(u)) => {
+            eprint!("{}", report::render_human(&u.source, &u.findings, style));
+            return EXIT_UNUSABLE;
+        }
+    };
+    let findings = run_checks(&compiled, &registry, CheckOptions::default());
+    if fails(&findings, FailOn::Error) {
+        let errors: Vec<_> = findings
+            .into_iter()
+            .filter(|f| f.suppressed.is_none() && f.severity == Severity::Error)
+            .collect();
+        eprint!("{}", report::render_human(&compiled.source, &errors, style));
+        eprintln!(
+            "{}: not exported: the pipeline fails `reviewflow check`",
+            report::terminal_text(compiled.source.name())
+        );
+        return EXIT_FINDINGS;
+    }
+    if let Some(forge) = &compiled.pipeline.forge
+        && forge.kind.value != "github"
+    {
+        eprintln!(
+            "error: {}: the pipeline's forge is `{}`; a GitHub workflow runs `forge \"github\"`",
+            report::terminal_text(compiled.source.name()),
+            report::terminal_text(&forge.kind.value)
+        );
+        return EXIT_UNUSABLE;
+    }
+    let Some(flow) = Flow::compute(&compiled.pipeline, &registry, &compiled.dag) else {
+        eprintln!("error: the pipeline's stages form a cycle");
+        return EXIT_UNUSABLE;
+    };
+    let text = match workflow(&Source {
+        pipeline: &compiled.pipeline,
+        registry: &registry,
+        dag: &compiled.dag,
+        flow: &flow,
+        file: &file,
+    }) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!(
+                "error: {}: cannot export: {}",
+                report::terminal_text(compiled.source.name()),
+                report::terminal_text(&e.to_string())
+            );
+            return EXIT_UNUSABLE;
+        }
+    };
+    match args.out {
+        None => {
+            print_stdout(&text);
+            EXIT_OK
+        }
+        Some(out) => match write_out(&out, &text) {
+            Ok(()) => {
+                eprintln!(
+                    "wrote {}",
+                    report::terminal_text(&out.display().to_string())
+                );
+                EXIT_OK
+            }
+            Err(message) => {
+                eprintln!("error: {}", report::terminal_text(&message));
+                EXIT_UNUSABLE
+            }
+        },
+    }
+}
+
+/// The pipeline's path as the workflow names it: relative, without `..`, `/`-separated.
+fn workflow_path(path: &Path) -> Result<String, String> {
+    let shown = path.display();
+    let mut parts = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_str().ok_or_else(|| {
+                format!("{shown}: the path is not UTF-8, which a workflow cannot name")
+            })?),
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                return Err(format!(
+                    "{shown}: give the pipeline's path relative to the repository's top, as the \
+                     workflow's checkout holds it (run `export` from the top)"
+                ));
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Err(format!("{shown}: not a file"));
+    }
+    Ok(parts.join("/"))
+}
+
+/// Writes the workflow in place atomically. The rename replaces a link rather than writing
+/// through it; a destination that is a link is refused outright, so that it is never
+/// silently replaced either.
+fn write_out(out: &Path, text: &str) -> Result<(), String> {
+    if let Ok(meta) = std::fs::symlink_metadata(out)
+        && meta.file_type().is_symlink()
+    {
+        return Err(format!(
+            "{}: is a symbolic link; not written (give the file it points to)",
+            out.display()
+        ));
+    }
+    atomic_write(out, text.as_bytes()).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_path_is_the_workflows() {
+        assert_eq!(
+            workflow_path(Path::new("./.github/review.kdl")).as_deref(),
+            Ok(".github/review.kdl")
+        );
+        assert!(workflow_path(Path::new("/abs/review.kdl")).is_err());
+        assert!(workflow_path(Path::new("../review.kdl")).is_err());
+        assert!(workflow_path(Path::new(".")).is_err());
+    }
+}

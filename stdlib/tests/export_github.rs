@@ -1,0 +1,215 @@
+//! The GitHub workflow writer (`docs/export.md`, "The workflow") on pipelines the examples do not
+//! cover: a stage caught between two stages of a job, jobs that could run side by side, inputs,
+//! and names GitHub cannot hold.
+
+use reviewflow_engine::export::github::{ExportError, Source, workflow};
+use reviewflow_engine::flow::Flow;
+
+fn export(text: &str) -> Result<String, ExportError> {
+    let registry = reviewflow_stdlib::registry();
+    let compiled = reviewflow_engine::compile::compile(
+        reviewflow_engine::Source::new("p.kdl", text),
+        &registry,
+        &reviewflow_engine::syntax::Limits::default(),
+    )
+    .expect("compiles");
+    let flow = Flow::compute(&compiled.pipeline, &registry, &compiled.dag).expect("acyclic");
+    workflow(&Source {
+        pipeline: &compiled.pipeline,
+        registry: &registry,
+        dag: &compiled.dag,
+        flow: &flow,
+        file: ".github/p.kdl",
+    })
+}
+
+/// The lines of the job `id`, from its comments to the next job.
+fn job<'a>(text: &'a str, id: &str) -> Vec<&'a str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == format!("  {id}:"))
+        .unwrap_or_else(|| panic!("no job {id}:\n{text}"));
+    let start = lines[..at]
+        .iter()
+        .rposition(|l| !l.starts_with("  #"))
+        .map_or(0, |i| i + 1);
+    let end = lines[at + 1..]
+        .iter()
+        .position(|l| l.len() > 2 && l.starts_with("  ") && !l[2..].starts_with(' '))
+        .map_or(lines.len(), |i| at + 1 + i);
+    lines[start..end].to_vec()
+}
+
+#[test]
+fn a_stage_between_is_explained() {
+    let text = export(
+        r#"
+pipeline "between"
+store "s" kind="local"
+secret "k" env="K" {
+    visible-to "restore"
+}
+stage "restore" uses="std/restore" on-error="fallback" {
+    from "s"
+    key "k"
+}
+stage "mid" uses="run" {
+    needs "restore"
+    command "true"
+}
+stage "review" uses="std/review" {
+    needs "mid"
+    reviewer "rules"
+    resume "restore.conversation"
+}
+"#,
+    )
+    .expect("exports");
+    let restore = job(&text, "restore");
+    assert_eq!(
+        &restore[..4],
+        &[
+            "  # restore, mid and review share this job:",
+            "  # - restore → review: restore.conversation is private, and never crosses a job \
+             boundary.",
+            "  # - restore → mid → review: mid sits between two stages of this job; in a job of \
+             its own",
+            "  #   it would make the jobs a cycle.",
+        ],
+        "{text}"
+    );
+    // A secret other than the workflow's token: the job runs in the pipeline's environment.
+    assert!(restore.contains(&"    environment: between"), "{text}");
+    assert!(restore.contains(&"          K: ${{ secrets.K }}"), "{text}");
+    // The reviewer is `rules`: nothing to install.
+    assert!(!text.contains("npm install"), "{text}");
+    // One job: nothing to hand over.
+    assert!(!text.contains("upload-artifact"), "{text}");
+    assert!(!text.contains("--resume"), "{text}");
+}
+
+#[test]
+fn jobs_that_could_run_side_by_side_run_one_after_another() {
+    // b and c both read a only; a run resumes one parent, so c resumes b's run and needs b.
+    let text = export(
+        r#"
+pipeline "diamond"
+stage "a" uses="run" {
+    command "true"
+}
+stage "b" uses="run" {
+    needs "a"
+    command "true"
+}
+stage "c" uses="run" {
+    needs "a"
+    command "true"
+}
+stage "d" uses="run" {
+    needs "b" "c"
+    command "true"
+}
+"#,
+    )
+    .expect("exports");
+    let c = job(&text, "c");
+    assert!(
+        c.contains(&"  # It needs b too: that job's run is the one this job resumes."),
+        "{text}"
+    );
+    assert!(c.contains(&"    needs: [a, b]"), "{text}");
+    assert!(
+        c.iter().any(|l| l.ends_with(
+            "--stages c --run-dir \"$RUNNER_TEMP/reviewflow-runs\" --resume \"$REVIEWFLOW_PARENT_RUN\""
+        )),
+        "{text}"
+    );
+    assert!(
+        c.contains(&"          REVIEWFLOW_PARENT_RUN: ${{ needs.b.outputs.run-id }}"),
+        "{text}"
+    );
+    let d = job(&text, "d");
+    assert!(d.contains(&"    needs: [b, c]"), "{text}");
+    assert!(!d.iter().any(|l| l.contains("It needs")), "{text}");
+    // The last job hands nothing over; the others do, under their own name.
+    assert!(!d.iter().any(|l| l.contains("Hand the run over")), "{text}");
+    assert!(c.contains(&"          name: reviewflow-run-c"), "{text}");
+    // No secret, no environment; every job still checks out with the read that needs.
+    assert!(!text.contains("environment:"), "{text}");
+    assert!(d.contains(&"      contents: read # the checkout"), "{text}");
+}
+
+#[test]
+fn inputs_come_from_variables_unless_they_have_a_default() {
+    let text = export(
+        r#"
+pipeline "inputs"
+input "project" env="PROJECT"
+input "depth" env="DEPTH" default="3"
+stage "a" uses="run" {
+    command "echo" "{project}" "{depth}"
+}
+"#,
+    )
+    .expect("exports");
+    assert!(
+        text.contains("          PROJECT: ${{ vars.PROJECT }}\n"),
+        "{text}"
+    );
+    assert!(!text.contains("DEPTH"), "{text}");
+}
+
+#[test]
+fn a_secret_github_cannot_hold_is_refused() {
+    let err = export(
+        r#"
+pipeline "bad"
+secret "t" env="GITHUB_OTHER" {
+    visible-to "a"
+}
+stage "a" uses="run" {
+    command "true"
+    secret-env "T" "t"
+}
+"#,
+    )
+    .expect_err("refused");
+    assert!(
+        matches!(&err, ExportError::Unexportable(m) if m.contains("GITHUB_OTHER")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_pipeline_without_stages_is_refused() {
+    let err = export("pipeline \"empty\"\n").expect_err("refused");
+    assert!(
+        matches!(&err, ExportError::Unexportable(m) if m.contains("no stage")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_stage_named_like_a_yaml_boolean_gets_a_job_id_yaml_keeps_a_string() {
+    let text = export(
+        r#"
+pipeline "words"
+stage "on" uses="run" {
+    command "true"
+}
+stage "on-job" uses="run" {
+    command "true"
+}
+stage "yes" uses="run" {
+    needs "on"
+    command "true"
+}
+"#,
+    )
+    .expect("exports");
+    assert!(text.contains("\n  on-job-2:\n    name: \"on\"\n"), "{text}");
+    assert!(text.contains("\n  on-job:\n    name: on-job\n"), "{text}");
+    assert!(text.contains("\n  yes-job:\n"), "{text}");
+    assert!(text.contains("needs.on-job-2.outputs.run-id"), "{text}");
+}

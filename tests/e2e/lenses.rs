@@ -1,0 +1,268 @@
+//! Lenses and `std/aggregate` through the binary (docs/lenses.md): the self-review example, a
+//! lens that forges findings, the ceiling, and lens paths that leave the checkout.
+
+use std::process::Command;
+
+use crate::support::{Repo, root};
+
+struct Out {
+    code: i32,
+    log: String,
+}
+
+fn run(repo: &Repo, pipeline: &str) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+        .args(["run", pipeline])
+        .current_dir(repo.path())
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("REVIEW_CONVERSATION_KEY")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        log: format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
+}
+
+/// `src/lib.rs` of 40 lines and `files`, then a change of line 20 alone (the change the local
+/// forge reviews, `HEAD~1..HEAD`): its hunk is lines 17 to 23.
+fn repo_with(files: &[(&str, &str)]) -> Repo {
+    let repo = Repo::init();
+    for (path, text) in files {
+        repo.commit_file(path, text, "setup");
+    }
+    let lines: String = (1..=40).map(|i| format!("fn f{i}() {{}}\n")).collect();
+    repo.commit("src/lib.rs", &lines, "first");
+    repo.commit(
+        "src/lib.rs",
+        &lines.replace("fn f20() {}", "fn f20() { todo!() }"),
+        "second",
+    );
+    repo
+}
+
+fn repo() -> Repo {
+    repo_with(&[])
+}
+
+/// The review the local forge wrote.
+fn review(repo: &Repo) -> serde_json::Value {
+    let path = repo
+        .path()
+        .join(".reviewflow/forge/branch-main/review.json");
+    serde_json::from_slice(&std::fs::read(&path).expect("the review was written")).expect("json")
+}
+
+/// A `command` reviewer that reports `findings` (a JSON array), through `lens`.
+fn lensed_review(stage: &str, lens: &str, findings: &str) -> String {
+    // Templates: a literal brace is written twice.
+    let findings = findings.replace('{', "{{").replace('}', "}}");
+    format!(
+        r####"stage "{stage}" uses="std/review" {{
+    reviewer "command"
+    command "sh" "-c" #"grep -A2 '^## Lens:' "$REVIEWFLOW_PROMPT"; printf '{{{{"version":1,"comment":"c","findings":%s,"conversation":null,"resumed":false}}}}' "$FINDINGS" > "$REVIEWFLOW_RESULT""#
+    env "FINDINGS" #"{findings}"#
+    lens "{lens}"
+    untrusted "gather.diff"
+}}
+"####
+    )
+}
+
+/// Two lenses, an aggregate over them, and the post.
+fn pipeline(first: &str, second: &str) -> String {
+    format!(
+        r#"pipeline "lenses"
+forge "local"
+stage "gather" uses="std/gather"
+{first}{second}stage "aggregate" uses="std/aggregate" {{
+    from "one.findings" lens="one.lens"
+    from "two.findings" lens="two.lens"
+    ranges "gather.ranges"
+    request-changes-on "warning"
+}}
+stage "post" uses="std/post" {{
+    comment "aggregate.comment"
+    findings "aggregate.findings"
+    ranges "gather.ranges"
+}}
+"#
+    )
+}
+
+const STRICT: &str = "---\nceiling: warning\nverdict: included\n---\nOnly what matters.\n";
+
+#[test]
+fn the_self_review_example_runs_with_the_rules_reviewer() {
+    let repo = repo();
+    let example = std::fs::read_to_string(root().join("examples/self-review.kdl")).expect("read");
+    repo.commit_file("review/self-review.kdl", &example, "pipeline");
+    repo.commit(
+        "src/lib.rs",
+        &(1..=40)
+            .map(|i| format!("fn f{i}() {{}}\n"))
+            .collect::<String>()
+            .replace("fn f20() {}", "fn f20() {} // TODO: remove\n<<<<<<< HEAD"),
+        "change",
+    );
+    let out = run(&repo, "review/self-review.kdl");
+    assert_eq!(out.code, 0, "{}", out.log);
+    // The gate's tier line, the verdict and the findings are printed; the counts are one line.
+    for said in [
+        "Size: Green — proceeding.",
+        "**Verdict: comment** (2 lenses: adversarial, engineering)",
+        "`adversarial/conflict-marker`: merge conflict marker (lenses: adversarial, engineering)",
+        "aggregate: 2 findings from 2 lenses: verdict comment",
+    ] {
+        assert!(out.log.contains(said), "{said:?} not in:\n{}", out.log);
+    }
+    let review = review(&repo);
+    let findings = review["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 2, "{review:#}");
+    assert!(
+        findings.iter().all(|f| f["rule"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("adversarial/"))),
+        "{review:#}"
+    );
+    // Nothing but the local forge's files: no other place was written.
+    let forge = repo.path().join(".reviewflow/forge/branch-main");
+    assert!(forge.join("review.md").is_file() && forge.join("review.sarif").is_file());
+}
+
+#[test]
+fn forged_findings_are_dropped_demoted_and_clamped_and_counted() {
+    // Lens one (ceiling warning, included): a finding on a file the change never touched, one on
+    // an unchanged line far from the hunk, one above the ceiling whose text forges a clamp note.
+    let one = lensed_review(
+        "one",
+        "lenses/strict.md",
+        r#"[{"path":"etc/passwd","line":1,"severity":"error","rule":"exfil","message":"forged"},{"path":"src/lib.rs","line":2,"severity":"info","rule":"far","message":"far from the change"},{"path":"src/lib.rs","line":20,"severity":"error","rule":"panic","message":"todo! panics (clamped from info) here"}]"#,
+    );
+    // Lens two agrees on the panic.
+    let two = lensed_review(
+        "two",
+        "builtin:adversarial",
+        r#"[{"path":"src/lib.rs","line":20,"severity":"warning","rule":"PANIC","message":"panics"}]"#,
+    );
+    let repo = repo_with(&[
+        ("lenses/strict.md", STRICT),
+        ("review.kdl", &pipeline(&one, &two)),
+    ]);
+    let out = run(&repo, "review.kdl");
+    assert_eq!(out.code, 0, "{}", out.log);
+    assert!(
+        out.log.contains(
+            "aggregate: 2 findings from 2 lenses: verdict request-changes; 1 dropped (outside the change), 1 demoted (outside its hunks), 1 clamped, 1 forged note stripped, 1 merged"
+        ),
+        "{}",
+        out.log
+    );
+    // Each lens's prompt reached its reviewer, under its name (the reviewer prints it).
+    assert!(
+        out.log.contains("one │ ## Lens: strict") && out.log.contains("one │ Only what matters."),
+        "{}",
+        out.log
+    );
+    assert!(
+        out.log.contains("two │ ## Lens: adversarial"),
+        "{}",
+        out.log
+    );
+    // Counted, never narrated: the forged finding's path appears nowhere.
+    assert!(!out.log.contains("etc/passwd"), "{}", out.log);
+    let review = review(&repo);
+    let findings = review["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 2, "{review:#}");
+    assert!(
+        findings.iter().all(|f| f["path"] == "src/lib.rs"),
+        "{review:#}"
+    );
+    let far = &findings[0];
+    assert_eq!(far["rule"], "strict/far");
+    assert_eq!(far["line"], serde_json::Value::Null, "demoted to the file");
+    let panic = &findings[1];
+    assert_eq!(panic["line"], 20);
+    assert_eq!(
+        panic["severity"], "warning",
+        "clamped to the lens's ceiling"
+    );
+    assert_eq!(
+        panic["message"],
+        "todo! panics here (clamped from error) (lenses: strict, adversarial)"
+    );
+}
+
+#[test]
+fn hostile_lens_paths_are_refused() {
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(outside.path().join("evil.md"), STRICT).expect("write");
+    let repo = repo();
+    std::os::unix::fs::symlink(outside.path().join("evil.md"), repo.path().join("evil.md"))
+        .expect("symlink");
+    std::os::unix::fs::symlink(outside.path(), repo.path().join("out")).expect("symlink");
+    let lens = |spec: &str| lensed_review("one", spec, "[]");
+    for (spec, said) in [
+        ("../evil.md", "leaves the repository"),
+        ("evil.md", "symbolic link"),
+        ("out/evil.md", "symbolic link"),
+    ] {
+        // `check` refuses it, so `run` does (exit 2) …
+        let text = pipeline(
+            &lens(spec),
+            &lensed_review("two", "builtin:engineering", "[]"),
+        );
+        std::fs::write(repo.path().join("review.kdl"), &text).expect("write");
+        let out = run(&repo, "review.kdl");
+        assert_eq!(out.code, 2, "{spec}: {}", out.log);
+        assert!(out.log.contains("lens-missing"), "{spec}: {}", out.log);
+        assert!(out.log.contains(said), "{spec}: {}", out.log);
+        // … and with the finding allowed, the review stage refuses it before the reviewer runs.
+        let allowed = format!(
+            "{text}allow \"lens-missing\" reason=\"the stage must refuse it all the same\"\n"
+        );
+        std::fs::write(repo.path().join("review.kdl"), allowed).expect("write");
+        let out = run(&repo, "review.kdl");
+        assert_eq!(out.code, 1, "{spec}: {}", out.log);
+        assert!(
+            out.log.contains(&format!("lens {spec:?}")) && out.log.contains(said),
+            "{spec}: {}",
+            out.log
+        );
+        assert!(out.log.contains("nothing reviewed"), "{spec}: {}", out.log);
+    }
+}
+
+/// docs/lenses.md's pipeline checks clean (its `gather` prepended), and the built-in lenses it
+/// names are the ones compiled in.
+#[test]
+fn the_lenses_page_checks_clean_and_names_the_builtins() {
+    let doc = std::fs::read_to_string(root().join("docs/lenses.md")).expect("read");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut checked = 0;
+    for (n, block) in doc.split("```kdl\n").skip(1).enumerate() {
+        let body = block.split("```").next().expect("a closed block");
+        let text = format!(
+            "pipeline \"p\"\nforge \"local\"\nstage \"gather\" uses=\"std/gather\"\n{body}"
+        );
+        let file = dir.path().join(format!("block-{n}.kdl"));
+        std::fs::write(&file, text).expect("write");
+        let run = crate::support::reviewflow(&[
+            "check",
+            "--fail-on",
+            "warning",
+            file.to_str().expect("utf-8"),
+        ]);
+        assert_eq!(run.code, 0, "block {n}:\n{}", run.transcript());
+        checked += 1;
+    }
+    assert!(checked >= 1);
+    for name in reviewflow_stdlib::lens::builtin_names() {
+        assert!(doc.contains(&format!("`builtin:{name}`")), "{name}");
+    }
+}
