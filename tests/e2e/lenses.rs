@@ -136,6 +136,72 @@ fn the_self_review_example_runs_with_the_rules_reviewer() {
 }
 
 #[test]
+fn the_self_review_example_runs_with_claude_and_codex() {
+    // The fake CLIs of tests/fakes stand in for Claude Code and Codex: each lens's reviewer
+    // answers with one finding on the changed line, which both lenses agree on.
+    for (cli, var) in [("claude", "ANTHROPIC_API_KEY"), ("codex", "OPENAI_API_KEY")] {
+        let example =
+            std::fs::read_to_string(root().join("examples/self-review.kdl")).expect("read");
+        let secret = format!(
+            "secret \"model-key\" env=\"{var}\" {{\n    visible-to \"adversarial\" \"engineering\"\n}}\n"
+        );
+        let pipeline = example
+            .replacen("forge \"local\"\n", &format!("forge \"local\"\n{secret}"), 1)
+            .replace(
+                "    reviewer \"rules\"\n",
+                &format!(
+                    "    reviewer \"{cli}\"\n    secret-env \"{var}\" \"model-key\"\n    env \"FAKE_FINDING_PATH\" \"src/lib.rs\"\n    env \"FAKE_FINDING_LINE\" \"20\"\n"
+                ),
+            );
+        assert_eq!(
+            pipeline
+                .matches(&format!("secret-env \"{var}\" \"model-key\""))
+                .count(),
+            2
+        );
+        // The pipeline first, then the change of line 20 the local forge reviews.
+        let repo = repo_with(&[("review/self-review.kdl", &pipeline)]);
+        let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+            .args(["run", "review/self-review.kdl"])
+            .current_dir(repo.path())
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("REVIEW_CONVERSATION_KEY")
+            .env("NO_COLOR", "1")
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    root().join("tests/fakes").display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            )
+            .env(var, "sk-test-0123456789abcdef0123456789abcdef")
+            .output()
+            .expect("the binary runs");
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(0), "{cli}:\n{log}");
+        assert!(
+            log.contains("aggregate: ") && log.contains("from 2 lenses"),
+            "{cli}:\n{log}"
+        );
+        let review = review(&repo);
+        let findings = review["findings"].as_array().expect("findings");
+        assert_eq!(findings.len(), 1, "{cli}: {review:#}");
+        assert_eq!(findings[0]["path"], "src/lib.rs", "{cli}: {review:#}");
+        assert!(
+            findings[0]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("(lenses: adversarial, engineering)")),
+            "{cli}: {review:#}"
+        );
+    }
+}
+
+#[test]
 fn forged_findings_are_dropped_demoted_and_clamped_and_counted() {
     // Lens one (ceiling warning, included): a finding on a file the change never touched, one on
     // an unchanged line far from the hunk, one above the ceiling whose text forges a clamp note.
