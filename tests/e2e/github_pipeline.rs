@@ -138,8 +138,21 @@ impl Job {
     }
 
     async fn run(&self, fake: &FakeGithub, extra: &[(&str, &str)]) -> Outcome {
+        self.run_job(fake, &[], extra, &[]).await
+    }
+
+    /// One job of an exported workflow: `args` after the pipeline's name, `extra` variables
+    /// set, `absent` ones (another job's secrets) left out.
+    async fn run_job(
+        &self,
+        fake: &FakeGithub,
+        args: &[&str],
+        extra: &[(&str, &str)],
+        absent: &[&str],
+    ) -> Outcome {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
         cmd.args(["run", "examples/review.kdl"])
+            .args(args)
             .current_dir(self.path("checkout"))
             .env_clear()
             // The fake `claude` of tests/fakes stands in for Claude Code.
@@ -168,6 +181,9 @@ impl Job {
             .env("PROJECT", "web");
         for (k, v) in extra {
             cmd.env(k, v);
+        }
+        for k in absent {
+            cmd.env_remove(k);
         }
         let out = tokio::task::spawn_blocking(move || cmd.output())
             .await
@@ -793,4 +809,180 @@ async fn the_runner_check_example_publishes_only_when_its_preconditions_hold() {
         "{}",
         check.transcript()
     );
+}
+
+/// The comment's body without what names the run (`run=` in the marker, the run in the text)
+/// or its sealed conversation (`conversation=`: a fresh nonce each time it is sealed).
+fn without_run(body: &str) -> String {
+    body.split_whitespace()
+        .map(|w| {
+            if w.starts_with("run=") {
+                "run=…"
+            } else if w.starts_with("conversation=") {
+                "conversation=…"
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+        .split("run `")
+        .map(|part| part.split_once('`').map_or(part, |(_, rest)| rest))
+        .collect::<Vec<_>>()
+        .join("run `…`")
+}
+
+/// The `--stages` of each job of the exported review workflow, in its order.
+fn exported_jobs() -> Vec<String> {
+    let workflow = std::fs::read_to_string(root().join("examples/github/review.export.yml"))
+        .expect("the exported workflow");
+    workflow
+        .lines()
+        .filter_map(|l| {
+            l.trim()
+                .strip_prefix("run: reviewflow run examples/review.kdl --stages ")
+        })
+        .map(|rest| {
+            rest.split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_exported_jobs_one_after_another_post_the_review_of_one_run() {
+    let jobs = exported_jobs();
+    assert_eq!(
+        jobs,
+        ["gather,restore,review,scan,seal", "post"],
+        "the export changed"
+    );
+
+    // One run, as the single-job workflow does it.
+    let fake = FakeGithub::start().await;
+    seed_first_push(&fake);
+    let text = pipeline(rules_reviewer);
+    let whole = Job::for_pull_request(100, PR, &text);
+    let out = whole.run(&fake, &[]).await;
+    assert_eq!(out.code, 0, "{}", out.log());
+    let whole_body = fake.comments(PR)[0]["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let whole_runs = fake.check_runs();
+
+    // The same push through the exported jobs, each on a machine of its own: the first job's
+    // run directory is handed to the second as its artifact would be.
+    let fake = FakeGithub::start().await;
+    seed_first_push(&fake);
+    let first = Job::for_pull_request(100, PR, &text);
+    let runs_dir = first.path("temp/reviewflow-runs");
+    let runs_arg = runs_dir.to_str().expect("utf-8").to_owned();
+    let out1 = first
+        .run_job(
+            &fake,
+            &["--stages", &jobs[0], "--run-dir", &runs_arg],
+            &[],
+            &[],
+        )
+        .await;
+    assert_eq!(out1.code, 0, "{}", out1.log());
+    assert!(fake.comments(PR).is_empty(), "the first job posted");
+    let id = out1.output("run-id").expect("run-id in GITHUB_OUTPUT");
+
+    let second = Job::for_pull_request(100, PR, &text);
+    let handed = second.path("temp/reviewflow-runs");
+    copy_tree(&runs_dir.join(&id), &handed.join(&id));
+    let handed_arg = handed.to_str().expect("utf-8").to_owned();
+    // The posting job holds neither the conversation key nor the model's key.
+    let out2 = second
+        .run_job(
+            &fake,
+            &[
+                "--stages",
+                &jobs[1],
+                "--run-dir",
+                &handed_arg,
+                "--resume",
+                &id,
+            ],
+            &[],
+            &["REVIEW_CONVERSATION_KEY", "ANTHROPIC_API_KEY"],
+        )
+        .await;
+    assert_eq!(out2.code, 0, "{}", out2.log());
+    let comments = fake.comments(PR);
+    assert_eq!(comments.len(), 1, "{comments:?}");
+    let split_body = comments[0]["body"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(without_run(&split_body), without_run(&whole_body));
+    assert!(whole_body.contains("## Findings (1)"), "{whole_body}");
+    let split_runs = fake.check_runs();
+    assert_eq!(split_runs.len(), 1);
+    assert_eq!(split_runs[0]["conclusion"], whole_runs[0]["conclusion"]);
+    assert_eq!(
+        out2.output("artifact-name").as_deref(),
+        Some(ARTIFACT),
+        "the posting job keeps the sealed conversation: {}",
+        out2.outputs
+    );
+
+    // A hand-over from a run of another pull request is refused before anything is posted.
+    let other = Job::for_pull_request(101, 8, &text);
+    fake.add_pull_request(8, HEAD1, BASE);
+    fake.add_workflow_run(RunSeed::trusted(101, BASE));
+    let other_dir = other.path("temp/reviewflow-runs");
+    let other_arg = other_dir.to_str().expect("utf-8").to_owned();
+    let out3 = other
+        .run_job(
+            &fake,
+            &["--stages", &jobs[0], "--run-dir", &other_arg],
+            &[],
+            &[],
+        )
+        .await;
+    assert_eq!(out3.code, 0, "{}", out3.log());
+    let other_id = out3.output("run-id").expect("run-id");
+    let tampered = Job::for_pull_request(102, PR, &text);
+    let into = tampered.path("temp/reviewflow-runs");
+    copy_tree(&other_dir.join(&other_id), &into.join(&other_id));
+    let into_arg = into.to_str().expect("utf-8").to_owned();
+    let before = fake.comments(PR);
+    let out4 = tampered
+        .run_job(
+            &fake,
+            &[
+                "--stages",
+                &jobs[1],
+                "--run-dir",
+                &into_arg,
+                "--resume",
+                &other_id,
+            ],
+            &[],
+            &["REVIEW_CONVERSATION_KEY", "ANTHROPIC_API_KEY"],
+        )
+        .await;
+    assert_eq!(out4.code, 2, "{}", out4.log());
+    assert!(
+        out4.stderr.contains("it did not review the same thing"),
+        "{}",
+        out4.log()
+    );
+    assert_eq!(fake.comments(PR), before, "nothing posted");
+}
+
+/// Copies a folder as an artifact download would: regular files and folders.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
+        let path = entry.path();
+        let dest = to.join(entry.file_name());
+        if path.is_dir() {
+            copy_tree(&path, &dest);
+        } else {
+            std::fs::copy(&path, &dest).expect("copy");
+        }
+    }
 }
