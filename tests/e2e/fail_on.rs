@@ -356,3 +356,31 @@ fn published_of_last_run(repo: &Repo) -> serde_json::Value {
         .expect("a kept `published`");
     serde_json::from_slice(&std::fs::read(dir.join(file)).expect("published")).expect("json")
 }
+
+#[test]
+fn a_review_that_did_not_run_is_not_recorded_and_the_next_run_reviews_the_head() {
+    // The local forge writes nothing for a review that did not run: no file says "no
+    // findings", and the record does not name the head as reviewed, so the next run reviews it.
+    let repo = feature_repo(FELL_BACK_POSTED);
+    repo.commit_file("web/merge.rs", CONFLICT, "a change");
+    let first = run(&repo, &["pipeline.kdl"]);
+    let log = first.transcript();
+    assert_eq!(first.code, 0, "{log}");
+    assert!(
+        log.contains("post: not reviewed, so nothing written"),
+        "{log}"
+    );
+    let forge = repo.path().join(".reviewflow/forge");
+    let written: Vec<_> = crate::support::files_under(&forge)
+        .into_iter()
+        .filter(|f| f.file_name().is_some_and(|n| n != ".gitignore"))
+        .collect();
+    assert!(written.is_empty(), "{written:?}");
+    let published = published_of_last_run(&repo);
+    assert_eq!(published["reviewed"], false, "{published}");
+
+    let again = run(&repo, &["pipeline.kdl"]);
+    let log = again.transcript();
+    assert_eq!(again.code, 0, "{log}");
+    assert!(!log.contains("already reviewed"), "{log}");
+}

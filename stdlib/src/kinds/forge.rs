@@ -83,6 +83,10 @@ pub struct PostRequest {
 pub struct PostedSummary {
     /// Where a person reads the review.
     pub location: String,
+    /// Whether anything was recorded. The local forge records nothing for a review that did not
+    /// run (its last record stays what the next run compares with); GitHub records the check
+    /// run that says so.
+    pub recorded: bool,
 }
 
 /// A forge, opened for one run.

@@ -385,7 +385,10 @@ impl Github {
                 all.len()
             ));
         }
-        Ok(PostedSummary { location })
+        Ok(PostedSummary {
+            location,
+            recorded: true,
+        })
     }
 }
 

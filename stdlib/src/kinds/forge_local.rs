@@ -302,12 +302,26 @@ impl super::Forge for Local {
         let expected = request.expected_head.clone();
         let formats = request.formats.clone();
         let baseline = request.baseline.clone();
+        let reviewed = matches!(request.state, super::ReviewState::Reviewed);
         Box::pin(super::blocking(move || {
+            // A review that did not run writes nothing: no file reads as "no findings", and the
+            // record keeps naming the head last reviewed, so the next run reviews this one.
+            if !reviewed {
+                return Ok(PostedSummary {
+                    location: forge
+                        .change_dir(change.change_id.as_str())
+                        .map_err(|e| e.to_string())?
+                        .display()
+                        .to_string(),
+                    recorded: false,
+                });
+            }
             let posted = forge
                 .post_recorded(&change, &review, &expected, &formats, baseline.as_ref())
                 .map_err(|e| e.to_string())?;
             Ok(PostedSummary {
                 location: posted.location.display().to_string(),
+                recorded: true,
             })
         }))
     }

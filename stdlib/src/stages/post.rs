@@ -306,13 +306,20 @@ async fn run(
         .post(&request, &cx.status)
         .await
         .map_err(StageError::failed)?;
-    cx.status.status(format!(
-        "posted the review of {} to {}",
-        change.head.short(),
-        posted.location
-    ));
+    if posted.recorded {
+        cx.status.status(format!(
+            "posted the review of {} to {}",
+            change.head.short(),
+            posted.location
+        ));
+    } else {
+        cx.status.status(format!(
+            "not reviewed, so nothing written to {}: the last posted review stays the one the next run starts from",
+            posted.location
+        ));
+    }
     let mut out = StageOutputs::new();
-    out.insert("posted".into(), OutputValue::Bool(true));
+    out.insert("posted".into(), OutputValue::Bool(posted.recorded));
     out.insert("url".into(), OutputValue::Text(posted.location));
     // What `reviewflow run --fail-on` judges, the same for every forge.
     let not_reviewed = match &request.state {
