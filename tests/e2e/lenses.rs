@@ -202,6 +202,63 @@ fn the_self_review_example_runs_with_claude_and_codex() {
 }
 
 #[test]
+fn hostile_prompt_paths_are_refused() {
+    // A prompt file, like a lens, is read from the checkout without leaving it: no `..`, no
+    // absolute path, no link followed.
+    for (prompt, said) in [
+        ("../outside.md", "inside the checkout"),
+        ("/etc/passwd", "inside the checkout"),
+        ("prompts/link.md", "link"),
+    ] {
+        let pipeline = format!(
+            r#"pipeline "p"
+forge "local"
+secret "model-key" env="ANTHROPIC_API_KEY" {{
+    visible-to "review"
+}}
+stage "gather" uses="std/gather"
+stage "review" uses="std/review" {{
+    reviewer "claude"
+    secret-env "ANTHROPIC_API_KEY" "model-key"
+    prompt "{prompt}"
+    untrusted "gather.diff"
+}}
+"#
+        );
+        let repo = repo_with(&[("review.kdl", &pipeline)]);
+        std::fs::create_dir_all(repo.path().join("prompts")).expect("mkdir");
+        std::os::unix::fs::symlink("/etc/passwd", repo.path().join("prompts/link.md"))
+            .expect("symlink");
+        let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+            .args(["run", "review.kdl"])
+            .current_dir(repo.path())
+            .env_remove("GITHUB_ACTIONS")
+            .env("NO_COLOR", "1")
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    root().join("tests/fakes").display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            )
+            .env(
+                "ANTHROPIC_API_KEY",
+                "sk-test-0123456789abcdef0123456789abcdef",
+            )
+            .output()
+            .expect("the binary runs");
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{prompt}:\n{log}");
+        assert!(
+            log.contains("prompt") && log.contains(said),
+            "{prompt}: {said:?} not in:\n{log}"
+        );
+        assert!(!log.contains("root:"), "{log}");
+    }
+}
+
+#[test]
 fn forged_findings_are_dropped_demoted_and_clamped_and_counted() {
     // Lens one (ceiling warning, included): a finding on a file the change never touched, one on
     // an unchanged line far from the hunk, one above the ceiling whose text forges a clamp note.

@@ -301,11 +301,39 @@ async fn prompt_file(cx: &StageCx<'_>, child: &str) -> Result<Option<String>, St
     let Some(p) = arg(cx, child).and_then(Resolved::text) else {
         return Ok(None);
     };
-    let path = cx.checkout.join(&p);
-    tokio::fs::read_to_string(&path)
+    let checkout = cx.checkout.to_path_buf();
+    tokio::task::spawn_blocking(move || read_prompt(&checkout, &p))
         .await
+        .map_err(|e| StageError::failed(format!("reading the prompt did not finish: {e}")))?
         .map(Some)
-        .map_err(|e| StageError::io(format!("read the prompt {}", path.display()), e))
+}
+
+/// Largest prompt file, in bytes.
+const MAX_PROMPT_BYTES: u64 = 256 * 1024;
+
+/// Reads a prompt file as a lens file is read: the checkout is the change under review, so the
+/// path stays inside it (no `..`, not absolute), no link is followed, a FIFO is not waited on,
+/// and the read is bounded.
+fn read_prompt(checkout: &std::path::Path, p: &str) -> Result<String, StageError> {
+    use reviewflow_engine::run::nofollow::{open_regular_beneath, read_bounded};
+    use std::path::{Component, Path};
+    // Debug quoting: a control character in the name is escaped, not printed.
+    let shown = format!("{p:?}");
+    let rel = Path::new(p);
+    if p.is_empty()
+        || rel
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(StageError::failed(format!(
+            "the prompt {shown} must be a path inside the checkout, without `..`"
+        )));
+    }
+    let read = |e: std::io::Error| StageError::io(format!("read the prompt {shown}"), e);
+    let file = open_regular_beneath(checkout, rel).map_err(read)?;
+    let bytes = read_bounded(file, MAX_PROMPT_BYTES).map_err(read)?;
+    String::from_utf8(bytes)
+        .map_err(|_| StageError::failed(format!("the prompt {shown} is not UTF-8")))
 }
 
 /// `reviewer-vendor-differs-from`: the reviewer's vendor must differ from the one named. `check`
