@@ -6,7 +6,7 @@
 //! pipeline's own folder; a pipeline that is not a file on disk is not looked up (the path is
 //! still checked).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::lens::{StageLens, lenses};
 use super::{Check, Context};
@@ -60,12 +60,7 @@ impl Check for LensMissing {
         for lens in &all {
             let Some(path) = lens.path() else { continue };
             let stage = &lens.stage.name.value;
-            let rel = Path::new(path);
-            if path.is_empty()
-                || rel
-                    .components()
-                    .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
-            {
+            if !crate::run::nofollow::stays_beneath(path) {
                 out.push(self.finding(
                     lens,
                     format!("the lens {path:?} of `{stage}` leaves the repository"),
@@ -75,7 +70,7 @@ impl Check for LensMissing {
                 continue;
             }
             let Some(top) = &top else { continue };
-            let problem = match crate::run::nofollow::open_regular_beneath(top, rel) {
+            let problem = match crate::run::nofollow::open_regular_beneath(top, Path::new(path)) {
                 Ok(_) => continue,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     "there is no such file".to_owned()

@@ -61,7 +61,7 @@ pub async fn execute(
     let mut partial = match &options.stages {
         None => None,
         Some(names) => {
-            let only = super::partial::select(pipeline, names)
+            let only = super::partial::select(pipeline, &compiled.dag, names)
                 .map_err(|message| RunError::Stages { message })?;
             let upstream = super::partial::upstream(&compiled.dag, &only);
             Some(super::partial::Partial {
@@ -347,10 +347,7 @@ pub async fn execute(
     }
     for (k, s) in pipeline.secrets.iter().enumerate() {
         // A partial run says nothing of another job's secrets.
-        if partial
-            .as_ref()
-            .is_some_and(|p| !p.only.iter().any(|&i| flow.held[i].contains(&k)))
-        {
+        if partial.as_ref().is_some_and(|p| !p.holds(&flow, k)) {
             continue;
         }
         let state = secrets.states.get(&s.name.value).copied();
@@ -393,10 +390,9 @@ pub async fn execute(
     let mut missing = secrets.missing_required(pipeline);
     if let Some(p) = &partial {
         missing.retain(|k| {
-            let index = pipeline.secrets.iter().position(|s| &s.name.value == k);
-            p.only
-                .iter()
-                .any(|&i| index.is_some_and(|x| flow.held[i].contains(&x)))
+            pipeline
+                .secret_position(k)
+                .is_some_and(|x| p.holds(&flow, x))
         });
     }
     // Every stage upstream must have been handed over: reused, or decided again as the parent

@@ -252,6 +252,15 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
     }
 }
 
+/// Whether `rel` names something beneath the folder it is taken from: not empty, not absolute,
+/// no `..` (what a pipeline names in the checkout, such as a lens or a prompt, must be).
+pub fn stays_beneath(rel: &str) -> bool {
+    !rel.is_empty()
+        && Path::new(rel)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
 /// Opens `base/rel` for reading with no link followed anywhere below `base`.
 pub fn open_regular_beneath(base: &Path, rel: &Path) -> io::Result<File> {
     let parts = names(rel)?;

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use super::manifest::Manifest;
 use super::outcome::Outcome;
+use crate::flow::Flow;
 use crate::graph::Dag;
 use crate::model::Pipeline;
 
@@ -15,14 +16,18 @@ use crate::model::Pipeline;
 pub(crate) const NOT_SELECTED: &str = "not in --stages";
 
 /// The stages `names` selects, or why not (an unknown name, none at all).
-pub(crate) fn select(pipeline: &Pipeline, names: &[String]) -> Result<BTreeSet<usize>, String> {
+pub(crate) fn select(
+    pipeline: &Pipeline,
+    dag: &Dag,
+    names: &[String],
+) -> Result<BTreeSet<usize>, String> {
     if names.is_empty() {
         return Err("--stages names no stage".into());
     }
     let mut only = BTreeSet::new();
     let mut unknown = Vec::new();
     for name in names {
-        match pipeline.stages.iter().position(|s| &s.name.value == name) {
+        match dag.stage_index(name) {
             Some(i) => {
                 only.insert(i);
             }
@@ -75,6 +80,14 @@ pub(crate) struct Partial {
 }
 
 impl Partial {
+    /// Whether a named stage holds secret `k` (an index into `Pipeline::secrets`): only those
+    /// are this job's; the others are another job's, absent from its environment.
+    pub fn holds(&self, flow: &Flow, k: usize) -> bool {
+        self.only
+            .iter()
+            .any(|&i| flow.held.get(i).is_some_and(|h| h.contains(&k)))
+    }
+
     /// Neither named nor upstream: not run.
     pub fn outside(&self, i: usize) -> bool {
         !self.only.contains(&i) && !self.upstream.contains(&i)

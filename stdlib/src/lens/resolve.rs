@@ -2,9 +2,9 @@
 //! repository, opened one component at a time without following a link (the checkout is
 //! hostile: in CI it is the change's own files).
 
-use std::path::{Component, Path};
+use std::path::Path;
 
-use reviewflow_engine::run::nofollow::{open_regular_beneath, read_bounded};
+use reviewflow_engine::run::nofollow::{open_regular_beneath, read_bounded, stays_beneath};
 
 use super::Lens;
 use super::format::{LensFormatError, MAX_LENS_BYTES, parse};
@@ -89,14 +89,10 @@ pub fn load(checkout: &Path, spec: &str) -> Result<Lens, LensError> {
             name: name.to_owned(),
         });
     }
-    let rel = Path::new(spec);
-    if spec.is_empty()
-        || rel
-            .components()
-            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
-    {
+    if !stays_beneath(spec) {
         return Err(LensError::Leaves { spec: owned() });
     }
+    let rel = Path::new(spec);
     let name = name_of(spec).unwrap_or_default();
     if !valid_name(name) {
         return Err(LensError::BadName {

@@ -315,22 +315,16 @@ const MAX_PROMPT_BYTES: u64 = 256 * 1024;
 /// path stays inside it (no `..`, not absolute), no link is followed, a FIFO is not waited on,
 /// and the read is bounded.
 fn read_prompt(checkout: &std::path::Path, p: &str) -> Result<String, StageError> {
-    use reviewflow_engine::run::nofollow::{open_regular_beneath, read_bounded};
-    use std::path::{Component, Path};
+    use reviewflow_engine::run::nofollow::{open_regular_beneath, read_bounded, stays_beneath};
     // Debug quoting: a control character in the name is escaped, not printed.
     let shown = format!("{p:?}");
-    let rel = Path::new(p);
-    if p.is_empty()
-        || rel
-            .components()
-            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
-    {
+    if !stays_beneath(p) {
         return Err(StageError::failed(format!(
             "the prompt {shown} must be a path inside the checkout, without `..`"
         )));
     }
     let read = |e: std::io::Error| StageError::io(format!("read the prompt {shown}"), e);
-    let file = open_regular_beneath(checkout, rel).map_err(read)?;
+    let file = open_regular_beneath(checkout, std::path::Path::new(p)).map_err(read)?;
     let bytes = read_bounded(file, MAX_PROMPT_BYTES).map_err(read)?;
     String::from_utf8(bytes)
         .map_err(|_| StageError::failed(format!("the prompt {shown} is not UTF-8")))
