@@ -295,7 +295,11 @@ async fn a_folder_changed_inside_is_not_reused_on_resume() {
         ("removed", |k| {
             std::fs::remove_file(k.join("a.txt")).unwrap()
         }),
-        ("emptied", |k| std::fs::remove_dir(k.join("empty")).unwrap()),
+        // A removed empty folder is made again from the record (the next test); an added one is
+        // not in it.
+        ("an empty folder added", |k| {
+            std::fs::create_dir(k.join("notes/new")).unwrap()
+        }),
     ];
     for (what, tamper) in tampers {
         let env = Env::new();
@@ -323,6 +327,46 @@ async fn a_folder_changed_inside_is_not_reused_on_resume() {
             "hello"
         );
     }
+}
+
+/// A kept folder handed over as a GitHub artifact loses its empty folders (an artifact carries
+/// files only), its modes (a download writes 0644 files in 0755 folders) and its times: its record
+/// lists the empty folders, a resume makes them again, and modes and times are not read.
+#[tokio::test]
+async fn a_kept_folder_that_lost_its_empty_folders_modes_and_times_is_reused() {
+    let env = Env::new();
+    let parent = env.parent().await;
+    let record = &parent.manifest.stage("review").unwrap().outputs["conversation"];
+    assert_eq!(record.empty_folders, ["empty"], "{record:?}");
+    let kept = parent.run_dir.join("outputs/review/conversation");
+    std::fs::remove_dir(kept.join("empty")).unwrap();
+    let long_ago = std::time::UNIX_EPOCH + std::time::Duration::from_secs(86_400);
+    for (path, m) in [
+        (kept.join("a.txt"), 0o644),
+        (kept.join("notes/b.txt"), 0o644),
+        (kept.join("notes"), 0o755),
+        (kept.clone(), 0o755),
+    ] {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(m)).unwrap();
+        std::fs::File::open(&path)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
+    }
+    let r = env.run_folder(conversation(), Some(&parent.run_id)).await;
+    assert_eq!(r.status, RunStatus::Succeeded, "{:?}", r.manifest);
+    let review = r.manifest.stage("review").unwrap();
+    assert_eq!(review.outcome, Outcome::Reused, "{:?}", warnings(&r));
+    assert_eq!(
+        env.runs.load(Ordering::SeqCst),
+        1,
+        "the reviewer did not run again"
+    );
+    assert_eq!(review.outputs["conversation"], *record);
+    let copy = r.run_dir.join("outputs/review/conversation");
+    assert!(copy.join("empty").is_dir());
+    assert_eq!(mode(&copy.join("empty")), 0o700);
+    assert_eq!(mode(&copy.join("a.txt")), 0o600);
 }
 
 #[tokio::test]

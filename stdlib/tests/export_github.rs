@@ -213,3 +213,155 @@ stage "yes" uses="run" {
     assert!(text.contains("\n  yes-job:\n"), "{text}");
     assert!(text.contains("needs.on-job-2.outputs.run-id"), "{text}");
 }
+
+/// The lines of the workflow's `on:` block.
+fn on_block(text: &str) -> Vec<&str> {
+    text.lines()
+        .skip_while(|l| *l != "on:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn without_a_trigger_the_workflow_runs_on_pull_request_target_and_checks_out_the_base() {
+    let text = export("pipeline \"p\"\nstage \"a\" uses=\"run\" {\n    command \"true\"\n}\n")
+        .expect("exports");
+    assert_eq!(
+        on_block(&text),
+        [
+            "  pull_request_target: # zizmor: ignore[dangerous-triggers] no code of the pull request runs",
+            "    types: [opened, synchronize, reopened, ready_for_review]",
+        ]
+    );
+    assert!(
+        text.contains("      - name: Check out the base branch\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  group: p-${{ github.event.pull_request.number }}\n"),
+        "{text}"
+    );
+    assert!(!text.contains("inputs."), "{text}");
+}
+
+#[test]
+fn triggers_come_from_the_pipeline_in_a_fixed_order() {
+    let text = export(
+        r#"
+pipeline "p"
+trigger "workflow_dispatch"
+trigger "pull_request" types="opened labeled opened" branches="main !release/old release/**"
+trigger "pull_request_target" branches="main"
+stage "a" uses="run" {
+    command "true"
+}
+"#,
+    )
+    .expect("exports");
+    assert_eq!(
+        on_block(&text),
+        [
+            "  pull_request_target: # zizmor: ignore[dangerous-triggers] no code of the pull request runs",
+            "    types: [opened, synchronize, reopened, ready_for_review]",
+            "    branches: ['main']",
+            "  pull_request:",
+            "    types: [opened, labeled]",
+            "    branches: ['main', '!release/old', 'release/**']",
+            "  workflow_dispatch:",
+            "    inputs:",
+            "      pull-request:",
+            "        description: The number of the pull request to review",
+            "        required: true",
+            "        type: number",
+        ]
+    );
+    // Each event says where the workflow and the pipeline come from.
+    for event in ["pull_request_target", "pull_request", "workflow_dispatch"] {
+        assert!(
+            text.contains(&format!("# It runs on {event}: ")),
+            "{event}\n{text}"
+        );
+    }
+    // A dispatched review waits for the pull request's other reviews like a push does.
+    assert!(
+        text.contains(
+            "  group: \"p-${{ github.event.pull_request.number || inputs.pull-request }}\"\n"
+        ),
+        "{text}"
+    );
+    // Not only the base branch: the checkout is GitHub's default for each event.
+    assert!(
+        text.contains("      - name: Check out the workflow's own commit\n"),
+        "{text}"
+    );
+    assert!(!text.contains("ref:"), "{text}");
+}
+
+#[test]
+fn a_job_runs_in_the_environment_its_secrets_name() {
+    let text = export(
+        r#"
+pipeline "p"
+secret "key" env="KEY" environment="review keys" {
+    visible-to "a"
+}
+secret "other" env="OTHER" {
+    visible-to "b"
+}
+secret "token" env="GITHUB_TOKEN" {
+    visible-to "c"
+}
+stage "a" uses="run" {
+    command "true"
+    secret-env "KEY" "key"
+}
+stage "b" uses="run" {
+    command "true"
+    secret-env "OTHER" "other"
+}
+stage "c" uses="run" {
+    command "true"
+    secret-env "GH_TOKEN" "token"
+}
+"#,
+    )
+    .expect("exports");
+    assert!(
+        job(&text, "a").contains(&"    environment: review keys"),
+        "{text}"
+    );
+    // Without `environment=`, the pipeline's; the workflow's own token needs none.
+    assert!(job(&text, "b").contains(&"    environment: p"), "{text}");
+    assert!(
+        !job(&text, "c").iter().any(|l| l.contains("environment")),
+        "{text}"
+    );
+}
+
+#[test]
+fn secrets_of_two_environments_in_one_job_are_refused() {
+    let err = export(
+        r#"
+pipeline "p"
+secret "key" env="KEY" environment="one" {
+    visible-to "a"
+}
+secret "other" env="OTHER" environment="two" {
+    visible-to "a"
+}
+stage "a" uses="run" {
+    command "true"
+    secret-env "KEY" "key"
+    secret-env "OTHER" "other"
+}
+"#,
+    )
+    .expect_err("refused");
+    assert!(
+        matches!(&err, ExportError::Unexportable(m)
+            if m.contains("two environments") && m.contains("`one` (secret `key`)")
+                && m.contains("`two` (secret `other`)")),
+        "{err}"
+    );
+}

@@ -34,6 +34,8 @@ const SECURITY: &[&str] = &[
     "duplicate-lens",
     "aggregate-input",
     "unvalidated-findings",
+    "shared-job",
+    "trigger",
 ];
 
 const SEEDS: &str = "seed-000";

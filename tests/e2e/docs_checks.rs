@@ -173,3 +173,22 @@ fn every_example_behaves_as_marked() {
         "{DOC}: {checked} examples checked, one failing and one passing per check wanted"
     );
 }
+
+/// The README's list of checks names every registered check, once.
+#[test]
+fn the_readme_lists_every_check() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let list = readme
+        .split("## Checks\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").find(|p| !p.trim().is_empty()))
+        .expect("a `## Checks` section with a paragraph");
+    for check in ALL {
+        let named = format!("`{}`", check.id());
+        assert_eq!(
+            list.matches(&named).count(),
+            1,
+            "README.md's `## Checks` lists {named} once"
+        );
+    }
+}

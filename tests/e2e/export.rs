@@ -28,7 +28,8 @@ const EXAMPLES: &[(&str, &str)] = &[
 ];
 
 /// A pipeline of the shapes the examples lack (jobs that could run side by side, a stage named
-/// like a YAML boolean, a stage between two of a job's, an input, an environment's secret).
+/// like a YAML boolean, a stage between two of a job's, an input, a secret of an environment it
+/// names, a `pull_request` trigger).
 const SHAPES: &str = "tests/fixtures/pipelines/export-shapes.kdl";
 
 /// Every workflow the tests judge, with its pipeline: the kept exports and the shapes' export.
@@ -165,6 +166,9 @@ fn every_job_holds_exactly_its_stages_secrets_and_permissions() {
             );
             // The union over the job's stages, computed stage by stage.
             let mut secrets = BTreeSet::new();
+            // The environment: what its secrets name, else the pipeline's, except for the
+            // workflow's own token.
+            let mut environments = BTreeSet::new();
             let mut permissions: BTreeMap<String, Access> = BTreeMap::new();
             // The checkout of the base branch reads the repository with the job's token.
             permissions.insert("contents".into(), Access::Read);
@@ -176,7 +180,14 @@ fn every_job_holds_exactly_its_stages_secrets_and_permissions() {
                     .position(|s| &s.name.value == name)
                     .unwrap_or_else(|| panic!("{export}: no stage {name}"));
                 for &secret in &flow.held[s] {
-                    secrets.insert(c.pipeline.secrets[secret].env.value.clone());
+                    let secret = &c.pipeline.secrets[secret];
+                    secrets.insert(secret.env.value.clone());
+                    match &secret.environment {
+                        Some(e) => environments.insert(e.value.clone()),
+                        None if secret.env.value == "GITHUB_TOKEN" => false,
+                        None => environments
+                            .insert(c.pipeline.name.as_ref().expect("a name").value.clone()),
+                    };
                 }
                 let stage = &c.pipeline.stages[s];
                 let reads = registry
@@ -193,6 +204,12 @@ fn every_job_holds_exactly_its_stages_secrets_and_permissions() {
                 seen.push(name.clone());
             }
             assert_eq!(step_secrets(job), secrets, "{export}: secrets of {id}");
+            let environment: BTreeSet<String> = job["environment"]
+                .as_str()
+                .map(str::to_owned)
+                .into_iter()
+                .collect();
+            assert_eq!(environment, environments, "{export}: environment of {id}");
             let written: BTreeMap<String, String> = job["permissions"]
                 .as_hash()
                 .expect("job permissions")

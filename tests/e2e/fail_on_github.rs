@@ -5,7 +5,7 @@
 // The fake GitHub of github_pipeline.rs, loaded here too: that module keeps its copy private.
 #[path = "../../stdlib/tests/support/fake_github.rs"]
 #[allow(clippy::duplicate_mod)]
-mod fake_github;
+pub(crate) mod fake_github;
 
 use std::process::Command;
 
@@ -13,13 +13,13 @@ use fake_github::FakeGithub;
 
 use crate::support::Run;
 
-const TOKEN: &str = "ghs_FakeInstallationTokenForTheFailOnTests01";
+pub(crate) const TOKEN: &str = "ghs_FakeInstallationTokenForTheFailOnTests01";
 const BASE: &str = "1111111111111111111111111111111111111111";
 const HEAD: &str = "2222222222222222222222222222222222222222";
-const PR: u64 = 9;
+pub(crate) const PR: u64 = 9;
 
 /// The review of `reviewer`, published with a check run.
-fn pipeline(review: &str, post_extra: &str) -> String {
+pub(crate) fn pipeline(review: &str, post_extra: &str) -> String {
     format!(
         r#"pipeline "gh-fail-on"
 forge "github" token="github-token" timeout="1s" retries=1
@@ -39,7 +39,7 @@ stage "post" uses="std/post" permissions="pull-requests:write checks:write" {{
     )
 }
 
-const RULES: &str = r#"stage "review" uses="std/review" {
+pub(crate) const RULES: &str = r#"stage "review" uses="std/review" {
     reviewer "rules"
     untrusted "gather.diff"
 }"#;
@@ -71,7 +71,7 @@ fn conflict_diff() -> String {
     d
 }
 
-async fn fake() -> FakeGithub {
+pub(crate) async fn fake() -> FakeGithub {
     let fake = FakeGithub::start().await;
     fake.require_token(TOKEN);
     fake.add_pull_request(PR, HEAD, BASE);
@@ -80,18 +80,28 @@ async fn fake() -> FakeGithub {
     fake
 }
 
-/// The job's step: `reviewflow run pipeline.kdl ARGS` as GitHub Actions runs it.
+/// The job's step: `reviewflow run pipeline.kdl ARGS` as GitHub Actions runs it on a push to
+/// the pull request.
 async fn run(fake: &FakeGithub, pipeline: &str, args: &[&str]) -> Run {
+    let payload =
+        format!(r#"{{"action":"synchronize","number":{PR},"pull_request":{{"number":{PR}}}}}"#);
+    run_on(fake, pipeline, args, "pull_request_target", &payload).await
+}
+
+/// The same step, started by the event `name` with the payload `payload`.
+pub(crate) async fn run_on(
+    fake: &FakeGithub,
+    pipeline: &str,
+    args: &[&str],
+    name: &str,
+    payload: &str,
+) -> Run {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join("checkout")).expect("mkdir");
     std::fs::create_dir_all(dir.path().join("temp")).expect("mkdir");
     std::fs::write(dir.path().join("checkout/pipeline.kdl"), pipeline).expect("pipeline");
     let event = dir.path().join("event.json");
-    std::fs::write(
-        &event,
-        format!(r#"{{"action":"synchronize","number":{PR},"pull_request":{{"number":{PR}}}}}"#),
-    )
-    .expect("event");
+    std::fs::write(&event, payload).expect("event");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
     cmd.arg("run")
         .arg("pipeline.kdl")
@@ -105,7 +115,7 @@ async fn run(fake: &FakeGithub, pipeline: &str, args: &[&str]) -> Run {
         .env("GITHUB_API_URL", fake.api_url())
         .env("GITHUB_SERVER_URL", "https://github.example")
         .env("GITHUB_REPOSITORY", FakeGithub::repository())
-        .env("GITHUB_EVENT_NAME", "pull_request_target")
+        .env("GITHUB_EVENT_NAME", name)
         .env("GITHUB_EVENT_PATH", &event)
         .env("GITHUB_RUN_ID", "300")
         .env("GITHUB_RUN_ATTEMPT", "1")

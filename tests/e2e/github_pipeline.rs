@@ -894,7 +894,15 @@ async fn the_exported_jobs_one_after_another_post_the_review_of_one_run() {
 
     let second = Job::for_pull_request(100, PR, &text);
     let handed = second.path("temp/reviewflow-runs");
-    copy_tree(&runs_dir.join(&id), &handed.join(&id));
+    artifact_hand_over(&runs_dir.join(&id), &handed.join(&id));
+    // The resume is handed the modes a download writes, not the run's own.
+    let mode = |p: &std::path::Path| {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::metadata(p).expect("stat").permissions().mode() & 0o777
+    };
+    assert_eq!(mode(&runs_dir.join(&id)), 0o700);
+    assert_eq!(mode(&handed.join(&id)), 0o755);
+    assert_eq!(mode(&handed.join(&id).join("manifest.json")), 0o644);
     let handed_arg = handed.to_str().expect("utf-8").to_owned();
     // The posting job holds neither the conversation key nor the model's key.
     let out2 = second
@@ -946,7 +954,7 @@ async fn the_exported_jobs_one_after_another_post_the_review_of_one_run() {
     let other_id = out3.output("run-id").expect("run-id");
     let tampered = Job::for_pull_request(102, PR, &text);
     let into = tampered.path("temp/reviewflow-runs");
-    copy_tree(&other_dir.join(&other_id), &into.join(&other_id));
+    artifact_hand_over(&other_dir.join(&other_id), &into.join(&other_id));
     let into_arg = into.to_str().expect("utf-8").to_owned();
     let before = fake.comments(PR);
     let out4 = tampered
@@ -973,16 +981,230 @@ async fn the_exported_jobs_one_after_another_post_the_review_of_one_run() {
     assert_eq!(fake.comments(PR), before, "nothing posted");
 }
 
-/// Copies a folder as an artifact download would: regular files and folders.
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
-        let path = entry.path();
-        let dest = to.join(entry.file_name());
-        if path.is_dir() {
-            copy_tree(&path, &dest);
-        } else {
-            std::fs::copy(&path, &dest).expect("copy");
+/// Hands the run directory `from` to `to` as the exported workflow's two steps do: the
+/// directory uploaded by `actions/upload-artifact` v4.6.2 (`path:` the directory,
+/// `include-hidden-files` as the export sets it, `false` by default) and downloaded by
+/// `actions/download-artifact` v4.3.0 (one artifact by `name:`, `path:` the same directory in the
+/// next job). What they do, read in their sources at those commits:
+///
+/// - upload walks the directory with `@actions/glob` 0.5.0 (upload-artifact
+///   `src/shared/search.ts`; toolkit `packages/glob/src/internal-globber.ts`): links followed (a
+///   link to a file is zipped as the file's contents, a link to a folder walked, a broken link
+///   left out), every entry whose own name starts with `.` skipped with all beneath it (the
+///   uploaded folder itself too), folders dropped from what is zipped: a folder holding no file
+///   is not in the artifact (toolkit `packages/artifact`, 2.3.2: `upload-zip-specification.ts`,
+///   `zip.ts`);
+/// - download (download-artifact `src/download-artifact.ts`; toolkit `packages/artifact`
+///   `download-artifact.ts`) extracts the zip straight into `path` (no folder of the artifact's
+///   name), creating it and its parents; `unzip-stream` 0.3.1 (`lib/extract.js`) writes each
+///   file with `fs.createWriteStream` (mode 0666 less the umask) and its folders with `mkdirp`
+///   (0777 less the umask), ignoring the modes and times in the zip: each file has the time it
+///   was written, and the modes the runner's umask leaves (not in these sources; the test takes
+///   022, Ubuntu's default: 0644 files in 0755 folders).
+///
+/// A special file (a FIFO, a socket, a device) is not filtered by upload, which would read it as
+/// a file: a run directory never holds one, and the test fails if it does.
+fn artifact_hand_over(from: &std::path::Path, to: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let hidden = hidden_files_handed_over();
+    let name = from
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    assert!(
+        hidden || !name.starts_with('.'),
+        "upload-artifact skips a hidden path whole: nothing to upload at {}",
+        from.display()
+    );
+    let mut files = Vec::new();
+    uploaded_files(
+        from,
+        std::path::Path::new(""),
+        hidden,
+        &mut Vec::new(),
+        &mut files,
+    );
+    assert!(
+        !files.is_empty(),
+        "`if-no-files-found: error` fails the upload of {}",
+        from.display()
+    );
+    for (rel, bytes) in files {
+        let dest = to.join(&rel);
+        let parent = dest.parent().expect("a file has a folder");
+        // mkdirp: 0777 less the umask, for each folder it creates.
+        let mut missing = Vec::new();
+        let mut at = parent;
+        while !at.exists() {
+            missing.push(at.to_path_buf());
+            at = at.parent().expect("the filesystem's root exists");
         }
+        std::fs::create_dir_all(parent).expect("mkdir");
+        for dir in missing {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        // createWriteStream truncates a file already there, with a fresh mtime.
+        std::fs::write(&dest, bytes).expect("write");
+        std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    }
+}
+
+/// Whether the exported workflow's hand-over uploads hidden files (`include-hidden-files: true`
+/// on the step that uploads the run directory; upload-artifact's default is `false`).
+fn hidden_files_handed_over() -> bool {
+    let workflow = std::fs::read_to_string(root().join("examples/github/review.export.yml"))
+        .expect("the exported workflow");
+    let step = workflow
+        .split("- name: ")
+        .find(|s| s.contains("uses: actions/upload-artifact@") && s.contains("reviewflow-runs"))
+        .expect("the step that uploads the run directory");
+    step.lines()
+        .any(|l| l.trim() == "include-hidden-files: true")
+}
+
+/// The files upload-artifact zips under `dir` (`rel` in the artifact), with their contents:
+/// links followed (`chain`: the real folders above, for `@actions/glob`'s cycle check), broken
+/// links and hidden names left out, folders not entries of their own.
+fn uploaded_files(
+    dir: &std::path::Path,
+    rel: &std::path::Path,
+    hidden: bool,
+    chain: &mut Vec<PathBuf>,
+    out: &mut Vec<(PathBuf, Vec<u8>)>,
+) {
+    let real = std::fs::canonicalize(dir).expect("realpath");
+    if chain.contains(&real) {
+        return;
+    }
+    chain.push(real);
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|e| e.expect("entry"))
+        .collect();
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for entry in entries {
+        let name = entry.file_name();
+        if !hidden && name.as_encoded_bytes().starts_with(b".") {
+            continue;
+        }
+        let path = entry.path();
+        // `stat`, not `lstat`: links are followed, and a broken one is omitted.
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        let rel = rel.join(&name);
+        if meta.is_dir() {
+            uploaded_files(&path, &rel, hidden, chain, out);
+        } else {
+            assert!(
+                meta.is_file(),
+                "{} is a special file: upload-artifact would try to read it",
+                path.display()
+            );
+            out.push((rel, std::fs::read(&path).expect("read")));
+        }
+    }
+    chain.pop();
+}
+
+/// A pipeline whose first job keeps a folder output (`report`, holding the folders `empty` and
+/// `empty/deeper` and nothing else there, and `hidden` files when asked) and an empty folder
+/// output (`none`); the second job reads them.
+fn folder_pipeline(hidden: bool) -> String {
+    let hidden = if hidden {
+        " && echo dot > report/.keep && mkdir report/.cache && echo dot > report/.cache/x"
+    } else {
+        ""
+    };
+    format!(
+        r#"pipeline "handover"
+stage "make" uses="run" {{
+    command "sh" "-c" "cd \"$REVIEWFLOW_WORK_DIR\" && mkdir -p report/notes report/empty/deeper none && echo kept > report/notes/a.txt{hidden}"
+    output "report" file="report" type="file"
+    output "none" file="none" type="file"
+}}
+stage "show" uses="run" {{
+    command "sh" "-c" "cat \"$1/notes/a.txt\" && test -d \"$1/empty/deeper\" && test -d \"$2\" && echo seen" "sh" "{{make.report}}" "{{make.none}}"
+    output "said"
+}}
+"#
+    )
+}
+
+/// A machine of its own: the checkout `repo` (its name is the run's repository) holding the
+/// pipeline `p.kdl`.
+fn folder_checkout(text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("repo")).expect("mkdir");
+    std::fs::write(dir.path().join("repo/p.kdl"), text).expect("write");
+    dir
+}
+
+/// `reviewflow run p.kdl ARGS` in `dir`, a job of its own: the run id it printed, and the run.
+fn folder_job(dir: &std::path::Path, args: &[&str]) -> (Option<String>, crate::support::Run) {
+    let mut all = vec!["run", "p.kdl"];
+    all.extend_from_slice(args);
+    let run = crate::support::reviewflow_in(dir, &all);
+    let id = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("run directory: "))
+        .and_then(|p| {
+            std::path::Path::new(p)
+                .file_name()?
+                .to_str()
+                .map(str::to_owned)
+        });
+    (id, run)
+}
+
+/// Folder outputs cross from one job to the next as the workflow's artifact steps hand them
+/// over: the empty folders upload-artifact leaves out are made again from the parent's manifest
+/// (an empty folder output too), and the stage is reused. A hidden file crosses because the
+/// export's upload includes hidden files.
+#[test]
+fn folder_outputs_cross_the_artifact_hand_over_with_their_empty_folders() {
+    // Without `include-hidden-files: true` a hidden file in a folder output would be left out,
+    // and the next job would refuse the folder (its digest no longer matches).
+    assert!(
+        hidden_files_handed_over(),
+        "the export's hand-over uploads hidden files"
+    );
+    for hidden in [false, true] {
+        let text = folder_pipeline(hidden);
+        let first = folder_checkout(&text);
+        let runs = first.path().join("runs");
+        let runs_arg = runs.to_str().expect("utf-8");
+        let (id, out1) = folder_job(
+            &first.path().join("repo"),
+            &["--stages", "make", "--run-dir", runs_arg],
+        );
+        assert_eq!(out1.code, 0, "{}", out1.transcript());
+        let id = id.expect("a run id");
+        let kept = runs.join(&id).join("outputs/make");
+        assert!(kept.join("report/empty/deeper").is_dir() && kept.join("none").is_dir());
+
+        let second = folder_checkout(&text);
+        let handed = second.path().join("runs");
+        artifact_hand_over(&runs.join(&id), &handed.join(&id));
+        assert!(
+            !handed.join(&id).join("outputs/make/report/empty").exists()
+                && !handed.join(&id).join("outputs/make/none").exists(),
+            "upload-artifact leaves empty folders out"
+        );
+        let handed_arg = handed.to_str().expect("utf-8");
+        let (_, out2) = folder_job(
+            &second.path().join("repo"),
+            &["--stages", "show", "--run-dir", handed_arg, "--resume", &id],
+        );
+        // The child's output is on the run's stderr (`show │ seen`).
+        let seen = out2.stderr.contains("show │ seen");
+        assert_eq!(out2.code, 0, "{}", out2.transcript());
+        assert!(seen, "{}", out2.transcript());
+        assert!(
+            out2.stderr.contains("↺ make: reused"),
+            "{}",
+            out2.transcript()
+        );
     }
 }

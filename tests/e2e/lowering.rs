@@ -40,6 +40,40 @@ fn each_case_gives_exactly_its_finding() {
             "pipeline \"p\"\nforge \"github\" dir=\"x\"\n",
             "unknown-property",
         ),
+        ("pipeline \"p\"\ntrigger \"push\"\n", "type-mismatch"),
+        (
+            "pipeline \"p\"\ntrigger \"pull_request\" types=\"opened pushed\"\n",
+            "type-mismatch",
+        ),
+        (
+            "pipeline \"p\"\ntrigger \"pull_request\" types=\" \"\n",
+            "type-mismatch",
+        ),
+        (
+            "pipeline \"p\"\ntrigger \"pull_request_target\" branches=\"main ${{x}}\"\n",
+            "type-mismatch",
+        ),
+        (
+            "pipeline \"p\"\ntrigger \"pull_request_target\" branches=\"!old !older\"\n",
+            "type-mismatch",
+        ),
+        (
+            "pipeline \"p\"\ntrigger \"workflow_dispatch\" types=\"opened\"\n",
+            "unknown-property",
+        ),
+        (
+            "pipeline \"p\"\ntrigger \"pull_request\"\ntrigger \"pull_request\" branches=\"main\"\n",
+            "duplicate-name",
+        ),
+        (
+            "pipeline \"p\"\ntrigger \"workflow_dispatch\" {\n    inputs \"pr\"\n}\n",
+            "unknown-node",
+        ),
+        ("pipeline \"p\"\ntrigger\n", "missing-required"),
+        (
+            "pipeline \"p\"\nsecret \"k\" env=\"K\" environment=\"keys: all\" {\n    visible-to \"a\"\n}\nstage \"a\" uses=\"run\" {\n    command \"true\"\n    secret-env \"K\" \"k\"\n}\n",
+            "type-mismatch",
+        ),
         (
             "pipeline \"p\"\nstore \"s\" {\n    trust\n}\n",
             "missing-required",

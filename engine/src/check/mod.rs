@@ -27,8 +27,10 @@ mod secret_as_input;
 mod secret_flow;
 mod secret_on_argv;
 mod secret_scope;
+mod shared_job;
 mod suppression;
 mod syntax;
+mod trigger;
 mod trust;
 mod type_mismatch;
 pub(crate) mod unknown_input;
@@ -108,6 +110,7 @@ pub static ALL: &[&dyn Check] = &[
     &fail_closed::FailClosed,
     &permissions::Permissions,
     &trust::Trust,
+    &trigger::Trigger,
     &binding::Binding,
     &duplicate_publisher::DuplicatePublisher,
     &reviewer_vendor::ReviewerVendor,
@@ -117,6 +120,8 @@ pub static ALL: &[&dyn Check] = &[
     &duplicate_lens::DuplicateLens,
     &aggregate_input::AggregateInput,
     &unvalidated_findings::UnvalidatedFindings,
+    // Reads the findings of the checks above it: keep it after them.
+    &shared_job::SharedJob,
     &suppression::Suppression,
 ];
 

@@ -17,7 +17,7 @@ use crate::span::Span;
 pub struct Trust;
 
 /// Events whose runs use the workflow file as the pull request's head has it.
-const PULL_REQUEST_CODE: &[&str] = &[
+pub(super) const PULL_REQUEST_CODE: &[&str] = &[
     "pull_request",
     "pull_request_review",
     "pull_request_review_comment",

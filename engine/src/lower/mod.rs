@@ -6,6 +6,7 @@ mod entries;
 mod fact;
 mod stage;
 mod top;
+mod trigger;
 
 pub use fact::Fact;
 
@@ -39,6 +40,7 @@ const TOP_LEVEL: &[&str] = &[
     "stage",
     "allow",
     "isolation",
+    "trigger",
 ];
 
 pub struct Lowerer<'s> {
@@ -92,6 +94,7 @@ pub fn lower(doc: &KdlDocument, source: &Source, registry: &Registry) -> (Pipeli
             "store" => lowerer.lower_store(node),
             "stage" => lowerer.lower_stage(node),
             "isolation" => lowerer.lower_isolation(node),
+            "trigger" => lowerer.lower_trigger(node),
             "allow" => {
                 if let Some(allow) = lowerer.lower_allow(node) {
                     lowerer.pipeline.allows.push(allow);

@@ -112,7 +112,7 @@ impl Lowerer<'_> {
         let entries = self.entries(
             node,
             &"`secret`",
-            &["env", "min-bytes", "on-missing", "can"],
+            &["env", "min-bytes", "on-missing", "can", "environment"],
         );
         let name = self.name_arg(node, &entries.args, "a secret");
         let env = entries
@@ -149,6 +149,10 @@ impl Lowerer<'_> {
         let can = entries
             .prop("can")
             .and_then(|e| self.permission_list(e, "`can`"));
+        let environment = entries
+            .prop("environment")
+            .and_then(|e| self.expect_string(e, "`environment`"))
+            .and_then(|e| self.environment_name(e));
         let mut visible_to = Vec::new();
         let mut visible_to_span = None;
         if let Some(children) = node.children() {
@@ -202,6 +206,7 @@ impl Lowerer<'_> {
                 visible_to,
                 visible_to_span,
                 can,
+                environment,
             });
         }
     }

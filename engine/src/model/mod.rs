@@ -30,6 +30,9 @@ pub struct Pipeline {
     pub allows: Vec<Allow>,
     /// `isolation "strict"`: refuse to run without every isolation layer.
     pub isolation: Option<Spanned<IsolationLevel>>,
+    /// `trigger "pull_request_target" …`: the events an exported workflow runs on; none means
+    /// `pull_request_target` with its default activity types.
+    pub triggers: Vec<Trigger>,
     /// Name → index, for lookups in constant time (filled by [`Pipeline::index`]).
     #[serde(skip)]
     #[schemars(skip)]
@@ -49,6 +52,53 @@ pub enum IsolationLevel {
     /// Every layer, or the run does not start (exit 2).
     Strict,
 }
+
+/// `trigger "pull_request_target" types="opened synchronize" branches="main"`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Trigger {
+    pub event: Spanned<TriggerEvent>,
+    /// The activity types (`opened`, `synchronize`, …), when the file says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub types: Option<Spanned<Vec<String>>>,
+    /// The base-branch patterns, when the file says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branches: Option<Spanned<Vec<String>>>,
+}
+
+/// A GitHub event a pipeline's exported workflow runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TriggerEvent {
+    PullRequestTarget,
+    PullRequest,
+    WorkflowDispatch,
+}
+
+impl TriggerEvent {
+    pub const ALL: [TriggerEvent; 3] = [
+        TriggerEvent::PullRequestTarget,
+        TriggerEvent::PullRequest,
+        TriggerEvent::WorkflowDispatch,
+    ];
+
+    /// GitHub's name of the event.
+    pub fn name(self) -> &'static str {
+        match self {
+            TriggerEvent::PullRequestTarget => "pull_request_target",
+            TriggerEvent::PullRequest => "pull_request",
+            TriggerEvent::WorkflowDispatch => "workflow_dispatch",
+        }
+    }
+
+    /// Whether the event is about a pull request (and takes `types` and `branches`).
+    pub fn is_pull_request(self) -> bool {
+        !matches!(self, TriggerEvent::WorkflowDispatch)
+    }
+}
+
+/// The activity types a pull-request trigger runs on without `types`.
+pub const DEFAULT_TRIGGER_TYPES: &[&str] =
+    &["opened", "synchronize", "reopened", "ready_for_review"];
 
 /// `input "pr" env="PR_NUMBER" type="int"`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -87,6 +137,10 @@ pub struct Secret {
     /// for one that writes nothing (`permission::capability`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub can: Option<Spanned<Vec<Spanned<Permission>>>>,
+    /// `environment="enroll-review"`: the GitHub environment holding the secret, for `export
+    /// github`; `run` does not read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub environment: Option<Spanned<String>>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]

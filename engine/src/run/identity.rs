@@ -221,6 +221,8 @@ pub fn pipeline_digest(pipeline: &Pipeline) -> String {
         stages,
         allows,
         isolation,
+        // The events that may start a run do not change what the run does.
+        triggers: _,
         ..
     } = pipeline;
     feed("name", json(name));

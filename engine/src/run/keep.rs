@@ -40,18 +40,19 @@ pub(crate) fn bool_record(b: bool) -> OutputRecord {
         file: None,
         value: Some(b),
         discarded: None,
+        empty_folders: Vec::new(),
     }
 }
 
 /// Keeps the file or folder `from` at `to` (replacing what a refused resume left there) and
-/// returns its digest. Blocking.
+/// returns its digest and, for a folder, its empty folders. Blocking.
 fn keep_file_blocking(
     from: &Path,
     to: &Path,
     redactor: &Redactor,
     ty: &str,
     name: &str,
-) -> Result<String, StageError> {
+) -> Result<(String, Vec<String>), StageError> {
     let io = |e| StageError::io(format!("keep output `{name}`"), e);
     let refused = |e: TreeError| StageError::failed(format!("cannot keep output `{name}`: {e}"));
     let parent = to
@@ -59,9 +60,9 @@ fn keep_file_blocking(
         .ok_or_else(|| StageError::failed(format!("output `{name}` has no folder")))?;
     if tree::is_folder(from) {
         let staged = tree::stage(from, parent, Some(redactor)).map_err(refused)?;
-        let digest = staged.digest.clone();
+        let kept = (staged.digest.clone(), staged.empty.clone());
         staged.install(to).map_err(io)?;
-        return Ok(digest);
+        return Ok(kept);
     }
     // A link to a folder is refused as a folder's links are, not read as a file.
     if std::fs::metadata(from).is_ok_and(|m| m.is_dir()) {
@@ -71,6 +72,7 @@ fn keep_file_blocking(
         std::fs::remove_dir_all(to).map_err(io)?;
     }
     atomic::redacted_copy_blocking(from, to, redactor, ty)
+        .map(|digest| (digest, Vec::new()))
         .map_err(|e| StageError::failed(format!("cannot keep output `{name}`: {e}")))
 }
 
@@ -108,7 +110,7 @@ pub(crate) async fn keep(
                 ty.to_string(),
                 name.clone(),
             );
-            let d = tokio::task::spawn_blocking(move || {
+            let (d, empty_folders) = tokio::task::spawn_blocking(move || {
                 keep_file_blocking(&from, &to, &r, &ty_owned, &name_owned)
             })
             .await
@@ -122,6 +124,7 @@ pub(crate) async fn keep(
                     file: Some(rel),
                     value: None,
                     discarded: None,
+                    empty_folders,
                 },
             );
             continue;
@@ -155,6 +158,7 @@ pub(crate) async fn keep(
                 file: Some(rel),
                 value: None,
                 discarded: None,
+                empty_folders: Vec::new(),
             },
         );
     }

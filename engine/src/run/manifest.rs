@@ -102,6 +102,11 @@ pub struct OutputRecord {
     /// it (docs/executor.md, "Nothing private at rest").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discarded: Option<String>,
+    /// A kept folder's folders that hold nothing, relative to it (names joined by `/`, `.` for
+    /// the folder itself). A copy that carries files only (a GitHub artifact) loses them; a resume
+    /// makes them again before it verifies the digest, which covers them (docs/executor.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub empty_folders: Vec<String>,
 }
 
 impl Manifest {

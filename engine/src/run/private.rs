@@ -242,6 +242,7 @@ mod tests {
                             file: v.is_none().then(|| keep::relative(name, o)),
                             value: *v,
                             discarded: None,
+                            empty_folders: Vec::new(),
                         },
                     )
                 })

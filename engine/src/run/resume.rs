@@ -342,6 +342,10 @@ fn verify(
                     return Err(format!("output `{name}` names an unsafe path"));
                 }
                 let kept = parent_dir.join(rel);
+                if r.ty == "file" && !r.empty_folders.is_empty() {
+                    make_empty_folders(parent_dir, rel, &r.empty_folders)
+                        .map_err(|e| format!("output `{name}` cannot be read: {e}"))?;
+                }
                 if r.ty == "file" && tree::is_folder(&kept) {
                     let dest = new_dir.join(rel);
                     values.insert(name.clone(), verify_folder(name, &kept, &dest, &r.digest)?);
@@ -369,6 +373,25 @@ fn verify(
         values.insert(name.clone(), value);
     }
     Ok(values)
+}
+
+/// Makes again, in the parent's kept folder `rel`, the empty folders its record lists: a copy
+/// that carries files only (a GitHub artifact) lost them, and the digest covers them. Each is
+/// made a component at a time, mode 0700, no link followed; a name that would leave the kept
+/// folder is refused. What was there is not changed: a file changed, added or removed still fails
+/// the digest.
+fn make_empty_folders(parent_dir: &Path, rel: &str, empty: &[String]) -> Result<(), String> {
+    for folder in empty {
+        let safe = folder == "."
+            || !(folder.starts_with('/')
+                || folder.split('/').any(|c| matches!(c, "" | "." | "..")));
+        if !safe {
+            return Err(format!("its record names an unsafe folder {folder:?}"));
+        }
+        super::nofollow::ensure_dir(parent_dir, &Path::new(rel).join(folder), 0o700)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// Copies the kept folder `kept` to `dest` when its copy matches `digest`. A changed, added or
@@ -439,6 +462,7 @@ stage "post" uses="run" {
                             file: (!discarded).then(|| format!("outputs/x/{o}")),
                             value: None,
                             discarded: discarded.then(|| "private".into()),
+                            empty_folders: Vec::new(),
                         },
                     )
                 })
@@ -495,6 +519,30 @@ stage "post" uses="run" {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn the_empty_folders_a_record_lists_are_made_again_beneath_the_kept_folder_only() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let listed = ["a/b".to_string(), "c".to_string()];
+        make_empty_folders(dir.path(), "outputs/s/o", &listed).unwrap();
+        for made in ["outputs/s/o/a/b", "outputs/s/o/c"] {
+            let meta = std::fs::metadata(dir.path().join(made)).unwrap();
+            assert!(meta.is_dir());
+            assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+        }
+        make_empty_folders(dir.path(), "outputs/s/none", &[".".to_string()]).unwrap();
+        assert!(dir.path().join("outputs/s/none").is_dir());
+        for unsafe_name in ["../x", "/x", "a//b", "a/./b", ""] {
+            let e = make_empty_folders(dir.path(), "outputs/s/o", &[unsafe_name.to_string()]);
+            assert!(e.is_err(), "{unsafe_name:?} was made");
+        }
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("outputs/s/o/link")).unwrap();
+        let e = make_empty_folders(dir.path(), "outputs/s/o", &["link/x".to_string()]);
+        assert!(e.is_err());
+        assert!(!outside.path().join("x").exists(), "a link was followed");
     }
 
     #[test]

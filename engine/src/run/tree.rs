@@ -262,6 +262,39 @@ pub(crate) fn is_folder(path: &Path) -> bool {
 pub(crate) struct Staged {
     tmp: tempfile::TempDir,
     pub digest: String,
+    /// Its folders that hold nothing, as [`EmptyFolders`] names them.
+    pub empty: Vec<String>,
+}
+
+/// The folders of a walk that hold nothing: what a copy that carries files only (a GitHub
+/// artifact) loses, and a resume makes again. Paths relative to the walked folder, names joined
+/// by `/`, `.` for the folder itself; a name that is not UTF-8 is left out (the manifest that
+/// lists them is JSON), and such a folder, if lost, fails its digest as before.
+struct EmptyFolders(std::collections::BTreeSet<PathBuf>);
+
+impl EmptyFolders {
+    fn new() -> Self {
+        Self(std::collections::BTreeSet::from([PathBuf::new()]))
+    }
+
+    fn saw(&mut self, rel: &Path, is_dir: bool) {
+        if let Some(parent) = rel.parent() {
+            self.0.remove(parent);
+        }
+        if is_dir {
+            self.0.insert(rel.to_path_buf());
+        }
+    }
+
+    fn into_names(self) -> Vec<String> {
+        self.0
+            .into_iter()
+            .filter_map(|p| match p.to_str()? {
+                "" => Some(".".to_owned()),
+                s => Some(s.to_owned()),
+            })
+            .collect()
+    }
 }
 
 /// Copies the folder `from` into a temp folder in `parent` (through `redactor` when given:
@@ -281,8 +314,10 @@ pub(crate) fn stage(
     std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o700))
         .map_err(io_error(to.clone()))?;
     let mut chunk = vec![0u8; 1 << 20];
+    let mut empty = EmptyFolders::new();
     walk(from, &mut |rel, node| {
         let dest = to.join(rel);
+        empty.saw(rel, matches!(node, Node::Dir));
         match node {
             Node::Dir => std::fs::DirBuilder::new().mode(0o700).create(&dest),
             Node::File(r) => {
@@ -309,7 +344,11 @@ pub(crate) fn stage(
         }
     })?;
     let digest = digest(&to)?;
-    Ok(Staged { tmp, digest })
+    Ok(Staged {
+        tmp,
+        digest,
+        empty: empty.into_names(),
+    })
 }
 
 impl Staged {
@@ -385,6 +424,20 @@ mod tests {
             digest(tree(&[("d/b", "2"), ("a", "1")]).path()).unwrap(),
             base
         );
+    }
+
+    #[test]
+    fn staging_lists_the_empty_folders() {
+        let from = tree(&[("a", "1"), ("d/b", "2")]);
+        for empty in ["e/f", "e/g", "d/h", "i"] {
+            std::fs::create_dir_all(from.path().join(empty)).unwrap();
+        }
+        let parent = tempfile::tempdir().unwrap();
+        let staged = stage(from.path(), parent.path(), None).unwrap();
+        assert_eq!(staged.empty, ["d/h", "e/f", "e/g", "i"]);
+        let nothing = tempfile::tempdir().unwrap();
+        let staged = stage(nothing.path(), parent.path(), None).unwrap();
+        assert_eq!(staged.empty, ["."]);
     }
 
     #[test]

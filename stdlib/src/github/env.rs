@@ -86,10 +86,22 @@ fn read_event(path: &str) -> Result<serde_json::Value, String> {
 }
 
 /// `pull_request.number`, else a top-level `number` (pull_request events), else `issue.number`
-/// when the issue is a pull request (`issue_comment` on a pull request).
+/// when the issue is a pull request (`issue_comment` on a pull request), else the input
+/// `pull-request` of a `workflow_dispatch` (the workflow `export github` writes asks for it; the
+/// payload holds a dispatch's inputs as strings).
 fn pull_request_of(event: &serde_json::Value) -> Option<u64> {
     let positive =
         |v: Option<&serde_json::Value>| v.and_then(serde_json::Value::as_u64).filter(|n| *n > 0);
+    let dispatched = || {
+        event
+            .pointer("/inputs/pull-request")
+            .and_then(serde_json::Value::as_str)
+            .map(str::trim)
+            .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|t| t.parse::<u64>().ok())
+            .filter(|n| *n > 0)
+            .or_else(|| positive(event.pointer("/inputs/pull-request")))
+    };
     positive(event.pointer("/pull_request/number"))
         .or_else(|| positive(event.get("number")))
         .or_else(|| {
@@ -98,6 +110,7 @@ fn pull_request_of(event: &serde_json::Value) -> Option<u64> {
                 .filter(|pr| !pr.is_null())
                 .and_then(|_| positive(event.pointer("/issue/number")))
         })
+        .or_else(dispatched)
 }
 
 fn short(text: &str) -> String {
@@ -131,5 +144,21 @@ mod tests {
         );
         assert_eq!(pull_request_of(&json!({"ref": "refs/heads/main"})), None);
         assert_eq!(pull_request_of(&json!({"number": "7"})), None);
+        assert_eq!(
+            pull_request_of(&json!({"inputs": {"pull-request": "12"}, "ref": "refs/heads/main"})),
+            Some(12)
+        );
+        assert_eq!(
+            pull_request_of(&json!({"inputs": {"pull-request": 13}})),
+            Some(13)
+        );
+        assert_eq!(
+            pull_request_of(&json!({"inputs": {"pull-request": " 14 "}})),
+            Some(14)
+        );
+        for bad in ["0", "-1", "1e3", "", "+4", "99999999999999999999999"] {
+            let parsed = pull_request_of(&json!({"inputs": {"pull-request": bad}}));
+            assert_eq!(parsed, None, "{bad}");
+        }
     }
 }

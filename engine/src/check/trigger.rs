@@ -1,0 +1,193 @@
+//! `trigger`: the events the exported workflow runs on (`trigger`, default `pull_request_target`)
+//! fit what the pipeline needs from them.
+//!
+//! - On `pull_request` the workflow is the pull request's own: a fork's run gets no secret, and
+//!   a branch's run uses a workflow its author wrote. A stage that holds a secret other than the
+//!   workflow's own token then either lacks it or holds it under a workflow nobody reviewed.
+//! - A store the pipeline both keeps blobs in and reads them from believes only the producers its
+//!   `trust` rules name. When no rule names an event the pipeline runs on, `restore` never reads
+//!   back what the pipeline's own runs keep.
+
+use super::trust::PULL_REQUEST_CODE;
+use super::{Check, Context};
+use crate::contract::Role;
+use crate::finding::{Confidence, Finding, Label, Severity};
+use crate::model::{Pipeline, TriggerEvent, Value};
+use crate::span::Span;
+
+pub struct Trigger;
+
+/// The events the pipeline runs on, with where each is written (none for the default).
+fn events(p: &Pipeline) -> Vec<(TriggerEvent, Option<Span>)> {
+    if p.triggers.is_empty() {
+        return vec![(TriggerEvent::PullRequestTarget, None)];
+    }
+    p.triggers
+        .iter()
+        .map(|t| (t.event.value, Some(t.event.span)))
+        .collect()
+}
+
+impl Check for Trigger {
+    fn id(&self) -> &'static str {
+        "trigger"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn summary(&self) -> &'static str {
+        "the events the workflow runs on give the stages their secrets and let restore read what the pipeline keeps"
+    }
+    fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        self.pull_request_secrets(cx, out);
+        self.unread_store(cx, out);
+    }
+}
+
+impl Trigger {
+    fn pull_request_secrets(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let p = cx.pipeline;
+        let Some(trigger) = p
+            .triggers
+            .iter()
+            .find(|t| t.event.value == TriggerEvent::PullRequest)
+        else {
+            return;
+        };
+        let Some(flow) = cx.flow else { return };
+        let mut held: Vec<usize> = flow.held.iter().flatten().copied().collect();
+        held.sort_unstable();
+        held.dedup();
+        held.retain(|&k| p.secrets[k].env.value != "GITHUB_TOKEN");
+        let Some(&first) = held.first() else { return };
+        let names: Vec<String> = held
+            .iter()
+            .map(|&k| format!("`{}`", p.secrets[k].name.value))
+            .collect();
+        out.push(
+            Finding::new(
+                self.id(),
+                self.severity(),
+                format!(
+                    "on `pull_request` the workflow is the pull request's own: a fork's run gets no {}, and a branch's run hands {} to a workflow its author wrote",
+                    names.join(" or "),
+                    if held.len() == 1 { "it" } else { "them" },
+                ),
+                Label::new(trigger.event.span, "runs the pull request's workflow"),
+            )
+            .related(Label::new(
+                p.secrets[first].name.span,
+                "a secret other than the workflow's token",
+            ))
+            .help(
+                "run on `pull_request_target`, whose workflow is the base branch's, and keep the secrets in an environment restricted to that branch",
+            )
+            .confidence(Confidence::High),
+        );
+    }
+
+    fn unread_store(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let p = cx.pipeline;
+        let events = events(p);
+        let mut reported: Vec<&str> = Vec::new();
+        for stage in &p.stages {
+            let Some(contract) = cx.registry.get(&stage.uses.value) else {
+                continue;
+            };
+            for child in &stage.children {
+                if contract.child_spec(&child.name.value).map(|s| s.role) != Some(Role::Data) {
+                    continue;
+                }
+                for v in child.values() {
+                    let Value::Store(name) = &v.value else {
+                        continue;
+                    };
+                    let Some(store) = p.store(name) else { continue };
+                    if reported.contains(&name.as_str())
+                        || !cx
+                            .registry
+                            .store(&store.kind.value)
+                            .is_some_and(|k| k.lookups)
+                        || !keeps_in(p, name)
+                    {
+                        continue;
+                    }
+                    // Rules without an event are the `trust` check's; only a full set is judged.
+                    let named: Vec<&str> = store
+                        .trust
+                        .iter()
+                        .filter_map(|r| r.setting("event").and_then(|e| e.value.as_str()))
+                        .collect();
+                    // So are rules for runs of the pull request's own workflow: the fix of that
+                    // finding is the rule this one would ask for.
+                    if named.is_empty()
+                        || named.len() < store.trust.len()
+                        || named.iter().any(|e| PULL_REQUEST_CODE.contains(e))
+                    {
+                        continue;
+                    }
+                    if events.iter().any(|(e, _)| named.contains(&e.name())) {
+                        continue;
+                    }
+                    reported.push(name);
+                    let runs_on: Vec<String> = events
+                        .iter()
+                        .map(|(e, _)| format!("`{}`", e.name()))
+                        .collect();
+                    let mut finding = Finding::new(
+                        self.id(),
+                        self.severity(),
+                        format!(
+                            "store `{name}` believes only runs of {}, and the pipeline runs on {}: `{}` never reads back what this pipeline keeps",
+                            quoted(&named),
+                            runs_on.join(" and "),
+                            stage.name.value
+                        ),
+                        Label::new(store.name.span, "trusts none of the pipeline's runs"),
+                    )
+                    .related(Label::new(v.span, format!("`{}` reads it here", stage.name.value)))
+                    .help(rule_help(&events, &named))
+                    .confidence(Confidence::High)
+                    .stage(&stage.name.value);
+                    if let Some(span) = events[0].1 {
+                        finding = finding.related(Label::new(span, "the pipeline runs on this"));
+                    }
+                    out.push(finding);
+                }
+            }
+        }
+    }
+}
+
+/// Whether a stage keeps blobs in the store `name` (`upload … to="name"`).
+fn keeps_in(p: &Pipeline, name: &str) -> bool {
+    p.stages.iter().any(|s| {
+        s.children.iter().any(|c| {
+            c.props.iter().any(|prop| {
+                prop.name.value == "to" && matches!(&prop.value.value, Value::Store(n) if n == name)
+            })
+        })
+    })
+}
+
+/// A rule for the pipeline's own runs, unless those runs are `pull_request` ones, which a rule
+/// must not name (the `trust` check): then a trigger the rules name.
+fn rule_help(events: &[(TriggerEvent, Option<Span>)], named: &[&str]) -> String {
+    match events.iter().find(|(e, _)| *e != TriggerEvent::PullRequest) {
+        Some((TriggerEvent::WorkflowDispatch, _)) => "add a rule for the pipeline's own runs: `trust workflow=\"<the exported workflow>\" event=\"workflow_dispatch\" branch=\"main\"`".into(),
+        Some((e, _)) => format!(
+            "add a rule for the pipeline's own runs: `trust workflow=\"<the exported workflow>\" event=\"{}\"`",
+            e.name()
+        ),
+        None => format!(
+            "run on an event the rules name (`trigger \"{}\"`): a rule for `pull_request` runs would believe what any pull request uploads",
+            named.first().copied().unwrap_or("pull_request_target")
+        ),
+    }
+}
+
+fn quoted(events: &[&str]) -> String {
+    let mut list: Vec<String> = events.iter().map(|e| format!("`{e}`")).collect();
+    list.dedup();
+    list.join(" and ")
+}

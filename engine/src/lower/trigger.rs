@@ -1,0 +1,242 @@
+//! Lowering of `trigger` (the GitHub events an exported workflow runs on) and of a secret's
+//! `environment=`. Both are written into a workflow by `export github`, so what is accepted here
+//! is what a workflow can hold without quoting tricks.
+
+use kdl::KdlNode;
+
+use super::{Fact, Lowerer};
+use crate::model::{Trigger, TriggerEvent};
+use crate::span::Spanned;
+use crate::suggest::did_you_mean;
+
+/// GitHub's activity types of `pull_request` and `pull_request_target`.
+const PULL_REQUEST_TYPES: &[&str] = &[
+    "assigned",
+    "unassigned",
+    "labeled",
+    "unlabeled",
+    "opened",
+    "edited",
+    "closed",
+    "reopened",
+    "synchronize",
+    "converted_to_draft",
+    "ready_for_review",
+    "locked",
+    "unlocked",
+    "review_requested",
+    "review_request_removed",
+    "auto_merge_enabled",
+    "auto_merge_disabled",
+    "milestoned",
+    "demilestoned",
+    "enqueued",
+    "dequeued",
+];
+
+/// The longest environment name GitHub takes.
+const MAX_ENVIRONMENT_LEN: usize = 255;
+
+impl Lowerer<'_> {
+    pub(super) fn lower_trigger(&mut self, node: &KdlNode) {
+        // The event decides which properties are known, so it is read before the entries.
+        let event_text = node
+            .entries()
+            .iter()
+            .find(|e| e.name().is_none())
+            .and_then(|e| e.value().as_string());
+        let event = event_text.and_then(|t| TriggerEvent::ALL.into_iter().find(|e| e.name() == t));
+        let known: &[&str] = match event {
+            Some(TriggerEvent::WorkflowDispatch) => &[],
+            _ => &["types", "branches"],
+        };
+        let what = match event {
+            Some(e) => format!("`trigger \"{}\"`", e.name()),
+            None => "`trigger`".into(),
+        };
+        let entries = self.entries(node, &what, known);
+        self.no_children(node, "`trigger` (it takes no children)");
+        let Some(arg) = self.single_arg(node, &entries.args, "trigger") else {
+            return;
+        };
+        let Some(text) = self.expect_string(arg, "the event of `trigger`") else {
+            return;
+        };
+        let Some(event) = event else {
+            self.fact(Fact::TypeMismatch {
+                span: text.span,
+                what: "the event of `trigger`".into(),
+                expected: "\"pull_request_target\", \"pull_request\" or \"workflow_dispatch\""
+                    .into(),
+                found: format!("\"{}\"", text.value),
+                help: did_you_mean(&text.value, TriggerEvent::ALL.map(TriggerEvent::name))
+                    .first()
+                    .map(|c| format!("did you mean `{c}`?")),
+            });
+            return;
+        };
+        let types = entries
+            .prop("types")
+            .and_then(|e| self.expect_string(e, "`types`"))
+            .map(|t| self.trigger_types(&t));
+        let branches = entries
+            .prop("branches")
+            .and_then(|e| self.expect_string(e, "`branches`"))
+            .map(|b| self.trigger_branches(&b));
+        let name = Spanned::new(event.name().to_string(), text.span);
+        if self.declare("trigger", &name) {
+            self.pipeline.triggers.push(Trigger {
+                event: Spanned::new(event, text.span),
+                types,
+                branches,
+            });
+        }
+    }
+
+    fn trigger_types(&mut self, text: &Spanned<String>) -> Spanned<Vec<String>> {
+        self.word_list(text, |word| {
+            if PULL_REQUEST_TYPES.contains(&word) {
+                return None;
+            }
+            Some(Fact::TypeMismatch {
+                span: text.span,
+                what: "an activity type in `types`".into(),
+                expected: "one of GitHub's pull request activity types (`opened`, `synchronize`, `reopened`, `ready_for_review`, `labeled`, …)".into(),
+                found: format!("\"{word}\""),
+                help: did_you_mean(word, PULL_REQUEST_TYPES.iter().copied())
+                    .first()
+                    .map(|c| format!("did you mean `{c}`?")),
+            })
+        }, ("`types`", "at least one activity type", "leave `types` out for the default activity types"))
+    }
+
+    fn trigger_branches(&mut self, text: &Spanned<String>) -> Spanned<Vec<String>> {
+        let branches = self.word_list(text, |word| {
+            (!is_branch_pattern(word)).then(|| Fact::TypeMismatch {
+                span: text.span,
+                what: "a pattern in `branches`".into(),
+                expected: "a branch pattern of ASCII letters, digits and `-_./*?+!`, with `!` only first".into(),
+                found: format!("{word:?}"),
+                help: None,
+            })
+        }, ("`branches`", "at least one branch pattern", "leave `branches` out to run for every base branch"));
+        if !branches.value.is_empty() && branches.value.iter().all(|b| b.starts_with('!')) {
+            // GitHub refuses a filter of negations only.
+            self.fact(Fact::TypeMismatch {
+                span: text.span,
+                what: "`branches`".into(),
+                expected: "at least one pattern without `!` (GitHub needs one to negate from)"
+                    .into(),
+                found: "only negations".into(),
+                help: Some(format!(
+                    "name the branches first: `branches=\"main {}\"`",
+                    text.value.trim()
+                )),
+            });
+        }
+        branches
+    }
+
+    /// The space-separated words of `text`, each checked by `bad` (a finding, or `None` for a
+    /// good word), duplicates dropped; an empty list is a finding too (`empty`: what, expected,
+    /// help).
+    fn word_list(
+        &mut self,
+        text: &Spanned<String>,
+        bad: impl Fn(&str) -> Option<Fact>,
+        empty: (&str, &str, &str),
+    ) -> Spanned<Vec<String>> {
+        let mut words: Vec<String> = Vec::new();
+        for word in text.value.split_whitespace() {
+            if let Some(fact) = bad(word) {
+                self.fact(fact);
+            } else if !words.iter().any(|w| w == word) {
+                words.push(word.to_string());
+            }
+        }
+        if text.value.split_whitespace().next().is_none() {
+            let (what, expected, help) = empty;
+            self.fact(Fact::TypeMismatch {
+                span: text.span,
+                what: what.into(),
+                expected: expected.into(),
+                found: "none".into(),
+                help: Some(help.into()),
+            });
+        }
+        Spanned::new(words, text.span)
+    }
+
+    /// A secret's `environment="NAME"`, checked to be a name a workflow can hold unquoted.
+    pub(super) fn environment_name(&mut self, value: Spanned<String>) -> Option<Spanned<String>> {
+        if is_environment_name(&value.value) {
+            return Some(value);
+        }
+        self.fact(Fact::TypeMismatch {
+            span: value.span,
+            what: "`environment`".into(),
+            expected: format!(
+                "a GitHub environment name: 1 to {MAX_ENVIRONMENT_LEN} bytes of ASCII letters, digits, `.`, `-`, `_` and inner spaces"
+            ),
+            found: format!("{:?}", value.value),
+            help: None,
+        });
+        None
+    }
+}
+
+/// A `branches` pattern: what GitHub's filter reads, in characters that need no YAML quoting
+/// beyond single quotes. `!` negates and may only come first.
+fn is_branch_pattern(word: &str) -> bool {
+    let body = word.strip_prefix('!').unwrap_or(word);
+    !body.is_empty()
+        && !body.starts_with('/')
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./*?+".contains(&b))
+}
+
+fn is_environment_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_ENVIRONMENT_LEN
+        && name.trim() == name
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._- ".contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn branch_patterns() {
+        for ok in ["main", "release/**", "!release/old", "v1.*", "feature-?"] {
+            assert!(is_branch_pattern(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "!",
+            "!!main",
+            "/main",
+            "main'",
+            "a:b",
+            "${{x}}",
+            "a b",
+            "ma\u{e9}n",
+        ] {
+            assert!(!is_branch_pattern(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn environment_names() {
+        for ok in ["enroll-review", "prod", "Review keys", "a.b_c"] {
+            assert!(is_environment_name(ok), "{ok}");
+        }
+        let long = "e".repeat(MAX_ENVIRONMENT_LEN + 1);
+        for bad in ["", " a", "a ", "a:b", "${{ x }}", "a\nb", long.as_str()] {
+            assert!(!is_environment_name(bad), "{bad}");
+        }
+    }
+}
