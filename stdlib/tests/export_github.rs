@@ -365,3 +365,45 @@ stage "a" uses="run" {
         "{err}"
     );
 }
+
+#[test]
+fn jobs_that_would_wait_for_each_other_are_explained_by_the_two_edges() {
+    let text = export(
+        r#"
+pipeline "tangled"
+stage "review1" uses="std/review" {
+    reviewer "rules"
+}
+stage "review2" uses="std/review" {
+    reviewer "rules"
+    untrusted "review1.comment"
+}
+stage "scan2" uses="std/scan" {
+    target "review2.conversation"
+}
+stage "seal1" uses="run" when="scan2.clean" {
+    command "true"
+    stdin "{review1.conversation}"
+}
+"#,
+    )
+    .expect("exports");
+    let lines = job(&text, "review1");
+    let at = lines
+        .iter()
+        .position(|l| l.contains(" would wait for the job of "))
+        .unwrap_or_else(|| panic!("no tangled join named:\n{text}"));
+    let said = format!("{}\n{}", lines[at], lines[at + 1]);
+    // The cycle is named once, from the side of the job of review2 and scan2.
+    assert_eq!(
+        said,
+        "  # - review1 → review2 and scan2 → seal1: apart, the job of review2 would wait for the job of review1,\n  #   and the job of seal1 for it."
+    );
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.contains(" would wait for "))
+            .count(),
+        1
+    );
+}

@@ -85,7 +85,7 @@ fn joins(c: &Compiled, p: &Partition) -> Vec<Join> {
                 stage(c, *consumer).to_owned(),
                 outputs.clone(),
             )),
-            Reason::Between { .. } => None,
+            Reason::Between { .. } | Reason::Tangled { .. } => None,
         })
         .collect()
 }
@@ -211,9 +211,64 @@ stage "other" uses="run" {
                 after,
                 before,
             } => Some((stage(&c, *s), stage(&c, *after), stage(&c, *before))),
-            Reason::Private { .. } => None,
+            Reason::Private { .. } | Reason::Tangled { .. } => None,
         })
         .collect();
     assert_eq!(between, vec![("mid", "restore", "review")]);
     assert_eq!(p.job_of.len(), 4);
+}
+
+/// Two jobs of two stages each that would wait for each other, with no single stage between
+/// two stages of one job: the merge is recorded with the two edges that close the cycle.
+#[test]
+fn two_jobs_that_would_wait_for_each_other_are_one_and_say_why() {
+    let text = r#"
+pipeline "tangled"
+stage "review1" uses="std/review" {
+    reviewer "rules"
+}
+stage "review2" uses="std/review" {
+    reviewer "rules"
+    untrusted "review1.comment"
+}
+stage "scan2" uses="std/scan" {
+    target "review2.conversation"
+}
+stage "seal1" uses="run" when="scan2.clean" {
+    command "true"
+    stdin "{review1.conversation}"
+}
+"#;
+    let (c, p) = partition_of(text);
+    let names: Vec<Vec<String>> = jobs(&c, &p).into_iter().map(|j| j.0).collect();
+    assert_eq!(
+        names,
+        vec![strings(&["review1", "review2", "scan2", "seal1"])]
+    );
+    let tangled: Vec<[&str; 4]> = p
+        .reasons
+        .iter()
+        .filter_map(|r| match r {
+            Reason::Tangled {
+                after,
+                entry,
+                exit,
+                before,
+            } => Some([
+                stage(&c, *after),
+                stage(&c, *entry),
+                stage(&c, *exit),
+                stage(&c, *before),
+            ]),
+            _ => None,
+        })
+        .collect();
+    // One record for the one cycle, whichever job it starts from.
+    assert_eq!(tangled.len(), 1, "{:?}", p.reasons);
+    let [after, entry, exit, before] = tangled[0];
+    let edges = [(after, entry), (exit, before)];
+    assert!(
+        edges.contains(&("review1", "review2")) && edges.contains(&("scan2", "seal1")),
+        "{tangled:?}"
+    );
 }

@@ -117,6 +117,18 @@ fn join_text(pipeline: &Pipeline, reason: &Reason) -> Vec<String> {
             name(*after),
             name(*before)
         )],
+        Reason::Tangled {
+            after,
+            entry,
+            exit,
+            before,
+        } => vec![format!(
+            "`{}` → `{}` and `{}` → `{}` would make two jobs wait for each other",
+            name(*after),
+            name(*entry),
+            name(*exit),
+            name(*before)
+        )],
     }
 }
 
@@ -152,6 +164,7 @@ fn every_join_a_finding_names_is_one_the_export_makes() {
                 .filter(|reason| match reason {
                     Reason::Private { consumer, .. } => c.parts.job_of[*consumer] == job,
                     Reason::Between { stage, .. } => c.parts.job_of[*stage] == job,
+                    Reason::Tangled { entry, .. } => c.parts.job_of[*entry] == job,
                 })
                 .flat_map(|reason| join_text(&c.pipeline, reason))
                 .collect();

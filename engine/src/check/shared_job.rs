@@ -286,6 +286,17 @@ impl<'a> Joins<'a> {
                         links[end].push((stage, i));
                     }
                 }
+                Reason::Tangled {
+                    after,
+                    entry,
+                    exit,
+                    before,
+                } => {
+                    for (a, b) in [(after, entry), (exit, before)] {
+                        links[a].push((b, i));
+                        links[b].push((a, i));
+                    }
+                }
             }
         }
         let n = parts.reasons.len();
@@ -389,6 +400,7 @@ impl<'a> Joins<'a> {
             .filter(|&i| match self.parts.reasons[i] {
                 Reason::Private { consumer, .. } => self.parts.job_of[consumer] == job,
                 Reason::Between { stage, .. } => self.parts.job_of[stage] == job,
+                Reason::Tangled { entry, .. } => self.parts.job_of[entry] == job,
             })
             .collect();
         Some((w, all))
@@ -496,6 +508,30 @@ fn finding(
                     format!(
                         "`{}` runs after `{}` and before `{}`, which share a job: in a job of its own it would make the jobs a cycle",
                         name(*stage),
+                        name(*after),
+                        name(*before)
+                    ),
+                ));
+            }
+            Reason::Tangled {
+                after,
+                entry,
+                exit,
+                before,
+            } => {
+                why.push(format!(
+                    "`{}` → `{}` and `{}` → `{}` would make two jobs wait for each other",
+                    name(*after),
+                    name(*entry),
+                    name(*exit),
+                    name(*before)
+                ));
+                labels.push(Label::new(
+                    p.stages[*entry].name.span,
+                    format!(
+                        "the job of `{}` and `{}` runs after `{}` and before `{}`, whose job would wait for it: the two are one job",
+                        name(*entry),
+                        name(*exit),
                         name(*after),
                         name(*before)
                     ),

@@ -554,6 +554,24 @@ fn reasons(out: &mut String, src: &Source<'_>, parts: &Partition, j: usize, name
                     stage(*s),
                 );
             }
+            Reason::Tangled {
+                after,
+                entry,
+                exit,
+                before,
+            } if parts.job_of[*entry] == j => {
+                let _ = writeln!(
+                    out,
+                    "  # - {} → {} and {} → {}: apart, the job of {} would wait for the job of {},\n  #   and the job of {} for it.",
+                    stage(*after),
+                    stage(*entry),
+                    stage(*exit),
+                    stage(*before),
+                    stage(*entry),
+                    stage(*after),
+                    stage(*before),
+                );
+            }
             _ => {}
         }
     }

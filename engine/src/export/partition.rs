@@ -48,6 +48,15 @@ pub enum Reason {
         after: usize,
         before: usize,
     },
+    /// Two jobs would wait for each other though no single stage sits between two stages of
+    /// one: `after` → `entry` enters the job of `entry` and `exit` (one job before the merge)
+    /// from the rest of the group, and `exit` → `before` leaves it back to the group.
+    Tangled {
+        after: usize,
+        entry: usize,
+        exit: usize,
+        before: usize,
+    },
 }
 
 /// Why a value may not cross a job boundary.
@@ -152,19 +161,45 @@ pub fn partition(
                 continue;
             }
             let roots: Vec<usize> = scc.iter().map(|&ix| graph[ix]).collect();
+            // The stages a `Between` of this group names: their jobs' part in it is said.
+            let mut named = vec![false; n];
             for &root in &roots {
-                let members = sets.members(root);
                 // Name the job's stages this one is caught between: the latest upstream one
                 // and the earliest downstream one, by topological position.
-                for stage in members {
+                for stage in sets.members(root) {
                     if let Some((after, before)) = between(stage, &roots, &mut sets, dag, &position)
                     {
+                        for s in [stage, after, before] {
+                            named[s] = true;
+                        }
                         reasons.push(Reason::Between {
                             stage,
                             after,
                             before,
                         });
                     }
+                }
+            }
+            // A job no `Between` names is in the cycle as a whole: name the edge that enters
+            // it and the one that leaves it, once per cycle (the other side of a two-job
+            // cycle names the same two edges).
+            let mut tangled: Vec<[usize; 4]> = Vec::new();
+            for &root in &roots {
+                let members = sets.members(root);
+                if members.iter().any(|&m| named[m]) {
+                    continue;
+                }
+                if let Some(t) = crossing(&members, &roots, &mut sets, dag, &position)
+                    && !tangled.iter().any(|o| [o[2], o[3], o[0], o[1]] == t)
+                {
+                    tangled.push(t);
+                    let [after, entry, exit, before] = t;
+                    reasons.push(Reason::Tangled {
+                        after,
+                        entry,
+                        exit,
+                        before,
+                    });
                 }
             }
             let first = roots[0];
@@ -207,6 +242,39 @@ fn between(
         .filter(|&c| in_group(c, sets))
         .min_by_key(|&c| position[c])?;
     Some((after, before))
+}
+
+/// For a job of a strongly connected group of jobs, its members `members`: the edge that enters
+/// it from another job of the group (the latest producer) and the one that leaves it to
+/// another (the earliest consumer), as `[after, entry, exit, before]`.
+fn crossing(
+    members: &[usize],
+    roots: &[usize],
+    sets: &mut Sets,
+    dag: &Dag,
+    position: &[usize],
+) -> Option<[usize; 4]> {
+    let own = sets.find(*members.first()?);
+    let mut into: Option<(usize, usize)> = None;
+    let mut out: Option<(usize, usize)> = None;
+    for &m in members {
+        for (p, _) in dag.producers(m) {
+            let r = sets.find(p);
+            if r != own && roots.contains(&r) && into.is_none_or(|(a, _)| position[p] > position[a])
+            {
+                into = Some((p, m));
+            }
+        }
+        for (c, _) in dag.consumers(m) {
+            let r = sets.find(c);
+            if r != own && roots.contains(&r) && out.is_none_or(|(_, b)| position[c] < position[b])
+            {
+                out = Some((m, c));
+            }
+        }
+    }
+    let ((after, entry), (exit, before)) = (into?, out?);
+    Some([after, entry, exit, before])
 }
 
 fn positions(order: &[usize], n: usize) -> Vec<usize> {
