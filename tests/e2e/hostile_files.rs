@@ -188,6 +188,21 @@ pub fn hostile_files() -> Vec<(&'static str, Vec<u8>)> {
                 "k".repeat(250_000)
             )),
         ),
+        // Word lists at the longest string: one finding each, read in linear time.
+        (
+            "trigger-types",
+            text(format!(
+                "{head}trigger \"pull_request\" types=\"{}\"\n",
+                (0..30_000).map(|i| format!("t{i} ")).collect::<String>()
+            )),
+        ),
+        (
+            "trigger-branches",
+            text(format!(
+                "{head}trigger \"pull_request\" branches=\"{}\"\n",
+                (0..30_000).map(|i| format!("!b{i} ")).collect::<String>()
+            )),
+        ),
         // Control characters, raw and escaped.
         (
             "control-raw",

@@ -49,6 +49,11 @@ fn each_case_gives_exactly_its_finding() {
             "pipeline \"p\"\ntrigger \"pull_request\" types=\" \"\n",
             "type-mismatch",
         ),
+        // Every bad word of a list is one finding: the first, and a count.
+        (
+            "pipeline \"p\"\ntrigger \"pull_request\" types=\"opend pushd closd\"\n",
+            "type-mismatch",
+        ),
         (
             "pipeline \"p\"\ntrigger \"pull_request_target\" branches=\"main ${{x}}\"\n",
             "type-mismatch",

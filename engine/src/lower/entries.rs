@@ -189,7 +189,7 @@ pub fn describe_value(value: &KdlValue) -> String {
     }
 }
 
-fn truncate(s: &str, max: usize) -> String {
+pub(super) fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.into()
     } else {

@@ -4,6 +4,7 @@
 
 use kdl::KdlNode;
 
+use super::entries::truncate;
 use super::{Fact, Lowerer};
 use crate::model::{Trigger, TriggerEvent};
 use crate::span::Spanned;
@@ -68,7 +69,7 @@ impl Lowerer<'_> {
                 what: "the event of `trigger`".into(),
                 expected: "\"pull_request_target\", \"pull_request\" or \"workflow_dispatch\""
                     .into(),
-                found: format!("\"{}\"", text.value),
+                found: format!("\"{}\"", truncate(&text.value, 64)),
                 help: did_you_mean(&text.value, TriggerEvent::ALL.map(TriggerEvent::name))
                     .first()
                     .map(|c| format!("did you mean `{c}`?")),
@@ -94,32 +95,45 @@ impl Lowerer<'_> {
     }
 
     fn trigger_types(&mut self, text: &Spanned<String>) -> Spanned<Vec<String>> {
-        self.word_list(text, |word| {
-            if PULL_REQUEST_TYPES.contains(&word) {
-                return None;
-            }
-            Some(Fact::TypeMismatch {
+        self.word_list(
+            text,
+            |word| PULL_REQUEST_TYPES.contains(&word),
+            |word| Fact::TypeMismatch {
                 span: text.span,
                 what: "an activity type in `types`".into(),
                 expected: "one of GitHub's pull request activity types (`opened`, `synchronize`, `reopened`, `ready_for_review`, `labeled`, …)".into(),
-                found: format!("\"{word}\""),
+                found: format!("\"{}\"", truncate(word, 64)),
                 help: did_you_mean(word, PULL_REQUEST_TYPES.iter().copied())
                     .first()
                     .map(|c| format!("did you mean `{c}`?")),
-            })
-        }, ("`types`", "at least one activity type", "leave `types` out for the default activity types"))
+            },
+            (
+                "`types`",
+                "at least one activity type",
+                "leave `types` out for the default activity types",
+            ),
+        )
     }
 
     fn trigger_branches(&mut self, text: &Spanned<String>) -> Spanned<Vec<String>> {
-        let branches = self.word_list(text, |word| {
-            (!is_branch_pattern(word)).then(|| Fact::TypeMismatch {
+        let branches = self.word_list(
+            text,
+            is_branch_pattern,
+            |word| Fact::TypeMismatch {
                 span: text.span,
                 what: "a pattern in `branches`".into(),
-                expected: "a branch pattern of ASCII letters, digits and `-_./*?+!`, with `!` only first".into(),
-                found: format!("{word:?}"),
+                expected:
+                    "a branch pattern of ASCII letters, digits and `-_./*?+!`, with `!` only first"
+                        .into(),
+                found: format!("{:?}", truncate(word, 64)),
                 help: None,
-            })
-        }, ("`branches`", "at least one branch pattern", "leave `branches` out to run for every base branch"));
+            },
+            (
+                "`branches`",
+                "at least one branch pattern",
+                "leave `branches` out to run for every base branch",
+            ),
+        );
         if !branches.value.is_empty() && branches.value.iter().all(|b| b.starts_with('!')) {
             // GitHub refuses a filter of negations only.
             self.fact(Fact::TypeMismatch {
@@ -130,29 +144,46 @@ impl Lowerer<'_> {
                 found: "only negations".into(),
                 help: Some(format!(
                     "name the branches first: `branches=\"main {}\"`",
-                    text.value.trim()
+                    truncate(text.value.trim(), 64)
                 )),
             });
         }
         branches
     }
 
-    /// The space-separated words of `text`, each checked by `bad` (a finding, or `None` for a
-    /// good word), duplicates dropped; an empty list is a finding too (`empty`: what, expected,
-    /// help).
+    /// The space-separated words of `text` that `valid` accepts, duplicates dropped. Only the
+    /// first word it refuses is a finding (`refused`), with a count of the others, so a hostile
+    /// list of many words is one finding, read in linear time; an empty list is a finding too
+    /// (`empty`: what, expected, help).
     fn word_list(
         &mut self,
         text: &Spanned<String>,
-        bad: impl Fn(&str) -> Option<Fact>,
+        valid: impl Fn(&str) -> bool,
+        refused: impl Fn(&str) -> Fact,
         empty: (&str, &str, &str),
     ) -> Spanned<Vec<String>> {
         let mut words: Vec<String> = Vec::new();
+        let mut seen: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::default();
+        let mut first_bad: Option<&str> = None;
+        let mut more_bad = 0usize;
         for word in text.value.split_whitespace() {
-            if let Some(fact) = bad(word) {
-                self.fact(fact);
-            } else if !words.iter().any(|w| w == word) {
+            if !valid(word) {
+                match first_bad {
+                    None => first_bad = Some(word),
+                    Some(_) => more_bad += 1,
+                }
+            } else if seen.insert(word) {
                 words.push(word.to_string());
             }
+        }
+        if let Some(word) = first_bad {
+            let mut fact = refused(word);
+            if let Fact::TypeMismatch { found, .. } = &mut fact
+                && more_bad > 0
+            {
+                found.push_str(&format!(" (and {more_bad} more)"));
+            }
+            self.fact(fact);
         }
         if text.value.split_whitespace().next().is_none() {
             let (what, expected, help) = empty;
@@ -178,7 +209,7 @@ impl Lowerer<'_> {
             expected: format!(
                 "a GitHub environment name: 1 to {MAX_ENVIRONMENT_LEN} bytes of ASCII letters, digits, `.`, `-`, `_` and inner spaces"
             ),
-            found: format!("{:?}", value.value),
+            found: format!("{:?}", truncate(&value.value, 64)),
             help: None,
         });
         None
