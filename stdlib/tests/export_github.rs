@@ -368,26 +368,7 @@ stage "a" uses="run" {
 
 #[test]
 fn jobs_that_would_wait_for_each_other_are_explained_by_the_two_edges() {
-    let text = export(
-        r#"
-pipeline "tangled"
-stage "review1" uses="std/review" {
-    reviewer "rules"
-}
-stage "review2" uses="std/review" {
-    reviewer "rules"
-    untrusted "review1.comment"
-}
-stage "scan2" uses="std/scan" {
-    target "review2.conversation"
-}
-stage "seal1" uses="run" when="scan2.clean" {
-    command "true"
-    stdin "{review1.conversation}"
-}
-"#,
-    )
-    .expect("exports");
+    let text = export(include_str!("fixtures/pipelines/tangled.kdl")).expect("exports");
     let lines = job(&text, "review1");
     let at = lines
         .iter()

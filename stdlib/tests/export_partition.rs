@@ -222,23 +222,7 @@ stage "other" uses="run" {
 /// two stages of one job: the merge is recorded with the two edges that close the cycle.
 #[test]
 fn two_jobs_that_would_wait_for_each_other_are_one_and_say_why() {
-    let text = r#"
-pipeline "tangled"
-stage "review1" uses="std/review" {
-    reviewer "rules"
-}
-stage "review2" uses="std/review" {
-    reviewer "rules"
-    untrusted "review1.comment"
-}
-stage "scan2" uses="std/scan" {
-    target "review2.conversation"
-}
-stage "seal1" uses="run" when="scan2.clean" {
-    command "true"
-    stdin "{review1.conversation}"
-}
-"#;
+    let text = include_str!("fixtures/pipelines/tangled.kdl");
     let (c, p) = partition_of(text);
     let names: Vec<Vec<String>> = jobs(&c, &p).into_iter().map(|j| j.0).collect();
     assert_eq!(
