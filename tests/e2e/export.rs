@@ -325,6 +325,28 @@ fn what_a_workflow_cannot_run_is_refused() {
         "{}",
         run.stderr
     );
+    // A job of secrets of two environments: a job runs in one.
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("two.kdl"),
+        "pipeline \"two\"\nforge \"github\" token=\"github-token\"\n\
+         secret \"github-token\" env=\"GITHUB_TOKEN\" {\n    visible-to \"a\"\n}\n\
+         secret \"one\" env=\"ONE\" environment=\"first\" {\n    visible-to \"a\"\n}\n\
+         secret \"other\" env=\"OTHER\" environment=\"second\" {\n    visible-to \"a\"\n}\n\
+         stage \"a\" uses=\"run\" {\n    command \"true\"\n    secret-env \"ONE\" \"one\"\n    \
+         secret-env \"OTHER\" \"other\"\n    secret-env \"GH_TOKEN\" \"github-token\"\n}\n",
+    )
+    .expect("write");
+    let run = reviewflow_in(dir.path(), &["export", "github", "two.kdl"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "secrets of two environments, `first` (secret `one`) and `second` (secret `other`)"
+        ),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
