@@ -43,29 +43,7 @@ fn job<'a>(text: &'a str, id: &str) -> Vec<&'a str> {
 
 #[test]
 fn a_stage_between_is_explained() {
-    let text = export(
-        r#"
-pipeline "between"
-store "s" kind="local"
-secret "k" env="K" {
-    visible-to "restore"
-}
-stage "restore" uses="std/restore" on-error="fallback" {
-    from "s"
-    key "k"
-}
-stage "mid" uses="run" {
-    needs "restore"
-    command "true"
-}
-stage "review" uses="std/review" {
-    needs "mid"
-    reviewer "rules"
-    resume "restore.conversation"
-}
-"#,
-    )
-    .expect("exports");
+    let text = export(include_str!("fixtures/pipelines/between.kdl")).expect("exports");
     let restore = job(&text, "restore");
     assert_eq!(
         &restore[..4],

@@ -13,7 +13,7 @@ use std::process::Command;
 
 use fake_github::{FakeGithub, RunSeed};
 
-use crate::support::{Repo, files_under, root};
+use crate::support::{ActionsStep, Repo, files_under, root};
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-again-test";
 /// The stages of examples/local.kdl that depend on `gather`. `restore` does not: it starts with
@@ -326,24 +326,20 @@ async fn github_job(fake: &FakeGithub, run_id: u64, args: &[&str]) -> (i32, Stri
     )
     .expect("event");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
-    cmd.args(["run", "examples/review.kdl"])
+    let step = ActionsStep {
+        api_url: &fake.api_url(),
+        repository: &FakeGithub::repository(),
+        event_name: "pull_request_target",
+        event_path: &path("event.json"),
+        run_id,
+        temp: &path("temp"),
+    };
+    step.environment(&mut cmd)
+        .args(["run", "examples/review.kdl"])
         .args(args)
         .current_dir(path("checkout"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", path("temp"))
-        .env("NO_COLOR", "1")
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_API_URL", fake.api_url())
-        .env("GITHUB_SERVER_URL", "https://github.example")
-        .env("GITHUB_REPOSITORY", FakeGithub::repository())
-        .env("GITHUB_EVENT_NAME", "pull_request_target")
-        .env("GITHUB_EVENT_PATH", path("event.json"))
-        .env("GITHUB_RUN_ID", run_id.to_string())
-        .env("GITHUB_RUN_ATTEMPT", "1")
         .env("GITHUB_OUTPUT", path("github_output"))
         .env("GITHUB_STEP_SUMMARY", path("summary.md"))
-        .env("RUNNER_TEMP", path("temp"))
         .env("GITHUB_TOKEN", TOKEN)
         .env(
             "ANTHROPIC_API_KEY",

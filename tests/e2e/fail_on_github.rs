@@ -11,7 +11,7 @@ use std::process::Command;
 
 use fake_github::FakeGithub;
 
-use crate::support::Run;
+use crate::support::{ActionsStep, Run};
 
 pub(crate) const TOKEN: &str = "ghs_FakeInstallationTokenForTheFailOnTests01";
 const BASE: &str = "1111111111111111111111111111111111111111";
@@ -103,23 +103,19 @@ pub(crate) async fn run_on(
     let event = dir.path().join("event.json");
     std::fs::write(&event, payload).expect("event");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
-    cmd.arg("run")
+    let step = ActionsStep {
+        api_url: &fake.api_url(),
+        repository: &FakeGithub::repository(),
+        event_name: name,
+        event_path: &event,
+        run_id: 300,
+        temp: &dir.path().join("temp"),
+    };
+    step.environment(&mut cmd)
+        .arg("run")
         .arg("pipeline.kdl")
         .args(args)
         .current_dir(dir.path().join("checkout"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path().join("temp"))
-        .env("NO_COLOR", "1")
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_API_URL", fake.api_url())
-        .env("GITHUB_SERVER_URL", "https://github.example")
-        .env("GITHUB_REPOSITORY", FakeGithub::repository())
-        .env("GITHUB_EVENT_NAME", name)
-        .env("GITHUB_EVENT_PATH", &event)
-        .env("GITHUB_RUN_ID", "300")
-        .env("GITHUB_RUN_ATTEMPT", "1")
-        .env("RUNNER_TEMP", dir.path().join("temp"))
         .env("GITHUB_TOKEN", TOKEN);
     let out = tokio::task::spawn_blocking(move || cmd.output())
         .await

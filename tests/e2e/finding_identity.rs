@@ -13,7 +13,7 @@ use std::process::Command;
 use fake_github::{FakeGithub, RunSeed};
 use serde_json::Value;
 
-use crate::support::{Repo, Run, reviewflow_in, root};
+use crate::support::{ActionsStep, Repo, Run, reviewflow_in, root};
 
 /// Push 1: three findings of the `rules` reviewer (a TODO, a `dbg!`, a FIXME).
 const PUSH1: &str = "fn main() {\n    // TODO: handle errors\n    let a = 1;\n    dbg!(a);\n    // FIXME: remove this\n}\n";
@@ -264,24 +264,20 @@ fn github_checkout(dir: &Path) {
 
 async fn github_run(fake: &FakeGithub, dir: &Path, run_id: u64) -> (i32, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
-    cmd.args(["run", "examples/review.kdl"])
+    let step = ActionsStep {
+        api_url: &fake.api_url(),
+        repository: &FakeGithub::repository(),
+        event_name: "pull_request_target",
+        event_path: &dir.join("event.json"),
+        run_id,
+        temp: &dir.join("temp"),
+    };
+    step.environment(&mut cmd)
+        .args(["run", "examples/review.kdl"])
         .current_dir(dir.join("checkout"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("ANTHROPIC_API_KEY", "unused")
-        .env("HOME", dir.join("temp"))
-        .env("NO_COLOR", "1")
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_API_URL", fake.api_url())
-        .env("GITHUB_SERVER_URL", "https://github.example")
-        .env("GITHUB_REPOSITORY", FakeGithub::repository())
-        .env("GITHUB_EVENT_NAME", "pull_request_target")
-        .env("GITHUB_EVENT_PATH", dir.join("event.json"))
-        .env("GITHUB_RUN_ID", run_id.to_string())
-        .env("GITHUB_RUN_ATTEMPT", "1")
         .env("GITHUB_OUTPUT", dir.join("github_output"))
         .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
-        .env("RUNNER_TEMP", dir.join("temp"))
         .env("GITHUB_TOKEN", TOKEN)
         .env("REVIEW_CONVERSATION_KEY", KEY)
         .env("PROJECT", "web");

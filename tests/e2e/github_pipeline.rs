@@ -11,7 +11,7 @@ use std::process::Command;
 
 use fake_github::{FakeGithub, Host, RouteKind, RunSeed, timestamp, zip_of};
 
-use crate::support::{files_under, root};
+use crate::support::{ActionsStep, files_under, root};
 
 const TOKEN: &str = "ghs_FakeInstallationTokenForTheTestsOnly0123";
 const KEY: &str = "0123456789abcdef0123456789abcdef-github-test";
@@ -151,10 +151,18 @@ impl Job {
         absent: &[&str],
     ) -> Outcome {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
-        cmd.args(["run", "examples/review.kdl"])
+        let step = ActionsStep {
+            api_url: &fake.api_url(),
+            repository: &FakeGithub::repository(),
+            event_name: "pull_request_target",
+            event_path: &self.path("event.json"),
+            run_id: self.run_id,
+            temp: &self.path("temp"),
+        };
+        step.environment(&mut cmd)
+            .args(["run", "examples/review.kdl"])
             .args(args)
             .current_dir(self.path("checkout"))
-            .env_clear()
             // The fake `claude` of tests/fakes stands in for Claude Code.
             .env("PATH", {
                 let mut path = std::ffi::OsString::from(root().join("tests/fakes"));
@@ -163,19 +171,8 @@ impl Job {
                 path
             })
             .env("ANTHROPIC_API_KEY", MODEL_KEY)
-            .env("HOME", self.path("temp"))
-            .env("NO_COLOR", "1")
-            .env("GITHUB_ACTIONS", "true")
-            .env("GITHUB_API_URL", fake.api_url())
-            .env("GITHUB_SERVER_URL", "https://github.example")
-            .env("GITHUB_REPOSITORY", FakeGithub::repository())
-            .env("GITHUB_EVENT_NAME", "pull_request_target")
-            .env("GITHUB_EVENT_PATH", self.path("event.json"))
-            .env("GITHUB_RUN_ID", self.run_id.to_string())
-            .env("GITHUB_RUN_ATTEMPT", "1")
             .env("GITHUB_OUTPUT", self.path("github_output"))
             .env("GITHUB_STEP_SUMMARY", self.path("summary.md"))
-            .env("RUNNER_TEMP", self.path("temp"))
             .env("GITHUB_TOKEN", TOKEN)
             .env("REVIEW_CONVERSATION_KEY", KEY)
             .env("PROJECT", "web");

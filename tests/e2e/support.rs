@@ -151,3 +151,34 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// A step of a GitHub Actions job as the runner starts it, against a fake GitHub: the event
+/// that started the run, and the runner's temp folder (also `HOME`).
+pub struct ActionsStep<'a> {
+    pub api_url: &'a str,
+    pub repository: &'a str,
+    pub event_name: &'a str,
+    pub event_path: &'a Path,
+    pub run_id: u64,
+    pub temp: &'a Path,
+}
+
+impl ActionsStep<'_> {
+    /// Gives `cmd` the runner's variables and nothing of the test's environment but `PATH`;
+    /// the caller adds the step's own `env` (secrets, inputs, `GITHUB_OUTPUT`).
+    pub fn environment<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.temp)
+            .env("NO_COLOR", "1")
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_API_URL", self.api_url)
+            .env("GITHUB_SERVER_URL", "https://github.example")
+            .env("GITHUB_REPOSITORY", self.repository)
+            .env("GITHUB_EVENT_NAME", self.event_name)
+            .env("GITHUB_EVENT_PATH", self.event_path)
+            .env("GITHUB_RUN_ID", self.run_id.to_string())
+            .env("GITHUB_RUN_ATTEMPT", "1")
+            .env("RUNNER_TEMP", self.temp)
+    }
+}
