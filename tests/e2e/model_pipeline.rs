@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::root;
+use crate::support::{git_in, root};
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-model-test";
 const API_KEY: &str = "sk-ant-api03-fake-model-pipeline-0123456789";
@@ -203,22 +203,6 @@ impl Checkout {
         out.sort();
         out.into_iter().filter_map(|(_, k)| k).collect()
     }
-}
-
-fn git_in(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(["-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// The JSON of every line the fake CLI printed with `tag` (its `stderr:<tag>` logs: a confined

@@ -3,10 +3,10 @@
 //! clone of the repository under another folder name (`repo` is the `origin` remote, never a
 //! credential in it).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-use crate::support::{files_under, root};
+use crate::support::{files_under, git_in as git, root};
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-identity-test";
 const STORE: &str = ".reviewflow/store/review-branch-main";
@@ -19,29 +19,6 @@ struct Checkout {
 struct Out {
     code: i32,
     log: String,
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 impl Checkout {

@@ -142,6 +142,8 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
         ])
         .args(args)
         .current_dir(dir)
+        // A GIT_DIR inherited from a hook would point every call at another repository.
+        .env_remove("GIT_DIR")
         .output()
         .expect("git runs");
     assert!(
