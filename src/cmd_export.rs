@@ -10,7 +10,7 @@ use reviewflow_engine::{CheckOptions, report, run_checks};
 
 use crate::cli::{ExportArgs, ExportGithubArgs, ExportTarget, FailOn};
 use crate::cmd_check::fails;
-use crate::output::{EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, Loaded, load, print_stdout, style};
+use crate::output::{EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, load_or_report, print_stdout, style};
 
 pub fn run(args: ExportArgs) -> u8 {
     match args.target {
@@ -31,16 +31,8 @@ fn github(args: ExportGithubArgs) -> u8 {
             return EXIT_UNUSABLE;
         }
     };
-    let compiled = match load(&args.file, &registry) {
-        Ok(c) => c,
-        Err(Loaded::Unreadable(message)) => {
-            eprintln!("error: {}", report::terminal_text(&message));
-            return EXIT_UNUSABLE;
-        }
-        Err(Loaded::Unusable(u)) => {
-            eprint!("{}", report::render_human(&u.source, &u.findings, style));
-            return EXIT_UNUSABLE;
-        }
+    let Some(compiled) = load_or_report(&args.file, &registry, style) else {
+        return EXIT_UNUSABLE;
     };
     let findings = run_checks(&compiled, &registry, CheckOptions::default());
     if fails(&findings, FailOn::Error) {

@@ -6,23 +6,15 @@ use reviewflow_engine::{CheckOptions, run_checks};
 
 use crate::cli::{FailOn, GraphArgs, GraphFormat};
 use crate::cmd_check::fails;
-use crate::output::{EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, Loaded, load, style};
+use crate::output::{EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, load_or_report, style};
 
 /// Draws the pipeline whenever it compiles; findings at error level go to stderr and make the
 /// exit code 1, so a broken pipeline can still be looked at.
 pub fn run(args: GraphArgs) -> u8 {
     let registry = reviewflow_stdlib::registry();
     let style = style(args.color.color);
-    let compiled = match load(&args.file, &registry) {
-        Ok(c) => c,
-        Err(Loaded::Unreadable(message)) => {
-            eprintln!("error: {}", report::terminal_text(&message));
-            return EXIT_UNUSABLE;
-        }
-        Err(Loaded::Unusable(u)) => {
-            eprint!("{}", report::render_human(&u.source, &u.findings, style));
-            return EXIT_UNUSABLE;
-        }
+    let Some(compiled) = load_or_report(&args.file, &registry, style) else {
+        return EXIT_UNUSABLE;
     };
     let findings = run_checks(&compiled, &registry, CheckOptions::default());
     let format = match args.format {

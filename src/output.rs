@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 use std::path::Path;
 
-use reviewflow_engine::report::Style;
+use reviewflow_engine::report::{self, Style};
 use reviewflow_engine::syntax::Limits;
 use reviewflow_engine::{Compiled, Registry, Unusable, compile, decode};
 
@@ -66,6 +66,24 @@ pub fn load(path: &Path, registry: &Registry) -> Result<Compiled, Loaded> {
 pub enum Loaded {
     Unreadable(String),
     Unusable(Unusable),
+}
+
+/// [`load`], with what makes the file unusable printed to stderr; `None` then (exit 2).
+pub fn load_or_report(path: &Path, registry: &Registry, style: Style) -> Option<Compiled> {
+    match load(path, registry) {
+        Ok(c) => Some(c),
+        Err(Loaded::Unreadable(message)) => {
+            eprintln!(
+                "error: {}",
+                reviewflow_engine::report::terminal_text(&message)
+            );
+            None
+        }
+        Err(Loaded::Unusable(u)) => {
+            eprint!("{}", report::render_human(&u.source, &u.findings, style));
+            None
+        }
+    }
 }
 
 #[cfg(test)]
