@@ -73,10 +73,7 @@ pub fn load_or_report(path: &Path, registry: &Registry, style: Style) -> Option<
     match load(path, registry) {
         Ok(c) => Some(c),
         Err(Loaded::Unreadable(message)) => {
-            eprintln!(
-                "error: {}",
-                reviewflow_engine::report::terminal_text(&message)
-            );
+            eprintln!("error: {}", report::terminal_text(&message));
             None
         }
         Err(Loaded::Unusable(u)) => {
