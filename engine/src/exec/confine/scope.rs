@@ -76,3 +76,13 @@ pub fn current() -> Option<Arc<StageScope>> {
 pub fn stage_confinement() -> Option<ConfineSpec> {
     current().and_then(|s| s.base.clone())
 }
+
+/// A TCP listener on loopback (`127.0.0.1`, a free port) that the children of the calling
+/// task's stage can connect to, served by the engine: in the stage's own network namespace
+/// where it has one (docs/isolation.md), else in the engine's. What a model reviewer's proxy
+/// listens on (its base URL names the port).
+pub fn listen_loopback() -> std::io::Result<std::net::TcpListener> {
+    let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
