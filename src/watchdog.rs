@@ -118,8 +118,22 @@ fn watch(child: Pid, set: &libc::sigset_t) -> ! {
             Err(_) => break 1,
         }
     };
+    // The run's cgroups first: they hold every process of the run's stages, wherever it was
+    // re-parented and whatever it forged; then the subreaper's sweep for the rest.
+    end_cgroups(child);
     sweep();
     std::process::exit(code)
+}
+
+/// Kills and removes the cgroups the child made (`reviewflow-<child pid>` beside the watchdog's
+/// own cgroup), if it made any.
+fn end_cgroups(child: Pid) {
+    let pid = child.as_raw_pid().unsigned_abs();
+    if let Some(tree) = reviewflow_engine::exec::confine::cgroup::tree_of(pid)
+        && let Err(e) = reviewflow_engine::exec::confine::cgroup::kill_and_remove(&tree, true)
+    {
+        eprintln!("reviewflow: watchdog: {e}");
+    }
 }
 
 /// Reaps every ended child (`wait`, not `waitpid(None)`: that is only our process group, and

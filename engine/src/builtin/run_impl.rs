@@ -307,21 +307,50 @@ fn declared_paths(cx: &StageCx<'_>) -> Vec<(String, PathBuf, PathBuf)> {
         .collect()
 }
 
-/// Why a declared path may not be granted: the root, the run directories, `.reviewflow`, or
-/// another stage's folder.
+/// Why a declared path may not be granted: the root, the run directories, `.reviewflow`, the
+/// checkout's `.git`, another stage's folder, or a folder that holds any of them (Landlock
+/// cannot deny beneath a folder it grants, so a grant of the checkout would reach `.git/hooks`
+/// and the kept outputs: the whole grant is refused).
 fn forbidden(path: &Path, cx: &StageCx<'_>, work: &Path) -> Option<&'static str> {
     let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     if path.parent().is_none() {
         return Some("the root folder");
     }
     let runs = cx.run_dir.parent().map(real);
-    if runs.is_some_and(|r| path.starts_with(r)) {
-        return Some("inside the run directories");
+    if let Some(runs) = &runs {
+        if path.starts_with(runs) {
+            return Some("inside the run directories");
+        }
+        if runs.starts_with(path) {
+            return Some("a folder that holds the run directories");
+        }
     }
-    if path.starts_with(real(&cx.checkout.join(".reviewflow"))) {
-        return Some("inside the checkout's .reviewflow");
+    for (name, inside, holds) in [
+        (
+            ".reviewflow",
+            "inside the checkout's .reviewflow",
+            "a folder that holds the checkout's .reviewflow",
+        ),
+        (
+            ".git",
+            "inside the checkout's .git",
+            "a folder that holds the checkout's .git",
+        ),
+    ] {
+        let protected = real(&cx.checkout.join(name));
+        if path.starts_with(&protected) {
+            return Some(inside);
+        }
+        if protected.starts_with(path) {
+            return Some(holds);
+        }
     }
-    let temp = work.parent().map(real);
+    // The run's work root, beside the other runs' in the temp folder.
+    let root = work.parent().map(real);
+    if root.as_ref().is_some_and(|r| r.starts_with(path)) {
+        return Some("a folder that holds the stages' work folders");
+    }
+    let temp = work.parent().and_then(Path::parent).map(real);
     if let Some(temp) = temp
         && let Ok(rest) = path.strip_prefix(&temp)
         && rest

@@ -78,7 +78,7 @@ where
     let mut spec = spec;
     let stage = confine::current();
     let confine = spec.confine.take();
-    let prepared = confine::prepare(&mut spec.env, confine.as_ref(), &program, stage.as_ref())
+    let mut prepared = confine::prepare(&mut spec.env, confine.as_ref(), &program, stage.as_ref())
         .await
         .map_err(|source| ProcessError::Confine {
             program: program.clone(),
@@ -100,12 +100,14 @@ where
         let registered = spawning.register(child.pid.unsigned_abs());
         (child, registered)
     };
-    // The ruleset descriptor is no longer needed once the child has exec'd.
+    // The descriptors of the ruleset and namespaces are no longer needed once the child has
+    // exec'd.
+    let cgroup = prepared.take_cgroup();
     drop(prepared);
     if let Some(stage) = &stage {
         stage.mark_spawned();
     }
-    let Some(mut group) = ProcessGroup::new(child.pid.unsigned_abs()) else {
+    let Some(mut group) = ProcessGroup::new(child.pid.unsigned_abs(), cgroup) else {
         return Err(supervise(io::Error::other("the spawned child has no pid")));
     };
     // Reaps the leader if this future is dropped before it could (after `group` killed it).
@@ -187,6 +189,11 @@ where
     // The leader has exited (seen without reaping it): this wait returns at once.
     let status = leader.reap().map_err(supervise)?;
     group.disarm();
+    // Whatever the child left in its cgroup (it was killed above) is gone before `run` returns:
+    // the caller may read what the child wrote without a process of it still at work.
+    if let Some(cgroup) = group.take_cgroup() {
+        let _ = tokio::task::spawn_blocking(move || cgroup.end()).await;
+    }
     let duration = started.elapsed();
 
     let outcome = match stop {

@@ -466,6 +466,8 @@ pub async fn execute(
         )
     } else {
         let live = LiveRun::start(format!("{run_id}."));
+        let work_root = super::private::work_root(&options.temp_dir, &run_id);
+        make_work_root(&work_root, &reporter).await;
         let shared = Arc::new(Shared {
             pipeline: pipeline.clone(),
             contracts,
@@ -475,12 +477,12 @@ pub async fn execute(
             run_id: run_id.clone(),
             run_dir: run_dir.clone(),
             checkout: options.checkout.clone(),
-            temp_dir: options.temp_dir.clone(),
+            work_root: super::private::work_root(&options.temp_dir, &run_id),
             grace: options.grace,
             extensions: options.extensions.clone(),
             confine: options
                 .confine_children
-                .then(|| stage_confinement(&options, level)),
+                .then(|| stage_confinement(&options, level, &work_root)),
             marker_prefix: live.prefix().to_string(),
             force: options.force,
         });
@@ -504,6 +506,7 @@ pub async fn execute(
                 .await
                 .unwrap_or_default();
         drop(live);
+        crate::exec::confine::cgroup::remove_idle_tree();
         if swept.ended > 0 {
             reporter.event(Event::Warning {
                 stage: None,
@@ -588,12 +591,17 @@ pub async fn execute(
 
 /// What every stage's children may reach: the checkout (not `.reviewflow`, the run
 /// directories, the stages' folders, the user's home), the system folders, their own folder.
-fn stage_confinement(options: &RunOptions, level: Level) -> ConfineSpec {
+fn stage_confinement(options: &RunOptions, level: Level, work_root: &Path) -> ConfineSpec {
+    // Unreachable, not only unreadable: reviewflow's own folder, the runs, and git's folder,
+    // whose `config` holds the job's token after `actions/checkout` (a stage sees the
+    // checkout's files, never its repository).
     let mut spec = ConfineSpec::new()
         .read(&options.checkout)
-        .hide(options.checkout.join(".reviewflow"))
-        .hide(&options.runs_dir)
+        .cover(options.checkout.join(".reviewflow"))
+        .cover(&options.runs_dir)
+        .cover(options.checkout.join(".git"))
         .hide(&options.temp_dir);
+    spec.work_root = Some(work_root.to_path_buf());
     if let Some(home) = (options.env)("HOME").map(PathBuf::from)
         && home.is_absolute()
     {
@@ -601,6 +609,24 @@ fn stage_confinement(options: &RunOptions, level: Level) -> ConfineSpec {
     }
     spec.strict = level == Level::Strict;
     spec
+}
+
+/// Makes the run's work root (0700, never an existing one: another user of the temp folder may
+/// not prepare it). A failure is said; each stage then fails to make its folder.
+async fn make_work_root(root: &Path, reporter: &Reporter) {
+    let path = root.to_path_buf();
+    let made = tokio::task::spawn_blocking(move || {
+        use std::os::unix::fs::DirBuilderExt as _;
+        std::fs::DirBuilder::new().mode(0o700).create(&path)
+    })
+    .await
+    .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+    if let Err(e) = made {
+        reporter.event(Event::Warning {
+            stage: None,
+            message: format!("cannot make the run's work folder {}: {e}", root.display()),
+        });
+    }
 }
 
 /// The refusal of an `isolation "strict"` pipeline on a platform that lacks a layer.

@@ -135,9 +135,20 @@ pub(crate) fn remove_path(path: &Path) -> io::Result<()> {
     }
 }
 
-/// The prefix of the work folders of run `run_id`'s stages in the temp folder.
-pub(crate) fn work_prefix(run_id: &str) -> String {
-    format!("reviewflow-{run_id}-")
+/// The folder of run `run_id`'s stages' work folders in the temp folder (0700, made by the run;
+/// covered in every child's mount namespace but for the child's own folder).
+pub(crate) fn work_root(temp_dir: &Path, run_id: &str) -> PathBuf {
+    temp_dir.join(format!("reviewflow-{run_id}"))
+}
+
+/// Whether `name`, in the temp folder, is run `run_id`'s: its work root, or a work folder of the
+/// earlier layout (`reviewflow-<run id>-<stage>-…`) a run killed before it ended left.
+fn is_work_folder_of(name: &[u8], run_id: &str) -> bool {
+    let root = format!("reviewflow-{run_id}");
+    name == root.as_bytes()
+        || name
+            .strip_prefix(root.as_bytes())
+            .is_some_and(|rest| rest.starts_with(b"-"))
 }
 
 /// What [`remove_work_folders`] did.
@@ -150,16 +161,11 @@ pub(crate) struct Removed {
 /// Removes the work folders of run `run_id` left in `temp_dir`. Blocking.
 pub(crate) fn remove_work_folders(temp_dir: &Path, run_id: &str) -> Removed {
     let mut out = Removed::default();
-    let prefix = work_prefix(run_id);
     let Ok(entries) = std::fs::read_dir(temp_dir) else {
         return out;
     };
     for entry in entries.flatten() {
-        if !entry
-            .file_name()
-            .as_encoded_bytes()
-            .starts_with(prefix.as_bytes())
-        {
+        if !is_work_folder_of(entry.file_name().as_encoded_bytes(), run_id) {
             continue;
         }
         let path = entry.path();

@@ -48,7 +48,8 @@ pub(crate) struct Shared {
     pub run_id: String,
     pub run_dir: PathBuf,
     pub checkout: PathBuf,
-    pub temp_dir: PathBuf,
+    /// The folder of the stages' work folders (`private::work_root`), made by the run.
+    pub work_root: PathBuf,
     pub grace: Duration,
     pub extensions: Arc<Extensions>,
     /// What every stage's children may reach (before its ports and its folder); `None` when
@@ -555,14 +556,10 @@ async fn run_stage(
     let started = Instant::now();
     let stage = &shared.pipeline.stages[i];
     let name = &stage.name.value;
+    // In the run's work root, so that the run's end (and the next run, after a kill) finds it.
     let work = WorkDir::new(
-        shared.temp_dir.clone(),
-        // Named after the run, so that the run's end (and the next run, after a kill) finds it.
-        format!(
-            "{}{}-",
-            super::private::work_prefix(&shared.run_id),
-            super::keep::component(name)
-        ),
+        shared.work_root.clone(),
+        format!("{}-", super::keep::component(name)),
     );
     // Every child of the stage carries its marker and its confinement: the run's, plus the
     // TCP ports the stage declares.
@@ -628,14 +625,16 @@ async fn run_stage(
             },
         }
     };
+    // Nothing of the stage may still run while its outputs are read and kept: a leftover could
+    // swap a file for a link between a check and a copy. With confinement off (measurements
+    // only) what is left waits for the run's end.
+    if scope.spawned() && scope.base().is_some() {
+        end_orphans_of(&scope, &end_status).await;
+    }
     let result = match result {
         Ok(values) => keep(&shared.run_dir, name, values, &shared.redactor).await,
         Err(e) => Err(e),
     };
-    // With confinement off (measurements only) what is left waits for the run's end.
-    if scope.spawned() && scope.base().is_some() {
-        end_orphans_of(&scope, &end_status).await;
-    }
     work.remove_or_say(&end_status).await;
     TaskEnd {
         index: i,
@@ -648,11 +647,28 @@ async fn run_stage(
 
 /// Ends what the stage's children left behind (double forks, `setsid` daemons), before its
 /// folder is removed, and says so when there was something.
-async fn end_orphans_of(scope: &StageScope, status: &StatusSink) {
-    let marker = scope.marker().to_string();
-    let swept = tokio::task::spawn_blocking(move || reaper::end_orphans(Orphans::OfStage(&marker)))
-        .await
-        .unwrap_or_default();
+async fn end_orphans_of(scope: &Arc<StageScope>, status: &StatusSink) {
+    let stage = Arc::clone(scope);
+    let (by_cgroup, swept) = tokio::task::spawn_blocking(move || {
+        // The cgroup first: it holds every process of the stage, whatever it forged.
+        let by_cgroup = stage.end_processes();
+        (
+            by_cgroup,
+            reaper::end_orphans(Orphans::OfStage(stage.marker())),
+        )
+    })
+    .await
+    .unwrap_or_default();
+    match by_cgroup {
+        Some(Ok(n)) if n > 0 => status.status(format!(
+            "ended {n} process(es) the stage left behind (its cgroup)"
+        )),
+        Some(Err(e)) => status.status(format!(
+            "{}cannot end the stage's cgroup: {e}",
+            super::console::WARNING_PREFIX
+        )),
+        _ => {}
+    }
     if swept.ended > 0 {
         status.status(format!(
             "ended {} process(es) the stage left behind{}",

@@ -5,8 +5,10 @@ use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::path::Path;
 use std::sync::Arc;
 
+use super::cgroup::ChildCgroup;
 use super::grants;
 use super::kernel::{ABI_SCOPES, Kernel, kernel};
+use super::namespaces::{self, StageNet, View};
 use super::privileges::ChildSteps;
 use super::scope::{STAGE_MARKER_VAR, StageScope};
 use super::spec::ConfineSpec;
@@ -23,20 +25,35 @@ pub enum ConfineError {
     /// The ruleset could not be built.
     #[error("cannot build the Landlock ruleset: {0}")]
     Ruleset(String),
+    /// A layer the run holds could not be made for this child (fail closed).
+    #[error("cannot {what}: {source}")]
+    Layer {
+        what: &'static str,
+        source: std::io::Error,
+    },
 }
 
 /// What the parent prepared for one child. Keep it until the spawn has returned: it owns the
-/// ruleset descriptor the child uses before its `execve`.
+/// descriptors the child uses before its `execve` (the ruleset, the namespaces, its cgroup's
+/// `cgroup.procs`).
 #[derive(Debug, Default)]
 pub(crate) struct Prepared {
     steps: Option<ChildSteps>,
     _ruleset: Option<OwnedFd>,
+    _mnt: Option<OwnedFd>,
+    _net: Option<Arc<StageNet>>,
+    cgroup: Option<ChildCgroup>,
 }
 
 impl Prepared {
     /// The steps the child runs before its `execve` (none when confinement is off).
     pub(crate) fn steps(&self) -> Option<ChildSteps> {
         self.steps
+    }
+
+    /// The child's cgroup: whoever supervises the child ends it when the child has exited.
+    pub(crate) fn take_cgroup(&mut self) -> Option<ChildCgroup> {
+        self.cgroup.take()
     }
 }
 
@@ -59,18 +76,61 @@ pub(crate) async fn prepare(
     }
     let confine = confine.or_else(|| stage.and_then(|s| s.base())).cloned();
     let kernel = kernel();
+    let cgroup = match stage {
+        Some(stage) => stage.child_cgroup(),
+        None => ChildCgroup::create(None),
+    }
+    .map_err(|source| ConfineError::Layer {
+        what: "make the child's cgroup",
+        source,
+    })?;
     let mut prepared = Prepared {
         steps: Some(ChildSteps {
             parent: rustix::process::getpid().as_raw_nonzero().get(),
             drop_capabilities: kernel.root,
             cap_last: kernel.cap_last,
             landlock: None,
+            cgroup_procs: cgroup.as_ref().map(ChildCgroup::procs_fd),
+            net_ns: None,
+            mnt_ns: None,
         }),
-        _ruleset: None,
+        cgroup,
+        ..Prepared::default()
     };
     let Some(confine) = confine else {
         return Ok(prepared);
     };
+    if let Some(stage) = stage
+        && namespaces::available().is_ok()
+    {
+        if confine.connect.is_empty() {
+            let net = stage.net().map_err(|source| ConfineError::Layer {
+                what: "make the stage's network namespace",
+                source,
+            })?;
+            if let Some(steps) = prepared.steps.as_mut() {
+                steps.net_ns = Some(net.fd().as_raw_fd());
+            }
+            prepared._net = Some(net);
+        }
+        let view = View {
+            work: confine.work.clone(),
+            work_root: confine.work_root.clone(),
+            write: confine.write.clone(),
+            cover: confine.cover.clone(),
+        };
+        let mnt = tokio::task::spawn_blocking(move || namespaces::build_view(&view))
+            .await
+            .map_err(|e| ConfineError::Ruleset(e.to_string()))?
+            .map_err(|source| ConfineError::Layer {
+                what: "make the child's mount namespace",
+                source,
+            })?;
+        if let Some(steps) = prepared.steps.as_mut() {
+            steps.mnt_ns = Some(mnt.as_raw_fd());
+        }
+        prepared._mnt = Some(mnt);
+    }
     if confine.strict && kernel.landlock_abi < ABI_SCOPES {
         return Err(ConfineError::Unavailable {
             abi: kernel.landlock_abi,

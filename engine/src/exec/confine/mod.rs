@@ -7,11 +7,13 @@
 //! ([`ConfineSpec`]). The engine is a child subreaper: what a stage leaves behind is ended when
 //! the stage ends ([`reaper`]). What held is reported once per run ([`Isolation`]).
 
+pub mod cgroup;
 mod child;
 mod grants;
 mod kernel;
 #[cfg(target_os = "linux")]
 mod landlock;
+pub mod namespaces;
 mod privileges;
 pub mod reaper;
 mod report;

@@ -1,5 +1,9 @@
 //! What a child does to itself between its start (`clone`) and its `execve`, in this order:
 //!
+//! 0. before its working folder is set ([`ChildSteps::enter`]): it joins its cgroup (so that
+//!    nothing it ever starts is outside it), then enters its stage's network namespace and its
+//!    own mount namespace (`namespaces.rs`; entering a mount namespace resets the working
+//!    folder, hence before it is set);
 //! 1. a parent-death signal (SIGKILL), then a check that the parent has not already died (it
 //!    could have between the `clone` and the `prctl`, and the signal would never come);
 //! 2. no new privileges: `sudo` and every setuid or file-capability program gain nothing;
@@ -25,6 +29,12 @@ pub(crate) struct ChildSteps {
     pub(super) cap_last: u32,
     /// The ruleset to restrict to, and the rights of the child's own `/proc/<pid>` rule.
     pub(super) landlock: Option<(RawFd, u64)>,
+    /// The `cgroup.procs` of the child's cgroup, to write `0` to.
+    pub(super) cgroup_procs: Option<RawFd>,
+    /// The network namespace to enter.
+    pub(super) net_ns: Option<RawFd>,
+    /// The mount namespace to enter.
+    pub(super) mnt_ns: Option<RawFd>,
 }
 
 /// Exit code of a child whose parent died before it could arm its parent-death signal.
@@ -32,6 +42,35 @@ const ORPHANED_AT_BIRTH: i32 = 126;
 
 #[cfg(target_os = "linux")]
 impl ChildSteps {
+    /// Step 0, before the working folder is set: the cgroup, then the namespaces (entering
+    /// them needs the capabilities the later steps drop).
+    pub(crate) fn enter(&self) -> io::Result<()> {
+        let check = |rc: libc::c_int| {
+            if rc < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                Ok(())
+            }
+        };
+        // SAFETY (the block): plain system calls on descriptors the parent keeps open until the
+        // spawn returns.
+        unsafe {
+            if let Some(procs) = self.cgroup_procs {
+                let written = libc::write(procs, b"0".as_ptr().cast(), 1);
+                if written != 1 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            if let Some(net) = self.net_ns {
+                check(libc::setns(net, libc::CLONE_NEWNET))?;
+            }
+            if let Some(mnt) = self.mnt_ns {
+                check(libc::setns(mnt, libc::CLONE_NEWNS))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Runs the steps in the child. An error aborts the spawn: the parent sees it as the
     /// spawn's error (fail closed).
     pub(crate) fn apply(&self) -> io::Result<()> {
@@ -82,6 +121,10 @@ impl ChildSteps {
 
 #[cfg(not(target_os = "linux"))]
 impl ChildSteps {
+    pub(crate) fn enter(&self) -> io::Result<()> {
+        Ok(())
+    }
+
     pub(crate) fn apply(&self) -> io::Result<()> {
         Ok(())
     }

@@ -16,6 +16,10 @@ pub mod layer {
     pub const LANDLOCK_FILESYSTEM: &str = "landlock-filesystem";
     pub const LANDLOCK_NETWORK: &str = "landlock-network";
     pub const LANDLOCK_SCOPES: &str = "landlock-scopes";
+    pub const INHERITED_DESCRIPTORS: &str = "inherited-descriptors";
+    pub const CGROUP: &str = "cgroup";
+    pub const NETWORK_NAMESPACE: &str = "network-namespace";
+    pub const MOUNT_NAMESPACE: &str = "mount-namespace";
 }
 
 /// How much isolation the pipeline requires (`isolation "strict"`).
@@ -163,6 +167,38 @@ impl Isolation {
                 format!("Landlock ABI {abi} has no scopes (ABI {ABI_SCOPES}, Linux 6.12): children can signal the user's other processes and reach abstract unix sockets"),
             ),
         ];
+        layers.push(gate(
+            layer::INHERITED_DESCRIPTORS,
+            true,
+            "every descriptor but stdin, stdout and stderr is closed at a child's execve (close_range)".into(),
+            String::new(),
+        ));
+        let cgroup = super::cgroup::availability();
+        layers.push(gate(
+            layer::CGROUP,
+            matches!(cgroup, super::cgroup::Availability::Held(_)),
+            "each child runs in a cgroup of its own, ended whole (cgroup.kill) when the child exits and when its stage ends: no process of a stage outlives it, whatever it forged".into(),
+            match cgroup {
+                super::cgroup::Availability::Missing(why) => format!(
+                    "{why}: what a stage leaves behind is found by the subreaper and a marker in its environment, which it can forge"
+                ),
+                super::cgroup::Availability::Held(_) => String::new(),
+            },
+        ));
+        let namespaces = super::namespaces::available();
+        let why_not = namespaces.clone().err().unwrap_or_default();
+        layers.push(gate(
+            layer::NETWORK_NAMESPACE,
+            namespaces.is_ok(),
+            "a stage that declares no network runs in a network namespace of its own with only loopback: no UDP, no DNS, no service of the host's loopback".into(),
+            format!("{why_not}: a stage without `network` still sends UDP and reaches the host's loopback services and unix sockets"),
+        ));
+        layers.push(gate(
+            layer::MOUNT_NAMESPACE,
+            namespaces.is_ok(),
+            "each child sees the file system read-only but for its own folder and declared grants, and cannot reach other stages' folders, .reviewflow, the runs or the checkout's .git at all".into(),
+            format!("{why_not}: a child can change the mode, times and xattrs of files it may not write, and connect to a socket in a folder it may not read"),
+        ));
         layers.extend(process_layers.iter().cloned());
         Self {
             level,

@@ -8,9 +8,11 @@
 //! [`ChildSpec`]: crate::exec::process::ChildSpec
 
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
+use super::cgroup::{ChildCgroup, StageCgroup};
+use super::namespaces::StageNet;
 use super::spec::ConfineSpec;
 
 /// The variable that marks every child of a stage (and what it leaves behind) with the stage's
@@ -27,6 +29,10 @@ pub struct StageScope {
     marker: String,
     base: Option<ConfineSpec>,
     spawned: AtomicBool,
+    /// The stage's cgroup, made with its first child.
+    cgroup: Mutex<Option<Arc<StageCgroup>>>,
+    /// The stage's network namespace, made when first needed.
+    net: Mutex<Option<Arc<StageNet>>>,
 }
 
 impl StageScope {
@@ -37,7 +43,45 @@ impl StageScope {
             marker,
             base,
             spawned: AtomicBool::new(false),
+            cgroup: Mutex::new(None),
+            net: Mutex::new(None),
         }
+    }
+
+    /// A cgroup for a new child, in the stage's group (made now if need be); `None` when the
+    /// cgroup layer is missing.
+    pub(crate) fn child_cgroup(&self) -> std::io::Result<Option<ChildCgroup>> {
+        let mut slot = self.cgroup.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            *slot = StageCgroup::create(&self.marker)?.map(Arc::new);
+        }
+        match slot.as_deref() {
+            Some(stage) => ChildCgroup::create(Some(stage)),
+            None => Ok(None),
+        }
+    }
+
+    /// Ends every process of the stage that is left, by its cgroup, and removes the cgroup.
+    /// Blocking. Returns how many there were; `None` when the stage has no cgroup (the layer is
+    /// missing, or it started no child).
+    pub fn end_processes(&self) -> Option<std::io::Result<usize>> {
+        let stage = self
+            .cgroup
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()?;
+        Some(stage.end())
+    }
+
+    /// The stage's network namespace (loopback only), made on first use.
+    pub(crate) fn net(&self) -> std::io::Result<Arc<StageNet>> {
+        let mut slot = self.net.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(net) = slot.as_ref() {
+            return Ok(Arc::clone(net));
+        }
+        let net = Arc::new(StageNet::create()?);
+        *slot = Some(Arc::clone(&net));
+        Ok(net)
     }
 
     /// The value of [`STAGE_MARKER_VAR`] in this stage's children.
@@ -82,6 +126,12 @@ pub fn stage_confinement() -> Option<ConfineSpec> {
 /// where it has one (docs/isolation.md), else in the engine's. What a model reviewer's proxy
 /// listens on (its base URL names the port).
 pub fn listen_loopback() -> std::io::Result<std::net::TcpListener> {
+    if let Some(stage) = current()
+        && stage.base().is_some()
+        && super::namespaces::available().is_ok()
+    {
+        return stage.net()?.listen_loopback();
+    }
     let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
     listener.set_nonblocking(true)?;
     Ok(listener)

@@ -21,6 +21,13 @@ pub struct ConfineSpec {
     /// Paths no grant reaches: a grant that is one of them is dropped; a grant that contains one
     /// is narrowed to listing itself and its other entries (see `docs/executor.md`).
     pub hidden: Vec<PathBuf>,
+    /// Folders no path of the child may reach at all: covered, in its mount namespace, by an
+    /// empty read-only folder (where the engine can make namespaces; else only [`Self::hidden`]
+    /// holds, through Landlock).
+    pub cover: Vec<PathBuf>,
+    /// The folder holding every stage's work folder of the run: covered but for the child's own
+    /// folder, so that another stage's folder (and a socket in it) is unreachable.
+    pub work_root: Option<PathBuf>,
     /// TCP ports the child may connect to; every other connect, and every bind, is refused.
     pub connect: Vec<u16>,
     /// Whether all of `/proc` is readable. Off, the child reads only its own `/proc/<pid>`;
@@ -57,6 +64,14 @@ impl ConfineSpec {
     /// Adds a path no grant may reach.
     pub fn hide(mut self, path: impl Into<PathBuf>) -> Self {
         self.hidden.push(path.into());
+        self
+    }
+
+    /// Adds a folder no path may reach (and no grant: it is hidden too).
+    pub fn cover(mut self, path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        self.hidden.push(path.clone());
+        self.cover.push(path);
         self
     }
 

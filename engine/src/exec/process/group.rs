@@ -8,6 +8,7 @@
 
 use std::io;
 
+use crate::exec::confine::cgroup::ChildCgroup;
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process_group, waitid};
 
@@ -16,21 +17,36 @@ use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process_group, wa
 pub(super) struct ProcessGroup {
     pgid: Pid,
     armed: bool,
+    /// The child's cgroup, where the layer holds: every process the child started, whatever
+    /// group or session it moved to, gets the group's signals too.
+    cgroup: Option<ChildCgroup>,
 }
 
 impl ProcessGroup {
-    pub(super) fn new(leader_pid: u32) -> Option<Self> {
+    pub(super) fn new(leader_pid: u32, cgroup: Option<ChildCgroup>) -> Option<Self> {
         let pgid = Pid::from_raw(i32::try_from(leader_pid).ok()?)?;
-        Some(Self { pgid, armed: true })
+        Some(Self {
+            pgid,
+            armed: true,
+            cgroup,
+        })
     }
 
-    /// Sends `signal` to every process of the group. Errors (the group is already empty) are
-    /// of no interest: the caller goes on to wait either way. The pgid is still reserved while
-    /// `armed`, because the leader is not reaped.
+    /// Sends `signal` to every process of the group, and of the child's cgroup. Errors (the
+    /// group is already empty) are of no interest: the caller goes on to wait either way. The
+    /// pgid is still reserved while `armed`, because the leader is not reaped.
     pub(super) fn signal(&self, signal: Signal) {
         if self.armed {
             let _ = kill_process_group(self.pgid, signal);
         }
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.signal(signal);
+        }
+    }
+
+    /// The child's cgroup, to end and remove once the leader is reaped.
+    pub(super) fn take_cgroup(&mut self) -> Option<ChildCgroup> {
+        self.cgroup.take()
     }
 
     /// Whether the leader has exited, without reaping it (`WNOWAIT`), so that the group can

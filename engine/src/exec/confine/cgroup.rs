@@ -1,0 +1,380 @@
+//! A cgroup (v2) per child, grouped per stage, so that every process a child starts is known by
+//! something it cannot forge or leave: its cgroup. A confined child cannot move itself out (it
+//! cannot write `cgroup.procs` anywhere: Landlock, and a read-only `/sys` in its mount
+//! namespace), whatever it does with `setsid`, its process group or its environment.
+//!
+//! Layout, below the cgroup the engine itself runs in:
+//!
+//! ```text
+//! <own cgroup>/reviewflow-<engine pid>/          the process's tree (the watchdog ends it)
+//!     <stage marker>/c<n>                        one per child of a stage
+//!     c<n>                                       one per child outside a stage
+//! ```
+//!
+//! A child joins its cgroup itself, between its `clone` and its `execve`, by writing `0` to the
+//! `cgroup.procs` descriptor the parent opened ([`ChildCgroup::procs_fd`]): nothing it runs can
+//! start outside it. When the child's leader exits, `cgroup.kill` ends everything left in it;
+//! when the stage ends, the stage's group is killed the same way and removed. Where cgroup v2 is
+//! not mounted or not writable (a container with a read-only `/sys/fs/cgroup`, a user without a
+//! delegated cgroup), the layer is reported missing and the subreaper's sweep is what remains
+//! (`reaper`).
+
+use std::io;
+use std::os::fd::{AsRawFd as _, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a kill waits for its cgroup to empty before it says so.
+const EMPTY_WAIT: Duration = Duration::from_secs(5);
+
+/// The prefix of a process's tree in the engine's own cgroup.
+pub const TREE_PREFIX: &str = "reviewflow-";
+
+/// Where cgroup v2 lets this process make cgroups, or why not.
+#[derive(Debug, Clone)]
+pub enum Availability {
+    /// The process's tree (created).
+    Held(PathBuf),
+    Missing(String),
+}
+
+/// The process's tree, made on first use.
+pub fn availability() -> &'static Availability {
+    static TREE: OnceLock<Availability> = OnceLock::new();
+    TREE.get_or_init(|| match own_cgroup() {
+        Ok(own) => {
+            let tree = own.join(format!("{TREE_PREFIX}{}", std::process::id()));
+            match make_tree(&tree) {
+                Ok(()) => Availability::Held(tree),
+                Err(e) => Availability::Missing(format!(
+                    "cannot create a cgroup under {}: {e}",
+                    own.display()
+                )),
+            }
+        }
+        Err(why) => Availability::Missing(why),
+    })
+}
+
+fn make_tree(tree: &Path) -> io::Result<()> {
+    match std::fs::create_dir(tree) {
+        Ok(()) => {}
+        // A tree of a process whose pid this one reuses: empty it first.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => kill_and_remove(tree, false)?,
+        Err(e) => return Err(e),
+    }
+    // `cgroup.kill` (Linux 5.14) is what makes the layer: without it nothing ends a group whole.
+    if !tree.join("cgroup.kill").exists() {
+        let _ = std::fs::remove_dir(tree);
+        return Err(io::Error::other(
+            "the kernel has no cgroup.kill (Linux 5.14)",
+        ));
+    }
+    Ok(())
+}
+
+/// The path of the cgroup this process runs in, in the cgroup v2 hierarchy as mounted here.
+fn own_cgroup() -> Result<PathBuf, String> {
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup")
+        .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
+    let own = cgroup
+        .lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .ok_or("this process is in no cgroup v2 hierarchy")?;
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
+    for line in mountinfo.lines() {
+        // `id parent major:minor root mount-point options [optional…] - fstype source super`
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        if right.split_whitespace().next() != Some("cgroup2") {
+            continue;
+        }
+        let fields: Vec<&str> = left.split_whitespace().collect();
+        let (Some(root), Some(point)) = (fields.get(3), fields.get(4)) else {
+            continue;
+        };
+        if fields.get(5).is_some_and(|o| o.split(',').any(|o| o == "ro")) {
+            return Err(format!("cgroup v2 is mounted read-only at {point}"));
+        }
+        // The mount shows the hierarchy from `root`: the own cgroup must lie beneath it.
+        let Some(rel) = Path::new(own).strip_prefix(unescape(root)).ok() else {
+            continue;
+        };
+        return Ok(Path::new(&unescape(point)).join(rel));
+    }
+    Err("cgroup v2 is not mounted (looked for it in /proc/self/mountinfo, also at /sys/fs/cgroup/unified)".into())
+}
+
+/// mountinfo escapes space, tab, newline and backslash as `\ooo`.
+fn unescape(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\'
+            && let Some(oct) = bytes.get(i + 1..i + 4)
+            && let Ok(s) = std::str::from_utf8(oct)
+            && let Ok(v) = u8::from_str_radix(s, 8)
+        {
+            out.push(v);
+            i += 4;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A stage's group: its children's cgroups are made in it, and it is killed and removed when
+/// the stage ends.
+#[derive(Debug)]
+pub struct StageCgroup {
+    dir: PathBuf,
+}
+
+impl StageCgroup {
+    /// Creates the group of the stage marked `marker` in the process's tree; `None` when the
+    /// layer is missing.
+    pub fn create(marker: &str) -> io::Result<Option<Self>> {
+        let Availability::Held(tree) = availability() else {
+            return Ok(None);
+        };
+        let dir = tree.join(sanitize(marker));
+        make_in_tree(tree, &dir)?;
+        Ok(Some(Self { dir }))
+    }
+
+    /// Ends every process of the stage and removes its cgroups. Blocking. Returns how many
+    /// processes were still there.
+    pub fn end(&self) -> io::Result<usize> {
+        let left = count(&self.dir);
+        kill_and_remove(&self.dir, true)?;
+        Ok(left)
+    }
+}
+
+/// Makes `dir` in the process's `tree`, and the tree when it is missing: it is removed whenever
+/// no run of the process is going on ([`remove_idle_tree`]), possibly between the two `mkdir`s.
+fn make_in_tree(tree: &Path, dir: &Path) -> io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match std::fs::create_dir(tree) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+        match std::fs::create_dir(dir) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound && tries < 8 => tries += 1,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(()),
+            other => return other,
+        }
+    }
+}
+
+/// Keeps names to one safe path component.
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// One child's cgroup: the child joins it before its `execve`.
+#[derive(Debug)]
+pub struct ChildCgroup {
+    dir: PathBuf,
+    procs: OwnedFd,
+}
+
+impl ChildCgroup {
+    /// Makes a child's cgroup in `stage`'s group, or in the process's tree outside a stage.
+    /// `None` when the layer is missing.
+    pub fn create(stage: Option<&StageCgroup>) -> io::Result<Option<Self>> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let parent = match (stage, availability()) {
+            (Some(s), _) => s.dir.clone(),
+            (None, Availability::Held(tree)) => tree.clone(),
+            (None, Availability::Missing(_)) => return Ok(None),
+        };
+        let dir = parent.join(format!("c{}", NEXT.fetch_add(1, Ordering::Relaxed)));
+        match (stage, availability()) {
+            (None, Availability::Held(tree)) => make_in_tree(tree, &dir)?,
+            _ => std::fs::create_dir(&dir)?,
+        }
+        let procs = rustix::fs::open(
+            dir.join("cgroup.procs"),
+            rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        );
+        match procs {
+            Ok(procs) => Ok(Some(Self { dir, procs })),
+            Err(e) => {
+                let _ = std::fs::remove_dir(&dir);
+                Err(e.into())
+            }
+        }
+    }
+
+    /// The descriptor the child writes `0` to, to join.
+    pub(crate) fn procs_fd(&self) -> RawFd {
+        self.procs.as_raw_fd()
+    }
+
+    /// Sends `signal` to every process in the cgroup (SIGKILL: `cgroup.kill`, which no process
+    /// can dodge by forking).
+    pub(crate) fn signal(&self, signal: rustix::process::Signal) {
+        if signal == rustix::process::Signal::KILL {
+            let _ = std::fs::write(self.dir.join("cgroup.kill"), "1");
+            return;
+        }
+        for pid in pids(&self.dir) {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, signal);
+            }
+        }
+    }
+
+    /// Ends everything left in the cgroup and removes it. Blocking.
+    pub(crate) fn end(&self) {
+        let _ = kill_and_remove(&self.dir, true);
+    }
+}
+
+impl Drop for ChildCgroup {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+/// The pids in `dir` (its own `cgroup.procs`, not its descendants').
+fn pids(dir: &Path) -> Vec<i32> {
+    std::fs::read_to_string(dir.join("cgroup.procs"))
+        .unwrap_or_default()
+        .split_ascii_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// How many processes `dir` and its descendants hold.
+fn count(dir: &Path) -> usize {
+    let mut n = pids(dir).len();
+    for sub in subgroups(dir) {
+        n += count(&sub);
+    }
+    n
+}
+
+fn subgroups(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Whether `dir`'s `cgroup.events` says no process is left in it or beneath.
+fn populated(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("cgroup.events"))
+        .map(|t| t.lines().any(|l| l == "populated 1"))
+        .unwrap_or(false)
+}
+
+/// Kills every process in `dir` and beneath (`cgroup.kill`), waits until none is left (a killed
+/// process leaves its cgroup when it exits, before it is reaped) and removes the cgroups beneath
+/// it, the deepest first, and `dir` itself when `remove_top`.
+pub fn kill_and_remove(dir: &Path, remove_top: bool) -> io::Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    std::fs::write(dir.join("cgroup.kill"), "1")?;
+    let deadline = Instant::now() + EMPTY_WAIT;
+    while populated(dir) {
+        if Instant::now() >= deadline {
+            return Err(io::Error::other(format!(
+                "{} process(es) in {} did not end after SIGKILL",
+                count(dir),
+                dir.display()
+            )));
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    remove_below(dir)?;
+    if remove_top {
+        match std::fs::remove_dir(dir) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn remove_below(dir: &Path) -> io::Result<()> {
+    for sub in subgroups(dir) {
+        remove_below(&sub)?;
+        match std::fs::remove_dir(&sub) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Removes the process's tree when it holds nothing (no stage of any run is going on): a
+/// process that ends without a watchdog leaves no empty cgroup behind.
+pub fn remove_idle_tree() {
+    if let Availability::Held(tree) = availability() {
+        // EBUSY while a stage's group is in it: that stage's run removes it later.
+        let _ = std::fs::remove_dir(tree);
+    }
+}
+
+/// The tree of the reviewflow process `pid` below this process's own cgroup, if there is one:
+/// what the watchdog ends when its child has exited.
+pub fn tree_of(pid: u32) -> Option<PathBuf> {
+    let tree = own_cgroup()
+        .ok()?
+        .join(format!("{TREE_PREFIX}{pid}"));
+    tree.is_dir().then_some(tree)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_fields_are_unescaped() {
+        assert_eq!(unescape(r"/sys/fs/a\040b"), "/sys/fs/a b");
+        assert_eq!(unescape(r"/x\\"), r"/x\\");
+        assert_eq!(unescape("/plain"), "/plain");
+    }
+
+    #[test]
+    fn a_group_ends_what_left_its_process_group() {
+        let Ok(Some(stage)) = StageCgroup::create("unit-test-stage") else {
+            println!("cgroup layer missing here: {:?}", availability());
+            return;
+        };
+        let child = ChildCgroup::create(Some(&stage)).expect("create").expect("held");
+        // A process that leaves its session and group, placed in the child's cgroup.
+        let mut sleeper = std::process::Command::new("setsid")
+            .args(["sleep", "300"])
+            .spawn()
+            .expect("spawn");
+        std::fs::write(child.dir.join("cgroup.procs"), sleeper.id().to_string()).expect("join");
+        assert_eq!(stage.end().expect("end"), 1);
+        let status = sleeper.wait().expect("wait");
+        assert!(!status.success());
+        assert!(!stage.dir.exists());
+    }
+}
