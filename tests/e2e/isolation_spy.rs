@@ -44,6 +44,7 @@ stage "after" uses="run" {
 /// output, leaves a `setsid` grandchild holding it, and stays alive while `during` looks.
 const HOLDER: &str = r#"#!/bin/sh
 dir="${REVIEWFLOW_WORK_DIR:-.}"
+echo "HOLDER_DIR=$dir"
 printf '%s\n' "$CANARY" > "$dir/raw.txt"
 printf '%s' "$CANARY" | base64 > "$dir/b64.txt"
 printf '%s' "$CANARY" | od -An -tx1 | tr -d ' \n' > "$dir/hex.txt"
@@ -80,11 +81,14 @@ for f in /proc/[0-9]*/environ; do
     [ "$f" = "/proc/$$/environ" ] && continue
     check "proc-environ" "$f"
 done
+# Where the holder's folder is: beside this stage's own (the test checks that it is), at
+# `<run's work folder>/holder-*`.
+echo "SPY_DIR=$TMPDIR"
 seen=0
-for f in /tmp/reviewflow-holder-*/* "${TMPDIR:-/tmp}"/../reviewflow-holder-*/*; do
+for f in "$TMPDIR"/../holder-*/*; do
     [ -e "$f" ] && { seen=1; check holder-work "$f"; }
 done
-[ "$seen" = 1 ] || echo "DENIED holder-work"
+[ "$seen" = 1 ] || echo "UNREACHABLE holder-work"
 for f in $(find .reviewflow "$RUNS" -type f 2>/dev/null); do check run-dir "$f"; done
 [ -d .reviewflow ] || echo "DENIED dot-reviewflow"
 if command -v sudo >/dev/null 2>&1; then
@@ -195,8 +199,30 @@ fn no_stage_outside_the_scope_finds_the_canary() {
         assert!(log.contains(&format!("spy {who} done")), "{who} ran: {log}");
     }
     let hits: Vec<&str> = log.lines().filter(|l| l.contains("HIT ")).collect();
-    // The spy that runs beside the holder looked where the holder's folder is.
-    assert!(log.contains("during │ DENIED holder-work"), "{log}");
+    // The spy that runs beside the holder looked where the holder's folder is: the folder the
+    // holder printed is beside the spy's own, which the spy's pattern covers.
+    let printed = |key: &str, who: &str| {
+        log.lines()
+            .find_map(|l| l.strip_prefix(&format!("{who} │ {key}=")))
+            .map(PathBuf::from)
+            .unwrap_or_else(|| panic!("{who} printed its {key}: {log}"))
+    };
+    let holder_dir = printed("HOLDER_DIR", "holder");
+    let spy_dir = printed("SPY_DIR", "during");
+    assert_eq!(holder_dir.parent(), spy_dir.parent(), "{log}");
+    assert!(
+        holder_dir
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("holder-")),
+        "{log}"
+    );
+    // Unreachable where the run has a mount namespace per child; unreadable with Landlock alone.
+    assert!(
+        log.contains("during │ UNREACHABLE holder-work")
+            || log.contains("during │ DENIED holder-work"),
+        "{log}"
+    );
+    assert!(!log.contains("during │ READ holder-work"), "{log}");
     assert!(
         hits.is_empty(),
         "the canary was found outside its scope: {hits:#?}\n{log}"

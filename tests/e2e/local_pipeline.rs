@@ -237,21 +237,21 @@ fn a_conversation_holding_a_token_is_not_kept() {
 }
 
 /// The head moves between gather and post: the post refuses, so a stale review is never
-/// recorded as the current one.
+/// recorded as the current one. A stage never writes the checkout's `.git` (docs/isolation.md),
+/// so the head is moved from outside while a stage between gather and post waits for it.
 #[test]
 fn the_post_refuses_when_the_head_moved() {
     let c = Checkout::new();
+    let sync = tempfile::tempdir().expect("tempdir");
     let pipeline = std::fs::read_to_string(c.path().join("examples/local.kdl"))
         .expect("read")
         .replace(
             "stage \"post\" uses=\"std/post\" {",
-            // A stage writes the checkout only where an input names it: it is read-only to
-            // stages otherwise (docs/isolation.md).
-            "stage \"push\" uses=\"run\" {\n    needs \"gather\"\n    cwd \"{checkout-dir}\"\n    command \"/bin/sh\" \"-c\" \"git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m moved\"\n    env \"HOME\" \"/tmp\"\n}\n\nstage \"post\" uses=\"std/post\" {\n    needs \"push\"",
+            "stage \"push\" uses=\"run\" {\n    needs \"gather\"\n    command \"/bin/sh\" \"-c\" \"touch {sync}/ready; while [ ! -e {sync}/moved ]; do sleep 0.01; done\"\n}\n\nstage \"post\" uses=\"std/post\" {\n    needs \"push\"",
         )
         .replace(
             "forge \"local\"\n",
-            "forge \"local\"\ninput \"checkout-dir\" env=\"CHECKOUT_DIR\"\n",
+            "forge \"local\"\ninput \"sync\" env=\"SYNC\"\n",
         );
     std::fs::write(c.path().join("moving.kdl"), pipeline).expect("write");
     c.commit(
@@ -260,11 +260,33 @@ fn the_post_refuses_when_the_head_moved() {
         "pipeline",
     );
     let before = c.git(&["rev-parse", "HEAD"]);
-    let dir = c.path().to_string_lossy().into_owned();
-    let out = c.run(
-        "moving.kdl",
-        &[("REVIEW_CONVERSATION_KEY", KEY), ("CHECKOUT_DIR", &dir)],
-    );
+    let child = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+        .args(["run", "moving.kdl"])
+        .current_dir(c.path())
+        .env_remove("GITHUB_ACTIONS")
+        .env("NO_COLOR", "1")
+        .env("REVIEW_CONVERSATION_KEY", KEY)
+        .env("SYNC", sync.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !sync.path().join("ready").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the push stage never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    c.git(&["commit", "-q", "--allow-empty", "-m", "moved"]);
+    std::fs::write(sync.path().join("moved"), "").expect("signal");
+    let out = child.wait_with_output().expect("it ends");
+    let out = Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
     assert_ne!(
         c.git(&["rev-parse", "HEAD"]),
         before,

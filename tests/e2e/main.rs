@@ -37,3 +37,4 @@ mod sarif_multitool;
 mod schema;
 mod shared_job;
 mod support;
+mod ways_out;

@@ -38,6 +38,7 @@ impl Case {
     fn new(pipeline: &str) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir(dir.path().join("checkout")).expect("checkout");
+        std::fs::create_dir(dir.path().join("out")).expect("out");
         let case = Self { dir };
         case.write_pipeline(pipeline);
         case
@@ -65,7 +66,9 @@ impl Case {
             .env("PATH", "/usr/bin:/bin")
             .env("NO_COLOR", "1")
             .env("SCRIPTS", scripts())
-            .env("OUT", self.dir.path());
+            // Beside the checkout, not holding it: a write grant of a folder that holds the
+            // checkout's `.reviewflow` is refused (docs/executor.md).
+            .env("OUT", self.path("out"));
         for (k, v) in env {
             c.env(k, v);
         }
@@ -250,8 +253,8 @@ fn a_secret_reaches_only_the_stages_in_its_scope() {
     let case = Case::new(SCOPE);
     let out = case.run(&[], &[("TEST_TOKEN", SECRET), ("HOME", "/root")]);
     assert_eq!(out.code, 0, "{}", out.all());
-    let holder = std::fs::read_to_string(case.path("holder.txt")).expect("holder report");
-    let other = std::fs::read_to_string(case.path("other.txt")).expect("other report");
+    let holder = std::fs::read_to_string(case.path("out/holder.txt")).expect("holder report");
+    let other = std::fs::read_to_string(case.path("out/other.txt")).expect("other report");
     assert!(
         holder.contains(&format!("environ:TOKEN={SECRET}")),
         "{holder}"
@@ -521,29 +524,25 @@ fn a_timed_out_child_that_ignores_sigterm_is_killed_after_the_grace() {
         "{}",
         out.all()
     );
-    let pids = std::fs::read_to_string(case.path("pids")).expect("pids");
+    let pids = std::fs::read_to_string(case.path("out/pids")).expect("pids");
     for pid in pids.split_whitespace() {
         assert!(gone(pid), "process {pid} outlived the run");
     }
+    // The run's work folders live in `<temp>/reviewflow-<run id>/` (docs/executor.md): named by
+    // the run's id, found through its run directory.
+    let run_ids: Vec<String> = std::fs::read_dir(case.path("runs"))
+        .expect("runs")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(run_ids.len(), 1, "{run_ids:?}");
     let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
         .expect("tmp")
         .filter_map(|e| e.ok())
         .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with("reviewflow-stubborn-")
-        })
-        .filter(|e| {
-            // Only folders of this run: they name the pids file's folder nowhere, so compare by
-            // age: created after the case began.
-            e.metadata().and_then(|m| m.created()).is_ok_and(|c| {
-                c >= case
-                    .dir
-                    .path()
-                    .metadata()
-                    .and_then(|m| m.created())
-                    .expect("ctime")
-            })
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_prefix("reviewflow-")
+                .is_some_and(|rest| rest.starts_with(run_ids[0].as_str()))
         })
         .collect();
     assert!(
@@ -577,7 +576,7 @@ fn sigterm_to_reviewflow_ends_the_run_with_143_and_no_orphan() {
         .expect("spawn");
     // Wait until the stage's child has started (it writes its pids), however long that takes.
     for _ in 0..600 {
-        if std::fs::read_to_string(case.path("pids")).is_ok_and(|p| p.lines().count() == 2) {
+        if std::fs::read_to_string(case.path("out/pids")).is_ok_and(|p| p.lines().count() == 2) {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
@@ -598,7 +597,7 @@ fn sigterm_to_reviewflow_ends_the_run_with_143_and_no_orphan() {
     assert_eq!(outcome(&m, "long"), "cancelled");
     assert_eq!(outcome(&m, "later"), "not-run");
     assert!(kinds(&case.events(&run)).contains(&"cancel ".to_string()));
-    let pids = std::fs::read_to_string(case.path("pids")).expect("pids");
+    let pids = std::fs::read_to_string(case.path("out/pids")).expect("pids");
     for pid in pids.split_whitespace() {
         assert!(gone(pid), "process {pid} outlived the run");
     }
@@ -629,7 +628,7 @@ fn failed_parent(case: &Case, env: &[(&str, &str)]) -> String {
 fn resume_reuses_completed_stages_and_runs_the_rest() {
     let case = Case::new(RESUMABLE);
     let parent = failed_parent(&case, &[]);
-    std::fs::write(case.path("allow"), "").expect("allow");
+    std::fs::write(case.path("out/allow"), "").expect("allow");
     let out = case.run(&["--resume", &parent], &[]);
     assert_eq!(out.code, 0, "{}", out.all());
     assert!(
@@ -638,7 +637,7 @@ fn resume_reuses_completed_stages_and_runs_the_rest() {
         "{}",
         out.all()
     );
-    let ran = std::fs::read_to_string(case.path("first-ran")).expect("first-ran");
+    let ran = std::fs::read_to_string(case.path("out/first-ran")).expect("first-ran");
     assert_eq!(ran.lines().count(), 1, "`first` ran again");
     let run = case.last_run();
     assert_ne!(run, parent);
@@ -660,7 +659,7 @@ fn resume_tolerates_a_corrupt_events_line_in_the_parent() {
     let mut text = std::fs::read_to_string(&events).expect("events");
     text.insert_str(0, "{\"v\":1,\"seq\":0,\"truncat\n");
     std::fs::write(&events, text).expect("corrupt");
-    std::fs::write(case.path("allow"), "").expect("allow");
+    std::fs::write(case.path("out/allow"), "").expect("allow");
     let out = case.run(&["--resume", &parent], &[]);
     assert_eq!(out.code, 0, "{}", out.all());
     assert!(
@@ -680,7 +679,7 @@ fn resume_does_not_reuse_an_output_whose_digest_changed() {
         "tampered",
     )
     .expect("tamper");
-    std::fs::write(case.path("allow"), "").expect("allow");
+    std::fs::write(case.path("out/allow"), "").expect("allow");
     let out = case.run(&["--resume", &parent], &[]);
     assert_eq!(out.code, 0, "{}", out.all());
     assert!(
@@ -737,7 +736,7 @@ fn resume_ignores_comments_and_layout() {
     let case = Case::new(RESUMABLE);
     let parent = failed_parent(&case, &[]);
     case.write_pipeline(&format!("// a comment\n\n{RESUMABLE}"));
-    std::fs::write(case.path("allow"), "").expect("allow");
+    std::fs::write(case.path("out/allow"), "").expect("allow");
     let out = case.run(&["--resume", &parent], &[]);
     assert_eq!(out.code, 0, "{}", out.all());
 }

@@ -345,6 +345,19 @@ fn forbidden(path: &Path, cx: &StageCx<'_>, work: &Path) -> Option<&'static str>
             return Some(holds);
         }
     }
+    // Every path no stage may reach (the user's home, the temp folder, …): a grant of one, or
+    // of a folder holding one, would reach it.
+    if let Some(spec) = cx.scope_confinement()
+        && spec
+            .hidden
+            .iter()
+            .map(|h| real(h))
+            .any(|h| h.starts_with(path))
+    {
+        return Some(
+            "a folder no stage may reach, or one that holds it (the user's home, the temp folder)",
+        );
+    }
     // The run's work root, beside the other runs' in the temp folder.
     let root = work.parent().map(real);
     if root.as_ref().is_some_and(|r| r.starts_with(path)) {

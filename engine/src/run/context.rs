@@ -232,6 +232,12 @@ impl StageCx<'_> {
         self.work.get().await
     }
 
+    /// The stage's confinement before its folder and what its kind adds (`None` when the run
+    /// turned confinement off).
+    pub fn scope_confinement(&self) -> Option<&ConfineSpec> {
+        self.scope.base()
+    }
+
     /// How a child of this stage is confined: the stage's confinement with its work folder
     /// (created now) as the child's own folder. `None` when the run turned confinement off.
     pub async fn confine(&self) -> Result<Option<ConfineSpec>, StageError> {

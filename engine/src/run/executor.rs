@@ -631,9 +631,10 @@ async fn make_work_root(root: &Path, reporter: &Reporter) {
 
 /// The refusal of an `isolation "strict"` pipeline on a platform that lacks a layer.
 fn strict_refusal(pipeline: &crate::model::Pipeline, isolation: &Isolation) -> Finding {
-    let missing: Vec<String> = isolation
+    let names: Vec<&str> = isolation.missing().map(|l| l.name.as_str()).collect();
+    let details: Vec<String> = isolation
         .missing()
-        .map(|l| format!("{} ({})", l.name, l.detail))
+        .map(|l| format!("{}: {}", l.name, l.detail))
         .collect();
     let span = pipeline
         .isolation
@@ -644,14 +645,15 @@ fn strict_refusal(pipeline: &crate::model::Pipeline, isolation: &Isolation) -> F
         "isolation",
         Severity::Error,
         format!(
-            "isolation \"strict\" requires every isolation layer, and this platform lacks {}: {}",
-            missing.len(),
-            missing.join("; ")
+            "isolation \"strict\" requires every isolation layer, and this platform lacks {} ({}) — {}",
+            names.len(),
+            names.join(", "),
+            details.join("; ")
         ),
         Label::new(span, "every layer required here"),
     )
     .help(
-        "run on Linux 6.12 or later (Landlock ABI 6) with the binary's own layers, or declare `isolation \"best-effort\"` to run with what holds (each missing layer is then a warning)",
+        "run as root (`sudo -E reviewflow run …`) on Linux 6.12 or later (Landlock ABI 6) with cgroup v2 writable, or declare `isolation \"best-effort\"` to run with what holds (each missing layer is then a warning); docs/isolation.md says which layer holds where",
     )
 }
 

@@ -97,7 +97,10 @@ fn own_cgroup() -> Result<PathBuf, String> {
         let (Some(root), Some(point)) = (fields.get(3), fields.get(4)) else {
             continue;
         };
-        if fields.get(5).is_some_and(|o| o.split(',').any(|o| o == "ro")) {
+        if fields
+            .get(5)
+            .is_some_and(|o| o.split(',').any(|o| o == "ro"))
+        {
             return Err(format!("cgroup v2 is mounted read-only at {point}"));
         }
         // The mount shows the hierarchy from `root`: the own cgroup must lie beneath it.
@@ -342,9 +345,7 @@ pub fn remove_idle_tree() {
 /// The tree of the reviewflow process `pid` below this process's own cgroup, if there is one:
 /// what the watchdog ends when its child has exited.
 pub fn tree_of(pid: u32) -> Option<PathBuf> {
-    let tree = own_cgroup()
-        .ok()?
-        .join(format!("{TREE_PREFIX}{pid}"));
+    let tree = own_cgroup().ok()?.join(format!("{TREE_PREFIX}{pid}"));
     tree.is_dir().then_some(tree)
 }
 
@@ -365,7 +366,9 @@ mod tests {
             println!("cgroup layer missing here: {:?}", availability());
             return;
         };
-        let child = ChildCgroup::create(Some(&stage)).expect("create").expect("held");
+        let child = ChildCgroup::create(Some(&stage))
+            .expect("create")
+            .expect("held");
         // A process that leaves its session and group, placed in the child's cgroup.
         let mut sleeper = std::process::Command::new("setsid")
             .args(["sleep", "300"])

@@ -140,7 +140,7 @@ fn loopback_up() -> io::Result<()> {
 /// What one child's mount namespace shows.
 #[derive(Debug, Clone, Default)]
 pub struct View {
-    /// The child's own folder (writable), inside `work_root`.
+    /// The child's own folder, inside `work_root`: its stage's folder is writable in the view.
     pub work: Option<PathBuf>,
     /// The folder holding every stage's work folder of the run: covered, but for `work`.
     pub work_root: Option<PathBuf>,
@@ -246,7 +246,17 @@ pub fn build_view(view: &View) -> io::Result<OwnedFd> {
         )
         .map_err(|e| io::Error::new(e.kind(), format!("make / private: {e}")))?;
         let mut writable = Vec::new();
-        if let (Some(work), Some(root)) = (&view.work, &view.work_root)
+        // The stage's whole folder (the child's own may be a folder in it: a reviewer's try
+        // folder beside the workspace it reads); Landlock narrows what the child writes there.
+        let stage_work = match (&view.work, &view.work_root) {
+            (Some(work), Some(root)) => work
+                .strip_prefix(root)
+                .ok()
+                .and_then(|rel| rel.components().next())
+                .map(|first| root.join(first)),
+            _ => None,
+        };
+        if let (Some(work), Some(root)) = (&stage_work, &view.work_root)
             && let Ok(rel) = work.strip_prefix(root)
             && is_dir(root)
         {
