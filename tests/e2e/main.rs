@@ -8,6 +8,7 @@ mod console;
 mod conversation_key;
 mod corpus;
 mod docs_checks;
+mod docs_isolation;
 mod docs_language;
 mod explain;
 mod export;

@@ -411,13 +411,21 @@ fn colored(event: &Event, line: &str) -> String {
 pub(crate) fn status_line(event: &Event) -> Option<String> {
     Some(match event {
         Event::RunStart {
-            run_id, pipeline, ..
+            run_id,
+            pipeline,
+            isolation,
+            ..
         } => format!(
-            "run {run_id}{}",
+            "run {run_id}{}{}",
             pipeline
                 .as_ref()
                 .map(|p| format!(" of pipeline `{p}`"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            if isolation.is_empty() {
+                String::new()
+            } else {
+                format!("\nisolation held: {}", isolation.join(", "))
+            }
         ),
         Event::StageStart { stage } => format!("▶ {stage}"),
         Event::StageEnd {

@@ -33,6 +33,10 @@ pub enum Event {
         pipeline: Option<String>,
         identity: String,
         parent: Option<String>,
+        /// The isolation layers that hold for the run's children (the manifest's `isolation`
+        /// has each with its detail; the missing ones are warnings).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        isolation: Vec<String>,
     },
     StageStart {
         stage: String,

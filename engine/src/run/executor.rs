@@ -257,6 +257,12 @@ pub async fn execute(
         pipeline: manifest.pipeline.name.clone(),
         identity: manifest.identity_digest.clone(),
         parent: manifest.parent.clone(),
+        isolation: isolation
+            .layers
+            .iter()
+            .filter(|l| l.held)
+            .map(|l| l.name.clone())
+            .collect(),
     });
     write_manifest(&run_dir, &manifest, &reporter).await;
     super::leftovers::clean(&options.runs_dir, &run_id, &options.temp_dir, &reporter).await;
