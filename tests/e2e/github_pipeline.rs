@@ -837,7 +837,9 @@ fn exported_jobs() -> Vec<String> {
         .lines()
         .filter_map(|l| {
             l.trim()
-                .strip_prefix("run: reviewflow run examples/review.kdl --stages ")
+                .strip_prefix(
+                    "run: sudo -E env \"PATH=$PATH\" reviewflow run examples/review.kdl --stages ",
+                )
         })
         .map(|rest| {
             rest.split_whitespace()

@@ -456,6 +456,18 @@ fn job(
         );
     }
     run_step(out, src, &names, &secrets, parent.map(|p| ids[p].as_str()));
+    // What root wrote goes back to the job's user, whatever the run's outcome, before the
+    // uploads read it.
+    let _ = write!(
+        out,
+        "\n\
+         \x20     - name: Give the run directory back to the job's user\n\
+         \x20       if: always()\n\
+         \x20       run: {}\n",
+        scalar(&format!(
+            "sudo chown -R \"$(id -u):$(id -g)\" \"$RUNNER_TEMP/{RUNS}\""
+        )),
+    );
     if stages
         .iter()
         .any(|s| s.uses.value == "std/post" && s.children_named("upload").next().is_some())
@@ -622,8 +634,12 @@ fn run_step(
     secrets: &[&crate::model::Secret],
     parent: Option<&str>,
 ) {
+    // As root (docs/isolation.md, "Where users run it"): on GitHub's hosted runners the job's
+    // user cannot make cgroups or namespaces, so without root three layers would not hold.
+    // `-E` keeps the job's environment (reviewflow scrubs the secrets from its own at once) and
+    // PATH names the runner's installation, which sudo's secure_path would not.
     let mut command = format!(
-        "reviewflow run {} --stages {} --run-dir \"$RUNNER_TEMP/{RUNS}\"",
+        "sudo -E env \"PATH=$PATH\" reviewflow run {} --stages {} --run-dir \"$RUNNER_TEMP/{RUNS}\"",
         shell_word(src.file),
         names.join(","),
     );
