@@ -836,10 +836,9 @@ fn exported_jobs() -> Vec<String> {
     workflow
         .lines()
         .filter_map(|l| {
-            l.trim()
-                .strip_prefix(
-                    "run: sudo -E env \"PATH=$PATH\" reviewflow run examples/review.kdl --stages ",
-                )
+            l.trim().strip_prefix(
+                "run: sudo -E env \"PATH=$PATH\" reviewflow run examples/review.kdl --stages ",
+            )
         })
         .map(|rest| {
             rest.split_whitespace()

@@ -489,6 +489,17 @@ pub async fn execute(
             confine: options
                 .confine_children
                 .then(|| stage_confinement(&options, level, &work_root)),
+            sensitive: (0..pipeline.stages.len())
+                .map(|i| {
+                    flow.held.get(i).is_none_or(|h| !h.is_empty())
+                        || flow.inputs.get(i).is_none_or(|inputs| {
+                            inputs
+                                .iter()
+                                .any(|x| x.labels.private || x.labels.secrets().next().is_some())
+                        })
+                })
+                .collect(),
+            common_net: Default::default(),
             marker_prefix: live.prefix().to_string(),
             force: options.force,
         });

@@ -55,6 +55,10 @@ pub(crate) struct Shared {
     /// What every stage's children may reach (before its ports and its folder); `None` when
     /// the run turned confinement off.
     pub confine: Option<ConfineSpec>,
+    /// Per stage: whether it holds a secret or reads a private value (it then gets a network
+    /// namespace of its own; the others share `common_net`).
+    pub sensitive: Vec<bool>,
+    pub common_net: crate::exec::confine::NetSlot,
     /// The start of every stage marker of this run.
     pub marker_prefix: String,
     /// `--force`: stages' requests to stop the run are refused.
@@ -563,7 +567,7 @@ async fn run_stage(
     );
     // Every child of the stage carries its marker and its confinement: the run's, plus the
     // TCP ports the stage declares.
-    let scope = Arc::new(StageScope::new(
+    let scope = StageScope::new(
         format!("{}{}", shared.marker_prefix, super::console::random_hex(8)),
         shared.confine.as_ref().map(|base| {
             stage
@@ -571,7 +575,12 @@ async fn run_stage(
                 .iter()
                 .fold(base.clone(), |c, port| c.connect(port.value))
         }),
-    ));
+    );
+    let scope = Arc::new(if shared.sensitive.get(i).copied().unwrap_or(true) {
+        scope
+    } else {
+        scope.sharing_net(Arc::clone(&shared.common_net))
+    });
     let end_status = status.clone();
     let stop = StopRequest::new(shared.force);
     let (canceller, cancel) = cancel_pair();
@@ -648,27 +657,13 @@ async fn run_stage(
 /// Ends what the stage's children left behind (double forks, `setsid` daemons), before its
 /// folder is removed, and says so when there was something.
 async fn end_orphans_of(scope: &Arc<StageScope>, status: &StatusSink) {
+    // Where the cgroup layer holds, each child's cgroup was ended when the child exited; what
+    // the subreaper still finds here escaped no cgroup (it is the fallback's, or a zombie).
     let stage = Arc::clone(scope);
-    let (by_cgroup, swept) = tokio::task::spawn_blocking(move || {
-        // The cgroup first: it holds every process of the stage, whatever it forged.
-        let by_cgroup = stage.end_processes();
-        (
-            by_cgroup,
-            reaper::end_orphans(Orphans::OfStage(stage.marker())),
-        )
-    })
-    .await
-    .unwrap_or_default();
-    match by_cgroup {
-        Some(Ok(n)) if n > 0 => status.status(format!(
-            "ended {n} process(es) the stage left behind (its cgroup)"
-        )),
-        Some(Err(e)) => status.status(format!(
-            "{}cannot end the stage's cgroup: {e}",
-            super::console::WARNING_PREFIX
-        )),
-        _ => {}
-    }
+    let swept =
+        tokio::task::spawn_blocking(move || reaper::end_orphans(Orphans::OfStage(stage.marker())))
+            .await
+            .unwrap_or_default();
     if swept.ended > 0 {
         status.status(format!(
             "ended {} process(es) the stage left behind{}",

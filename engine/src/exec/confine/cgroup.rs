@@ -1,5 +1,5 @@
-//! A cgroup (v2) per child, grouped per stage, so that every process a child starts is known by
-//! something it cannot forge or leave: its cgroup. A confined child cannot move itself out (it
+//! A cgroup (v2) per child, so that every process a child starts is known by something it
+//! cannot forge or leave: its cgroup. A confined child cannot move itself out (it
 //! cannot write `cgroup.procs` anywhere: Landlock, and a read-only `/sys` in its mount
 //! namespace), whatever it does with `setsid`, its process group or its environment.
 //!
@@ -7,14 +7,16 @@
 //!
 //! ```text
 //! <own cgroup>/reviewflow-<engine pid>/          the process's tree (the watchdog ends it)
-//!     <stage marker>/c<n>                        one per child of a stage
-//!     c<n>                                       one per child outside a stage
+//!     c<n>                                       one per child running, or empty in the pool
 //! ```
 //!
 //! A child joins its cgroup itself, between its `clone` and its `execve`, by writing `0` to the
 //! `cgroup.procs` descriptor the parent opened ([`ChildCgroup::procs_fd`]): nothing it runs can
-//! start outside it. When the child's leader exits, `cgroup.kill` ends everything left in it;
-//! when the stage ends, the stage's group is killed the same way and removed. Where cgroup v2 is
+//! start outside it. When the child's leader exits (or whoever supervises it gives up on it),
+//! `cgroup.kill` ends everything left in it, and the engine waits until it is empty; a stage
+//! therefore ends after every process it started. An emptied cgroup goes back to a pool and is
+//! given to a later child: making and removing a cgroup costs the kernel about ten times more
+//! than emptying one (docs/performance.md). Where cgroup v2 is
 //! not mounted or not writable (a container with a read-only `/sys/fs/cgroup`, a user without a
 //! delegated cgroup), the layer is reported missing and the subreaper's sweep is what remains
 //! (`reaper`).
@@ -133,34 +135,6 @@ fn unescape(field: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// A stage's group: its children's cgroups are made in it, and it is killed and removed when
-/// the stage ends.
-#[derive(Debug)]
-pub struct StageCgroup {
-    dir: PathBuf,
-}
-
-impl StageCgroup {
-    /// Creates the group of the stage marked `marker` in the process's tree; `None` when the
-    /// layer is missing.
-    pub fn create(marker: &str) -> io::Result<Option<Self>> {
-        let Availability::Held(tree) = availability() else {
-            return Ok(None);
-        };
-        let dir = tree.join(sanitize(marker));
-        make_in_tree(tree, &dir)?;
-        Ok(Some(Self { dir }))
-    }
-
-    /// Ends every process of the stage and removes its cgroups. Blocking. Returns how many
-    /// processes were still there.
-    pub fn end(&self) -> io::Result<usize> {
-        let left = count(&self.dir);
-        kill_and_remove(&self.dir, true)?;
-        Ok(left)
-    }
-}
-
 /// Makes `dir` in the process's `tree`, and the tree when it is missing: it is removed whenever
 /// no run of the process is going on ([`remove_idle_tree`]), possibly between the two `mkdir`s.
 fn make_in_tree(tree: &Path, dir: &Path) -> io::Result<()> {
@@ -178,19 +152,6 @@ fn make_in_tree(tree: &Path, dir: &Path) -> io::Result<()> {
     }
 }
 
-/// Keeps names to one safe path component.
-fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// One child's cgroup: the child joins it before its `execve`.
 #[derive(Debug)]
 pub struct ChildCgroup {
@@ -199,20 +160,21 @@ pub struct ChildCgroup {
 }
 
 impl ChildCgroup {
-    /// Makes a child's cgroup in `stage`'s group, or in the process's tree outside a stage.
-    /// `None` when the layer is missing.
-    pub fn create(stage: Option<&StageCgroup>) -> io::Result<Option<Self>> {
+    /// A cgroup for a new child: an empty one from the pool, or a new one in the process's
+    /// tree. `None` when the layer is missing.
+    pub fn create() -> io::Result<Option<Self>> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let parent = match (stage, availability()) {
-            (Some(s), _) => s.dir.clone(),
-            (None, Availability::Held(tree)) => tree.clone(),
-            (None, Availability::Missing(_)) => return Ok(None),
+        let Availability::Held(tree) = availability() else {
+            return Ok(None);
         };
-        let dir = parent.join(format!("c{}", NEXT.fetch_add(1, Ordering::Relaxed)));
-        match (stage, availability()) {
-            (None, Availability::Held(tree)) => make_in_tree(tree, &dir)?,
-            _ => std::fs::create_dir(&dir)?,
+        if let Some((dir, procs)) = pool().pop() {
+            // Emptied before it was pooled; a tree removed meanwhile took it along.
+            if dir.exists() {
+                return Ok(Some(Self { dir, procs }));
+            }
         }
+        let dir = tree.join(format!("c{}", NEXT.fetch_add(1, Ordering::Relaxed)));
+        make_in_tree(tree, &dir)?;
         let procs = rustix::fs::open(
             dir.join("cgroup.procs"),
             rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
@@ -246,16 +208,39 @@ impl ChildCgroup {
         }
     }
 
-    /// Ends everything left in the cgroup and removes it. Blocking.
-    pub(crate) fn end(&self) {
-        let _ = kill_and_remove(&self.dir, true);
+    /// Ends everything left in the cgroup and gives it back to the pool (removes it, when it
+    /// would not empty). Blocking.
+    pub(crate) fn end(self) {
+        drop(self);
     }
 }
 
 impl Drop for ChildCgroup {
     fn drop(&mut self) {
-        self.end();
+        if kill_and_remove(&self.dir, false).is_ok() {
+            let dir = std::mem::take(&mut self.dir);
+            // The descriptor moves with it: a placeholder takes its place here.
+            if let Ok(placeholder) = rustix::fs::open(
+                "/dev/null",
+                rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            ) {
+                let procs = std::mem::replace(&mut self.procs, placeholder);
+                pool().push((dir, procs));
+                return;
+            }
+            let _ = std::fs::remove_dir(&dir);
+        } else {
+            let _ = kill_and_remove(&self.dir, true);
+        }
     }
+}
+
+/// Empty cgroups (and their `cgroup.procs`), ready for the next child.
+fn pool() -> std::sync::MutexGuard<'static, Vec<(PathBuf, OwnedFd)>> {
+    static POOL: std::sync::Mutex<Vec<(PathBuf, OwnedFd)>> = std::sync::Mutex::new(Vec::new());
+    POOL.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The pids in `dir` (its own `cgroup.procs`, not its descendants').
@@ -337,6 +322,20 @@ fn remove_below(dir: &Path) -> io::Result<()> {
 /// process that ends without a watchdog leaves no empty cgroup behind.
 pub fn remove_idle_tree() {
     if let Availability::Held(tree) = availability() {
+        // The pooled cgroups are empty: removed with the tree when nothing else is in it.
+        let busy = std::fs::read_dir(tree)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .count();
+        let mut pool = pool();
+        if busy > pool.len() {
+            return;
+        }
+        for (dir, _procs) in pool.drain(..) {
+            let _ = std::fs::remove_dir(&dir);
+        }
         // EBUSY while a stage's group is in it: that stage's run removes it later.
         let _ = std::fs::remove_dir(tree);
     }
@@ -361,23 +360,22 @@ mod tests {
     }
 
     #[test]
-    fn a_group_ends_what_left_its_process_group() {
-        let Ok(Some(stage)) = StageCgroup::create("unit-test-stage") else {
+    fn a_childs_cgroup_ends_what_left_its_process_group() {
+        let Ok(Some(child)) = ChildCgroup::create() else {
             println!("cgroup layer missing here: {:?}", availability());
             return;
         };
-        let child = ChildCgroup::create(Some(&stage))
-            .expect("create")
-            .expect("held");
+        let dir = child.dir.clone();
         // A process that leaves its session and group, placed in the child's cgroup.
         let mut sleeper = std::process::Command::new("setsid")
             .args(["sleep", "300"])
             .spawn()
             .expect("spawn");
-        std::fs::write(child.dir.join("cgroup.procs"), sleeper.id().to_string()).expect("join");
-        assert_eq!(stage.end().expect("end"), 1);
+        std::fs::write(dir.join("cgroup.procs"), sleeper.id().to_string()).expect("join");
+        assert_eq!(count(&dir), 1);
+        child.end();
         let status = sleeper.wait().expect("wait");
         assert!(!status.success());
-        assert!(!stage.dir.exists());
+        assert_eq!(count(&dir), 0, "emptied, and pooled");
     }
 }

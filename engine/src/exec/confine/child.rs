@@ -78,7 +78,7 @@ pub(crate) async fn prepare(
     let kernel = kernel();
     let cgroup = match stage {
         Some(stage) => stage.child_cgroup(),
-        None => ChildCgroup::create(None),
+        None => ChildCgroup::create(),
     }
     .map_err(|source| ConfineError::Layer {
         what: "make the child's cgroup",

@@ -25,5 +25,7 @@ pub(crate) use child::prepare;
 pub use kernel::{ABI_NETWORK, ABI_SCOPES, Kernel, kernel};
 pub(crate) use privileges::ChildSteps;
 pub use report::{Isolation, Layer, Level, describe, layer};
-pub use scope::{STAGE_MARKER_VAR, StageScope, current, listen_loopback, stage_confinement};
+pub use scope::{
+    NetSlot, STAGE_MARKER_VAR, StageScope, current, listen_loopback, stage_confinement,
+};
 pub use spec::ConfineSpec;

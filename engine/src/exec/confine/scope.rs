@@ -11,7 +11,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::cgroup::{ChildCgroup, StageCgroup};
+use super::cgroup::ChildCgroup;
 use super::namespaces::StageNet;
 use super::spec::ConfineSpec;
 
@@ -29,11 +29,15 @@ pub struct StageScope {
     marker: String,
     base: Option<ConfineSpec>,
     spawned: AtomicBool,
-    /// The stage's cgroup, made with its first child.
-    cgroup: Mutex<Option<Arc<StageCgroup>>>,
-    /// The stage's network namespace, made when first needed.
-    net: Mutex<Option<Arc<StageNet>>>,
+    /// The stage's network namespace, made when first needed: its own, or one it shares with
+    /// the run's other stages that have nothing to hide ([`NetSlot`]).
+    net: NetSlot,
 }
+
+/// Where a stage's network namespace is kept: a stage that holds a secret or reads a private
+/// value gets a slot of its own; the run's stages that hold neither share one, since none of
+/// them has anything another could take (a namespace costs the kernel about 2 ms to make).
+pub type NetSlot = Arc<Mutex<Option<Arc<StageNet>>>>;
 
 impl StageScope {
     /// A stage marked `marker` whose children are confined by `base` (and what their spec adds);
@@ -43,34 +47,20 @@ impl StageScope {
             marker,
             base,
             spawned: AtomicBool::new(false),
-            cgroup: Mutex::new(None),
-            net: Mutex::new(None),
+            net: NetSlot::default(),
         }
     }
 
-    /// A cgroup for a new child, in the stage's group (made now if need be); `None` when the
-    /// cgroup layer is missing.
+    /// Keeps the stage's network namespace in `slot`, shared with the other stages given it.
+    pub fn sharing_net(mut self, slot: NetSlot) -> Self {
+        self.net = slot;
+        self
+    }
+
+    /// A cgroup for a new child of the stage; `None` when the cgroup layer is missing. It is
+    /// ended when the child's leader exits, so the stage ends after everything it started.
     pub(crate) fn child_cgroup(&self) -> std::io::Result<Option<ChildCgroup>> {
-        let mut slot = self.cgroup.lock().unwrap_or_else(PoisonError::into_inner);
-        if slot.is_none() {
-            *slot = StageCgroup::create(&self.marker)?.map(Arc::new);
-        }
-        match slot.as_deref() {
-            Some(stage) => ChildCgroup::create(Some(stage)),
-            None => Ok(None),
-        }
-    }
-
-    /// Ends every process of the stage that is left, by its cgroup, and removes the cgroup.
-    /// Blocking. Returns how many there were; `None` when the stage has no cgroup (the layer is
-    /// missing, or it started no child).
-    pub fn end_processes(&self) -> Option<std::io::Result<usize>> {
-        let stage = self
-            .cgroup
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()?;
-        Some(stage.end())
+        ChildCgroup::create()
     }
 
     /// The stage's network namespace (loopback only), made on first use.
