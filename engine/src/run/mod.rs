@@ -6,6 +6,7 @@
 //! [`Implementations`]; a stage sees only a [`StageCx`].
 
 use crate::atomic;
+pub mod beneath;
 mod blocking;
 mod cancel;
 mod clock;
