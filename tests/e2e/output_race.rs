@@ -144,7 +144,10 @@ fn a_folder_swapped_for_a_link_after_the_check_is_never_followed() {
         leaked.is_empty(),
         "the credential was kept in {leaked:?}\n{log}"
     );
-    assert!(!log.contains(CREDENTIAL), "a stage printed the credential\n{log}");
+    assert!(
+        !log.contains(CREDENTIAL),
+        "a stage printed the credential\n{log}"
+    );
     // The swap happened (the watcher saw reviewflow open the folder) and the output is refused,
     // naming why; the stage that would print it never runs.
     assert_eq!(out.status.code(), Some(1), "{log}");
@@ -158,4 +161,6 @@ fn a_folder_swapped_for_a_link_after_the_check_is_never_followed() {
         &case.home.path().join(".docker/config.json"),
         CREDENTIAL
     ));
+    // What the run said, for the test's output (`--nocapture`).
+    println!("{log}");
 }

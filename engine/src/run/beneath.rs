@@ -656,7 +656,7 @@ mod tests {
         // A device only root can make (CAP_MKNOD): `/dev/null`'s numbers.
         match rustix::fs::mknodat(
             rustix::fs::CWD,
-            &dir.join("null"),
+            dir.join("null"),
             FileType::CharacterDevice,
             Mode::from_raw_mode(0o600),
             rustix::fs::makedev(1, 3),

@@ -237,7 +237,7 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
 
 /// The reader's refusal in the words this module has always used for the checkout: a folder on
 /// the way is named, the file itself is not (the caller names it).
-fn checkout_error(e: io::Error, file: &Path) -> io::Error {
+pub(crate) fn checkout_error(e: io::Error, file: &Path) -> io::Error {
     let Some(r) = beneath::refused(&e) else {
         return e;
     };
