@@ -233,19 +233,27 @@ fn read_output(work: &Path, rel: &str, ty: &str) -> std::io::Result<Vec<u8>> {
 
 /// The reason, without the work folder's path (the status line names the output and `rel`).
 fn output_error(e: &std::io::Error) -> String {
+    use crate::run::beneath::{Why, refused};
     if e.kind() == std::io::ErrorKind::FileTooLarge {
         return format!(
             "it is larger than {} MiB, the most an output reads",
             STDOUT_CAP / (1024 * 1024)
         );
     }
-    let text = e.to_string();
-    // The file itself, or a folder on the way to it (named with the work folder's path).
-    if text.contains(" is a symbolic link") {
-        "it is a symbolic link (an output is read only from a regular file the command wrote)"
-            .to_owned()
-    } else {
-        text
+    // The file itself, or a folder on the way to it.
+    match refused(e).map(|r| r.why) {
+        Some(Why::Link) => {
+            "it is a symbolic link (an output is read only from a regular file the command wrote)"
+                .to_owned()
+        }
+        Some(Why::NotRegular) => {
+            "it is not a regular file (a FIFO, socket, device or folder)".to_owned()
+        }
+        Some(Why::Special) => {
+            "it is not a regular file or folder (a FIFO, socket or device)".to_owned()
+        }
+        Some(Why::Changed) => "it changed while it was read".to_owned(),
+        _ => e.to_string(),
     }
 }
 
