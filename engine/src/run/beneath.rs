@@ -11,7 +11,7 @@
 //! - the last component is looked at first (`fstatat`, not followed), so a FIFO, socket or device
 //!   is refused without being opened; a regular file or folder is then opened `O_NOFOLLOW |
 //!   O_NONBLOCK` and the descriptor must be the very file looked at (device, inode, kind), or the
-//!   read fails as changed;
+//!   read fails as changed (so one swapped in between is opened without blocking, then refused);
 //! - reads are bounded, and a folder is walked by descriptors ([`walk`]) within [`Bounds`].
 //!
 //! So a process that swaps a checked folder for a link between two steps gains nothing: there is
@@ -158,6 +158,9 @@ impl Folder {
     /// The folder at `path`, which must not itself be a link (its parent is reviewflow's or the
     /// caller's): a stage's own folder, a run directory.
     pub fn open(path: &Path) -> io::Result<Self> {
+        // Without a trailing `/`, which would make the kernel follow a link despite O_NOFOLLOW.
+        let path: PathBuf = path.components().collect();
+        let path = path.as_path();
         match rustix::fs::open(
             path,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
@@ -618,6 +621,9 @@ mod tests {
         let link = root.path().join("l");
         symlink(outside.path(), &link).unwrap();
         let e = Folder::open(&link).unwrap_err();
+        assert_eq!(why(&e), Some(Why::Link), "{e}");
+        // A trailing `/` would make the kernel follow it.
+        let e = Folder::open(Path::new(&format!("{}/", link.display()))).unwrap_err();
         assert_eq!(why(&e), Some(Why::Link), "{e}");
         // The caller's own path (the checkout as given) may hold links; nothing below it may.
         let folder = Folder::trusted(&link).unwrap();
