@@ -323,3 +323,70 @@ mod tests {
         assert!(check_relative_path("p", &"a".repeat(MAX_PATH_BYTES + 1)).is_err());
     }
 }
+
+#[cfg(test)]
+mod reads {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    const RESULT: &str = r#"{"version": 1, "comment": "c", "findings": [], "conversation": "s/session.jsonl", "resumed": false}"#;
+
+    /// A try folder with `result.json` and `conversation-out/s/session.jsonl`, and a folder
+    /// outside it holding the same names.
+    fn try_folder() -> (tempfile::TempDir, tempfile::TempDir) {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        for dir in [root.path(), outside.path()] {
+            std::fs::create_dir_all(dir.join("conversation-out/s")).unwrap();
+            std::fs::write(dir.join("conversation-out/s/session.jsonl"), "{}\n").unwrap();
+            std::fs::write(dir.join("result.json"), RESULT).unwrap();
+        }
+        (root, outside)
+    }
+
+    fn read(root: &Path) -> Result<(ReviewResult, Option<PathBuf>), ResultError> {
+        read_result(&root.join("result.json"), &root.join("conversation-out"))
+    }
+
+    #[test]
+    fn what_the_reviewer_wrote_is_read_beneath_its_folder_only() {
+        let (root, _outside) = try_folder();
+        let (_, conversation) = read(root.path()).unwrap();
+        assert_eq!(
+            conversation.unwrap(),
+            root.path().join("conversation-out/s/session.jsonl")
+        );
+
+        // A folder on the way to the conversation swapped for a link.
+        let (root, outside) = try_folder();
+        let s = root.path().join("conversation-out/s");
+        std::fs::remove_dir_all(&s).unwrap();
+        symlink(outside.path().join("conversation-out/s"), &s).unwrap();
+        let e = read(root.path()).unwrap_err();
+        assert!(
+            matches!(&e, ResultError::Conversation { source: ConversationError::Symlink { path } } if path == &s),
+            "{e}"
+        );
+
+        // The conversation folder itself a link.
+        let (root, outside) = try_folder();
+        let out = root.path().join("conversation-out");
+        std::fs::remove_dir_all(&out).unwrap();
+        symlink(outside.path().join("conversation-out"), &out).unwrap();
+        assert!(read(root.path()).is_err());
+
+        // The result a FIFO: refused, not waited on.
+        let (root, _outside) = try_folder();
+        let result = root.path().join("result.json");
+        std::fs::remove_file(&result).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &result,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert!(matches!(read(root.path()), Err(ResultError::NotAFile)));
+    }
+}

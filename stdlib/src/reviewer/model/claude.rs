@@ -119,7 +119,7 @@ pub(crate) fn read_outcome(
         .ok_or("the CLI's result names no session")?
         .to_owned();
     let session = project_dir(home, cwd).join(format!("{session_id}.jsonl"));
-    home::read_session(home, &session)?;
+    home::check_session(home, &session)?;
     // A resume keeps the old id only in versions that append in place; any id the CLI reports
     // for a session it wrote in this try's private home continues the placed copy.
     let resumed = resume.is_some();

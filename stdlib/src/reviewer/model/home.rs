@@ -149,16 +149,43 @@ pub(crate) fn json_lines(bytes: &[u8], max_lines: usize) -> Vec<serde_json::Valu
         .collect()
 }
 
+/// Checks the session the CLI wrote at `path`, in the try's folder, without reading it: opened
+/// through the engine's reader beneath that folder (no link at any component, a regular file),
+/// within the cap. It is kept later, read through the reader again.
+pub(crate) fn check_session(home: &TryHome, path: &Path) -> Result<(), String> {
+    session(home, path, |f| {
+        let size = f.metadata()?.len();
+        if size > crate::reviewer::conversation::MAX_CONVERSATION_BYTES {
+            return Err(io::Error::new(io::ErrorKind::FileTooLarge, "too large"));
+        }
+        Ok(())
+    })
+}
+
 /// The session the CLI wrote at `path`, in the try's folder: read through the engine's reader
 /// beneath that folder (no link at any component, a regular file, within the cap).
 pub(crate) fn read_session(home: &TryHome, path: &Path) -> Result<Vec<u8>, String> {
+    session(home, path, |f| {
+        reviewflow_engine::run::nofollow::read_bounded(
+            f,
+            crate::reviewer::conversation::MAX_CONVERSATION_BYTES,
+        )
+    })
+}
+
+fn session<T>(
+    home: &TryHome,
+    path: &Path,
+    then: impl FnOnce(fs::File) -> io::Result<T>,
+) -> Result<T, String> {
     let rel = path
         .strip_prefix(&home.root)
         .map_err(|_| format!("the session {} is not in the try's folder", path.display()))?;
     let read = Folder::open(&home.root)
-        .and_then(|f| f.read(rel, crate::reviewer::conversation::MAX_CONVERSATION_BYTES));
+        .and_then(|f| f.file(rel))
+        .and_then(then);
     match read {
-        Ok(bytes) => Ok(bytes),
+        Ok(value) => Ok(value),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             Err(format!("the CLI wrote no session at {}", path.display()))
         }
