@@ -177,23 +177,23 @@ pub fn write_blocking(path: &Path, bytes: &[u8]) -> io::Result<()> {
     atomic_write(path, bytes).map_err(|e| io::Error::new(e.source.kind(), e.to_string()))
 }
 
-/// Copies `from` to `path` atomically through `redactor`, in chunks (a 64 MiB conversation is
-/// never held whole), and returns the digest of what was written (as [`digest`] computes it for
-/// `type_name`). `from` was written by a stage: a link, a special file, or more than
-/// [`MAX_BYTES`](crate::run::tree::MAX_BYTES) is refused (a clear error naming it), never followed,
-/// waited on or copied whole.
+/// Copies the open file `input` (read from `from`, named in errors) to `path` atomically through
+/// `redactor`, in chunks (a 64 MiB conversation is never held whole), and returns the digest of
+/// what was written (as [`digest`] computes it for `type_name`). `input` was written by a stage
+/// and opened by the reader (`run::beneath`): more than
+/// [`MAX_BYTES`](crate::run::tree::MAX_BYTES) is refused (a clear error naming it), never copied
+/// whole.
 ///
 /// [`digest`]: crate::run::digest
 pub fn redacted_copy_blocking(
+    input: File,
     from: &Path,
     path: &Path,
     redactor: &crate::exec::redact::Redactor,
     type_name: &str,
 ) -> io::Result<String> {
     use sha2::{Digest as _, Sha256};
-    // What a stage's child wrote: no link followed, no FIFO waited on, within the bound.
     let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", from.display()));
-    let input = crate::run::nofollow::open_regular(from).map_err(named)?;
     let limit = crate::run::tree::MAX_BYTES;
     if input.metadata()?.len() > limit {
         return Err(named(crate::run::nofollow::too_large_error(limit)));

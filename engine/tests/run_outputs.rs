@@ -9,9 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use reviewflow_engine::contract::{LabelRule, OutputType, StageContract};
 use reviewflow_engine::run::{
-    BoxFuture, CancelReason, ConsoleMode, Event, Implementations, Outcome, OutputValue, RunOptions,
-    RunReport, RunStatus, StageCx, StageError, StageImpl, StageOutputs, cancel_pair, execute,
-    read_tolerant,
+    BoxFuture, CancelReason, ConsoleMode, Event, Implementations, Outcome, RunOptions, RunReport,
+    RunStatus, StageCx, StageError, StageImpl, StageOutputs, cancel_pair, execute, read_tolerant,
 };
 use reviewflow_engine::syntax::Limits;
 use reviewflow_engine::{Registry, Source, compile};
@@ -39,7 +38,7 @@ impl StageImpl for Folder {
             (self.fill)(&dir);
             Ok(StageOutputs::from([(
                 "conversation".to_string(),
-                OutputValue::File(dir),
+                cx.output_file(&dir).await?,
             )]))
         })
     }
@@ -505,4 +504,89 @@ async fn facts_are_kept_whatever_the_stage_outcome() {
     let review = r.manifest.stage("review").unwrap();
     assert_eq!(review.outcome, Outcome::Cancelled);
     assert_eq!(review.facts["reviewer.model"], "opus-4");
+}
+
+/// `test/tamper`: a stage that reached the run directory (through a folder it shares with the
+/// checkout, say) and rewrites what `make` kept, before `use` reads it.
+struct Tamper {
+    what: fn(&Path),
+}
+
+impl StageImpl for Tamper {
+    fn run<'a>(&'a self, cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
+        Box::pin(async move {
+            (self.what)(&cx.run_dir.join("outputs/make"));
+            Ok(StageOutputs::new())
+        })
+    }
+}
+
+/// `make` keeps a file and a folder; `tamper` runs after it, `use` after both.
+const TAMPER_PIPELINE: &str = r#"
+pipeline "tamper"
+stage "make" uses="run" {
+    command "sh" "-c" "cd \"$REVIEWFLOW_WORK_DIR\" && echo as-kept > cfg && mkdir tree && echo a > tree/a"
+    output "cfg" file="cfg" type="file"
+    output "tree" file="tree" type="file"
+}
+stage "tamper" uses="test/tamper" {
+    needs "make"
+}
+stage "use" uses="run" {
+    needs "tamper"
+    command "cat" "{make.cfg}" "{make.tree}/a"
+    output "said"
+}
+"#;
+
+#[tokio::test]
+async fn a_kept_output_changed_before_its_consumer_reads_it_fails_the_consumer() {
+    type Change = fn(&Path);
+    let changes: [(&str, Change, &str); 4] = [
+        ("nothing", |_| {}, ""),
+        (
+            "the file rewritten",
+            |k| std::fs::write(k.join("cfg"), "tampered\n").unwrap(),
+            "kept output `cfg` of stage `make` changed after it was kept",
+        ),
+        (
+            "a file planted in the folder",
+            |k| std::fs::write(k.join("tree/planted"), "").unwrap(),
+            "kept output `tree` of stage `make` changed after it was kept",
+        ),
+        (
+            "the file swapped for a link",
+            |k| {
+                std::fs::remove_file(k.join("cfg")).unwrap();
+                std::os::unix::fs::symlink("/etc/hostname", k.join("cfg")).unwrap();
+            },
+            "is a symbolic link",
+        ),
+    ];
+    for (what, change, reason) in changes {
+        let env = Env::new();
+        let mut registry = registry();
+        registry.register(StageContract::new("test/tamper", "rewrites a kept output"));
+        let mut impls = Implementations::with_builtins();
+        impls.register("test/tamper", Arc::new(Tamper { what: change }));
+        let compiled = compile(
+            Source::new("t.kdl", TAMPER_PIPELINE.to_string()),
+            &registry,
+            &Limits::default(),
+        )
+        .map_err(|_| "compile")
+        .unwrap();
+        let r = execute(&compiled, &registry, &impls, env.options(None))
+            .await
+            .unwrap();
+        let used = r.manifest.stage("use").unwrap();
+        if reason.is_empty() {
+            assert_eq!(r.status, RunStatus::Succeeded, "{what}: {:?}", r.manifest);
+            continue;
+        }
+        assert_eq!(r.status, RunStatus::Failed, "{what}: {:?}", r.manifest);
+        assert_eq!(used.outcome, Outcome::Failed, "{what}");
+        let said = used.reason.clone().unwrap_or_default();
+        assert!(said.contains(reason), "{what}: {said}");
+    }
 }

@@ -206,7 +206,7 @@ async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
                     }
                 };
                 if o.ty == "file" {
-                    values.insert(o.name, OutputValue::File(path));
+                    values.insert(o.name, cx.output_file(&path).await?);
                     continue;
                 }
                 bytes
@@ -218,44 +218,42 @@ async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
     Ok(values)
 }
 
-/// Reads the output file `rel` of the work folder `work`, no link followed below it: a value
-/// (at most [`STDOUT_CAP`] bytes), or for a `file` output only the check that it is a regular
-/// file or a folder (kept later, within its own bounds).
+/// Reads the output file `rel` of the work folder `work` through the reader (no link followed
+/// at any component, the work folder itself included): a value (at most [`STDOUT_CAP`] bytes),
+/// or for a `file` output only the check that it is a regular file or a folder (kept later,
+/// through the reader again, within its own bounds).
 fn read_output(work: &Path, rel: &str, ty: &str) -> std::io::Result<Vec<u8>> {
-    use crate::run::nofollow;
-    let rel = Path::new(rel);
+    let folder = crate::run::beneath::Folder::open(work)?;
     if ty == "file" {
-        let (parent, name) = match (rel.parent(), rel.file_name()) {
-            (Some(p), Some(n)) => (p, n),
-            _ => return Err(std::io::Error::other("it names no file")),
-        };
-        let dir = nofollow::open_dir(work, parent)?.ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or folder")
-        })?;
-        if nofollow::is_link_at(&dir, name) {
-            return Err(nofollow::link_error(&work.join(rel)));
-        }
+        folder.entry(Path::new(rel))?;
         return Ok(Vec::new());
     }
-    let file = nofollow::open_regular_beneath(work, rel)?;
-    nofollow::read_bounded(file, STDOUT_CAP as u64)
+    folder.read(Path::new(rel), STDOUT_CAP as u64)
 }
 
 /// The reason, without the work folder's path (the status line names the output and `rel`).
 fn output_error(e: &std::io::Error) -> String {
+    use crate::run::beneath::{Why, refused};
     if e.kind() == std::io::ErrorKind::FileTooLarge {
         return format!(
             "it is larger than {} MiB, the most an output reads",
             STDOUT_CAP / (1024 * 1024)
         );
     }
-    let text = e.to_string();
-    // The file itself, or a folder on the way to it (named with the work folder's path).
-    if text.contains(" is a symbolic link") {
-        "it is a symbolic link (an output is read only from a regular file the command wrote)"
-            .to_owned()
-    } else {
-        text
+    // The file itself, or a folder on the way to it.
+    match refused(e).map(|r| r.why) {
+        Some(Why::Link) => {
+            "it is a symbolic link (an output is read only from a regular file the command wrote)"
+                .to_owned()
+        }
+        Some(Why::NotRegular) => {
+            "it is not a regular file (a FIFO, socket, device or folder)".to_owned()
+        }
+        Some(Why::Special) => {
+            "it is not a regular file or folder (a FIFO, socket or device)".to_owned()
+        }
+        Some(Why::Changed) => "it changed while it was read".to_owned(),
+        _ => e.to_string(),
     }
 }
 

@@ -10,6 +10,7 @@ use tokio::sync::OnceCell;
 use super::cancel::CancelSignal;
 use super::extensions::Extensions;
 use super::facts::StageFacts;
+use super::file_output::{FileOutput, ReadBackError};
 use super::reporter::StatusSink;
 use super::stage::StageError;
 use super::stop::StopRequest;
@@ -163,14 +164,14 @@ impl WorkDir {
     }
 }
 
-/// A kept file (or folder) of a producer that the stage reads (a `file` output): its path in the
-/// run directory, which no child may read. [`StageCx::copy_input_files`] copies it into the
-/// stage's own folder.
+/// A kept file (or folder) of a producer that the stage reads (a `file` output): where it is in
+/// the run directory, which no child may read, and the digest it was kept with.
+/// [`StageCx::copy_input_files`] copies it into the stage's own folder.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputFile {
     pub producer: String,
     pub output: String,
-    pub path: PathBuf,
+    pub path: FileOutput,
 }
 
 /// Everything a stage implementation may use. It holds only what this stage may see.
@@ -248,9 +249,26 @@ impl StageCx<'_> {
         Ok(Some(base.clone().work(work)))
     }
 
+    /// A `file` output at `path`, which must lie in the stage's work folder: kept later by
+    /// reading it beneath that folder, never by its path.
+    pub async fn output_file(&self, path: &Path) -> Result<OutputValue, StageError> {
+        let work = self.work_dir().await?;
+        let outside = || {
+            StageError::failed(format!(
+                "{} is not in the stage's work folder",
+                path.display()
+            ))
+        };
+        let rel = path.strip_prefix(work).map_err(|_| outside())?;
+        FileOutput::beneath(work, rel)
+            .map(OutputValue::File)
+            .map_err(|_| outside())
+    }
+
     /// Copies [`Self::input_files`] into `<work folder>/inputs/<producer>/<output>` (a child
     /// may read only its own folder, never the run directory) and returns each kept path with
-    /// its copy.
+    /// its copy. Each is read through the reader and must still match the digest it was kept
+    /// with: one that changed since fails the stage.
     pub async fn copy_input_files(&self) -> Result<Vec<(PathBuf, PathBuf)>, StageError> {
         if self.input_files.is_empty() {
             return Ok(Vec::new());
@@ -266,16 +284,11 @@ impl StageCx<'_> {
                 let to = dir.join(super::keep::component(&f.output));
                 let what = || format!("copy input `{}.{}`", f.producer, f.output);
                 std::fs::create_dir_all(&dir).map_err(|e| StageError::io(what(), e))?;
-                if super::tree::is_folder(&f.path) {
-                    // A kept folder is already redacted: copied as it is.
-                    super::tree::stage(&f.path, &dir, None)
-                        .map_err(|e| StageError::failed(format!("cannot {}: {e}", what())))?
-                        .install(&to)
-                        .map_err(|e| StageError::io(what(), e))?;
-                } else {
-                    std::fs::copy(&f.path, &to).map_err(|e| StageError::io(what(), e))?;
-                }
-                copies.push((f.path, to));
+                f.path.copy_to(&to).map_err(|e| match e {
+                    ReadBackError::Changed { .. } => StageError::failed(e.to_string()),
+                    e => StageError::failed(format!("cannot {}: {e}", what())),
+                })?;
+                copies.push((f.path.path(), to));
             }
             Ok(copies)
         })

@@ -1,13 +1,16 @@
 //! Keeping a stage's outputs in the run directory: redacted, written atomically, digested. A
-//! `file` output may be a folder (tree.rs).
+//! `file` output may be a folder (tree.rs); it is read beneath the stage's own folder through the
+//! reader (beneath.rs), never by a path that could be resolved again.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::atomic;
+use super::beneath::Entry;
+use super::file_output::{FileOutput, Kept};
 use super::manifest::OutputRecord;
 use super::stage::StageError;
-use super::tree::{self, TreeError};
+use super::tree;
 use super::value::{OutputValue, StageOutputs, digest};
 use crate::exec::redact::Redactor;
 
@@ -44,36 +47,39 @@ pub(crate) fn bool_record(b: bool) -> OutputRecord {
     }
 }
 
-/// Keeps the file or folder `from` at `to` (replacing what a refused resume left there) and
-/// returns its digest and, for a folder, its empty folders. Blocking.
+/// Keeps the file or folder `from` (what the stage wrote, read beneath its folder through the
+/// reader) at `to` (replacing what a refused resume left there) and returns its digest and, for a
+/// folder, its empty folders. The entry is opened once and everything after reads that
+/// descriptor, so a process the stage left behind cannot swap what is read. Blocking.
 fn keep_file_blocking(
-    from: &Path,
+    from: &FileOutput,
     to: &Path,
     redactor: &Redactor,
     ty: &str,
     name: &str,
 ) -> Result<(String, Vec<String>), StageError> {
     let io = |e| StageError::io(format!("keep output `{name}`"), e);
-    let refused = |e: TreeError| StageError::failed(format!("cannot keep output `{name}`: {e}"));
+    let refused =
+        |e: &dyn std::fmt::Display| StageError::failed(format!("cannot keep output `{name}`: {e}"));
     let parent = to
         .parent()
         .ok_or_else(|| StageError::failed(format!("output `{name}` has no folder")))?;
-    if tree::is_folder(from) {
-        let staged = tree::stage(from, parent, Some(redactor)).map_err(refused)?;
-        let kept = (staged.digest.clone(), staged.empty.clone());
-        staged.install(to).map_err(io)?;
-        return Ok(kept);
+    match from.open().map_err(|e| refused(&e))? {
+        Entry::Folder(dir) => {
+            let staged = tree::stage(&dir, parent, Some(redactor)).map_err(|e| refused(&e))?;
+            let kept = (staged.digest.clone(), staged.empty.clone());
+            staged.install(to).map_err(io)?;
+            Ok(kept)
+        }
+        Entry::File(file) => {
+            if tree::is_folder(to) {
+                std::fs::remove_dir_all(to).map_err(io)?;
+            }
+            atomic::redacted_copy_blocking(file, &from.path(), to, redactor, ty)
+                .map(|digest| (digest, Vec::new()))
+                .map_err(|e| refused(&e))
+        }
     }
-    // A link to a folder is refused as a folder's links are, not read as a file.
-    if std::fs::metadata(from).is_ok_and(|m| m.is_dir()) {
-        return Err(refused(TreeError::Link(from.to_path_buf())));
-    }
-    if tree::is_folder(to) {
-        std::fs::remove_dir_all(to).map_err(io)?;
-    }
-    atomic::redacted_copy_blocking(from, to, redactor, ty)
-        .map(|digest| (digest, Vec::new()))
-        .map_err(|e| StageError::failed(format!("cannot keep output `{name}`: {e}")))
 }
 
 /// Keeps every output: booleans inline, the rest under `outputs/`. Returns the values as later
@@ -95,7 +101,8 @@ pub(crate) async fn keep(
         let ty = value.type_name();
         if let OutputValue::File(from) = &value {
             // Files are copied through the redactor in chunks, never read whole; a folder is
-            // copied file by file the same way (tree.rs).
+            // copied file by file the same way (tree.rs). The value later stages see carries the
+            // digest, so reading it back can prove it unchanged.
             let rel = relative(stage, &name);
             let path: PathBuf = run_dir.join(&rel);
             if let Some(parent) = path.parent() {
@@ -115,7 +122,15 @@ pub(crate) async fn keep(
             })
             .await
             .map_err(|e| StageError::failed(format!("a worker thread failed: {e}")))??;
-            values.insert(name.clone(), OutputValue::File(path));
+            let kept = Kept {
+                stage: stage.to_string(),
+                output: name.clone(),
+                digest: d.clone(),
+            };
+            values.insert(
+                name.clone(),
+                OutputValue::File(FileOutput::kept(run_dir, &rel, kept)),
+            );
             records.insert(
                 name,
                 OutputRecord {
@@ -129,12 +144,7 @@ pub(crate) async fn keep(
             );
             continue;
         }
-        let raw = match &value {
-            OutputValue::File(p) => tokio::fs::read(p).await.map_err(|e| {
-                StageError::io(format!("read output `{name}` ({})", p.display()), e)
-            })?,
-            other => other.bytes().unwrap_or_default(),
-        };
+        let raw = value.bytes().unwrap_or_default();
         let bytes = redactor.redact(&raw).into_owned();
         let rel = relative(stage, &name);
         let path: PathBuf = run_dir.join(&rel);
@@ -143,7 +153,7 @@ pub(crate) async fn keep(
                 .await
                 .map_err(|e| StageError::io(format!("create {}", parent.display()), e))?;
         }
-        let kept = OutputValue::from_kept(ty, bytes.clone(), path.clone())
+        let kept = OutputValue::from_kept(ty, bytes.clone(), None)
             .ok_or_else(|| StageError::failed(format!("output `{name}` is not valid {ty}")))?;
         let d = digest(ty, &bytes);
         atomic::write(path.clone(), bytes)

@@ -6,6 +6,7 @@
 //! [`Implementations`]; a stage sees only a [`StageCx`].
 
 use crate::atomic;
+pub mod beneath;
 mod blocking;
 mod cancel;
 mod clock;
@@ -16,6 +17,7 @@ mod events;
 mod executor;
 mod extensions;
 mod facts;
+mod file_output;
 mod github;
 mod identity;
 mod implementations;
@@ -48,6 +50,7 @@ pub use events::{EVENTS_FORMAT_VERSION, Event, EventLine, ReadEvents, read_toler
 pub use executor::{RunReport, execute};
 pub use extensions::Extensions;
 pub use facts::{MAX_FACT_KEY_LEN, MAX_FACT_VALUE_LEN, MAX_FACTS, StageFacts};
+pub use file_output::{FileOutput, Kept, MAX_KEPT_BYTES, ReadBackError};
 pub use identity::{Difference, IDENTITY_FORMAT, Identity, Reviewer};
 pub use implementations::Implementations;
 pub use inputs::{InputError, resolve_inputs};

@@ -18,6 +18,8 @@ use std::path::{Component, Path, PathBuf};
 use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+use super::beneath;
+
 /// reviewflow's folder at the checkout's top level.
 pub const REVIEWFLOW_DIR: &str = ".reviewflow";
 /// Its `.gitignore`: nothing in it is ever committed.
@@ -150,16 +152,11 @@ pub fn ensure_dir(base: &Path, rel: &Path, mode: u32) -> io::Result<(PathBuf, Ow
 /// Opens the existing folder `base/rel` without following a link below `base`; `Ok(None)` when
 /// a component is missing.
 pub fn open_dir(base: &Path, rel: &Path) -> io::Result<Option<OwnedFd>> {
-    let mut fd = open_base(base)?;
-    let mut at = base.to_path_buf();
-    for name in names(rel)? {
-        at.push(name);
-        match open_child_dir(&fd, name, &at)? {
-            Some(next) => fd = next,
-            None => return Ok(None),
-        }
+    match beneath::Folder::trusted(base)?.folder(rel) {
+        Ok(folder) => Ok(Some(folder.into_fd())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(checkout_error(e, Path::new(""))),
     }
-    Ok(Some(fd))
 }
 
 /// `<checkout>/.reviewflow`, created (0700) and checked, with its `.gitignore` written when
@@ -213,25 +210,11 @@ pub fn ensure_dir_in_checkout(checkout: &Path, path: &Path, mode: u32) -> io::Re
     Ok(ensure_dir(&base, &rest, mode)?.0)
 }
 
-/// Opens `name` in `dir` for reading: no link followed, no blocking, a regular file only.
+/// Opens `name` in `dir` for reading: no link followed, no blocking, a regular file only
+/// (looked at before it is opened, so a device is never opened).
 pub fn open_regular_at(dir: &impl AsFd, name: &OsStr) -> io::Result<File> {
-    let fd = rustix::fs::openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
-        Mode::empty(),
-    )
-    .map_err(|e| match e {
-        Errno::LOOP => file_link_error(),
-        e => io::Error::from(e),
-    })?;
-    let st = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-        return Err(not_regular_error());
-    }
-    // Regular files ignore O_NONBLOCK; clearing it keeps later reads ordinary all the same.
-    let _ = rustix::fs::fcntl_setfl(&fd, OFlags::empty());
-    Ok(File::from(fd))
+    let at = Path::new(name);
+    beneath::open_file_at(dir, name, at).map_err(|e| checkout_error(e, at))
 }
 
 /// [`open_regular_at`] on a path: only its last component is not followed.
@@ -252,6 +235,23 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
     }
 }
 
+/// The reader's refusal in the words this module has always used for the checkout: a folder on
+/// the way is named, the file itself is not (the caller names it).
+pub(crate) fn checkout_error(e: io::Error, file: &Path) -> io::Error {
+    let Some(r) = beneath::refused(&e) else {
+        return e;
+    };
+    let last = r.path.as_os_str().is_empty() || r.path.ends_with(file);
+    match r.why {
+        beneath::Why::Link if last => file_link_error(),
+        beneath::Why::Link => link_error(&r.path),
+        beneath::Why::NotFolder => not_dir_error(&r.path),
+        beneath::Why::NotRegular | beneath::Why::Special => not_regular_error(),
+        beneath::Why::TooLarge(limit) => too_large_error(limit),
+        beneath::Why::Changed => e,
+    }
+}
+
 /// Whether `rel` names something beneath the folder it is taken from: not empty, not absolute,
 /// no `..` (what a pipeline names in the checkout, such as a lens or a prompt, must be).
 pub fn stays_beneath(rel: &str) -> bool {
@@ -261,24 +261,12 @@ pub fn stays_beneath(rel: &str) -> bool {
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
-/// Opens `base/rel` for reading with no link followed anywhere below `base`.
+/// Opens `base/rel` for reading with no link followed anywhere below `base` (the reader,
+/// `beneath.rs`).
 pub fn open_regular_beneath(base: &Path, rel: &Path) -> io::Result<File> {
-    let parts = names(rel)?;
-    let Some((last, dirs)) = parts.split_last() else {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "no file name"));
-    };
-    let mut fd = open_base(base)?;
-    let mut at = base.to_path_buf();
-    for name in dirs {
-        at.push(name);
-        fd = open_child_dir(&fd, name, &at)?.ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("{}: no such folder", at.display()),
-            )
-        })?;
-    }
-    open_regular_at(&fd, last)
+    beneath::Folder::trusted(base)?
+        .file(rel)
+        .map_err(|e| checkout_error(e, rel))
 }
 
 /// Reads `file` to its end, refusing more than `limit` bytes (one byte past it is read to tell).

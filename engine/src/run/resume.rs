@@ -4,7 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::beneath::{Entry, Folder, Why};
 use super::events::read_tolerant;
+use super::file_output::{FileOutput, Kept};
 use super::identity::{Difference, Identity};
 use super::manifest::{MANIFEST_FORMAT_VERSION, Manifest, OutputRecord};
 use super::tree;
@@ -75,24 +77,26 @@ pub fn admit(
         return Err(ResumeError::BadId { id: id.into() });
     }
     let dir = runs_dir.join(id);
-    // The parent's folder and files may have been committed by the change under review: no
-    // link is followed, no FIFO waited on, nothing read past its bound.
-    match std::fs::symlink_metadata(&dir) {
-        Ok(meta) if meta.file_type().is_symlink() => {
+    // The parent's folder and files may have been committed by the change under review: the
+    // folder is opened once (never a link) and its manifest read beneath it through the reader:
+    // no link followed, no FIFO waited on, nothing read past its bound.
+    let parent = match Folder::open(&dir) {
+        Ok(f) => f,
+        Err(e) if super::beneath::refused(&e).is_some_and(|r| r.why == Why::Link) => {
             return Err(ResumeError::Unsafe {
                 message: super::nofollow::link_error(&dir).to_string(),
             });
         }
-        Ok(meta) if meta.is_dir() => {}
-        _ => {
+        Err(_) => {
             return Err(ResumeError::NoParent {
                 id: id.into(),
                 dir: runs_dir.to_path_buf(),
             });
         }
-    }
-    let read = super::nofollow::open_regular(&dir.join("manifest.json"))
-        .and_then(|f| super::nofollow::read_bounded(f, MAX_RECORD_BYTES));
+    };
+    let read = parent
+        .read(Path::new("manifest.json"), MAX_RECORD_BYTES)
+        .map_err(|e| super::nofollow::checkout_error(e, Path::new("manifest.json")));
     let bytes = match read {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -247,7 +251,7 @@ pub fn reuse(
             out.not_reused.push((name.clone(), why));
             continue;
         }
-        match verify(&admitted.dir, new_dir, &record.outputs) {
+        match verify(name, &admitted.dir, new_dir, &record.outputs) {
             Ok(values) => {
                 out.stages.insert(
                     i,
@@ -316,19 +320,24 @@ fn rerun_discarded(
 }
 
 /// Reads and verifies each recorded output, copying kept files and folders into the new run
-/// directory. A kept folder is verified on its copy, so what is checked is what is used.
+/// directory. Everything is read beneath the parent's folder through the reader (no link at any
+/// component); a kept folder is verified on its copy, so what is checked is what is used. The
+/// values carry the digests verified: the parent's manifest is the only record of them.
 fn verify(
+    stage: &str,
     parent_dir: &Path,
     new_dir: &Path,
     records: &BTreeMap<String, OutputRecord>,
 ) -> Result<StageOutputs, String> {
     let mut values = StageOutputs::new();
+    let parent = Folder::open(parent_dir).map_err(|e| e.to_string())?;
     for (name, r) in records {
         // Gone at the parent's end; no stage that runs reads it (see `rerun_discarded`).
         if r.discarded.is_some() {
             continue;
         }
-        let (bytes, dest) = match (&r.file, r.value) {
+        let unreadable = |e: &dyn std::fmt::Display| format!("output `{name}` cannot be read: {e}");
+        let (bytes, rel) = match (&r.file, r.value) {
             (None, Some(b)) => (
                 if b {
                     b"true".to_vec()
@@ -341,28 +350,48 @@ fn verify(
                 if rel.split('/').any(|c| c == ".." || c.is_empty()) || rel.starts_with('/') {
                     return Err(format!("output `{name}` names an unsafe path"));
                 }
-                let kept = parent_dir.join(rel);
                 if r.ty == "file" && !r.empty_folders.is_empty() {
                     make_empty_folders(parent_dir, rel, &r.empty_folders)
-                        .map_err(|e| format!("output `{name}` cannot be read: {e}"))?;
+                        .map_err(|e| unreadable(&e))?;
                 }
-                if r.ty == "file" && tree::is_folder(&kept) {
-                    let dest = new_dir.join(rel);
-                    values.insert(name.clone(), verify_folder(name, &kept, &dest, &r.digest)?);
-                    continue;
+                match parent.entry(Path::new(rel)).map_err(|e| unreadable(&e))? {
+                    Entry::Folder(dir) if r.ty == "file" => {
+                        let kept = Kept {
+                            stage: stage.to_string(),
+                            output: name.clone(),
+                            digest: r.digest.clone(),
+                        };
+                        values.insert(name.clone(), verify_folder(&dir, new_dir, rel, kept)?);
+                        continue;
+                    }
+                    Entry::Folder(dir) => {
+                        return Err(unreadable(&format_args!(
+                            "{} is a folder",
+                            dir.path().display()
+                        )));
+                    }
+                    Entry::File(f) => {
+                        let bytes = super::nofollow::read_bounded(f, tree::MAX_BYTES)
+                            .map_err(|e| unreadable(&e))?;
+                        (bytes, Some(rel))
+                    }
                 }
-                let bytes = super::nofollow::open_regular(&kept)
-                    .and_then(|f| super::nofollow::read_bounded(f, tree::MAX_BYTES))
-                    .map_err(|e| format!("output `{name}` cannot be read: {e}"))?;
-                (bytes, Some(new_dir.join(rel)))
             }
             (None, None) => return Err(format!("output `{name}` has no value")),
         };
         if digest(&r.ty, &bytes) != r.digest {
             return Err(format!("output `{name}` no longer matches its digest"));
         }
-        let path = dest.clone().unwrap_or_default();
-        let value = OutputValue::from_kept(&r.ty, bytes.clone(), path)
+        let file = rel.map(|rel| {
+            let kept = Kept {
+                stage: stage.to_string(),
+                output: name.clone(),
+                digest: r.digest.clone(),
+            };
+            FileOutput::kept(new_dir, rel, kept)
+        });
+        let dest = rel.map(|rel| new_dir.join(rel));
+        let value = OutputValue::from_kept(&r.ty, bytes.clone(), file)
             .ok_or_else(|| format!("output `{name}` is not valid {}", r.ty))?;
         if let Some(dest) = dest {
             if let Some(parent) = dest.parent() {
@@ -394,25 +423,28 @@ fn make_empty_folders(parent_dir: &Path, rel: &str, empty: &[String]) -> Result<
     Ok(())
 }
 
-/// Copies the kept folder `kept` to `dest` when its copy matches `digest`. A changed, added or
-/// removed entry changes the digest; a link or special file planted in it is refused by name.
+/// Copies the kept folder `kept` to `rel` in the new run directory when its copy matches the
+/// digest. A changed, added or removed entry changes the digest; a link or special file planted
+/// in it is refused by name.
 fn verify_folder(
-    name: &str,
-    kept: &Path,
-    dest: &Path,
-    digest: &str,
+    kept: &Folder,
+    new_dir: &Path,
+    rel: &str,
+    record: Kept,
 ) -> Result<OutputValue, String> {
+    let name = record.output.clone();
+    let dest = new_dir.join(rel);
     let parent = dest
         .parent()
         .ok_or_else(|| format!("output `{name}` names an unsafe path"))?;
     std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
     let staged = tree::stage(kept, parent, None)
         .map_err(|e| format!("output `{name}` cannot be read: {e}"))?;
-    if staged.digest != digest {
+    if staged.digest != record.digest {
         return Err(format!("output `{name}` no longer matches its digest"));
     }
-    staged.install(dest).map_err(|e| e.to_string())?;
-    Ok(OutputValue::File(dest.to_path_buf()))
+    staged.install(&dest).map_err(|e| e.to_string())?;
+    Ok(OutputValue::File(FileOutput::kept(new_dir, rel, record)))
 }
 
 #[cfg(test)]

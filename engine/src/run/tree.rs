@@ -1,9 +1,10 @@
 //! Folder outputs: a tree of folders and regular files that a stage returns as a `file` output.
 //!
 //! A folder is kept by copying it (through the redactor) into a temp folder beside its place in
-//! the run directory, digesting the copy, and renaming it into place. The walk goes through file
-//! descriptors (`openat` with `O_NOFOLLOW`, one open folder per level), so a process the stage
-//! left behind cannot swap a checked folder for a link while it is read. Symbolic links and
+//! the run directory, digesting the copy, and renaming it into place. The walk is the reader's
+//! (`beneath.rs`: by descriptors, one open folder per level, each entry checked on the descriptor
+//! it is read by), so a process the stage left behind cannot swap a checked folder for a link
+//! while it is read. Symbolic links and
 //! special files anywhere inside are refused, naming the path; so are more than
 //! [`MAX_ENTRIES`] entries, [`MAX_BYTES`] of file contents in all, or [`MAX_DEPTH`] levels.
 //!
@@ -25,16 +26,15 @@
 //! keeps a folder and a file from ever sharing a digest. Modes and times are not covered: a kept
 //! tree's are always 0700 (folders) and 0600 (files).
 
-use std::ffi::{CStr, CString, OsStr};
 use std::fs::File;
-use std::io::{self, Read, Write as _};
-use std::os::fd::OwnedFd;
+use std::io::{self, Write as _};
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use sha2::{Digest as _, Sha256};
+
+use super::beneath::{self, Bounds, Folder, Node, Visit, WalkError, Why};
 
 use crate::exec::redact::Redactor;
 
@@ -74,162 +74,49 @@ fn io_error(path: PathBuf) -> impl FnOnce(io::Error) -> TreeError {
     move |source| TreeError::Io { path, source }
 }
 
-/// What the walk hands its visitor: a folder (before its contents), or a file to read to its end.
-enum Node<'r> {
-    Dir,
-    File(&'r mut dyn Read),
+const BOUNDS: Bounds = Bounds {
+    entries: MAX_ENTRIES,
+    bytes: MAX_BYTES,
+    depth: MAX_DEPTH,
+};
+
+/// Walks the open folder `root` in digest order, by descriptors (`beneath::walk`).
+fn walk(root: &Folder, visit: &mut Visit<'_>) -> Result<(), TreeError> {
+    beneath::walk(root, BOUNDS, visit).map_err(|e| match e {
+        WalkError::Link(p) => TreeError::Link(p),
+        WalkError::Special(p) => TreeError::Special(p),
+        WalkError::TooManyEntries(_) => TreeError::TooManyEntries(root.path().to_path_buf()),
+        WalkError::TooLarge(_) => TreeError::TooLarge(root.path().to_path_buf()),
+        WalkError::TooDeep(p) => TreeError::TooDeep(p),
+        WalkError::Changed(p) => TreeError::Changed(p),
+        WalkError::Io { path, source } => TreeError::Io { path, source },
+    })
 }
 
-type Visit<'v> = dyn FnMut(&Path, Node<'_>) -> io::Result<()> + 'v;
-
-struct Walker<'w, 'v> {
-    root: &'w Path,
-    entries: usize,
-    bytes: u64,
-    visit: &'w mut Visit<'v>,
-}
-
-/// Walks the folder `root` (not followed if it is a link) in digest order.
-fn walk(root: &Path, visit: &mut Visit<'_>) -> Result<(), TreeError> {
-    let fd = rustix::fs::open(
-        root,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| {
-        // ELOOP or ENOTDIR, depending on the flags' order in the kernel: ask the path.
-        if std::fs::symlink_metadata(root).is_ok_and(|m| m.is_symlink()) {
-            TreeError::Link(root.to_path_buf())
-        } else {
-            TreeError::Io {
-                path: root.to_path_buf(),
-                source: e.into(),
-            }
-        }
-    })?;
-    Walker {
-        root,
-        entries: 0,
-        bytes: 0,
-        visit,
-    }
-    .dir(&fd, Path::new(""), 0)
-}
-
-impl Walker<'_, '_> {
-    fn dir(&mut self, fd: &OwnedFd, rel: &Path, depth: usize) -> Result<(), TreeError> {
-        let here = self.root.join(rel);
-        let mut names: Vec<CString> = Vec::new();
-        for entry in rustix::fs::Dir::read_from(fd).map_err(|e| io_error(here.clone())(e.into()))? {
-            let entry = entry.map_err(|e| io_error(here.clone())(e.into()))?;
-            let name = entry.file_name();
-            if name == c"." || name == c".." {
-                continue;
-            }
-            // Counted while listing, so a huge folder is refused before it is held in memory.
-            self.entries += 1;
-            if self.entries > MAX_ENTRIES {
-                return Err(TreeError::TooManyEntries(self.root.to_path_buf()));
-            }
-            names.push(name.to_owned());
-        }
-        names.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-        for name in names {
-            let rel = rel.join(OsStr::from_bytes(name.as_bytes()));
-            self.entry(fd, &name, &rel, depth)?;
-        }
-        Ok(())
-    }
-
-    fn entry(
-        &mut self,
-        dir: &OwnedFd,
-        name: &CStr,
-        rel: &Path,
-        depth: usize,
-    ) -> Result<(), TreeError> {
-        let at = self.root.join(rel);
-        // lstat first: a special file is refused without being opened (opening a device can
-        // have effects); the kind is checked again on the open descriptor.
-        let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-            .map_err(|e| io_error(at.clone())(e.into()))?;
-        let open = |flags: OFlags| {
-            let fd = rustix::fs::openat(
-                dir,
-                name,
-                flags | OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NOCTTY,
-                Mode::empty(),
-            )
-            .map_err(|e| match e {
-                rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR => {
-                    TreeError::Changed(at.clone())
-                }
-                e => io_error(at.clone())(e.into()),
-            })?;
-            let now = rustix::fs::fstat(&fd).map_err(|e| io_error(at.clone())(e.into()))?;
-            if (now.st_dev, now.st_ino, FileType::from_raw_mode(now.st_mode))
-                != (st.st_dev, st.st_ino, FileType::from_raw_mode(st.st_mode))
-            {
-                return Err(TreeError::Changed(at.clone()));
-            }
-            Ok(fd)
-        };
-        match FileType::from_raw_mode(st.st_mode) {
-            FileType::Symlink => Err(TreeError::Link(at)),
-            FileType::Directory => {
-                if depth + 1 > MAX_DEPTH {
-                    return Err(TreeError::TooDeep(at));
-                }
-                let fd = open(OFlags::DIRECTORY)?;
-                (self.visit)(rel, Node::Dir).map_err(io_error(at.clone()))?;
-                self.dir(&fd, rel, depth + 1)
-            }
-            FileType::RegularFile => {
-                let left = MAX_BYTES - self.bytes;
-                if u64::try_from(st.st_size).unwrap_or(u64::MAX) > left {
-                    return Err(TreeError::TooLarge(self.root.to_path_buf()));
-                }
-                // NONBLOCK: had a FIFO been swapped in, opening it must not wait for a writer.
-                let file = File::from(open(OFlags::NONBLOCK)?);
-                // One byte past the budget is read, to tell a file that grew from one that fits.
-                let mut reader = Counted {
-                    inner: (&file).take(left + 1),
-                    read: 0,
-                };
-                (self.visit)(rel, Node::File(&mut reader)).map_err(io_error(at.clone()))?;
-                io::copy(&mut reader, &mut io::sink()).map_err(io_error(at.clone()))?;
-                if reader.read > left {
-                    return Err(TreeError::TooLarge(self.root.to_path_buf()));
-                }
-                self.bytes += reader.read;
-                Ok(())
-            }
-            _ => Err(TreeError::Special(at)),
-        }
-    }
-}
-
-struct Counted<R> {
-    inner: R,
-    read: u64,
-}
-
-impl<R: Read> Read for Counted<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        Ok(n)
-    }
+/// The folder at `path`, not followed if it is a link.
+fn open(path: &Path) -> Result<Folder, TreeError> {
+    Folder::open(path).map_err(|e| match beneath::refused(&e).map(|r| r.why) {
+        Some(Why::Link) => TreeError::Link(path.to_path_buf()),
+        _ => TreeError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        },
+    })
 }
 
 /// The digest of the folder at `root` (the scheme is in the module's documentation).
 pub(crate) fn digest(root: &Path) -> Result<String, TreeError> {
+    digest_of(&open(root)?)
+}
+
+/// The digest of the open folder `root`.
+pub(crate) fn digest_of(root: &Folder) -> Result<String, TreeError> {
     let mut h = Sha256::new();
     h.update(b"folder\0");
     let mut chunk = vec![0u8; 1 << 16];
     walk(root, &mut |rel, node| {
         let (kind, contents) = match node {
-            Node::Dir => (b"d", None),
+            Node::Folder => (b"d", None),
             Node::File(r) => {
                 let mut fh = Sha256::new();
                 loop {
@@ -297,11 +184,11 @@ impl EmptyFolders {
     }
 }
 
-/// Copies the folder `from` into a temp folder in `parent` (through `redactor` when given:
+/// Copies the open folder `from` into a temp folder in `parent` (through `redactor` when given:
 /// what is kept is redacted; a copy of a kept folder is not redacted again) and digests the
 /// copy. Blocking.
 pub(crate) fn stage(
-    from: &Path,
+    from: &Folder,
     parent: &Path,
     redactor: Option<&Redactor>,
 ) -> Result<Staged, TreeError> {
@@ -317,9 +204,9 @@ pub(crate) fn stage(
     let mut empty = EmptyFolders::new();
     walk(from, &mut |rel, node| {
         let dest = to.join(rel);
-        empty.saw(rel, matches!(node, Node::Dir));
+        empty.saw(rel, matches!(node, Node::Folder));
         match node {
-            Node::Dir => std::fs::DirBuilder::new().mode(0o700).create(&dest),
+            Node::Folder => std::fs::DirBuilder::new().mode(0o700).create(&dest),
             Node::File(r) => {
                 let mut out = std::fs::OpenOptions::new()
                     .write(true)
@@ -433,10 +320,10 @@ mod tests {
             std::fs::create_dir_all(from.path().join(empty)).unwrap();
         }
         let parent = tempfile::tempdir().unwrap();
-        let staged = stage(from.path(), parent.path(), None).unwrap();
+        let staged = stage(&Folder::open(from.path()).unwrap(), parent.path(), None).unwrap();
         assert_eq!(staged.empty, ["d/h", "e/f", "e/g", "i"]);
         let nothing = tempfile::tempdir().unwrap();
-        let staged = stage(nothing.path(), parent.path(), None).unwrap();
+        let staged = stage(&Folder::open(nothing.path()).unwrap(), parent.path(), None).unwrap();
         assert_eq!(staged.empty, ["."]);
     }
 
@@ -445,7 +332,7 @@ mod tests {
         let from = tree(&[("a", "key=s3cret-value-1234"), ("d/b", "2")]);
         let parent = tempfile::tempdir().unwrap();
         let r = Redactor::new([("k", "s3cret-value-1234")]).unwrap();
-        let staged = stage(from.path(), parent.path(), Some(&r)).unwrap();
+        let staged = stage(&Folder::open(from.path()).unwrap(), parent.path(), Some(&r)).unwrap();
         let to = parent.path().join("out");
         std::fs::create_dir(&to).unwrap();
         std::fs::write(to.join("stale"), "").unwrap();
@@ -465,7 +352,9 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let from = tree(&[("d/a", "1")]);
         std::os::unix::fs::symlink("a", from.path().join("d/l")).unwrap();
-        let e = stage(from.path(), parent.path(), None).err().unwrap();
+        let e = stage(&Folder::open(from.path()).unwrap(), parent.path(), None)
+            .err()
+            .unwrap();
         assert!(
             matches!(&e, TreeError::Link(p) if p.ends_with("d/l")),
             "{e}"

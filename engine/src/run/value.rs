@@ -1,17 +1,18 @@
 //! Output values of stages, and their digests.
 
-use std::path::PathBuf;
-
 use sha2::{Digest as _, Sha256};
 
-/// The value of one output. A `File` is a path in the run directory once the stage has ended.
+use super::file_output::FileOutput;
+
+/// The value of one output. A `File` lies in the stage's own folder until the stage has ended,
+/// then in the run directory with the digest it was kept with.
 #[derive(Clone, Debug, PartialEq)]
 pub enum OutputValue {
     Bool(bool),
     Text(String),
     Bytes(Vec<u8>),
     Json(serde_json::Value),
-    File(PathBuf),
+    File(FileOutput),
 }
 
 /// The outputs a stage produced, by name. An output that is not in the map is absent.
@@ -44,7 +45,7 @@ impl OutputValue {
             Self::Text(t) => t.clone(),
             Self::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
             Self::Json(v) => v.to_string(),
-            Self::File(p) => p.display().to_string(),
+            Self::File(f) => f.path().display().to_string(),
         }
     }
 
@@ -63,8 +64,9 @@ impl OutputValue {
         }
     }
 
-    /// Rebuilds a value of type `type_name` from kept bytes (a file keeps its path).
-    pub fn from_kept(type_name: &str, bytes: Vec<u8>, path: PathBuf) -> Option<Self> {
+    /// Rebuilds a value of type `type_name` from kept bytes (`file` is `file`'s, not rebuilt
+    /// from bytes).
+    pub fn from_kept(type_name: &str, bytes: Vec<u8>, file: Option<FileOutput>) -> Option<Self> {
         Some(match type_name {
             "bool" => match bytes.as_slice() {
                 b"true" => Self::Bool(true),
@@ -74,7 +76,7 @@ impl OutputValue {
             "text" => Self::Text(String::from_utf8(bytes).ok()?),
             "bytes" => Self::Bytes(bytes),
             "json" => Self::Json(serde_json::from_slice(&bytes).ok()?),
-            "file" => Self::File(path),
+            "file" => Self::File(file?),
             _ => return None,
         })
     }
@@ -115,7 +117,7 @@ mod tests {
             OutputValue::Text("a".into()),
             OutputValue::Json(serde_json::json!({"a": 1})),
         ] {
-            let back = OutputValue::from_kept(v.type_name(), v.bytes().unwrap(), PathBuf::new());
+            let back = OutputValue::from_kept(v.type_name(), v.bytes().unwrap(), None);
             assert_eq!(back, Some(v));
         }
     }

@@ -18,8 +18,10 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
 
+use reviewflow_engine::run::beneath::Node;
+
 use crate::reviewer::conversation::{
-    ConversationError, MAX_CONVERSATION_BYTES, MAX_CONVERSATION_ENTRIES, walk,
+    ConversationError, MAX_CONVERSATION_BYTES, MAX_CONVERSATION_ENTRIES, open, walk,
 };
 
 const FOLDER: u8 = b'd';
@@ -55,36 +57,38 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> PackError + '_ {
 }
 
 /// Packs the folder at `root` (the folder itself is implied, not an entry). The walk is the
-/// one every conversation on disk goes through (no link, no special file, the caps); the
+/// one every conversation on disk goes through (the reader's: by descriptors, no link, no special
+/// file, the caps), and each file's bytes are read from the descriptor it was checked on; the
 /// entries are then put in bytewise order, which keeps every folder before what it holds.
 pub fn pack_folder(root: &Path) -> Result<Vec<u8>, PackError> {
-    let mut entries: Vec<(String, PathBuf, bool)> = Vec::new();
-    let mut budget = Default::default();
-    walk(root, &mut budget, &mut |path, is_dir| {
-        if path == root {
+    let mut entries: Vec<(String, Option<Vec<u8>>)> = Vec::new();
+    walk(open(root)?, root, &mut |rel, node| {
+        if rel.as_os_str().is_empty() {
             return Ok(());
         }
-        let relative = path
-            .strip_prefix(root)
-            .ok()
-            .and_then(|r| r.to_str())
-            .ok_or_else(|| ConversationError::Io {
-                path: path.to_owned(),
-                source: io::Error::other("its name is not UTF-8"),
-            })?;
-        entries.push((relative.to_owned(), path.to_owned(), is_dir));
+        let relative = rel
+            .to_str()
+            .ok_or_else(|| io::Error::other(format!("{}: its name is not UTF-8", rel.display())))?;
+        let bytes = match node {
+            Node::Folder => None,
+            Node::File(r) => {
+                let mut bytes = Vec::new();
+                r.read_to_end(&mut bytes)?;
+                Some(bytes)
+            }
+        };
+        entries.push((relative.to_owned(), bytes));
         Ok(())
     })
     .map_err(PackError::from)?;
     entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     let mut out = Vec::new();
-    for (relative, path, is_dir) in entries {
+    for (relative, bytes) in entries {
         check_path(&relative)?;
-        if is_dir {
+        let Some(bytes) = bytes else {
             put_header(&mut out, FOLDER, &relative);
             continue;
-        }
-        let bytes = read_regular(&path)?;
+        };
         if (out.len() + bytes.len()) as u64 > MAX_CONVERSATION_BYTES {
             return Err(PackError::TooLarge);
         }
@@ -105,34 +109,6 @@ impl From<ConversationError> for PackError {
             ConversationError::Io { path, source } => PackError::Io { path, source },
         }
     }
-}
-
-/// A regular file's bytes, within the cap, opened without following a link or blocking on a
-/// FIFO that replaced it after the check.
-fn read_regular(path: &Path) -> Result<Vec<u8>, PackError> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc_flags())
-        .open(path)
-        .map_err(io_at(path))?;
-    let meta = file.metadata().map_err(io_at(path))?;
-    if !meta.is_file() {
-        return Err(PackError::Special(path.to_owned()));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_CONVERSATION_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io_at(path))?;
-    if bytes.len() as u64 > MAX_CONVERSATION_BYTES {
-        return Err(PackError::TooLarge);
-    }
-    Ok(bytes)
-}
-
-fn libc_flags() -> i32 {
-    (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32
 }
 
 fn put_header(out: &mut Vec<u8>, kind: u8, path: &str) {

@@ -3,11 +3,14 @@
 //!
 //! Both are copied or read by reviewflow and then sealed, so neither may contain a symbolic link
 //! (which could make the seal read a file the reviewer never meant to hand over) or a special
-//! file, and both are bounded in size.
+//! file, and both are bounded in size. Both are read through the engine's reader
+//! (`run::beneath`): by descriptors, no link followed at any component, nothing opened twice.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read as _, Write as _};
 use std::path::{Path, PathBuf};
+
+use reviewflow_engine::run::beneath::{self, Bounds, Entry, Folder, Node, Visit, WalkError, Why};
 
 /// Most entries (files and folders) a conversation folder may hold.
 pub const MAX_CONVERSATION_ENTRIES: usize = 10_000;
@@ -78,96 +81,122 @@ pub enum ConversationError {
     },
 }
 
-fn io_error(path: &Path) -> impl FnOnce(io::Error) -> ConversationError + '_ {
-    move |source| ConversationError::Io {
-        path: path.to_owned(),
-        source,
+/// The caps of a conversation, as a walk of the reader enforces them. Depth is bounded too,
+/// since a walk holds one descriptor per level.
+const BOUNDS: Bounds = Bounds {
+    entries: MAX_CONVERSATION_ENTRIES,
+    bytes: MAX_CONVERSATION_BYTES,
+    depth: 64,
+};
+
+impl From<WalkError> for ConversationError {
+    fn from(e: WalkError) -> Self {
+        match e {
+            WalkError::Link(path) => ConversationError::Symlink { path },
+            WalkError::Special(path) => ConversationError::Special { path },
+            WalkError::TooManyEntries(_) => ConversationError::TooManyEntries,
+            WalkError::TooLarge(_) => ConversationError::TooLarge,
+            WalkError::Io { path, source } => ConversationError::Io { path, source },
+            e @ (WalkError::TooDeep(_) | WalkError::Changed(_)) => ConversationError::Io {
+                path: PathBuf::new(),
+                source: io::Error::other(e.to_string()),
+            },
+        }
     }
 }
 
-/// Running totals of a walk, to enforce the caps.
-#[derive(Default)]
-pub(crate) struct Budget {
-    entries: usize,
-    bytes: u64,
-}
-
-impl Budget {
-    fn take(&mut self, bytes: u64) -> Result<(), ConversationError> {
-        self.entries += 1;
-        self.bytes = self.bytes.saturating_add(bytes);
-        if self.entries > MAX_CONVERSATION_ENTRIES {
-            return Err(ConversationError::TooManyEntries);
-        }
-        if self.bytes > MAX_CONVERSATION_BYTES {
-            return Err(ConversationError::TooLarge);
-        }
-        Ok(())
+/// A refusal of the reader as a conversation error.
+fn refusal(path: &Path, e: io::Error) -> ConversationError {
+    match beneath::refused(&e).map(|r| (r.why, r.path.clone())) {
+        Some((Why::Link, path)) => ConversationError::Symlink { path },
+        Some((Why::Special | Why::NotRegular, path)) => ConversationError::Special { path },
+        _ => ConversationError::Io {
+            path: path.to_owned(),
+            source: e,
+        },
     }
 }
 
-/// Checks that `path` (a file or folder) holds only regular files and folders, within the caps.
-pub(crate) fn check_tree(path: &Path) -> Result<(), ConversationError> {
-    walk(path, &mut Budget::default(), &mut |_, _| Ok(()))
+/// The conversation at `path` (a file or folder), opened through the reader beneath its parent:
+/// the parent is reviewflow's, `path` itself and everything below it are not trusted.
+pub(crate) fn open(path: &Path) -> Result<Entry, ConversationError> {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(ConversationError::Io {
+            path: path.to_owned(),
+            source: io::Error::new(io::ErrorKind::InvalidInput, "names no file or folder"),
+        });
+    };
+    Folder::open(parent)
+        .and_then(|f| f.entry(Path::new(name)))
+        .map_err(|e| refusal(path, e))
 }
 
-/// Copies the conversation at `from` (file or folder) to `to`, which must not exist, refusing
-/// links and special files and enforcing the caps.
-pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), ConversationError> {
-    walk(from, &mut Budget::default(), &mut |source, is_dir| {
-        let relative = source.strip_prefix(from).unwrap_or(Path::new(""));
-        let target = if relative.as_os_str().is_empty() {
+/// Checks that the opened conversation `entry` (at `at`) holds only regular files and folders,
+/// within the caps.
+pub(crate) fn check_tree(entry: Entry, at: &Path) -> Result<(), ConversationError> {
+    walk(entry, at, &mut |_, _| Ok(()))
+}
+
+/// Copies the opened conversation `entry` (file or folder, at `at`) to `to`, which must not
+/// exist, refusing links and special files and enforcing the caps.
+pub(crate) fn copy_tree(entry: Entry, at: &Path, to: &Path) -> Result<(), ConversationError> {
+    let mut chunk = vec![0u8; 1 << 16];
+    walk(entry, at, &mut |rel, node| {
+        let target = if rel.as_os_str().is_empty() {
             to.to_owned()
         } else {
-            to.join(relative)
+            to.join(rel)
         };
-        if is_dir {
-            fs::create_dir(&target).map_err(io_error(&target))
-        } else {
-            fs::copy(source, &target)
-                .map(drop)
-                .map_err(io_error(&target))
+        match node {
+            Node::Folder => fs::create_dir(&target),
+            Node::File(r) => {
+                let mut out = fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&target)?;
+                loop {
+                    let n = r.read(&mut chunk)?;
+                    if n == 0 {
+                        return Ok(());
+                    }
+                    out.write_all(&chunk[..n])?;
+                }
+            }
         }
     })
 }
 
-/// Visits `path` and, for a folder, everything under it (parents before children), calling
-/// `visit(path, is_dir)` on each. Refuses links and special files, and enforces the caps.
+/// Visits the opened conversation `entry` (at `at`) by descriptors: `visit(relative path,
+/// node)`, the folder itself first with the empty path, then everything under it (parents
+/// before children, names sorted). A file's contents are read from the descriptor the check was
+/// made on, never opened again by path. Refuses links and special files, and enforces the caps.
 pub(crate) fn walk(
-    path: &Path,
-    budget: &mut Budget,
-    visit: &mut dyn FnMut(&Path, bool) -> Result<(), ConversationError>,
+    entry: Entry,
+    at: &Path,
+    visit: &mut Visit<'_>,
 ) -> Result<(), ConversationError> {
-    // symlink_metadata: a link is reported as a link, never followed.
-    let meta = fs::symlink_metadata(path).map_err(io_error(path))?;
-    let kind = meta.file_type();
-    if kind.is_symlink() {
-        return Err(ConversationError::Symlink {
-            path: path.to_owned(),
-        });
-    }
-    if kind.is_file() {
-        budget.take(meta.len())?;
-        return visit(path, false);
-    }
-    if !kind.is_dir() {
-        return Err(ConversationError::Special {
-            path: path.to_owned(),
-        });
-    }
-    budget.take(0)?;
-    visit(path, true)?;
-    let mut children = Vec::new();
-    for entry in fs::read_dir(path).map_err(io_error(path))? {
-        children.push(entry.map_err(io_error(path))?.path());
-        if children.len() > MAX_CONVERSATION_ENTRIES {
-            return Err(ConversationError::TooManyEntries);
+    let io_error = |source| ConversationError::Io {
+        path: at.to_owned(),
+        source,
+    };
+    match entry {
+        Entry::Folder(folder) => {
+            visit(Path::new(""), Node::Folder).map_err(io_error)?;
+            Ok(beneath::walk(&folder, BOUNDS, visit)?)
+        }
+        Entry::File(file) => {
+            if file.metadata().map_err(io_error)?.len() > MAX_CONVERSATION_BYTES {
+                return Err(ConversationError::TooLarge);
+            }
+            // One byte past the cap is read, to tell a file that grew from one that fits.
+            let mut reader = (&file).take(MAX_CONVERSATION_BYTES + 1);
+            visit(Path::new(""), Node::File(&mut reader)).map_err(io_error)?;
+            // What the visitor left unread still counts.
+            io::copy(&mut reader, &mut io::sink()).map_err(io_error)?;
+            if reader.limit() == 0 {
+                return Err(ConversationError::TooLarge);
+            }
+            Ok(())
         }
     }
-    // Sorted, so that a failure names the same entry on every run.
-    children.sort();
-    for child in children {
-        walk(&child, budget, visit)?;
-    }
-    Ok(())
 }

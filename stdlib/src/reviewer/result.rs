@@ -5,9 +5,10 @@
 //! are rejected: a misspelt key must fail loudly, not read as "no findings". Any failure means
 //! the try ended without a review, and the error names the field.
 
-use std::fs;
-use std::io::{self, Read as _};
+use std::io;
 use std::path::{Path, PathBuf};
+
+use reviewflow_engine::run::beneath::{self, Folder, Why};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -247,31 +248,25 @@ pub fn check_relative_path(field: &str, path: &str) -> Result<(), ResultError> {
 }
 
 /// Reads and validates the result at `path`, and the conversation it names under
-/// `conversation_out`. Returns the result and the conversation's absolute path.
+/// `conversation_out`. Returns the result and the conversation's absolute path. Both were
+/// written by the reviewer: they are read through the engine's reader (`run::beneath`), beneath
+/// the try's folder (the parent of `path`, which reviewflow made), no link followed at any
+/// component, each file checked on the descriptor it is read from.
 pub fn read_result(
     path: &Path,
     conversation_out: &Path,
 ) -> Result<(ReviewResult, Option<PathBuf>), ResultError> {
-    let meta = match fs::symlink_metadata(path) {
-        Ok(meta) => meta,
+    let (Some(root), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(ResultError::Missing);
+    };
+    let read = Folder::open(root).and_then(|f| f.read(Path::new(name), MAX_RESULT_BYTES));
+    let bytes = match read {
+        Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ResultError::Missing),
+        Err(e) if e.kind() == io::ErrorKind::FileTooLarge => return Err(ResultError::TooLarge),
+        Err(e) if beneath::refused(&e).is_some() => return Err(ResultError::NotAFile),
         Err(source) => return Err(ResultError::Io { source }),
     };
-    if !meta.file_type().is_file() {
-        return Err(ResultError::NotAFile);
-    }
-    if meta.len() > MAX_RESULT_BYTES {
-        return Err(ResultError::TooLarge);
-    }
-    // The file may still grow between the check and the read (a straggler): read one byte
-    // more than allowed to notice.
-    let mut bytes = Vec::new();
-    fs::File::open(path)
-        .and_then(|f| f.take(MAX_RESULT_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|source| ResultError::Io { source })?;
-    if bytes.len() as u64 > MAX_RESULT_BYTES {
-        return Err(ResultError::TooLarge);
-    }
     let result = ReviewResult::parse(&bytes)?;
     let conversation = match &result.conversation {
         None => None,
@@ -280,28 +275,25 @@ pub fn read_result(
     Ok((result, conversation))
 }
 
-/// The conversation at `relative` under `root`: every component on the way is a real folder
-/// (no link), and the conversation itself holds only files and folders within the caps.
+/// The conversation at `relative` under `root`: opened beneath `root` with no link at any
+/// component, and holding only files and folders within the caps.
 fn check_conversation(root: &Path, relative: &str) -> Result<PathBuf, ResultError> {
     let conversation = |source| ResultError::Conversation { source };
-    let mut at = root.to_owned();
-    let components: Vec<&str> = relative.split('/').collect();
-    for (i, component) in components.iter().enumerate() {
-        at.push(component);
-        if i + 1 == components.len() {
-            break;
-        }
-        let meta = fs::symlink_metadata(&at).map_err(|source| {
-            conversation(ConversationError::Io {
-                path: at.clone(),
-                source,
-            })
+    let at = root.join(relative);
+    let entry = Folder::open(root)
+        .and_then(|f| f.entry(Path::new(relative)))
+        .map_err(|source| {
+            let error = match beneath::refused(&source).map(|r| (r.why, r.path.clone())) {
+                Some((Why::Link, path)) => ConversationError::Symlink { path },
+                Some((Why::Special, path)) => ConversationError::Special { path },
+                _ => ConversationError::Io {
+                    path: at.clone(),
+                    source,
+                },
+            };
+            conversation(error)
         })?;
-        if meta.file_type().is_symlink() {
-            return Err(conversation(ConversationError::Symlink { path: at }));
-        }
-    }
-    check_tree(&at).map_err(conversation)?;
+    check_tree(entry, &at).map_err(conversation)?;
     Ok(at)
 }
 
@@ -329,5 +321,72 @@ mod tests {
             assert!(check_relative_path("p", bad).is_err(), "{bad:?}");
         }
         assert!(check_relative_path("p", &"a".repeat(MAX_PATH_BYTES + 1)).is_err());
+    }
+}
+
+#[cfg(test)]
+mod reads {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    const RESULT: &str = r#"{"version": 1, "comment": "c", "findings": [], "conversation": "s/session.jsonl", "resumed": false}"#;
+
+    /// A try folder with `result.json` and `conversation-out/s/session.jsonl`, and a folder
+    /// outside it holding the same names.
+    fn try_folder() -> (tempfile::TempDir, tempfile::TempDir) {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        for dir in [root.path(), outside.path()] {
+            std::fs::create_dir_all(dir.join("conversation-out/s")).unwrap();
+            std::fs::write(dir.join("conversation-out/s/session.jsonl"), "{}\n").unwrap();
+            std::fs::write(dir.join("result.json"), RESULT).unwrap();
+        }
+        (root, outside)
+    }
+
+    fn read(root: &Path) -> Result<(ReviewResult, Option<PathBuf>), ResultError> {
+        read_result(&root.join("result.json"), &root.join("conversation-out"))
+    }
+
+    #[test]
+    fn what_the_reviewer_wrote_is_read_beneath_its_folder_only() {
+        let (root, _outside) = try_folder();
+        let (_, conversation) = read(root.path()).unwrap();
+        assert_eq!(
+            conversation.unwrap(),
+            root.path().join("conversation-out/s/session.jsonl")
+        );
+
+        // A folder on the way to the conversation swapped for a link.
+        let (root, outside) = try_folder();
+        let s = root.path().join("conversation-out/s");
+        std::fs::remove_dir_all(&s).unwrap();
+        symlink(outside.path().join("conversation-out/s"), &s).unwrap();
+        let e = read(root.path()).unwrap_err();
+        assert!(
+            matches!(&e, ResultError::Conversation { source: ConversationError::Symlink { path } } if path == &s),
+            "{e}"
+        );
+
+        // The conversation folder itself a link.
+        let (root, outside) = try_folder();
+        let out = root.path().join("conversation-out");
+        std::fs::remove_dir_all(&out).unwrap();
+        symlink(outside.path().join("conversation-out"), &out).unwrap();
+        assert!(read(root.path()).is_err());
+
+        // The result a FIFO: refused, not waited on.
+        let (root, _outside) = try_folder();
+        let result = root.path().join("result.json");
+        std::fs::remove_file(&result).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &result,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert!(matches!(read(root.path()), Err(ResultError::NotAFile)));
     }
 }

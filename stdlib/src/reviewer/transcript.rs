@@ -5,9 +5,11 @@
 //! is recorded as the diff's digest and per-file counts, never the diff's text: a diff may hold
 //! a credential, and a conversation holding one is never sealed.
 
-use std::fs;
-use std::io::{self, Read as _};
+use std::io;
 use std::path::{Path, PathBuf};
+
+use reviewflow_engine::run::beneath::{self, Entry, Folder, Why};
+use reviewflow_engine::run::nofollow::read_bounded;
 
 use serde::{Deserialize, Serialize};
 
@@ -99,33 +101,44 @@ impl Transcript {
         }
     }
 
-    /// Reads the transcript at `path`: a file, or a folder holding [`TRANSCRIPT_FILE`].
+    /// Reads the transcript at `path`: a file, or a folder holding [`TRANSCRIPT_FILE`]. Read
+    /// through the engine's reader beneath `path`'s parent: no link followed, a regular file
+    /// only, within [`MAX_TRANSCRIPT_BYTES`].
     pub fn read(path: &Path) -> Result<Self, TranscriptError> {
         let io_error = |path: &Path| {
             let path = path.to_owned();
             move |source| TranscriptError::Io { path, source }
         };
-        let meta = fs::symlink_metadata(path).map_err(io_error(path))?;
-        let file = if meta.is_dir() {
-            path.join(TRANSCRIPT_FILE)
-        } else {
-            path.to_owned()
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return Err(io_error(path)(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "names no file",
+            )));
         };
-        let meta = fs::symlink_metadata(&file).map_err(io_error(&file))?;
+        let folder = Folder::open(parent).map_err(io_error(path))?;
+        let (file, read) = match folder.entry(Path::new(name)) {
+            Ok(Entry::Folder(f)) => (
+                path.join(TRANSCRIPT_FILE),
+                f.read(Path::new(TRANSCRIPT_FILE), MAX_TRANSCRIPT_BYTES),
+            ),
+            Ok(Entry::File(f)) => (path.to_owned(), read_bounded(f, MAX_TRANSCRIPT_BYTES)),
+            Err(e) => (path.to_owned(), Err(e)),
+        };
         let format = |message: String| TranscriptError::Format {
             path: file.clone(),
             message,
         };
-        if !meta.is_file() {
-            return Err(format("not a regular file".to_owned()));
-        }
-        let mut bytes = Vec::new();
-        fs::File::open(&file)
-            .and_then(|f| f.take(MAX_TRANSCRIPT_BYTES + 1).read_to_end(&mut bytes))
-            .map_err(io_error(&file))?;
-        if bytes.len() as u64 > MAX_TRANSCRIPT_BYTES {
-            return Err(TranscriptError::TooLarge { path: file });
-        }
+        let bytes = match read {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::FileTooLarge => {
+                return Err(TranscriptError::TooLarge { path: file });
+            }
+            // A link, a special file, a folder where the file should be.
+            Err(e) if beneath::refused(&e).is_some_and(|r| r.why != Why::Changed) => {
+                return Err(format("not a regular file".to_owned()));
+            }
+            Err(e) => return Err(io_error(&file)(e)),
+        };
         let transcript: Transcript =
             serde_json::from_slice(&bytes).map_err(|e| format(e.to_string()))?;
         if transcript.version != TRANSCRIPT_VERSION || transcript.reviewer != "rules" {

@@ -9,7 +9,9 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
-use super::conversation::{Conversation, ConversationError, copy_tree};
+use reviewflow_engine::run::beneath::Entry;
+
+use super::conversation::{Conversation, ConversationError, copy_tree, open};
 use super::outcome::ReviewInput;
 
 /// Longest input name, in characters.
@@ -113,25 +115,22 @@ impl TryFolder {
     }
 
     /// Copies the conversation: a folder becomes `conversation/`, a file `conversation/<name>`.
+    /// It is opened once, through the reader, and copied from what was opened.
     fn copy_resume(&self, from: &Path) -> Result<PathBuf, PrepareError> {
         let resume_error = |source| PrepareError::Resume { source };
         let dir = self.root.join("conversation");
-        let meta = fs::symlink_metadata(from).map_err(|source| {
-            resume_error(ConversationError::Io {
-                path: from.to_owned(),
-                source,
-            })
-        })?;
-        if meta.is_dir() {
-            copy_tree(from, &dir).map_err(resume_error)?;
-            return Ok(dir);
-        }
-        let name = from
-            .file_name()
-            .map_or_else(|| "conversation".into(), ToOwned::to_owned);
-        private_dir(&dir)?;
-        let to = dir.join(name);
-        copy_tree(from, &to).map_err(resume_error)?;
+        let entry = open(from).map_err(resume_error)?;
+        let to = match entry {
+            Entry::Folder(_) => dir,
+            Entry::File(_) => {
+                let name = from
+                    .file_name()
+                    .map_or_else(|| "conversation".into(), ToOwned::to_owned);
+                private_dir(&dir)?;
+                dir.join(name)
+            }
+        };
+        copy_tree(entry, from, &to).map_err(resume_error)?;
         Ok(to)
     }
 }

@@ -167,7 +167,7 @@ async fn run(
                 header.conversation_id,
                 header.head.get(..12).unwrap_or(&header.head)
             ));
-            out.insert("conversation".into(), OutputValue::File(path));
+            out.insert("conversation".into(), cx.output_file(&path).await?);
             out.insert("restored".into(), OutputValue::Bool(true));
             out.insert("head".into(), OutputValue::Text(header.head));
         }

@@ -4,7 +4,7 @@
 use reviewflow_engine::exec::secret::SecretValue;
 use reviewflow_engine::run::{OutputValue, Resolved, StageCx, StageError, StageOutputs};
 
-use super::runtime::{arg, value_bytes};
+use super::runtime::{arg, kept_copy, value_bytes};
 use crate::reviewer::model::{Access, ModelCli, ModelReviewer, run_model_reviewer, trusted_path};
 use crate::reviewer::{
     CommandReviewer, Conversation, ReviewEvent, ReviewInput, RulesReviewer, run_command_reviewer,
@@ -23,7 +23,10 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
     let mut inputs = inputs_of(&cx, "untrusted", true).await?;
     inputs.extend(inputs_of(&cx, "input", false).await?);
     let resume = match arg(&cx, "resume") {
-        Some(Resolved::Output(Some(OutputValue::File(p)))) => Some(Conversation::new(p.clone())),
+        // A verified copy in the stage's own folder: the kept one may have changed since.
+        Some(Resolved::Output(Some(OutputValue::File(f)))) => {
+            Some(Conversation::new(kept_copy(&cx, f, "resumed").await?))
+        }
         _ => None,
     };
     let tries = match arg(&cx, "tries") {
@@ -178,7 +181,7 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
         .map_err(|e| StageError::failed(format!("cannot encode the findings: {e}")))?;
     out.insert("findings".into(), OutputValue::Json(findings));
     if let Some(c) = outcome.conversation {
-        out.insert("conversation".into(), OutputValue::File(c));
+        out.insert("conversation".into(), cx.output_file(&c).await?);
     }
     if let Some(lens) = &lens {
         let meta = serde_json::to_value(&lens.meta)

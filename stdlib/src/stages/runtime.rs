@@ -4,7 +4,11 @@
 use std::collections::BTreeMap;
 
 use reviewflow_engine::model::{Segment, Template};
-use reviewflow_engine::run::{OutputValue, Resolved, ResolvedChild, StageCx, StageError};
+use std::path::PathBuf;
+
+use reviewflow_engine::run::{
+    FileOutput, MAX_KEPT_BYTES, OutputValue, Resolved, ResolvedChild, StageCx, StageError,
+};
 
 /// `impl StageImpl for $kind` by an `async fn $run(cx: StageCx<'_>) -> Result<StageOutputs, StageError>`.
 macro_rules! stage_impl {
@@ -46,15 +50,45 @@ pub fn text_props(child: &ResolvedChild) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The bytes of a value (a file is read).
+/// The bytes of a value. A kept file is read through the reader and must still match the digest
+/// it was kept with (the bytes checked are the bytes returned).
 pub async fn value_bytes(value: &OutputValue) -> Result<Vec<u8>, StageError> {
     match value {
-        OutputValue::File(p) => tokio::fs::read(p)
+        OutputValue::File(f) => {
+            let f = f.clone();
+            blocking(move || {
+                f.read(MAX_KEPT_BYTES)
+                    .map_err(|e| StageError::failed(e.to_string()))
+            })
             .await
-            .map_err(|e| StageError::io(format!("read {}", p.display()), e)),
+        }
         OutputValue::Bytes(b) => Ok(b.clone()),
         other => Ok(other.render().into_bytes()),
     }
+}
+
+/// A copy of the kept file or folder `f` in the stage's work folder (`<work>/<into>/<name>`),
+/// made only if it still matches the digest it was kept with: what the stage then reads is what
+/// was checked, and no child of the stage has run on it.
+pub async fn kept_copy(
+    cx: &StageCx<'_>,
+    f: &FileOutput,
+    into: &str,
+) -> Result<PathBuf, StageError> {
+    let dir = cx.work_dir().await?.join(into);
+    let name = f
+        .path()
+        .file_name()
+        .map_or_else(|| "kept".into(), ToOwned::to_owned);
+    let to = dir.join(name);
+    let f = f.clone();
+    blocking(move || {
+        std::fs::create_dir_all(&dir).map_err(|e| StageError::io("create a folder", e))?;
+        f.copy_to(&to)
+            .map_err(|e| StageError::failed(e.to_string()))?;
+        Ok(to)
+    })
+    .await
 }
 
 /// Renders a template made of inputs and literals (a store's name).

@@ -56,7 +56,7 @@ async fn run(
 ) -> Result<reviewflow_engine::run::StageOutputs, reviewflow_engine::run::StageError> {
     use reviewflow_engine::run::{OutputValue, Resolved, StageError, StageOutputs};
 
-    use super::runtime::{arg, blocking, text_props};
+    use super::runtime::{arg, blocking, kept_copy, text_props};
     use crate::conversation::{
         BUNDLE_VERSION, BundleHeader, MIN_KEY_BYTES, SealRequest, conversation_id,
         read_conversation, seal_bytes, short_key,
@@ -67,7 +67,7 @@ async fn run(
     let services = Services::of(&cx)?;
     let mut out = StageOutputs::new();
     let input = match arg(&cx, "input") {
-        Some(Resolved::Output(Some(OutputValue::File(p)))) => p.clone(),
+        Some(Resolved::Output(Some(OutputValue::File(f)))) => f.clone(),
         Some(Resolved::Output(Some(_))) => return Err(StageError::failed("`input` is not a file")),
         _ => {
             cx.status
@@ -101,12 +101,16 @@ async fn run(
     let binding = Binding::from_pairs(bind.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .map_err(|e| StageError::failed(format!("the binding is not usable: {e}")))?;
     let file_name = input
+        .path()
         .file_name()
         .and_then(|n| n.to_str())
         .filter(|n| !n.starts_with('.'))
         .unwrap_or("conversation")
         .to_string();
     let head = services.forge.change().head.to_string();
+    // What is sealed is a verified copy in the stage's own folder: the kept conversation may
+    // have changed since it was kept.
+    let input = kept_copy(&cx, &input, "sealing").await?;
     let work = cx.work_dir().await?.to_path_buf();
     let blob = work.join("sealed.blob");
     let run_id = cx.run_id.to_string();
@@ -140,7 +144,7 @@ async fn run(
         "sealed the conversation {conversation_id} of the review of {} ({size} bytes)",
         services.forge.change().head.short()
     ));
-    out.insert("blob".into(), OutputValue::File(blob));
+    out.insert("blob".into(), cx.output_file(&blob).await?);
     out.insert("sealed".into(), OutputValue::Bool(true));
     Ok(out)
 }

@@ -66,23 +66,21 @@ pub(crate) fn args(spec: &ModelReviewer, resume: Option<&str>, new_id: &str) -> 
 
 /// Places the restored session where a resume finds it; returns its id.
 pub(crate) fn place_session(home: &TryHome, cwd: &Path, restored: &Path) -> Result<String, String> {
-    let id = session_id_of(restored).ok_or_else(|| {
+    let bytes = home::read_restored(restored)?;
+    let id = session_id_of(restored, &bytes).ok_or_else(|| {
         "the restored conversation is not a Claude Code session (no session id)".to_owned()
     })?;
-    home::copy_session(
-        restored,
-        &project_dir(home, cwd).join(format!("{id}.jsonl")),
-    )?;
+    home::place(&bytes, &project_dir(home, cwd).join(format!("{id}.jsonl")))?;
     Ok(id)
 }
 
 /// The id of a session file: its name (`<uuid>.jsonl`), else the `sessionId` of its lines.
-fn session_id_of(path: &Path) -> Option<String> {
+fn session_id_of(path: &Path, bytes: &[u8]) -> Option<String> {
     let stem = path.file_stem()?.to_string_lossy();
     if is_uuid(&stem) && path.extension().is_some_and(|e| e == "jsonl") {
         return Some(stem.into_owned());
     }
-    home::json_lines(path, 64).iter().find_map(|line| {
+    home::json_lines(bytes, 64).iter().find_map(|line| {
         line.get("sessionId")
             .and_then(|v| v.as_str())
             .filter(|s| is_uuid(s))
@@ -121,7 +119,7 @@ pub(crate) fn read_outcome(
         .ok_or("the CLI's result names no session")?
         .to_owned();
     let session = project_dir(home, cwd).join(format!("{session_id}.jsonl"));
-    home::check_session(&session)?;
+    home::check_session(home, &session)?;
     // A resume keeps the old id only in versions that append in place; any id the CLI reports
     // for a session it wrote in this try's private home continues the placed copy.
     let resumed = resume.is_some();

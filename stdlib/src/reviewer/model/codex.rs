@@ -8,8 +8,11 @@
 //! is not the one asked for is a refused resume too. The rollout of the thread that answered is
 //! the conversation kept; the model that answered is read from its `turn_context` lines.
 
-use std::fs;
+use std::io;
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
+
+use reviewflow_engine::run::beneath::{self, Entry, Folder};
 
 use super::home::{self, TryHome, is_uuid};
 use super::{Access, CliReview, ModelReviewer};
@@ -58,7 +61,8 @@ pub(crate) fn place_session(home: &TryHome, restored: &Path) -> Result<String, S
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let id = thread_id_of(restored, &name)
+    let bytes = home::read_restored(restored)?;
+    let id = thread_id_of(&bytes, &name)
         .ok_or("the restored conversation is not a Codex rollout (no thread id)")?;
     let (date, file) = match rollout_date(&name) {
         Some(date) if name.ends_with(&format!("{id}.jsonl")) => (date, name.clone()),
@@ -80,12 +84,12 @@ pub(crate) fn place_session(home: &TryHome, restored: &Path) -> Result<String, S
         .join(&date[1])
         .join(&date[2])
         .join(file);
-    home::copy_session(restored, &to)?;
+    home::place(&bytes, &to)?;
     Ok(id)
 }
 
 /// The thread id: the UUID ending the file name, else the `session_meta` line's `payload.id`.
-fn thread_id_of(path: &Path, name: &str) -> Option<String> {
+fn thread_id_of(bytes: &[u8], name: &str) -> Option<String> {
     if let Some(stem) = name.strip_suffix(".jsonl")
         && stem.len() >= 36
         && let Some(id) = stem.get(stem.len() - 36..)
@@ -93,7 +97,7 @@ fn thread_id_of(path: &Path, name: &str) -> Option<String> {
     {
         return Some(id.to_owned());
     }
-    home::json_lines(path, 8).iter().find_map(|line| {
+    home::json_lines(bytes, 8).iter().find_map(|line| {
         (line.get("type")?.as_str()? == "session_meta")
             .then(|| line.pointer("/payload/id")?.as_str().map(str::to_owned))
             .flatten()
@@ -185,14 +189,14 @@ pub(crate) fn read_outcome(
             "the CLI started thread {thread} instead of resuming {asked} (a refused resume)"
         ));
     }
-    let session = find_rollout(&home.codex_home.join("sessions"), &thread)
+    let session = find_rollout(home, &thread)
         .ok_or_else(|| format!("the CLI wrote no rollout for thread {thread}"))?;
-    home::check_session(&session)?;
-    let text = read_last_message(&home.last_message).map_err(|e| match &last_error {
+    let rollout = home::read_session(home, &session)?;
+    let text = read_last_message(home).map_err(|e| match &last_error {
         Some(error) => format!("{e} (the last error: {error})"),
         None => e,
     })?;
-    let model = home::json_lines(&session, MAX_ROLLOUT_LINES)
+    let model = home::json_lines(&rollout, MAX_ROLLOUT_LINES)
         .iter()
         .rev()
         .find_map(|l| {
@@ -209,38 +213,58 @@ pub(crate) fn read_outcome(
     })
 }
 
-fn read_last_message(path: &Path) -> Result<String, String> {
-    let meta = fs::symlink_metadata(path).map_err(|_| "the CLI wrote no last message")?;
-    if !meta.is_file() || meta.len() > MAX_MESSAGE_BYTES {
-        return Err("the CLI's last message is not a regular file within 1 MiB".to_owned());
+/// The last message the CLI wrote (`-o`), through the engine's reader beneath the try's folder.
+fn read_last_message(home: &TryHome) -> Result<String, String> {
+    let rel = home
+        .last_message
+        .strip_prefix(&home.root)
+        .map_err(|_| "the last message is not in the try's folder".to_owned())?;
+    let read = Folder::open(&home.root).and_then(|f| f.read(rel, MAX_MESSAGE_BYTES));
+    match read {
+        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            Err("the CLI wrote no last message".to_owned())
+        }
+        Err(e) if e.kind() == io::ErrorKind::FileTooLarge || beneath::refused(&e).is_some() => {
+            Err("the CLI's last message is not a regular file within 1 MiB".to_owned())
+        }
+        Err(e) => Err(format!("cannot read the last message: {e}")),
     }
-    let bytes = fs::read(path).map_err(|e| format!("cannot read the last message: {e}"))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// The rollout of `thread` under `sessions/` (never through a link), bounded.
-fn find_rollout(sessions: &Path, thread: &str) -> Option<PathBuf> {
+/// The rollout of `thread` under `sessions/` in the try's folder, found by descriptors (never
+/// through a link), bounded.
+fn find_rollout(home: &TryHome, thread: &str) -> Option<PathBuf> {
     let suffix = format!("-{thread}.jsonl");
+    let rel = home
+        .codex_home
+        .join("sessions")
+        .strip_prefix(&home.root)
+        .ok()?
+        .to_path_buf();
+    let sessions = Folder::open(&home.root).ok()?.folder(&rel).ok()?;
     let mut seen = 0;
-    let mut stack = vec![(sessions.to_owned(), 0usize)];
-    while let Some((dir, depth)) = stack.pop() {
-        for entry in fs::read_dir(&dir).ok()?.flatten() {
+    let mut stack = vec![(sessions, home.codex_home.join("sessions"), 0usize)];
+    while let Some((dir, path, depth)) = stack.pop() {
+        let names = dir.names(MAX_SEARCH_ENTRIES).ok()?;
+        for name in names {
             seen += 1;
             if seen > MAX_SEARCH_ENTRIES {
                 return None;
             }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let path = entry.path();
-            if kind.is_dir() && depth + 1 < SESSIONS_DEPTH {
-                stack.push((path, depth + 1));
-            } else if kind.is_file() {
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
-                if name.starts_with("rollout-") && name.ends_with(&suffix) {
-                    return Some(path);
+            let name = std::ffi::OsStr::from_bytes(name.to_bytes());
+            // Links and special files are skipped: the reader refuses them.
+            match dir.entry(Path::new(name)) {
+                Ok(Entry::Folder(f)) if depth + 1 < SESSIONS_DEPTH => {
+                    stack.push((f, path.join(name), depth + 1));
                 }
+                Ok(Entry::File(_)) => {
+                    let text = name.to_string_lossy();
+                    if text.starts_with("rollout-") && text.ends_with(&suffix) {
+                        return Some(path.join(name));
+                    }
+                }
+                _ => {}
             }
         }
     }

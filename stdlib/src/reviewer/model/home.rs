@@ -8,6 +8,8 @@ use std::io;
 use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 
+use reviewflow_engine::run::beneath::{self, Folder};
+
 use super::ModelCli;
 
 #[derive(Clone, Debug)]
@@ -95,22 +97,36 @@ pub(crate) fn is_uuid(s: &str) -> bool {
         })
 }
 
-/// Copies the restored session `from` (a regular file, never a link, at most the conversation
-/// cap) to `to`, private, refusing to replace anything.
-pub(crate) fn copy_session(from: &Path, to: &Path) -> Result<(), String> {
-    let meta = fs::symlink_metadata(from)
-        .map_err(|e| format!("the restored conversation {}: {e}", from.display()))?;
-    if !meta.is_file() {
-        return Err("the restored conversation is not a single session file".to_owned());
+/// The restored session `from` (reviewflow's verified copy in the stage's folder): a regular
+/// file, never a link, at most the conversation cap, read through the engine's reader.
+pub(crate) fn read_restored(from: &Path) -> Result<Vec<u8>, String> {
+    let (Some(parent), Some(name)) = (from.parent(), from.file_name()) else {
+        return Err("the restored conversation names no file".to_owned());
+    };
+    let read = Folder::open(parent).and_then(|f| {
+        f.read(
+            Path::new(name),
+            crate::reviewer::conversation::MAX_CONVERSATION_BYTES,
+        )
+    });
+    match read {
+        Ok(bytes) => Ok(bytes),
+        Err(e) if e.kind() == io::ErrorKind::FileTooLarge => {
+            Err("the restored conversation is too large".to_owned())
+        }
+        Err(e) if beneath::refused(&e).is_some() => {
+            Err("the restored conversation is not a single session file".to_owned())
+        }
+        Err(e) => Err(format!("the restored conversation {}: {e}", from.display())),
     }
-    if meta.len() > crate::reviewer::conversation::MAX_CONVERSATION_BYTES {
-        return Err("the restored conversation is too large".to_owned());
-    }
+}
+
+/// Writes the session `bytes` at `to`, private, refusing to replace anything.
+pub(crate) fn place(bytes: &[u8], to: &Path) -> Result<(), String> {
     if let Some(parent) = to.parent() {
         private_dirs(parent).map_err(|e| format!("cannot place the session: {e}"))?;
     }
-    let bytes = fs::read(from).map_err(|e| format!("cannot read the restored session: {e}"))?;
-    write_new(to, &bytes).map_err(|e| format!("cannot place the session: {e}"))
+    write_new(to, bytes).map_err(|e| format!("cannot place the session: {e}"))
 }
 
 fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -124,31 +140,63 @@ fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .and_then(|mut f| f.write_all(bytes))
 }
 
-/// The first lines of a session file (JSON lines), bounded, for ids and models.
-pub(crate) fn json_lines(path: &Path, max_lines: usize) -> Vec<serde_json::Value> {
-    use std::io::BufRead as _;
-    let Ok(file) = fs::File::open(path) else {
-        return Vec::new();
-    };
-    io::BufReader::new(file)
-        .split(b'\n')
+/// The first lines of a session (JSON lines), bounded, for ids and models.
+pub(crate) fn json_lines(bytes: &[u8], max_lines: usize) -> Vec<serde_json::Value> {
+    bytes
+        .split(|&b| b == b'\n')
         .take(max_lines)
-        .filter_map(Result::ok)
-        .filter_map(|l| serde_json::from_slice(&l).ok())
+        .filter_map(|l| serde_json::from_slice(l).ok())
         .collect()
 }
 
-/// Checks that the session the CLI wrote is a regular file (not a link) within the cap.
-pub(crate) fn check_session(path: &Path) -> Result<(), String> {
-    let meta = fs::symlink_metadata(path)
-        .map_err(|_| format!("the CLI wrote no session at {}", path.display()))?;
-    if !meta.is_file() {
-        return Err("the session the CLI left is not a regular file".to_owned());
+/// Checks the session the CLI wrote at `path`, in the try's folder, without reading it: opened
+/// through the engine's reader beneath that folder (no link at any component, a regular file),
+/// within the cap. It is kept later, read through the reader again.
+pub(crate) fn check_session(home: &TryHome, path: &Path) -> Result<(), String> {
+    session(home, path, |f| {
+        let size = f.metadata()?.len();
+        if size > crate::reviewer::conversation::MAX_CONVERSATION_BYTES {
+            return Err(io::Error::new(io::ErrorKind::FileTooLarge, "too large"));
+        }
+        Ok(())
+    })
+}
+
+/// The session the CLI wrote at `path`, in the try's folder: read through the engine's reader
+/// beneath that folder (no link at any component, a regular file, within the cap).
+pub(crate) fn read_session(home: &TryHome, path: &Path) -> Result<Vec<u8>, String> {
+    session(home, path, |f| {
+        reviewflow_engine::run::nofollow::read_bounded(
+            f,
+            crate::reviewer::conversation::MAX_CONVERSATION_BYTES,
+        )
+    })
+}
+
+fn session<T>(
+    home: &TryHome,
+    path: &Path,
+    then: impl FnOnce(fs::File) -> io::Result<T>,
+) -> Result<T, String> {
+    let rel = path
+        .strip_prefix(&home.root)
+        .map_err(|_| format!("the session {} is not in the try's folder", path.display()))?;
+    let read = Folder::open(&home.root)
+        .and_then(|f| f.file(rel))
+        .and_then(then);
+    match read {
+        Ok(value) => Ok(value),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            Err(format!("the CLI wrote no session at {}", path.display()))
+        }
+        Err(e) if e.kind() == io::ErrorKind::FileTooLarge => {
+            Err("the session the CLI left is too large to keep".to_owned())
+        }
+        Err(e) if beneath::refused(&e).is_some() => {
+            Err("the session the CLI left is not a regular file".to_owned())
+        }
+        Err(e) => Err(format!("the session {}: {e}", path.display())),
     }
-    if meta.len() > crate::reviewer::conversation::MAX_CONVERSATION_BYTES {
-        return Err("the session the CLI left is too large to keep".to_owned());
-    }
-    Ok(())
 }
 
 #[cfg(test)]
