@@ -13,6 +13,7 @@
 //!
 //! [`listen_loopback`]: reviewflow_engine::exec::confine::listen_loopback
 
+mod api;
 mod serve;
 mod swap;
 mod upstream;
@@ -23,6 +24,7 @@ use std::sync::Arc;
 use reviewflow_engine::exec::confine;
 use reviewflow_engine::exec::secret::SecretValue;
 
+pub use api::{MODEL_APIS, ModelApi};
 pub use serve::Tally;
 pub use swap::StandIn;
 pub use upstream::{Upstream, UpstreamError};

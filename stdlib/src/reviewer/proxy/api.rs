@@ -1,0 +1,94 @@
+//! The vendors' model APIs: where each lives, and the variable its clients read to be pointed
+//! elsewhere. The vendors and their credentials are the contract's (`REVIEWER_KINDS`); this is
+//! what the proxy adds to them.
+
+use reviewflow_engine::contract::ReviewerKind;
+
+use super::{Upstream, UpstreamError};
+
+/// One vendor's API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelApi {
+    /// The vendor, as the contract names it.
+    pub vendor: &'static str,
+    /// The variable its CLIs and SDKs read for the API's base URL. Declared on a stage, it
+    /// names the upstream; the reviewer never gets it (it gets the proxy's).
+    pub base_url_var: &'static str,
+    /// The vendor's own API.
+    pub url: &'static str,
+}
+
+/// Every API the proxy knows.
+pub const MODEL_APIS: &[ModelApi] = &[
+    ModelApi {
+        vendor: "anthropic",
+        base_url_var: "ANTHROPIC_BASE_URL",
+        url: "https://api.anthropic.com",
+    },
+    ModelApi {
+        vendor: "openai",
+        base_url_var: "OPENAI_BASE_URL",
+        url: "https://api.openai.com/v1",
+    },
+];
+
+impl ModelApi {
+    /// The API of `vendor`.
+    pub fn of_vendor(vendor: &str) -> Option<&'static ModelApi> {
+        MODEL_APIS.iter().find(|a| a.vendor == vendor)
+    }
+
+    /// The API whose key a variable of that name holds, by the contract's table of reviewers
+    /// (`ANTHROPIC_API_KEY` → anthropic's).
+    pub fn of_credential(kinds: &[ReviewerKind], var: &str) -> Option<&'static ModelApi> {
+        kinds
+            .iter()
+            .filter(|k| k.credentials.contains(&var))
+            .find_map(|k| Self::of_vendor(k.vendor?))
+    }
+
+    /// Where the proxy forwards for a stage that declares `env`: the base URL it declares
+    /// under [`ModelApi::base_url_var`], else the vendor's.
+    pub fn upstream(&self, env: &[(String, String)]) -> Result<Upstream, UpstreamError> {
+        let declared = env
+            .iter()
+            .rev()
+            .find(|(n, _)| n == self.base_url_var)
+            .map(|(_, v)| v.as_str());
+        Upstream::parse(declared.unwrap_or(self.url))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_vendor_of_a_model_reviewer_has_its_api() {
+        for kind in crate::stages::review::REVIEWER_KINDS {
+            if let Some(vendor) = kind.vendor {
+                let api = ModelApi::of_vendor(vendor).expect(vendor);
+                assert!(api.upstream(&[]).is_ok(), "{vendor}");
+                for var in kind.credentials {
+                    assert_eq!(
+                        ModelApi::of_credential(crate::stages::review::REVIEWER_KINDS, var),
+                        Some(api)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_declared_base_url_is_the_upstream() {
+        let api = ModelApi::of_vendor("anthropic").unwrap();
+        let env = [("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:9/".into())];
+        assert_eq!(api.upstream(&env).unwrap().to_string(), "http://127.0.0.1:9");
+        assert_eq!(
+            api.upstream(&[]).unwrap().to_string(),
+            "https://api.anthropic.com"
+        );
+        let plain = [("ANTHROPIC_BASE_URL".into(), "http://proxy.corp:8080".into())];
+        assert!(api.upstream(&plain).is_err());
+    }
+}
