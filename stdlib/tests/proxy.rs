@@ -220,7 +220,10 @@ async fn review(
     let mut lines = Vec::new();
     let inputs = vec![ReviewInput::untrusted("gather.diff", DIFF.to_vec())];
     let base = confined.then(|| ConfineSpec::new().read(&spec.cwd));
-    let scope = Arc::new(StageScope::new(format!("proxy-test-{}", rand_suffix()), base));
+    let scope = Arc::new(StageScope::new(
+        format!("proxy-test-{}", rand_suffix()),
+        base,
+    ));
     let result = scope
         .run(run_model_reviewer(
             spec,
@@ -316,7 +319,10 @@ async fn the_api_sees_the_key_and_the_cli_only_a_stand_in() {
                 assert_ne!(url, api.url(), "the CLI gets the proxy, not the API");
             }
             ModelCli::Codex => {
-                assert!(!env.contains_key(var), "the declared URL stays with reviewflow");
+                assert!(
+                    !env.contains_key(var),
+                    "the declared URL stays with reviewflow"
+                );
                 let config = std::fs::read_to_string(work.join("try-1/codex-home/config.toml"))
                     .expect("the try's Codex configuration");
                 assert!(
@@ -420,7 +426,12 @@ async fn a_request_for_another_host_is_refused_and_never_forwarded() {
         post(&format!("http://{own}/v1/messages"), &own, &auth, body),
         post("/v1/messages", "evil.example", &auth, body),
         post("/v1/messages", "api.anthropic.com", &auth, body),
-        post("/v1/messages", &format!("{own}\r\nhost: evil.example"), &auth, body),
+        post(
+            "/v1/messages",
+            &format!("{own}\r\nhost: evil.example"),
+            &auth,
+            body,
+        ),
         format!(
             "CONNECT evil.example:443 HTTP/1.1\r\nhost: evil.example:443\r\n{auth}connection: close\r\n\r\n"
         ),
@@ -510,12 +521,18 @@ async fn a_stand_in_anywhere_but_the_authentication_header_stays_a_stand_in() {
             .as_array()
             .expect("headers")
             .iter()
-            .filter(|h| h[0].as_str().is_some_and(|n| !n.eq_ignore_ascii_case("x-api-key")))
+            .filter(|h| {
+                h[0].as_str()
+                    .is_some_and(|n| !n.eq_ignore_ascii_case("x-api-key"))
+            })
             .cloned()
             .collect(),
     );
     let rest = without_auth.to_string();
-    assert!(!rest.contains(KEY), "the key went beyond its header: {rest}");
+    assert!(
+        !rest.contains(KEY),
+        "the key went beyond its header: {rest}"
+    );
     assert_eq!(rest.matches(&stand_in).count(), 3, "{rest}");
     assert!(!holds_key(&answer), "{answer}");
 }
@@ -614,7 +631,10 @@ async fn nothing_the_proxy_reports_holds_the_key() {
     let summary = proxy.summary().to_string();
     assert!(summary.contains("refused 2"), "{summary}");
     assert!(summary.contains("1 could not reach it"), "{summary}");
-    assert!(!holds_key(&summary) && !summary.contains(&stand_in), "{summary}");
+    assert!(
+        !holds_key(&summary) && !summary.contains(&stand_in),
+        "{summary}"
+    );
     assert!(
         !format!("{proxy:?}").contains(&stand_in),
         "{proxy:?} shows the stand-in"
@@ -648,9 +668,13 @@ async fn a_cli_that_ignores_the_base_url_reaches_nothing() {
     // A loopback service the CLI could reach if it had the network.
     let service = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
     let service = format!("127.0.0.1:{}", service.local_addr().expect("addr").port());
-    for (n, target) in ["127.0.0.1:443".to_owned(), service, api.url()[7..].to_owned()]
-        .iter()
-        .enumerate()
+    for (n, target) in [
+        "127.0.0.1:443".to_owned(),
+        service,
+        api.url()[7..].to_owned(),
+    ]
+    .iter()
+    .enumerate()
     {
         let mut spec = s.fake(ModelCli::Claude, "ok", &api);
         spec.env.push(("FAKE_DIRECT".into(), target.clone()));
@@ -676,7 +700,10 @@ fn real_cli(var: &str) -> Option<PathBuf> {
         other => {
             let line = format!(
                 "real CLI not tested: {var} is {} (.ci/run installs it)",
-                other.map_or("not set".to_owned(), |p| format!("{}, not a file", p.display()))
+                other.map_or("not set".to_owned(), |p| format!(
+                    "{}, not a file",
+                    p.display()
+                ))
             );
             assert!(std::env::var("CI").as_deref() != Ok("true"), "{line}");
             eprintln!("{line}");
@@ -707,7 +734,10 @@ async fn real_cli_reviews_and_resumes(cli: ModelCli, program: PathBuf) {
         outcome.comment
     );
     let session = outcome.conversation.clone().expect("a session");
-    let kept = s.path().join("kept").join(session.file_name().expect("a name"));
+    let kept = s
+        .path()
+        .join("kept")
+        .join(session.file_name().expect("a name"));
     std::fs::create_dir_all(kept.parent().expect("a parent")).expect("mkdir");
     std::fs::copy(&session, &kept).expect("kept");
 

@@ -29,6 +29,7 @@ mod lenses;
 mod local_pipeline;
 mod lowering;
 mod model_pipeline;
+mod model_proxy;
 mod partial_run;
 mod private_at_rest;
 mod restore_identity;

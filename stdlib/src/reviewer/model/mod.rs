@@ -558,7 +558,10 @@ async fn one_try<C: Future<Output = ()>>(
     let stderr = stderr_tail.into_lines();
     // What the proxy refused, or could not forward, explains a try that went wrong.
     if proxy.tally().refused() > 0 || proxy.tally().failed() > 0 {
-        on_event(ReviewEvent::Status(format!("try {number}: {}", proxy.summary())));
+        on_event(ReviewEvent::Status(format!(
+            "try {number}: {}",
+            proxy.summary()
+        )));
     }
     // The stand-in opens nothing from here on.
     drop(proxy);

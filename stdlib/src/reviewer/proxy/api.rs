@@ -83,7 +83,10 @@ mod tests {
     fn a_declared_base_url_is_the_upstream() {
         let api = ModelApi::of_vendor("anthropic").unwrap();
         let env = [("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:9/".into())];
-        assert_eq!(api.upstream(&env).unwrap().to_string(), "http://127.0.0.1:9");
+        assert_eq!(
+            api.upstream(&env).unwrap().to_string(),
+            "http://127.0.0.1:9"
+        );
         assert_eq!(
             api.upstream(&[]).unwrap().to_string(),
             "https://api.anthropic.com"

@@ -102,7 +102,11 @@ impl ModelProxy {
 
     /// The base URL the reviewer is given: the proxy, with the upstream's base path.
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}{}", self.port, self.upstream.base_path())
+        format!(
+            "http://127.0.0.1:{}{}",
+            self.port,
+            self.upstream.base_path()
+        )
     }
 
     /// Where it forwards.

@@ -154,11 +154,7 @@ async fn handle(request: Request<Incoming>, state: Arc<State>) -> Result<Answer,
     parts.uri = target;
     parts.version = Version::HTTP_11;
     parts.headers.insert(HOST, host);
-    match state
-        .forwarder
-        .send(Request::from_parts(parts, body))
-        .await
-    {
+    match state.forwarder.send(Request::from_parts(parts, body)).await {
         Ok(answer) => {
             state.tally.forwarded.fetch_add(1, Ordering::Relaxed);
             let (mut parts, body) = answer.into_parts();

@@ -82,7 +82,11 @@ impl Upstream {
     /// The URI of `path_and_query` (origin-form, from the reviewer's request) at this origin.
     pub(super) fn uri_of(&self, path_and_query: &PathAndQuery) -> Result<Uri, http::Error> {
         Uri::builder()
-            .scheme(if self.tls { Scheme::HTTPS } else { Scheme::HTTP })
+            .scheme(if self.tls {
+                Scheme::HTTPS
+            } else {
+                Scheme::HTTP
+            })
             .authority(self.authority.clone())
             .path_and_query(path_and_query.clone())
             .build()
