@@ -23,7 +23,8 @@ use reviewflow_engine::exec::secret::SecretValue;
 use reviewflow_stdlib::reviewer::model::{ModelCli, ModelReviewer, run_model_reviewer};
 use reviewflow_stdlib::reviewer::proxy::{ModelProxy, Upstream};
 use reviewflow_stdlib::reviewer::{
-    Conversation, ReviewEvent, ReviewInput, ReviewOutcome, ReviewerError,
+    CommandReviewer, Conversation, ReviewEvent, ReviewInput, ReviewOutcome, ReviewerError,
+    run_command_reviewer,
 };
 use serde_json::Value;
 use tempfile::TempDir;
@@ -203,7 +204,7 @@ impl Reviewed {
     fn spied(&self) -> Vec<Value> {
         self.lines
             .iter()
-            .filter_map(|l| l.split_once("FAKE-SPY ").map(|(_, j)| j))
+            .filter_map(|l| l.strip_prefix("FAKE-SPY "))
             .map(|j| serde_json::from_str(j).expect("a spy line"))
             .collect()
     }
@@ -371,6 +372,82 @@ async fn a_reviewer_told_to_publish_its_key_publishes_a_dead_stand_in() {
         assert!(written.starts_with("reviewflow-"), "{written}");
         assert_no_file_holds_the_key(&work);
     }
+}
+
+/// A `command` reviewer given a model's key under its credential's variable gets a stand-in
+/// and the proxy as `ANTHROPIC_BASE_URL`, like a model reviewer. Under another name the program
+/// gets the key itself and holds it: what `check` warns about (`reviewer-held-key`).
+#[tokio::test]
+async fn a_command_reviewer_given_a_model_key_under_its_variable_holds_a_stand_in() {
+    let s = Setup::new();
+    let api = FakeApi::start(s.path(), false);
+    let program = fakes().join("api-reviewer").to_string_lossy().into_owned();
+    let mut results = Vec::new();
+    for var in ["ANTHROPIC_API_KEY", "LLM_KEY"] {
+        let mut spec = CommandReviewer::new(vec![program.clone()], s.path().join("ws"));
+        spec.env = vec![
+            (
+                "PATH".into(),
+                format!("{}:/usr/local/bin:/usr/bin:/bin", fakes().display()),
+            ),
+            ("ANTHROPIC_BASE_URL".into(), api.url()),
+            ("FAKE_MODE".into(), "leak-credential".into()),
+            ("FAKE_SPY_FILE".into(), "stderr:FAKE-SPY".into()),
+        ];
+        spec.secret_env = vec![(var.into(), SecretValue::from(KEY))];
+        spec.tries = 1;
+        spec.timeout = Some(Duration::from_secs(60));
+        let mut lines = Vec::new();
+        let inputs = vec![ReviewInput::untrusted("gather.diff", DIFF.to_vec())];
+        let scope = Arc::new(StageScope::new(
+            format!("proxy-test-{}", rand_suffix()),
+            Some(ConfineSpec::new().read(s.path().join("ws"))),
+        ));
+        let result = scope
+            .run(run_command_reviewer(
+                &spec,
+                &inputs,
+                None,
+                &s.path().join(format!("work-{var}")),
+                &Redactor::empty(),
+                std::future::pending(),
+                |e| match e {
+                    ReviewEvent::Status(s) => lines.push(s),
+                    ReviewEvent::Output { line, .. } => lines.push(line),
+                },
+            ))
+            .await;
+        results.push((var, Reviewed { result, lines }));
+    }
+
+    let (_, proxied) = &results[0];
+    let comment = &proxied.outcome().comment;
+    assert!(comment.contains("The fake model API reviewed this"), "{comment}");
+    assert!(comment.contains("My credential reversed: "), "{comment}");
+    assert!(!holds_key(comment), "the key was published: {comment}");
+    let env = proxied.spied().pop().expect("a spy line")["env"].clone();
+    assert!(
+        env["ANTHROPIC_API_KEY"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("reviewflow-")),
+        "{env}"
+    );
+    assert_ne!(env["ANTHROPIC_BASE_URL"], api.url().as_str(), "{env}");
+    assert!(!holds_key(&env.to_string()), "{env}");
+    assert!(
+        proxied.lines[0].contains("ANTHROPIC_API_KEY reaches the program as a stand-in"),
+        "{:?}",
+        proxied.lines
+    );
+    assert_eq!(api.credentials(), [KEY], "the API got the key once, from the proxy");
+
+    // Under a name no model reads, the secret is the program's: it holds the key (and, with
+    // no network of its own, cannot use it past a proxy it was not given).
+    let (_, held) = &results[1];
+    let env = held.spied().pop().expect("a spy line")["env"].clone();
+    assert_eq!(env["LLM_KEY"], KEY);
+    assert_eq!(env["ANTHROPIC_BASE_URL"], api.url().as_str());
+    assert_eq!(api.credentials().len(), 1, "the program did not reach the API");
 }
 
 /// The raw HTTP exchange `request` → the status and the whole answer.

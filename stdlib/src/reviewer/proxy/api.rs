@@ -3,6 +3,7 @@
 //! what the proxy adds to them.
 
 use reviewflow_engine::contract::ReviewerKind;
+use reviewflow_engine::exec::secret::SecretValue;
 
 use super::{Upstream, UpstreamError};
 
@@ -59,6 +60,26 @@ impl ModelApi {
     }
 }
 
+/// The keys among `secret_env` that a model API's proxy holds instead of the program: each
+/// given under a variable the contract names as a model's credential, grouped by API, in the
+/// order given.
+pub fn model_keys(
+    secret_env: &[(String, SecretValue)],
+) -> Vec<(&'static ModelApi, Vec<(String, SecretValue)>)> {
+    let kinds = crate::stages::review::REVIEWER_KINDS;
+    let mut out: Vec<(&'static ModelApi, Vec<(String, SecretValue)>)> = Vec::new();
+    for (var, key) in secret_env {
+        let Some(api) = ModelApi::of_credential(kinds, var) else {
+            continue;
+        };
+        match out.iter_mut().find(|(a, _)| *a == api) {
+            Some((_, keys)) => keys.push((var.clone(), key.clone())),
+            None => out.push((api, vec![(var.clone(), key.clone())])),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +98,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn model_keys_are_found_by_their_variables_and_grouped_by_api() {
+        let s = |v: &str| (v.to_owned(), SecretValue::from("k"));
+        let keys = model_keys(&[
+            s("JIRA_TOKEN"),
+            s("OPENAI_API_KEY"),
+            s("ANTHROPIC_API_KEY"),
+            s("CODEX_API_KEY"),
+        ]);
+        let found: Vec<(&str, Vec<&str>)> = keys
+            .iter()
+            .map(|(a, k)| (a.vendor, k.iter().map(|(v, _)| v.as_str()).collect()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("openai", vec!["OPENAI_API_KEY", "CODEX_API_KEY"]),
+                ("anthropic", vec!["ANTHROPIC_API_KEY"]),
+            ]
+        );
     }
 
     #[test]

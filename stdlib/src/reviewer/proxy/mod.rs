@@ -24,7 +24,7 @@ use std::sync::Arc;
 use reviewflow_engine::exec::confine;
 use reviewflow_engine::exec::secret::SecretValue;
 
-pub use api::{MODEL_APIS, ModelApi};
+pub use api::{MODEL_APIS, ModelApi, model_keys};
 pub use serve::Tally;
 pub use swap::StandIn;
 pub use upstream::{Upstream, UpstreamError};
