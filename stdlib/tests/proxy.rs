@@ -422,7 +422,10 @@ async fn a_command_reviewer_given_a_model_key_under_its_variable_holds_a_stand_i
 
     let (_, proxied) = &results[0];
     let comment = &proxied.outcome().comment;
-    assert!(comment.contains("The fake model API reviewed this"), "{comment}");
+    assert!(
+        comment.contains("The fake model API reviewed this"),
+        "{comment}"
+    );
     assert!(comment.contains("My credential reversed: "), "{comment}");
     assert!(!holds_key(comment), "the key was published: {comment}");
     let env = proxied.spied().pop().expect("a spy line")["env"].clone();
@@ -439,7 +442,11 @@ async fn a_command_reviewer_given_a_model_key_under_its_variable_holds_a_stand_i
         "{:?}",
         proxied.lines
     );
-    assert_eq!(api.credentials(), [KEY], "the API got the key once, from the proxy");
+    assert_eq!(
+        api.credentials(),
+        [KEY],
+        "the API got the key once, from the proxy"
+    );
 
     // Under a name no model reads, the secret is the program's: it holds the key (and, with
     // no network of its own, cannot use it past a proxy it was not given).
@@ -447,7 +454,11 @@ async fn a_command_reviewer_given_a_model_key_under_its_variable_holds_a_stand_i
     let env = held.spied().pop().expect("a spy line")["env"].clone();
     assert_eq!(env["LLM_KEY"], KEY);
     assert_eq!(env["ANTHROPIC_BASE_URL"], api.url().as_str());
-    assert_eq!(api.credentials().len(), 1, "the program did not reach the API");
+    assert_eq!(
+        api.credentials().len(),
+        1,
+        "the program did not reach the API"
+    );
 }
 
 /// The raw HTTP exchange `request` → the status and the whole answer.

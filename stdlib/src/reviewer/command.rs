@@ -95,9 +95,8 @@ impl CommandReviewer {
         }
         // A declared base URL of an API whose key is proxied names the proxy's upstream.
         for (api, _) in model_keys(&self.secret_env) {
-            api.upstream(&self.env).map_err(|e| {
-                ReviewerError::settings(format!("{}: {e}", api.base_url_var))
-            })?;
+            api.upstream(&self.env)
+                .map_err(|e| ReviewerError::settings(format!("{}: {e}", api.base_url_var)))?;
         }
         Ok(())
     }
@@ -298,7 +297,10 @@ async fn one_try<C: Future<Output = ()>>(
     let stderr = stderr_tail.into_lines();
     for (_, proxy) in &proxies {
         if proxy.tally().refused() > 0 || proxy.tally().failed() > 0 {
-            on_event(ReviewEvent::Status(format!("try {number}: {}", proxy.summary())));
+            on_event(ReviewEvent::Status(format!(
+                "try {number}: {}",
+                proxy.summary()
+            )));
         }
     }
     // The stand-ins open nothing from here on.
