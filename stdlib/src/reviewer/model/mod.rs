@@ -6,8 +6,9 @@
 //! restored original stays whole whatever the try does. The CLI runs in the checkout, from a
 //! cleared environment (PATH, the try's HOME, a locale, its own credential and what the stage
 //! declares), with the prompt on stdin, confined like every child of the stage. It never holds
-//! its key: each try starts a [`ModelProxy`](super::proxy::ModelProxy) on loopback, and the CLI gets a stand-in where the
-//! key would be and the proxy as its API ([`provider`]); the proxy's port is its only network.
+//! its key: each try starts a [`ModelProxy`](super::proxy::ModelProxy) on loopback, and the
+//! CLI gets a stand-in where the key would be and the proxy as its API ([`provider`]); the
+//! proxy's port is the only one it adds to what the stage declares.
 //! The answer ends with a findings block ([`answer`]); the session the CLI wrote is the
 //! conversation kept.
 
