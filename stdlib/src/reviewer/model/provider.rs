@@ -9,7 +9,7 @@
 //!   `OPENAI_BASE_URL`, its built-in provider tries a WebSocket transport first and retries
 //!   until it times out; a provider of its own speaks plain HTTP.)
 //!
-//! The CLI may connect to the proxy's port and to nothing else.
+//! The CLI may connect to the proxy's port, and to nothing else of its own.
 
 use std::io::Write as _;
 use std::os::unix::fs::OpenOptionsExt as _;
