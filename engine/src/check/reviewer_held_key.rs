@@ -103,3 +103,93 @@ impl Check for ReviewerHeldKey {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Against a made-up stage kind: the check reads the model credentials from the contract's
+    //! reviewers and names none of the standard library's.
+
+    use crate::contract::{ChildSpec, Effect, LabelRule, OutputType, ReviewerKind, Role};
+    use crate::contract::{StageContract, ValueType};
+    use crate::registry::Registry;
+    use crate::{CheckOptions, Source, compile, run_checks};
+
+    const KINDS: &[ReviewerKind] = &[
+        ReviewerKind {
+            name: "plain",
+            vendor: None,
+            credentials: &[],
+        },
+        ReviewerKind {
+            name: "alpha-cli",
+            vendor: Some("alpha"),
+            credentials: &["ALPHA_KEY", "ALPHA_TOKEN"],
+        },
+    ];
+
+    fn findings(children: &str, source_var: &str) -> Vec<String> {
+        let words = |w: &[&str]| ValueType::Enum(w.iter().map(|s| (*s).to_string()).collect());
+        let mut registry = Registry::with_builtins();
+        registry.register(
+            StageContract::new("x/review", "reviews")
+                .child(
+                    ChildSpec::new("reviewer", Role::Config, "which")
+                        .arg(words(&["plain", "alpha-cli"]))
+                        .required(),
+                )
+                .child(
+                    ChildSpec::new("secret-env", Role::SecretSlot, "a secret")
+                        .args(vec![ValueType::String, ValueType::Secret])
+                        .repeatable(),
+                )
+                .output("comment", OutputType::Text, "the comment", LabelRule::all())
+                .effect(Effect::Executes)
+                .reviewer_kinds(KINDS),
+        );
+        let text = format!(
+            "pipeline \"p\"\nsecret \"s\" env=\"{source_var}\" {{\n    visible-to \"r\"\n}}\nstage \"r\" uses=\"x/review\" {{\n{children}\n}}\n"
+        );
+        let compiled =
+            compile(Source::new("t.kdl", text), &registry, &Default::default()).expect("compiles");
+        run_checks(&compiled, &registry, CheckOptions::default())
+            .into_iter()
+            .filter(|f| f.check == "reviewer-held-key")
+            .map(|f| f.message)
+            .collect()
+    }
+
+    #[test]
+    fn a_model_key_under_another_name_is_held() {
+        let held = findings(
+            "reviewer \"plain\"\nsecret-env \"LLM_KEY\" \"s\"",
+            "ALPHA_KEY",
+        );
+        assert_eq!(
+            held,
+            [
+                "the `plain` reviewer of `r` holds the model key `s` (given as `LLM_KEY`): a prompt injection can make it publish the key in a form no redactor recognises"
+            ]
+        );
+        // Under a model's variable, any model's, the run proxies it.
+        for var in ["ALPHA_KEY", "ALPHA_TOKEN"] {
+            let given = format!("reviewer \"plain\"\nsecret-env \"{var}\" \"s\"");
+            assert!(findings(&given, "ALPHA_KEY").is_empty(), "{var}");
+        }
+        // A secret that is no model's key, by where it comes from, is not this check's.
+        assert!(
+            findings(
+                "reviewer \"plain\"\nsecret-env \"LLM_KEY\" \"s\"",
+                "TRACKER"
+            )
+            .is_empty()
+        );
+        // A reviewer with credentials of its own is reviewer-credential's.
+        assert!(
+            findings(
+                "reviewer \"alpha-cli\"\nsecret-env \"LLM_KEY\" \"s\"",
+                "ALPHA_KEY"
+            )
+            .is_empty()
+        );
+    }
+}
