@@ -213,6 +213,7 @@ async fn the_cli_sees_only_what_it_needs() {
         match call["cli"].as_str().unwrap() {
             "claude" => {
                 want.insert("ANTHROPIC_API_KEY".into());
+                want.insert("ANTHROPIC_BASE_URL".into());
             }
             _ => {
                 want.insert("OPENAI_API_KEY".into());

@@ -30,6 +30,7 @@ mod lenses;
 mod local_pipeline;
 mod lowering;
 mod model_pipeline;
+mod model_proxy;
 mod output_race;
 mod partial_run;
 mod private_at_rest;

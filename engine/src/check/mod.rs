@@ -21,6 +21,7 @@ mod private_egress;
 mod reviewer;
 mod reviewer_access;
 mod reviewer_credential;
+mod reviewer_held_key;
 mod reviewer_vendor;
 mod secret_alias;
 mod secret_as_input;
@@ -116,6 +117,7 @@ pub static ALL: &[&dyn Check] = &[
     &reviewer_vendor::ReviewerVendor,
     &reviewer_access::ReviewerAccess,
     &reviewer_credential::ReviewerCredential,
+    &reviewer_held_key::ReviewerHeldKey,
     &lens_missing::LensMissing,
     &duplicate_lens::DuplicateLens,
     &aggregate_input::AggregateInput,

@@ -5,6 +5,11 @@
 //! environment (its declared variables, the `REVIEWFLOW_*` ones and a minimal `PATH`), null
 //! stdin, in its own process group, confined to its try folder inside a run; then its
 //! `result.json` is validated strictly. The try policy is [`TrySequence`].
+//!
+//! A model's key given under its credential's variable (`ANTHROPIC_API_KEY`, …) never reaches
+//! the program: each try starts that API's [`ModelProxy`], and the program gets a stand-in and
+//! the proxy as the API's base URL (`ANTHROPIC_BASE_URL`, …), as a model reviewer does. Under
+//! any other name a secret reaches the program as it is, and the program holds it.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -23,6 +28,7 @@ use super::conversation::Conversation;
 use super::error::ReviewerError;
 use super::outcome::{ReviewEvent, ReviewInput, ReviewOutcome};
 use super::prompt::{Nonce, RandomError, build_prompt};
+use super::proxy::{ModelApi, ModelProxy, model_keys};
 use super::result::{ResultError, ReviewFinding, ReviewResult, read_result};
 use super::stderr_tail::{StderrTail, tail};
 use super::tries::{Attempt, DEFAULT_TRIES, Reviewed, TryFailure, TryKind, TrySequence};
@@ -87,6 +93,11 @@ impl CommandReviewer {
             }
             seen.push(name);
         }
+        // A declared base URL of an API whose key is proxied names the proxy's upstream.
+        for (api, _) in model_keys(&self.secret_env) {
+            api.upstream(&self.env)
+                .map_err(|e| ReviewerError::settings(format!("{}: {e}", api.base_url_var)))?;
+        }
         Ok(())
     }
 
@@ -117,6 +128,8 @@ enum TryError {
     Prepare(#[from] PrepareError),
     #[error("no nonce for the prompt: {0}")]
     Random(#[from] RandomError),
+    #[error("{0}")]
+    Proxy(String),
     #[error("the reviewer cannot be started: {0}")]
     Start(#[from] ProcessError),
     #[error("exited with status {code}{}", tail(stderr))]
@@ -171,6 +184,21 @@ where
         ReviewerError::settings(format!("the work folder {}: {e}", workdir.display()))
     })?;
     let mut cancel = Fused::new(cancel);
+    // Said once: which keys stay with reviewflow, and where their proxy forwards.
+    let mut facts = Vec::new();
+    for (api, keys) in model_keys(&spec.secret_env) {
+        let upstream = api
+            .upstream(&spec.env)
+            .map(|u| u.to_string())
+            .unwrap_or_default();
+        let vars: Vec<&str> = keys.iter().map(|(v, _)| v.as_str()).collect();
+        on_event(ReviewEvent::Status(format!(
+            "{} reaches the program as a stand-in: {} is reviewflow's proxy to {upstream}",
+            vars.join(" and "),
+            api.base_url_var
+        )));
+        facts.push(("reviewer.api".to_owned(), upstream));
+    }
 
     let mut sequence = TrySequence::new(spec.tries, resume);
     while let Some(attempt) = sequence.next_attempt(&mut |l| on_event(ReviewEvent::Status(l))) {
@@ -207,7 +235,7 @@ where
                 commented: true,
                 resumed: attempt.kind == TryKind::Resumed,
                 tries: sequence.reports().to_vec(),
-                facts: Vec::new(),
+                facts,
             });
         }
     }
@@ -241,7 +269,17 @@ async fn one_try<C: Future<Output = ()>>(
         .map_err(|e| TryError::Join(e.to_string()))??
     };
 
-    let child = child_spec(spec, attempt, &folder);
+    // The proxies of the model keys: the program's only way to those APIs, for this try only.
+    let mut proxies = Vec::new();
+    for (api, keys) in model_keys(&spec.secret_env) {
+        let upstream = api
+            .upstream(&spec.env)
+            .map_err(|e| TryError::Proxy(format!("{}: {e}", api.base_url_var)))?;
+        let proxy =
+            ModelProxy::start(upstream, &keys).map_err(|e| TryError::Proxy(e.to_string()))?;
+        proxies.push((api, proxy));
+    }
+    let child = child_spec(spec, attempt, &folder, &proxies);
     let mut stderr_tail = StderrTail::default();
     let number = attempt.number;
     let ran = process::run(child, redactor, cancel, |stream, line| {
@@ -257,6 +295,16 @@ async fn one_try<C: Future<Output = ()>>(
     })
     .await?;
     let stderr = stderr_tail.into_lines();
+    for (_, proxy) in &proxies {
+        if proxy.tally().refused() > 0 || proxy.tally().failed() > 0 {
+            on_event(ReviewEvent::Status(format!(
+                "try {number}: {}",
+                proxy.summary()
+            )));
+        }
+    }
+    // The stand-ins open nothing from here on.
+    drop(proxies);
     match ran.outcome {
         Outcome::Exited(0) => {}
         Outcome::Exited(code) => return Err(TryError::Exit { code, stderr }),
@@ -282,8 +330,14 @@ async fn one_try<C: Future<Output = ()>>(
 }
 
 /// The child: cleared environment with the `REVIEWFLOW_*` variables, a minimal `PATH` unless
-/// one is declared, and the declared ones; stdin null.
-fn child_spec(spec: &CommandReviewer, attempt: &Attempt, folder: &TryFolder) -> ChildSpec {
+/// one is declared, and the declared ones, a model key replaced by its proxy's stand-in and
+/// the API's base URL by the proxy's; stdin null.
+fn child_spec(
+    spec: &CommandReviewer,
+    attempt: &Attempt,
+    folder: &TryFolder,
+    proxies: &[(&'static ModelApi, ModelProxy)],
+) -> ChildSpec {
     let mut child = ChildSpec::new(&spec.program_and_args[0], &spec.cwd);
     child.args = spec.program_and_args[1..].to_vec();
     child.timeout = spec.timeout;
@@ -307,11 +361,31 @@ fn child_spec(spec: &CommandReviewer, attempt: &Attempt, folder: &TryFolder) -> 
             child = child.env("REVIEWFLOW_RESUME_ID", id.clone());
         }
     }
-    child.env.extend(spec.env.iter().cloned());
-    child.secret_env.extend(spec.secret_env.iter().cloned());
+    let proxied = |var: &str| {
+        proxies
+            .iter()
+            .any(|(_, p)| p.stand_ins().iter().any(|(v, _)| v == var))
+    };
+    let base_url = |var: &str| proxies.iter().any(|(a, _)| a.base_url_var == var);
+    child
+        .env
+        .extend(spec.env.iter().filter(|(n, _)| !base_url(n)).cloned());
+    child
+        .secret_env
+        .extend(spec.secret_env.iter().filter(|(n, _)| !proxied(n)).cloned());
     // Inside a run, the program is confined like every child of its stage, with the try's
-    // folder as its own (the only place it writes; its TMPDIR).
-    child.confine = confine::stage_confinement().map(|c| c.work(&folder.root));
+    // folder as its own (the only place it writes; its TMPDIR), and the proxies' ports.
+    child.confine = confine::stage_confinement().map(|c| {
+        proxies
+            .iter()
+            .fold(c.work(&folder.root), |c, (_, p)| c.connect(p.port()))
+    });
+    for (api, proxy) in proxies {
+        for (var, stand_in) in proxy.stand_ins() {
+            child = child.secret_env(var.clone(), SecretValue::from(stand_in.as_str()));
+        }
+        child = child.env(api.base_url_var, proxy.base_url());
+    }
     child
 }
 

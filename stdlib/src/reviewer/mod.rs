@@ -18,6 +18,7 @@ mod error;
 pub mod model;
 mod outcome;
 pub mod prompt;
+pub mod proxy;
 pub mod result;
 mod rules;
 mod stderr_tail;

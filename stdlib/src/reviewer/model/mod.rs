@@ -5,14 +5,18 @@
 //! A resumed try copies the restored session into it where the CLI looks for sessions, so the
 //! restored original stays whole whatever the try does. The CLI runs in the checkout, from a
 //! cleared environment (PATH, the try's HOME, a locale, its own credential and what the stage
-//! declares), with the prompt on stdin, confined like every child of the stage plus the HTTPS
-//! port its provider needs. The answer ends with a findings block ([`answer`]); the session the
-//! CLI wrote is the conversation kept.
+//! declares), with the prompt on stdin, confined like every child of the stage. It never holds
+//! its key: each try starts a [`ModelProxy`](super::proxy::ModelProxy) on loopback, and the
+//! CLI gets a stand-in where the key would be and the proxy as its API ([`provider`]); the
+//! proxy's port is the only one it adds to what the stage declares.
+//! The answer ends with a findings block ([`answer`]); the session the CLI wrote is the
+//! conversation kept.
 
 mod answer;
 mod claude;
 mod codex;
 mod home;
+mod provider;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -45,9 +49,6 @@ pub const DEFAULT_PROMPT: &str = include_str!("prompts/review.md");
 pub const DEFAULT_LATER_PROMPT: &str = include_str!("prompts/later.md");
 /// The answer format, appended to every prompt (not overridable: the answer is parsed).
 pub const ANSWER_FORMAT: &str = include_str!("prompts/answer.md");
-
-/// The TCP port a model CLI needs to reach its provider.
-pub const PROVIDER_PORT: u16 = 443;
 
 /// Stdout kept from a CLI: Claude's one JSON result, Codex's events (the answer itself comes
 /// from a file).
@@ -139,7 +140,8 @@ pub struct ModelReviewer {
     pub path: Option<String>,
     /// Folders the CLI may read besides the checkout and the system (an exported workspace).
     pub readable: Vec<PathBuf>,
-    /// The credential (and only it: [`ModelCli::credentials`]).
+    /// The credential (and only it: [`ModelCli::credentials`]). The CLI never gets it: the
+    /// try's proxy does, and the CLI a stand-in.
     pub secret_env: Vec<(String, SecretValue)>,
     pub timeout: Option<Duration>,
     pub grace: Duration,
@@ -188,6 +190,9 @@ impl ModelReviewer {
                 )));
             }
         }
+        // A declared base URL names the proxy's upstream: refused here, before anything runs,
+        // when it cannot be one.
+        provider::upstream(self).map_err(ReviewerError::settings)?;
         for (name, _) in &self.env {
             let reserved = ["HOME", "CODEX_HOME", "TMPDIR"];
             if reserved.contains(&name.as_str()) || name.starts_with("REVIEWFLOW_") {
@@ -286,6 +291,10 @@ where
     })?;
     let mut cancel = Fused::new(cancel);
     let mut facts = vec![("reviewer.cli".to_owned(), spec.cli.name().to_owned())];
+    // Where its proxy forwards: the vendor's API, or the one the stage declares.
+    if let Ok(upstream) = provider::upstream(spec) {
+        facts.push(("reviewer.api".to_owned(), upstream.to_string()));
+    }
     if let Some(version) = cli_version(spec, &cwd, &workdir, redactor).await {
         facts.push(("reviewer.cli-version".to_owned(), version));
     }
@@ -410,8 +419,8 @@ pub fn trusted_path(path: &str, checkout: &Path) -> String {
         .join(":")
 }
 
-/// The environment every CLI child gets: PATH, the try's HOME, a locale, the declared
-/// variables, and the CLI's own.
+/// The environment every CLI child gets: PATH, the try's HOME, a locale and the declared
+/// variables; no credential and no network ([`provider::point_at`] adds the proxy's).
 fn base_child(spec: &ModelReviewer, cwd: &Path, home: &TryHome) -> ChildSpec {
     let mut child = ChildSpec::new(&spec.program, cwd);
     let text = |p: &Path| p.to_string_lossy().into_owned();
@@ -419,19 +428,19 @@ fn base_child(spec: &ModelReviewer, cwd: &Path, home: &TryHome) -> ChildSpec {
         .env("PATH", child_path(spec))
         .env("HOME", text(&home.home))
         .env("LANG", "C.UTF-8");
+    // A declared base URL is the proxy's upstream; the CLI gets the proxy's.
+    let base_url_var = provider::api(spec.cli).map(|a| a.base_url_var).ok();
     for (name, value) in &spec.env {
-        if name != "PATH" && name != "LANG" {
+        if name != "PATH" && name != "LANG" && Some(name.as_str()) != base_url_var {
             child = child.env(name.clone(), value.clone());
         }
     }
-    child.secret_env.extend(spec.secret_env.iter().cloned());
     child.grace = spec.grace;
-    // Confined like every child of the stage, writing only in the try's folder, and reaching
-    // its provider over HTTPS.
+    // Confined like every child of the stage, writing only in the try's folder.
     child.confine = confine::stage_confinement().map(|c| {
         spec.readable
             .iter()
-            .fold(c.work(&home.root).connect(PROVIDER_PORT), |c, p| c.read(p))
+            .fold(c.work(&home.root), |c, p| c.read(p))
     });
     child
 }
@@ -451,9 +460,8 @@ async fn cli_version(
             .ok()?
             .ok()?
     };
+    // Printing a version needs no credential and no network.
     let mut child = base_child(spec, cwd, &home).arg("--version");
-    // Printing a version needs no credential.
-    child.secret_env.clear();
     child.timeout = Some(VERSION_TIMEOUT);
     child.capture_stdout = Some(4096);
     let ran = process::run(child, redactor, std::future::pending(), |_, _| {})
@@ -514,7 +522,10 @@ async fn one_try<C: Future<Output = ()>>(
         .map_err(TryError::Prepare)?
     };
 
-    let mut child = base_child(spec, cwd, &home);
+    // The try's proxy: the CLI's only way to its API, holding the key the CLI never sees.
+    let proxy = provider::start_proxy(spec).map_err(TryError::Prepare)?;
+    let mut child = provider::point_at(base_child(spec, cwd, &home), spec.cli, &home, &proxy)
+        .map_err(TryError::Prepare)?;
     match spec.cli {
         ModelCli::Claude => {
             let id = home::uuid_v4().map_err(TryError::Prepare)?;
@@ -546,6 +557,15 @@ async fn one_try<C: Future<Output = ()>>(
     })
     .await?;
     let stderr = stderr_tail.into_lines();
+    // What the proxy refused, or could not forward, explains a try that went wrong.
+    if proxy.tally().refused() > 0 || proxy.tally().failed() > 0 {
+        on_event(ReviewEvent::Status(format!(
+            "try {number}: {}",
+            proxy.summary()
+        )));
+    }
+    // The stand-in opens nothing from here on.
+    drop(proxy);
     match ran.outcome {
         Outcome::Exited(0) => {}
         Outcome::Exited(code) => return Err(TryError::Exit { code, stderr }),
