@@ -293,6 +293,14 @@ fn read_published(run_dir: &Path, post: &StageRecord) -> Result<Published, Strin
         .map_err(|e| format!("{}: {e}", rel.display()))?;
     let bytes = nofollow::read_bounded(file, MAX_PUBLISHED_BYTES)
         .map_err(|e| format!("{}: {e}", rel.display()))?;
+    // The digest the run held in memory when it kept the output: a file changed since (a stage
+    // that could write the run directory) is not what was published.
+    if reviewflow_engine::run::digest(&record.ty, &bytes) != record.digest {
+        return Err(format!(
+            "kept output `published` of stage `post` changed after it was kept ({})",
+            rel.display()
+        ));
+    }
     serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", rel.display()))
 }
 

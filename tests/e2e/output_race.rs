@@ -148,14 +148,25 @@ fn a_folder_swapped_for_a_link_after_the_check_is_never_followed() {
         !log.contains(CREDENTIAL),
         "a stage printed the credential\n{log}"
     );
-    // The swap happened (the watcher saw reviewflow open the folder) and the output is refused,
-    // naming why; the stage that would print it never runs.
-    assert_eq!(out.status.code(), Some(1), "{log}");
-    assert!(
-        log.contains("output `cfg`") && log.contains("symbolic link"),
-        "the refusal says why: {log}"
-    );
-    assert!(!log.contains("decoy"), "{log}");
+    // Where each child has a cgroup, the watcher dies with the attacker's process (before
+    // anything of the stage is read), so the swap never happens and the real output is kept.
+    // Without that layer the swap happens (the watcher saw reviewflow open the folder) and the
+    // reader refuses the output, naming why; the stage that would print it never runs.
+    let cgroup_held = log
+        .lines()
+        .find(|l| l.starts_with("isolation held:"))
+        .is_some_and(|l| l.split([' ', ',']).any(|w| w == "cgroup"));
+    if cgroup_held {
+        assert_eq!(out.status.code(), Some(0), "{log}");
+        assert!(log.contains("decoy"), "the real output was kept: {log}");
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{log}");
+        assert!(
+            log.contains("output `cfg`") && log.contains("symbolic link"),
+            "the refusal says why: {log}"
+        );
+        assert!(!log.contains("decoy"), "{log}");
+    }
     // The credential is untouched.
     assert!(holds(
         &case.home.path().join(".docker/config.json"),

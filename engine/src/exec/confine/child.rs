@@ -105,7 +105,7 @@ pub(crate) async fn prepare(
     {
         // The stage's declaration decides, not the child's spec: a child may add a port of
         // the stage's own loopback (a reviewer's proxy), which is in the stage's namespace.
-        if stage.base().is_none_or(|base| base.connect.is_empty()) {
+        if stage.own_network() {
             let net = stage.net().map_err(|source| ConfineError::Layer {
                 what: "make the stage's network namespace",
                 source,

@@ -63,6 +63,13 @@ impl StageScope {
         ChildCgroup::create()
     }
 
+    /// Whether the stage's children run in a network namespace of the stage's (it declares no
+    /// `network=`, and the engine can make namespaces): its loopback is then theirs only.
+    pub(crate) fn own_network(&self) -> bool {
+        self.base.as_ref().is_some_and(|b| b.connect.is_empty())
+            && super::namespaces::available().is_ok()
+    }
+
     /// The stage's network namespace (loopback only), made on first use.
     pub(crate) fn net(&self) -> std::io::Result<Arc<StageNet>> {
         let mut slot = self.net.lock().unwrap_or_else(PoisonError::into_inner);
@@ -117,8 +124,7 @@ pub fn stage_confinement() -> Option<ConfineSpec> {
 /// listens on (its base URL names the port).
 pub fn listen_loopback() -> std::io::Result<std::net::TcpListener> {
     if let Some(stage) = current()
-        && stage.base().is_some()
-        && super::namespaces::available().is_ok()
+        && stage.own_network()
     {
         return stage.net()?.listen_loopback();
     }
