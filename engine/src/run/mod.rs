@@ -16,6 +16,7 @@ mod events;
 mod executor;
 mod extensions;
 mod facts;
+mod git_credentials;
 mod github;
 mod identity;
 mod implementations;
