@@ -4,15 +4,23 @@
 //! label and every secret the stage holds). Only data references (children) carry labels;
 //! `when` conditions decide whether a stage runs and are the fail-closed check's business.
 //!
+//! A folder is a value too. A stage that runs an arbitrary program may write an absolute path a
+//! pipeline input names in its command line, environment or working directory (`run` grants it),
+//! and every other stage that runs a program and names that input reads what it left there, in
+//! whatever order they run: the folder is an output of the writer that nobody declared. What it
+//! holds is unknown, so it is untrusted, and it carries every label of the writer's outputs.
+//!
 //! The analysis is one pass: labels are small bitsets, so 10,000 stages with 1,000 secrets cost
-//! a few milliseconds. Paths for findings are rebuilt afterwards, only for what is reported.
+//! a few milliseconds. Shared folders join stages the order does not, so a pipeline with one is
+//! propagated again until what each writer leaves stops growing (twice, in practice). Paths for
+//! findings are rebuilt afterwards, only for what is reported.
 
 use std::collections::HashMap;
 
 use crate::contract::{Effect, LabelAdd, LabelKind, Propagate, Role, StageContract};
 use crate::finding::Label;
 use crate::graph::{Dag, outputs_of};
-use crate::model::{Pipeline, Reference, Stage, Value};
+use crate::model::{InputType, Pipeline, Reference, Stage, Value};
 use crate::registry::Registry;
 use crate::span::Span;
 
@@ -93,6 +101,22 @@ pub struct Input {
     pub interpolated: bool,
     pub span: Span,
     pub labels: LabelSet,
+    /// Set when the value is a folder another stage may write: `reference` is then
+    /// `<writer>.{<input>}`, which no stage declares.
+    pub folder: Option<Folder>,
+}
+
+/// A folder named by a pipeline input, which `writer` may write and the reading stage names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Folder {
+    /// The pipeline input that names it.
+    pub input: String,
+    /// The stage that may write it.
+    pub writer: usize,
+    /// Where the writer names it.
+    pub granted: Span,
+    /// The reading stage may write it too: the flow runs both ways.
+    pub both_write: bool,
 }
 
 /// The result of the analysis, by stage index.
@@ -104,8 +128,11 @@ pub struct Flow {
     pub inputs: Vec<Vec<Input>>,
     /// Labels of each output, by stage (a stage has a handful of outputs: a list beats a map).
     pub outputs: Vec<Vec<(String, LabelSet)>>,
-    /// Labels each output got from the stage itself (not propagated), by stage.
+    /// Labels each output got from the stage itself (not propagated), by stage; a folder it may
+    /// write is there as `{input}`.
     added: Vec<Vec<(String, LabelSet)>>,
+    /// What each stage may leave in a folder it may write: every label its outputs would carry.
+    writes: Vec<LabelSet>,
 }
 
 impl Flow {
@@ -135,99 +162,179 @@ impl Flow {
             .enumerate()
             .map(|(i, s)| (s.name.value.as_str(), i))
             .collect();
+        let folders = Folders::of(pipeline, registry);
         let mut flow = Flow {
             held: vec![Vec::new(); n],
             inputs: vec![Vec::new(); n],
             outputs: vec![Vec::new(); n],
             added: vec![Vec::new(); n],
+            writes: vec![LabelSet::default(); n],
         };
         for &i in order {
             let stage = &pipeline.stages[i];
-            let contract = registry.get(&stage.uses.value);
-            flow.held[i] = held_secrets(pipeline, stage, contract, &secret_index);
-            let mut inputs = Vec::new();
-            for (c, child) in stage.children.iter().enumerate() {
-                let role = contract
-                    .and_then(|k| k.child_spec(&child.name.value))
-                    .map_or(Role::Data, |s| s.role);
-                for value in child.values() {
-                    let mut refs = Vec::new();
-                    value.value.collect_references(&mut refs);
-                    let interpolated = matches!(value.value, Value::Template(_));
-                    for r in refs {
-                        let labels = dag
-                            .stage_index(&r.stage)
-                            .and_then(|p| lookup(&flow.outputs[p], &r.output))
-                            .cloned()
-                            .unwrap_or_default();
+            flow.held[i] = held_secrets(
+                pipeline,
+                stage,
+                registry.get(&stage.uses.value),
+                &secret_index,
+            );
+        }
+        // Each pass reads what the writers left in the pass before (or earlier in this one), so
+        // `writes` only grows; it is bounded by the labels there are, so this ends.
+        loop {
+            let before = flow.writes.clone();
+            for &i in order {
+                flow.propagate(pipeline, registry, dag, stage_outputs, &folders, i);
+            }
+            if folders.is_empty() || flow.writes == before {
+                break;
+            }
+        }
+        Some(flow)
+    }
+
+    /// Computes the inputs and outputs of stage `i` from its producers' outputs and from what the
+    /// writers of the folders it names may leave there.
+    fn propagate(
+        &mut self,
+        pipeline: &Pipeline,
+        registry: &Registry,
+        dag: &Dag,
+        stage_outputs: &[Vec<(String, crate::contract::OutputType)>],
+        folders: &Folders,
+        i: usize,
+    ) {
+        let stage = &pipeline.stages[i];
+        let contract = registry.get(&stage.uses.value);
+        let reads_folders = contract.is_some_and(runs_program);
+        let mut inputs = Vec::new();
+        for (c, child) in stage.children.iter().enumerate() {
+            let role = contract
+                .and_then(|k| k.child_spec(&child.name.value))
+                .map_or(Role::Data, |s| s.role);
+            for value in child.values() {
+                let mut refs = Vec::new();
+                value.value.collect_references(&mut refs);
+                let interpolated = matches!(value.value, Value::Template(_));
+                for r in refs {
+                    let labels = dag
+                        .stage_index(&r.stage)
+                        .and_then(|p| lookup(&self.outputs[p], &r.output))
+                        .cloned()
+                        .unwrap_or_default();
+                    inputs.push(Input {
+                        child: c,
+                        role,
+                        reference: r.clone(),
+                        interpolated,
+                        span: r.span,
+                        labels,
+                        folder: None,
+                    });
+                }
+                let Value::Template(template) = &value.value else {
+                    continue;
+                };
+                if !reads_folders {
+                    continue;
+                }
+                for (name, span) in template.inputs() {
+                    let writers = folders.writers(name);
+                    let both_write = writers.iter().any(|&(w, _)| w == i);
+                    for &(w, granted) in writers.iter().filter(|&&(w, _)| w != i) {
+                        let mut labels = self.writes[w].clone();
+                        labels.untrusted = true;
                         inputs.push(Input {
                             child: c,
                             role,
-                            reference: r.clone(),
-                            interpolated,
-                            span: r.span,
+                            reference: Reference {
+                                stage: pipeline.stages[w].name.value.clone(),
+                                output: folder_output(name),
+                                span,
+                            },
+                            interpolated: true,
+                            span,
                             labels,
+                            folder: Some(Folder {
+                                input: name.to_string(),
+                                writer: w,
+                                granted,
+                                both_write,
+                            }),
                         });
                     }
                 }
             }
-            let mut all_in = LabelSet::default();
-            for input in &inputs {
-                all_in.union_with(&input.labels);
-            }
-            let mut held_set = LabelSet::default();
-            for &k in &flow.held[i] {
-                held_set.add_secret(k);
-            }
-            for (name, _) in stage_outputs[i].iter().cloned() {
-                let (mut labels, added) = match contract {
-                    None => (LabelSet::default(), LabelSet::default()),
-                    Some(k) if k.opaque => {
-                        let mut l = all_in.clone();
-                        l.union_with(&held_set);
-                        (l, held_set.clone())
-                    }
-                    Some(k) => match k.output_spec(&name) {
-                        None => (LabelSet::default(), LabelSet::default()),
-                        Some(spec) => {
-                            let mut l = match &spec.labels.propagate {
-                                Propagate::All => all_in.clone(),
-                                Propagate::None => LabelSet::default(),
-                                Propagate::Children(names) => {
-                                    let mut l = LabelSet::default();
-                                    for input in &inputs {
-                                        if names.contains(&stage.children[input.child].name.value) {
-                                            l.union_with(&input.labels);
-                                        }
-                                    }
-                                    l
-                                }
-                            };
-                            let mut added = LabelSet::default();
-                            for a in &spec.labels.adding {
-                                match a {
-                                    LabelAdd::Untrusted => added.untrusted = true,
-                                    LabelAdd::Private => added.private = true,
-                                    LabelAdd::HeldSecrets => added.union_with(&held_set),
-                                }
-                            }
-                            l.union_with(&added);
-                            for &kind in &spec.labels.removing {
-                                l.remove(kind);
-                            }
-                            (l, added)
-                        }
-                    },
-                };
-                if name == "ok" {
-                    labels = LabelSet::default();
-                }
-                flow.added[i].push((name.clone(), added));
-                flow.outputs[i].push((name, labels));
-            }
-            flow.inputs[i] = inputs;
         }
-        Some(flow)
+        let mut all_in = LabelSet::default();
+        for input in &inputs {
+            all_in.union_with(&input.labels);
+        }
+        let mut held_set = LabelSet::default();
+        for &k in &self.held[i] {
+            held_set.add_secret(k);
+        }
+        self.outputs[i].clear();
+        self.added[i].clear();
+        for (name, _) in stage_outputs[i].iter().cloned() {
+            let (mut labels, added) = match contract {
+                None => (LabelSet::default(), LabelSet::default()),
+                Some(k) if k.opaque => {
+                    let mut l = all_in.clone();
+                    l.union_with(&held_set);
+                    (l, held_set.clone())
+                }
+                Some(k) => match k.output_spec(&name) {
+                    None => (LabelSet::default(), LabelSet::default()),
+                    Some(spec) => {
+                        let mut l = match &spec.labels.propagate {
+                            Propagate::All => all_in.clone(),
+                            Propagate::None => LabelSet::default(),
+                            Propagate::Children(names) => {
+                                let mut l = LabelSet::default();
+                                for input in &inputs {
+                                    if names.contains(&stage.children[input.child].name.value) {
+                                        l.union_with(&input.labels);
+                                    }
+                                }
+                                l
+                            }
+                        };
+                        let mut added = LabelSet::default();
+                        for a in &spec.labels.adding {
+                            match a {
+                                LabelAdd::Untrusted => added.untrusted = true,
+                                LabelAdd::Private => added.private = true,
+                                LabelAdd::HeldSecrets => added.union_with(&held_set),
+                            }
+                        }
+                        l.union_with(&added);
+                        for &kind in &spec.labels.removing {
+                            l.remove(kind);
+                        }
+                        (l, added)
+                    }
+                },
+            };
+            if name == "ok" {
+                labels = LabelSet::default();
+            }
+            self.added[i].push((name.clone(), added));
+            self.outputs[i].push((name, labels));
+        }
+        // What the stage may leave in a folder: what an opaque output of it would carry.
+        let granted = folders.granted_to(i);
+        if !granted.is_empty() {
+            let mut leaves = all_in;
+            leaves.union_with(&held_set);
+            self.writes[i].union_with(&leaves);
+            let mut added = held_set;
+            added.untrusted = true;
+            for name in granted {
+                self.added[i].push((folder_output(name), added.clone()));
+            }
+        }
+        self.inputs[i] = inputs;
     }
 
     /// The labels of output `output` of stage `stage`.
@@ -250,13 +357,13 @@ impl Flow {
         let mut consumer = stage;
         // Each hop moves to a producer strictly earlier in the DAG, so this ends.
         for _ in 0..=pipeline.stages.len() {
-            steps.push(Label::new(
-                current.span,
-                format!(
-                    "`{}` reads `{current}`",
-                    pipeline.stages[consumer].name.value
-                ),
-            ));
+            let reader = &pipeline.stages[consumer].name.value;
+            let step = if current.output.starts_with('{') {
+                format!("`{reader}` reads the folder `{}` names", current.output)
+            } else {
+                format!("`{reader}` reads `{current}`")
+            };
+            steps.push(Label::new(current.span, step));
             let Some(p) = dag.stage_index(&current.stage) else {
                 break;
             };
@@ -290,6 +397,9 @@ fn lookup<'a>(list: &'a [(String, LabelSet)], name: &str) -> Option<&'a LabelSet
 fn source_message(pipeline: &Pipeline, stage: usize, output: &str, kind: Kind) -> String {
     let name = &pipeline.stages[stage].name.value;
     match kind {
+        Kind::Untrusted if output.starts_with('{') => format!(
+            "`{name}` may write the folder `{output}` names, which no stage declares (untrusted)"
+        ),
         Kind::Untrusted => format!("`{name}.{output}` comes from the change (untrusted)"),
         Kind::Private => format!("`{name}.{output}` is private"),
         Kind::Secret(k) => format!("`{name}` holds secret `{}`", pipeline.secrets[k].name.value),
@@ -335,4 +445,177 @@ pub fn forge_token(pipeline: &Pipeline) -> Option<&str> {
 /// Stages that read from or write to the forge or a store need the forge's token.
 pub fn uses_forge(contract: &StageContract) -> bool {
     contract.has_effect(Effect::Reads) || contract.has_effect(Effect::Publishes)
+}
+
+/// The name under which a folder named by input `input` is a writer's output: `{input}`, which
+/// no declared output can be.
+fn folder_output(input: &str) -> String {
+    format!("{{{input}}}")
+}
+
+/// A stage whose kind runs a program: an arbitrary command (opaque), or a reviewer. Such a
+/// program may open any path it is handed.
+pub fn runs_program(contract: &StageContract) -> bool {
+    contract.opaque || contract.has_effect(Effect::Executes)
+}
+
+/// The pipeline inputs, with where they are named, that stage `stage` may write at run time: an
+/// arbitrary command (an opaque stage) is granted an absolute path that an input it interpolates
+/// in an argument of its command line, environment or working directory names.
+pub fn granted_inputs<'a>(stage: &'a Stage, contract: &StageContract) -> Vec<(&'a str, Span)> {
+    if !contract.opaque {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for child in &stage.children {
+        let role = contract
+            .child_spec(&child.name.value)
+            .map_or(Role::Data, |s| s.role);
+        if !matches!(role, Role::CommandLine | Role::Environment | Role::Path) {
+            continue;
+        }
+        for arg in &child.args {
+            if let Value::Template(t) = &arg.value {
+                out.extend(t.inputs());
+            }
+        }
+    }
+    out
+}
+
+/// The folders of a pipeline: the inputs that may name one, with the stages that may write it.
+#[derive(Default)]
+struct Folders {
+    /// Input name → (writer, where it names the input), in file order.
+    writers: HashMap<String, Vec<(usize, Span)>>,
+}
+
+impl Folders {
+    fn of(pipeline: &Pipeline, registry: &Registry) -> Self {
+        let mut folders = Folders::default();
+        let mut may: HashMap<&str, bool> = HashMap::new();
+        for (i, stage) in pipeline.stages.iter().enumerate() {
+            let Some(contract) = registry.get(&stage.uses.value) else {
+                continue;
+            };
+            for (name, span) in granted_inputs(stage, contract) {
+                let folder = *may.entry(name).or_insert_with(|| {
+                    pipeline
+                        .inputs
+                        .iter()
+                        .find(|x| x.name.value == name)
+                        .is_some_and(may_name_folder)
+                });
+                if !folder {
+                    continue;
+                }
+                let writers = folders.writers.entry(name.to_string()).or_default();
+                if !writers.iter().any(|&(w, _)| w == i) {
+                    writers.push((i, span));
+                }
+            }
+        }
+        folders
+    }
+
+    fn is_empty(&self) -> bool {
+        self.writers.is_empty()
+    }
+
+    fn writers(&self, input: &str) -> &[(usize, Span)] {
+        self.writers.get(input).map_or(&[], Vec::as_slice)
+    }
+
+    /// The inputs naming a folder that `stage` may write.
+    fn granted_to(&self, stage: usize) -> Vec<&str> {
+        let mut names: Vec<&str> = self
+            .writers
+            .iter()
+            .filter(|(_, w)| w.iter().any(|&(s, _)| s == stage))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        names.sort_unstable();
+        names
+    }
+}
+
+/// Whether a pipeline input may name a folder: a declared text input whose `pattern` does not
+/// keep it from starting with `/`. The forge's inputs (`repo`, `change`, `run`) never do.
+pub fn may_name_folder(input: &crate::model::Input) -> bool {
+    !input.builtin
+        && input.ty.value == InputType::String
+        && !input
+            .pattern
+            .as_ref()
+            .is_some_and(|p| excludes_absolute(&p.value))
+}
+
+/// Whether no value `pattern` admits can start with `/`: it is anchored (`^`), has no
+/// alternation, and its first atom, which it cannot skip, never matches `/`. Whatever this
+/// cannot show is taken to admit a path.
+fn excludes_absolute(pattern: &str) -> bool {
+    let Some(rest) = pattern.strip_prefix('^') else {
+        return false;
+    };
+    if pattern.contains('|') {
+        return false;
+    }
+    let Some(atom) = first_atom(rest) else {
+        return false;
+    };
+    let after = &rest[atom.len()..];
+    if after.starts_with(['?', '*']) || after.starts_with("{0") || after.starts_with("{,") {
+        return false;
+    }
+    regex::Regex::new(&format!("^(?:{atom})$")).is_ok_and(|re| !re.is_match("/"))
+}
+
+/// The first atom of a pattern: a class (`[a-z]`), an escape (`\d`, `\p{L}`) or a literal
+/// character; `None` for a group, `.` or anything else that may match more.
+fn first_atom(rest: &str) -> Option<&str> {
+    let first = rest.chars().next()?;
+    match first {
+        // The shortest prefix that is a whole expression is the class or the escape.
+        '[' | '\\' => (2..=rest.len().min(256))
+            .filter(|&n| rest.is_char_boundary(n))
+            .map(|n| &rest[..n])
+            .find(|atom| regex::Regex::new(&format!("^(?:{atom})$")).is_ok()),
+        '.' | '^' | '$' | '*' | '+' | '?' | '(' | ')' | ']' | '{' | '}' | '|' => None,
+        c => Some(&rest[..c.len_utf8()]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pattern_keeps_an_input_from_naming_a_folder_only_when_it_shows_it() {
+        for (pattern, excludes) in [
+            ("^[a-z0-9][a-z0-9-]{0,63}$", true),
+            ("^[0-9]+$", true),
+            ("^v[0-9.]+$", true),
+            (r"^\d+$", true),
+            (r"^\w[\w.-]*$", true),
+            (r"^\p{L}+$", true),
+            ("^[[:alpha:]]+$", true),
+            ("^[a-z]+(/[a-z]+)*$", true),
+            // Unanchored, skippable, alternated, a group, any character, a class with `/`.
+            ("[a-z]+", false),
+            ("^[a-z]?/tmp$", false),
+            ("^[a-z]*$", false),
+            ("^[a-z]{0,3}$", false),
+            ("^main|/.*$", false),
+            ("^(main|dev)$", false),
+            ("^.+$", false),
+            ("^[/a-z]+$", false),
+            ("^[^a-z]+$", false),
+            (r"^\S+$", false),
+            ("^/srv/[a-z]+$", false),
+            ("^[", false),
+            ("", false),
+        ] {
+            assert_eq!(excludes_absolute(pattern), excludes, "{pattern:?}");
+        }
+    }
 }

@@ -1,5 +1,8 @@
 //! `secret-flow`: a value derived from a secret (an output of an opaque stage holding it)
-//! reaches a stage outside that secret's scope. The path is printed.
+//! reaches a stage outside that secret's scope. The path is printed. A folder a stage holding the
+//! secret may write is such a value for every other stage that names it (`flow::Folder`); where
+//! the reader may write the folder too, the flow also runs the other way, and `untrusted-input`
+//! reports the folder once, on the stage that holds the secret.
 
 use super::{Check, Context};
 use crate::finding::{Confidence, Finding, Label, Severity};
@@ -26,6 +29,9 @@ impl Check for SecretFlow {
             }
             let mut reported = Vec::new();
             for input in &flow.inputs[i] {
+                if input.folder.as_ref().is_some_and(|f| f.both_write) {
+                    continue;
+                }
                 for k in input.labels.secrets() {
                     let secret = &p.secrets[k];
                     let in_scope = secret
@@ -37,6 +43,36 @@ impl Check for SecretFlow {
                     }
                     reported.push(k);
                     let path = flow.path(p, cx.dag, i, input, Kind::Secret(k));
+                    if let Some(folder) = &input.folder {
+                        let writer = &p.stages[folder.writer].name.value;
+                        out.push(
+                            Finding::new(
+                                self.id(),
+                                self.severity(),
+                                format!(
+                                    "`{{{}}}` names a folder that `{writer}` may write while holding secret `{}`, and `{}`, outside the secret's scope, reads it",
+                                    folder.input, secret.name.value, stage.name.value
+                                ),
+                                Label::new(input.span, format!("a folder `{writer}` may write")),
+                            )
+                            .related(Label::new(
+                                folder.granted,
+                                format!("`{writer}` may write what `{{{}}}` names", folder.input),
+                            ))
+                            .related(Label::new(
+                                secret.visible_to_span.unwrap_or(secret.name.span),
+                                format!("`{}` is in scope only here", secret.name.value),
+                            ))
+                            .flow(path)
+                            .help(format!(
+                                "what a stage may write is data for every stage that names it: let `{writer}` write only its own folder, keep `{{{}}}` out of `{}`, or give input `{}` a `pattern=` that cannot name a folder (one that cannot start with `/`)",
+                                folder.input, stage.name.value, folder.input
+                            ))
+                            .confidence(Confidence::Medium)
+                            .stage(&stage.name.value),
+                        );
+                        continue;
+                    }
                     out.push(
                         Finding::new(
                             self.id(),

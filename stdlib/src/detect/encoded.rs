@@ -57,7 +57,7 @@ pub(crate) fn layers(text: &[u8]) -> Vec<Layer> {
     let mut out: Vec<Layer> = Vec::new();
     while out.len() < MAX_DEPTH {
         let next = match out.last() {
-            None => decode_runs(text, |range| Some(range)),
+            None => decode_runs(text, Some),
             Some(layer) => decode_runs(&layer.bytes, |range| layer.origin(range.start)),
         };
         match next {
