@@ -12,8 +12,11 @@
 //!
 //! The analysis is one pass: labels are small bitsets, so 10,000 stages with 1,000 secrets cost
 //! a few milliseconds. Shared folders join stages the order does not, so a pipeline with one is
-//! propagated again until what each writer leaves stops growing (twice, in practice). Paths for
-//! findings are rebuilt afterwards, only for what is reported.
+//! propagated again until what the folders hold stops growing (twice, in practice; after
+//! [`REFINING_PASSES`], every folder is taken to hold what any does, which only adds labels and
+//! ends in as many passes as there are labels). A folder is one value, whatever the number of
+//! its writers and readers, so the analysis stays linear in the file. Paths for findings are
+//! rebuilt afterwards, only for what is reported.
 
 use std::collections::HashMap;
 
@@ -106,18 +109,22 @@ pub struct Input {
     pub folder: Option<Folder>,
 }
 
-/// A folder named by a pipeline input, which `writer` may write and the reading stage names.
+/// A folder named by a pipeline input, which other stages may write and the reading stage names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Folder {
     /// The pipeline input that names it.
     pub input: String,
-    /// The stage that may write it.
+    /// The first other stage that may write it (all of them: [`Flow::writers`]).
     pub writer: usize,
-    /// Where the writer names it.
+    /// Where that writer names it.
     pub granted: Span,
     /// The reading stage may write it too: the flow runs both ways.
     pub both_write: bool,
 }
+
+/// Passes over a pipeline with shared folders before every folder is taken to hold what any
+/// does.
+const REFINING_PASSES: usize = 4;
 
 /// The result of the analysis, by stage index.
 #[derive(Clone, Debug, Default)]
@@ -133,6 +140,9 @@ pub struct Flow {
     added: Vec<Vec<(String, LabelSet)>>,
     /// What each stage may leave in a folder it may write: every label its outputs would carry.
     writes: Vec<LabelSet>,
+    folders: Folders,
+    /// What each folder may hold: what its writers may leave, by folder.
+    held_in: Vec<LabelSet>,
 }
 
 impl Flow {
@@ -169,6 +179,8 @@ impl Flow {
             outputs: vec![Vec::new(); n],
             added: vec![Vec::new(); n],
             writes: vec![LabelSet::default(); n],
+            held_in: vec![LabelSet::default(); folders.names.len()],
+            folders,
         };
         for &i in order {
             let stage = &pipeline.stages[i];
@@ -180,14 +192,26 @@ impl Flow {
             );
         }
         // Each pass reads what the writers left in the pass before (or earlier in this one), so
-        // `writes` only grows; it is bounded by the labels there are, so this ends.
+        // what the folders hold only grows. Past the refining passes every folder holds the
+        // union of all: each further pass then grows that union or is the last.
+        let mut passes = 0;
         loop {
-            let before = flow.writes.clone();
+            let before = flow.held_in.clone();
             for &i in order {
-                flow.propagate(pipeline, registry, dag, stage_outputs, &folders, i);
+                flow.propagate(pipeline, registry, dag, stage_outputs, i);
             }
-            if folders.is_empty() || flow.writes == before {
+            if flow.held_in == before {
                 break;
+            }
+            passes += 1;
+            if passes >= REFINING_PASSES {
+                let mut all = LabelSet::default();
+                for held in &flow.held_in {
+                    all.union_with(held);
+                }
+                for held in &mut flow.held_in {
+                    held.clone_from(&all);
+                }
             }
         }
         Some(flow)
@@ -201,7 +225,6 @@ impl Flow {
         registry: &Registry,
         dag: &Dag,
         stage_outputs: &[Vec<(String, crate::contract::OutputType)>],
-        folders: &Folders,
         i: usize,
     ) {
         let stage = &pipeline.stages[i];
@@ -239,30 +262,35 @@ impl Flow {
                     continue;
                 }
                 for (name, span) in template.inputs() {
-                    let writers = folders.writers(name);
-                    let both_write = writers.iter().any(|&(w, _)| w == i);
-                    for &(w, granted) in writers.iter().filter(|&&(w, _)| w != i) {
-                        let mut labels = self.writes[w].clone();
-                        labels.untrusted = true;
-                        inputs.push(Input {
-                            child: c,
-                            role,
-                            reference: Reference {
-                                stage: pipeline.stages[w].name.value.clone(),
-                                output: folder_output(name),
-                                span,
-                            },
-                            interpolated: true,
+                    let Some(f) = self.folders.index(name) else {
+                        continue;
+                    };
+                    let writers = &self.folders.writers[f];
+                    let Some(&(w, granted)) = writers.iter().find(|&&(w, _)| w != i) else {
+                        continue;
+                    };
+                    // What the stage itself leaves there is among what the folder holds: it
+                    // reads nothing new in it, and what the others leave is untrusted anyway.
+                    let mut labels = self.held_in[f].clone();
+                    labels.untrusted = true;
+                    inputs.push(Input {
+                        child: c,
+                        role,
+                        reference: Reference {
+                            stage: pipeline.stages[w].name.value.clone(),
+                            output: folder_output(name),
                             span,
-                            labels,
-                            folder: Some(Folder {
-                                input: name.to_string(),
-                                writer: w,
-                                granted,
-                                both_write,
-                            }),
-                        });
-                    }
+                        },
+                        interpolated: true,
+                        span,
+                        labels,
+                        folder: Some(Folder {
+                            input: name.to_string(),
+                            writer: w,
+                            granted,
+                            both_write: writers.iter().any(|&(x, _)| x == i),
+                        }),
+                    });
                 }
             }
         }
@@ -323,18 +351,49 @@ impl Flow {
             self.outputs[i].push((name, labels));
         }
         // What the stage may leave in a folder: what an opaque output of it would carry.
-        let granted = folders.granted_to(i);
+        let granted = self.folders.granted_to(i);
         if !granted.is_empty() {
             let mut leaves = all_in;
             leaves.union_with(&held_set);
             self.writes[i].union_with(&leaves);
             let mut added = held_set;
             added.untrusted = true;
-            for name in granted {
-                self.added[i].push((folder_output(name), added.clone()));
+            for f in granted {
+                self.held_in[f].union_with(&leaves);
+                self.added[i].push((folder_output(&self.folders.names[f]), added.clone()));
             }
         }
         self.inputs[i] = inputs;
+    }
+
+    /// The stages that may write the folder input `input` names, with where they name it, in
+    /// file order (none when it names no shared folder).
+    pub fn writers(&self, input: &str) -> &[(usize, Span)] {
+        self.folders
+            .index(input)
+            .map_or(&[], |f| self.folders.writers[f].as_slice())
+    }
+
+    /// The first stage but `reader` that may write the folder `input` names and leave `kind`
+    /// there: one that holds the secret before one that only read it.
+    pub fn writer_with(&self, input: &str, reader: usize, kind: Kind) -> Option<usize> {
+        let mut others = self
+            .writers(input)
+            .iter()
+            .map(|&(w, _)| w)
+            .filter(|&w| w != reader);
+        match kind {
+            Kind::Untrusted => others.next(),
+            Kind::Secret(k) => {
+                let others: Vec<usize> = others.collect();
+                others
+                    .iter()
+                    .copied()
+                    .find(|&w| self.held[w].contains(&k))
+                    .or_else(|| others.iter().copied().find(|&w| self.writes[w].has(kind)))
+            }
+            Kind::Private => others.find(|&w| self.writes[w].has(kind)),
+        }
     }
 
     /// The labels of output `output` of stage `stage`.
@@ -364,7 +423,16 @@ impl Flow {
                 format!("`{reader}` reads `{current}`")
             };
             steps.push(Label::new(current.span, step));
-            let Some(p) = dag.stage_index(&current.stage) else {
+            let producer = match current
+                .output
+                .strip_prefix('{')
+                .and_then(|o| o.strip_suffix('}'))
+            {
+                // A folder: the first other writer that may have left `kind` there.
+                Some(input) => self.writer_with(input, consumer, kind),
+                None => dag.stage_index(&current.stage),
+            };
+            let Some(p) = producer else {
                 break;
             };
             let added_here = lookup(&self.added[p], &current.output).is_some_and(|a| a.has(kind));
@@ -484,15 +552,23 @@ pub fn granted_inputs<'a>(stage: &'a Stage, contract: &StageContract) -> Vec<(&'
 }
 
 /// The folders of a pipeline: the inputs that may name one, with the stages that may write it.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct Folders {
-    /// Input name → (writer, where it names the input), in file order.
-    writers: HashMap<String, Vec<(usize, Span)>>,
+    /// The inputs, in the order their first writer names them.
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+    /// By folder: (writer, where it names the input), in file order.
+    writers: Vec<Vec<(usize, Span)>>,
+    /// By stage: the folders it may write.
+    granted: Vec<Vec<usize>>,
 }
 
 impl Folders {
     fn of(pipeline: &Pipeline, registry: &Registry) -> Self {
-        let mut folders = Folders::default();
+        let mut folders = Folders {
+            granted: vec![Vec::new(); pipeline.stages.len()],
+            ..Folders::default()
+        };
         let mut may: HashMap<&str, bool> = HashMap::new();
         for (i, stage) in pipeline.stages.iter().enumerate() {
             let Some(contract) = registry.get(&stage.uses.value) else {
@@ -509,33 +585,31 @@ impl Folders {
                 if !folder {
                     continue;
                 }
-                let writers = folders.writers.entry(name.to_string()).or_default();
-                if !writers.iter().any(|&(w, _)| w == i) {
-                    writers.push((i, span));
+                let f = match folders.index.get(name) {
+                    Some(&f) => f,
+                    None => {
+                        folders.index.insert(name.to_string(), folders.names.len());
+                        folders.names.push(name.to_string());
+                        folders.writers.push(Vec::new());
+                        folders.names.len() - 1
+                    }
+                };
+                if !folders.granted[i].contains(&f) {
+                    folders.granted[i].push(f);
+                    folders.writers[f].push((i, span));
                 }
             }
         }
         folders
     }
 
-    fn is_empty(&self) -> bool {
-        self.writers.is_empty()
+    fn index(&self, input: &str) -> Option<usize> {
+        self.index.get(input).copied()
     }
 
-    fn writers(&self, input: &str) -> &[(usize, Span)] {
-        self.writers.get(input).map_or(&[], Vec::as_slice)
-    }
-
-    /// The inputs naming a folder that `stage` may write.
-    fn granted_to(&self, stage: usize) -> Vec<&str> {
-        let mut names: Vec<&str> = self
-            .writers
-            .iter()
-            .filter(|(_, w)| w.iter().any(|&(s, _)| s == stage))
-            .map(|(name, _)| name.as_str())
-            .collect();
-        names.sort_unstable();
-        names
+    /// The folders `stage` may write.
+    fn granted_to(&self, stage: usize) -> Vec<usize> {
+        self.granted.get(stage).cloned().unwrap_or_default()
     }
 }
 
@@ -588,6 +662,103 @@ fn first_atom(rest: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{CheckOptions, Source, compile, run_checks};
+
+    /// The findings of `body` (after a `pipeline` node and a secret `k` visible to `holder`):
+    /// (check, stage, message).
+    fn findings(body: &str) -> Vec<(&'static str, String, String)> {
+        let registry = Registry::with_builtins();
+        let text = format!(
+            "pipeline \"p\"\nsecret \"k\" env=\"K\" {{\n    visible-to \"holder\"\n}}\n{body}"
+        );
+        let compiled =
+            compile(Source::new("t.kdl", text), &registry, &Default::default()).expect("compiles");
+        run_checks(&compiled, &registry, CheckOptions::default())
+            .into_iter()
+            .map(|f| (f.check, f.stage.unwrap_or_default(), f.message))
+            .collect()
+    }
+
+    fn checks(body: &str) -> Vec<(&'static str, String)> {
+        findings(body).into_iter().map(|(c, s, _)| (c, s)).collect()
+    }
+
+    const HOLDER_RUNS_FROM_DIR: &str = "stage \"holder\" uses=\"run\" {\n    command \"{dir}/deploy.sh\"\n    secret-env \"K\" \"k\"\n}\n";
+
+    /// The writer is declared after the holder and neither waits for the other: a folder joins
+    /// stages whatever order they run in.
+    #[test]
+    fn a_folder_written_by_any_stage_reaches_the_holder_in_any_order() {
+        let body = format!(
+            "input \"dir\" env=\"DIR\"\n{HOLDER_RUNS_FROM_DIR}stage \"writer\" uses=\"run\" {{\n    command \"make\" \"-C\" \"{{dir}}\"\n}}\n"
+        );
+        assert_eq!(checks(&body), [("untrusted-input", "holder".to_string())]);
+    }
+
+    #[test]
+    fn a_folder_only_the_holder_names_or_that_cannot_be_one_is_nothing() {
+        let alone = format!("input \"dir\" env=\"DIR\"\n{HOLDER_RUNS_FROM_DIR}");
+        assert!(checks(&alone).is_empty());
+        for input in [
+            "input \"dir\" env=\"DIR\" pattern=\"^[a-z][a-z0-9-]*$\"",
+            "input \"dir\" env=\"DIR\" type=\"int\"",
+        ] {
+            let body = format!(
+                "{input}\n{HOLDER_RUNS_FROM_DIR}stage \"writer\" uses=\"run\" {{\n    command \"make\" \"-C\" \"{{dir}}\"\n}}\n"
+            );
+            assert!(checks(&body).is_empty(), "{input}");
+        }
+        // Stdin hands the program the path, not a grant: the holder runs nothing another stage
+        // wrote, but the reader may read what the holder left.
+        let body = format!(
+            "input \"dir\" env=\"DIR\"\n{HOLDER_RUNS_FROM_DIR}stage \"reader\" uses=\"run\" {{\n    command \"cat\"\n    stdin \"{{dir}}\"\n}}\n"
+        );
+        assert_eq!(checks(&body), [("secret-flow", "reader".to_string())]);
+    }
+
+    /// What a stage runs from a shared folder steers its outputs: a holder that reads them is
+    /// reached through the reader, and the writer's own secret reaches a reader out of scope.
+    #[test]
+    fn what_a_folder_holds_flows_on_and_carries_the_writers_labels() {
+        let body = "input \"dir\" env=\"DIR\"\nstage \"writer\" uses=\"run\" {\n    command \"fetch\" \"--into\" \"{dir}\"\n}\nstage \"reader\" uses=\"run\" {\n    command \"cat\"\n    stdin \"{dir}\"\n    env \"TOOLS\" \"{dir}\"\n    output \"text\"\n}\nstage \"holder\" uses=\"run\" {\n    command \"publish\" \"{reader.text}\"\n    secret-env \"K\" \"k\"\n}\n";
+        let found = findings(body);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "untrusted-input");
+        assert!(found[0].2.contains("reader.text"), "{found:?}");
+
+        let body = "input \"dir\" env=\"DIR\"\nstage \"holder\" uses=\"run\" {\n    command \"sign\" \"--out\" \"{dir}\"\n    secret-env \"K\" \"k\"\n}\nstage \"reader\" uses=\"run\" {\n    command \"cat\"\n    stdin \"{dir}/SUMS\"\n    output \"text\"\n}\nstage \"after\" uses=\"run\" {\n    command \"wc\"\n    stdin \"{reader.text}\"\n}\n";
+        let found = findings(body);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!((found[0].0, found[0].1.as_str()), ("secret-flow", "reader"));
+        assert!(
+            found[0].2.contains(
+                "`{dir}` names a folder that `holder` may write while holding secret `k`"
+            ),
+            "{found:?}"
+        );
+        assert_eq!((found[1].0, found[1].1.as_str()), ("secret-flow", "after"));
+    }
+
+    /// Two stages that may both write a folder: one finding, on the one that holds the secret,
+    /// saying the flow runs both ways; `secret-flow` leaves that way to it.
+    #[test]
+    fn a_folder_both_may_write_is_one_finding_on_the_holder() {
+        let body = format!(
+            "input \"dir\" env=\"DIR\"\nstage \"writer\" uses=\"run\" {{\n    cwd \"{{dir}}\"\n    command \"make\"\n}}\n{HOLDER_RUNS_FROM_DIR}"
+        );
+        let found = findings(&body);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            (found[0].0, found[0].1.as_str()),
+            ("untrusted-input", "holder")
+        );
+        assert!(
+            found[0]
+                .2
+                .contains("`holder` may write it too, and `writer` reads what it leaves"),
+            "{found:?}"
+        );
+    }
 
     #[test]
     fn a_pattern_keeps_an_input_from_naming_a_folder_only_when_it_shows_it() {

@@ -2,7 +2,8 @@
 //! reaches a stage outside that secret's scope. The path is printed. A folder a stage holding the
 //! secret may write is such a value for every other stage that names it (`flow::Folder`); where
 //! the reader may write the folder too, the flow also runs the other way, and `untrusted-input`
-//! reports the folder once, on the stage that holds the secret.
+//! reports the folder once, on the stage that left the secret there (when it holds a secret or a
+//! write permission, as `untrusted-input` asks).
 
 use super::{Check, Context};
 use crate::finding::{Confidence, Finding, Label, Severity};
@@ -29,9 +30,6 @@ impl Check for SecretFlow {
             }
             let mut reported = Vec::new();
             for input in &flow.inputs[i] {
-                if input.folder.as_ref().is_some_and(|f| f.both_write) {
-                    continue;
-                }
                 for k in input.labels.secrets() {
                     let secret = &p.secrets[k];
                     let in_scope = secret
@@ -41,22 +39,40 @@ impl Check for SecretFlow {
                     if in_scope || reported.contains(&k) {
                         continue;
                     }
+                    // Through a folder: the stage that may have left the secret there.
+                    let writer = input.folder.as_ref().and_then(|f| {
+                        let w = flow.writer_with(&f.input, i, Kind::Secret(k))?;
+                        let granted = flow.writers(&f.input).iter().find(|(x, _)| *x == w)?.1;
+                        Some((f, w, granted))
+                    });
+                    if let Some((folder, w, _)) = writer
+                        && folder.both_write
+                        && has_power(cx, flow, w)
+                    {
+                        // Both may write it, and `untrusted-input` reports the folder on `w`.
+                        continue;
+                    }
                     reported.push(k);
                     let path = flow.path(p, cx.dag, i, input, Kind::Secret(k));
-                    if let Some(folder) = &input.folder {
-                        let writer = &p.stages[folder.writer].name.value;
+                    if let Some((folder, w, granted)) = writer {
+                        let writer = &p.stages[w].name.value;
+                        let holding = if flow.held[w].contains(&k) {
+                            "while holding"
+                        } else {
+                            "with what it read of"
+                        };
                         out.push(
                             Finding::new(
                                 self.id(),
                                 self.severity(),
                                 format!(
-                                    "`{{{}}}` names a folder that `{writer}` may write while holding secret `{}`, and `{}`, outside the secret's scope, reads it",
+                                    "`{{{}}}` names a folder that `{writer}` may write {holding} secret `{}`, and `{}`, outside the secret's scope, reads it",
                                     folder.input, secret.name.value, stage.name.value
                                 ),
                                 Label::new(input.span, format!("a folder `{writer}` may write")),
                             )
                             .related(Label::new(
-                                folder.granted,
+                                granted,
                                 format!("`{writer}` may write what `{{{}}}` names", folder.input),
                             ))
                             .related(Label::new(
@@ -96,6 +112,16 @@ impl Check for SecretFlow {
             }
         }
     }
+}
+
+/// Whether `untrusted-input` reports what reaches stage `stage`'s command: it holds a secret or
+/// a write permission.
+fn has_power(cx: &Context<'_>, flow: &crate::flow::Flow, stage: usize) -> bool {
+    !flow.held[stage].is_empty()
+        || cx.pipeline.stages[stage]
+            .permissions
+            .iter()
+            .any(|w| w.value.access == crate::model::Access::Write)
 }
 
 /// A stage whose outputs carry none of its inputs' labels, that runs no program and that neither

@@ -44,7 +44,13 @@ impl Check for SharedNetwork {
                     ),
                 ),
                 (None, Some(x)) => (
-                    format!("reads untrusted `{}`", x.reference),
+                    match &x.folder {
+                        Some(f) => format!(
+                            "reads the folder `{{{}}}` names, which `{}` may write",
+                            f.input, p.stages[f.writer].name.value
+                        ),
+                        None => format!("reads untrusted `{}`", x.reference),
+                    },
                     Label::new(x.span, "untrusted data here"),
                 ),
                 (None, None) => continue,
@@ -69,5 +75,70 @@ impl Check for SharedNetwork {
                 .stage(name),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::finding::Severity;
+    use crate::registry::Registry;
+    use crate::{CheckOptions, Source, compile, run_checks};
+
+    fn notes(body: &str) -> Vec<(Severity, String, String)> {
+        let registry = Registry::with_builtins();
+        let text =
+            format!("pipeline \"p\"\nsecret \"k\" env=\"K\" {{\n    visible-to \"a\"\n}}\n{body}");
+        let compiled =
+            compile(Source::new("t.kdl", text), &registry, &Default::default()).expect("compiles");
+        run_checks(&compiled, &registry, CheckOptions::default())
+            .into_iter()
+            .filter(|f| f.check == super::ID)
+            .map(|f| (f.severity, f.stage.unwrap_or_default(), f.message))
+            .collect()
+    }
+
+    #[test]
+    fn a_stage_with_network_and_a_secret_is_told_what_it_shares() {
+        let found = notes(
+            "stage \"a\" uses=\"run\" network=\"443 8443\" {\n    command \"deploy\"\n    secret-env \"K\" \"k\"\n}\n",
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        let (severity, stage, message) = &found[0];
+        assert_eq!((*severity, stage.as_str()), (Severity::Info, "a"));
+        for part in [
+            "holds secret `k`",
+            "TCP 443, 8443 to any host (the host's loopback included)",
+            "UDP to any host and port (DNS included)",
+        ] {
+            assert!(message.contains(part), "{message}");
+        }
+    }
+
+    /// Untrusted data is what makes a stage worth steering: here a folder another stage may
+    /// write.
+    #[test]
+    fn a_stage_with_network_that_reads_untrusted_data_is_told_too() {
+        let found = notes(
+            "input \"dir\" env=\"DIR\"\nstage \"w\" uses=\"run\" {\n    command \"make\" \"-C\" \"{dir}\"\n}\nstage \"b\" uses=\"run\" network=\"443\" {\n    command \"upload\"\n    stdin \"{dir}\"\n}\n",
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0]
+                .2
+                .contains("reads the folder `{dir}` names, which `w` may write"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn network_alone_or_a_secret_alone_is_not_a_note() {
+        assert!(
+            notes("stage \"b\" uses=\"run\" network=\"443\" {\n    command \"fetch\"\n}\n")
+                .is_empty()
+        );
+        assert!(
+            notes("stage \"a\" uses=\"run\" {\n    command \"deploy\"\n    secret-env \"K\" \"k\"\n}\n")
+                .is_empty()
+        );
     }
 }

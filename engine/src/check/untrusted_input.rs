@@ -2,12 +2,16 @@
 //! conversations) reaches a command line or an environment variable of a stage that holds a
 //! secret or a write permission, where it could steer the command. So does a folder another
 //! stage may write (`flow::Folder`): what it holds is code and data for the stage that runs from
-//! it, and no stage declares it. One finding per stage and folder, naming every writer.
+//! it, and no stage declares it. One finding per stage and folder, naming its writers.
 
 use super::{Check, Context};
 use crate::contract::Role;
 use crate::finding::{Confidence, Finding, Label, Severity};
-use crate::flow::{Flow, Folder, Input, Kind};
+use crate::flow::{Flow, Input, Kind};
+use crate::span::Span;
+
+/// How many writers of a folder a finding names.
+const NAMED_WRITERS: usize = 3;
 use crate::model::Access;
 
 pub struct UntrustedInput;
@@ -98,20 +102,21 @@ impl UntrustedInput {
             .as_ref()
             .map(|f| f.input.as_str())
             .unwrap_or_default();
-        let writers: Vec<&Folder> = flow.inputs[i]
+        let writers: Vec<(usize, Span)> = flow
+            .writers(folder)
             .iter()
-            .filter_map(|x| x.folder.as_ref())
-            .filter(|f| f.input == folder)
-            .fold(Vec::new(), |mut list, f| {
-                if !list.iter().any(|g: &&Folder| g.writer == f.writer) {
-                    list.push(f);
-                }
-                list
-            });
-        let names: Vec<String> = writers
-            .iter()
-            .map(|f| format!("`{}`", p.stages[f.writer].name.value))
+            .copied()
+            .filter(|&(w, _)| w != i)
             .collect();
+        // Named up to a few, then counted: a folder may have a thousand writers.
+        let mut names: Vec<String> = writers
+            .iter()
+            .take(NAMED_WRITERS)
+            .map(|&(w, _)| format!("`{}`", p.stages[w].name.value))
+            .collect();
+        if writers.len() > NAMED_WRITERS {
+            names.push(format!("{} more stages", writers.len() - NAMED_WRITERS));
+        }
         let writers_text = names.join(" and ");
         // Both may write: what the reader leaves there (its secret included) reaches the writers
         // too, and this finding is the one for that way as well (`secret-flow` leaves it).
@@ -119,7 +124,7 @@ impl UntrustedInput {
             format!(
                 "; `{}` may write it too, and {writers_text} {} what it leaves",
                 stage.value,
-                if names.len() > 1 { "read" } else { "reads" }
+                if writers.len() > 1 { "read" } else { "reads" }
             )
         } else {
             String::new()
@@ -134,10 +139,10 @@ impl UntrustedInput {
             Label::new(input.span, format!("a folder {writers_text} may write")),
         )
         .related(Label::new(stage.span, format!("`{}` {power}", stage.value)));
-        for f in &writers {
-            let writer = &p.stages[f.writer].name.value;
+        for &(w, granted) in writers.iter().take(NAMED_WRITERS) {
+            let writer = &p.stages[w].name.value;
             finding = finding.related(Label::new(
-                f.granted,
+                granted,
                 format!("`{writer}` may write what `{{{folder}}}` names: it is in its command line, environment or working directory"),
             ));
         }
