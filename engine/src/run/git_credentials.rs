@@ -33,7 +33,7 @@ pub(crate) fn git_config_credentials(checkout: &Path) -> Option<String> {
         return None;
     }
     Some(format!(
-        "the checkout's .git/config holds a credential ({}): every process of the job that reads the checkout can read it; check out without persisting credentials, or remove them before the run",
+        "the checkout's .git/config holds a credential ({}): anything that reads the checkout's .git can use it; check out without persisting credentials, or remove them, before the run",
         kinds.join("; ")
     ))
 }
@@ -236,9 +236,9 @@ mod tests {
     fn a_persisted_authorization_header_is_named_never_shown() {
         let dir = checkout_with(PERSISTED);
         let warning = git_config_credentials(dir.path()).expect("a warning");
-        assert!(
-            warning.contains("an Authorization header in `http.<url>.extraheader`"),
-            "{warning}"
+        assert_eq!(
+            warning,
+            "the checkout's .git/config holds a credential (an Authorization header in `http.<url>.extraheader`): anything that reads the checkout's .git can use it; check out without persisting credentials, or remove them, before the run"
         );
         assert!(!warning.contains("eC1hY2Nl"), "{warning}");
         assert!(!warning.contains("github.com"), "{warning}");
