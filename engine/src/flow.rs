@@ -4,15 +4,26 @@
 //! label and every secret the stage holds). Only data references (children) carry labels;
 //! `when` conditions decide whether a stage runs and are the fail-closed check's business.
 //!
+//! A folder is a value too. A stage that runs an arbitrary program may write an absolute path a
+//! pipeline input names in its command line, environment or working directory (`run` grants it),
+//! and every other stage that runs a program and names that input reads what it left there, in
+//! whatever order they run: the folder is an output of the writer that nobody declared. What it
+//! holds is unknown, so it is untrusted, and it carries every label of the writer's outputs.
+//!
 //! The analysis is one pass: labels are small bitsets, so 10,000 stages with 1,000 secrets cost
-//! a few milliseconds. Paths for findings are rebuilt afterwards, only for what is reported.
+//! a few milliseconds. Shared folders join stages the order does not, so a pipeline with one is
+//! propagated again until what the folders hold stops growing (twice, in practice; after
+//! [`REFINING_PASSES`], every folder is taken to hold what any does, which only adds labels and
+//! ends in as many passes as there are labels). A folder is one value, whatever the number of
+//! its writers and readers, so the analysis stays linear in the file. Paths for findings are
+//! rebuilt afterwards, only for what is reported.
 
 use std::collections::HashMap;
 
 use crate::contract::{Effect, LabelAdd, LabelKind, Propagate, Role, StageContract};
 use crate::finding::Label;
 use crate::graph::{Dag, outputs_of};
-use crate::model::{Pipeline, Reference, Stage, Value};
+use crate::model::{InputType, Pipeline, Reference, Stage, Value};
 use crate::registry::Registry;
 use crate::span::Span;
 
@@ -93,7 +104,27 @@ pub struct Input {
     pub interpolated: bool,
     pub span: Span,
     pub labels: LabelSet,
+    /// Set when the value is a folder another stage may write: `reference` is then
+    /// `<writer>.{<input>}`, which no stage declares.
+    pub folder: Option<Folder>,
 }
+
+/// A folder named by a pipeline input, which other stages may write and the reading stage names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Folder {
+    /// The pipeline input that names it.
+    pub input: String,
+    /// The first other stage that may write it (all of them: [`Flow::writers`]).
+    pub writer: usize,
+    /// Where that writer names it.
+    pub granted: Span,
+    /// The reading stage may write it too: the flow runs both ways.
+    pub both_write: bool,
+}
+
+/// Passes over a pipeline with shared folders before every folder is taken to hold what any
+/// does.
+const REFINING_PASSES: usize = 4;
 
 /// The result of the analysis, by stage index.
 #[derive(Clone, Debug, Default)]
@@ -104,8 +135,14 @@ pub struct Flow {
     pub inputs: Vec<Vec<Input>>,
     /// Labels of each output, by stage (a stage has a handful of outputs: a list beats a map).
     pub outputs: Vec<Vec<(String, LabelSet)>>,
-    /// Labels each output got from the stage itself (not propagated), by stage.
+    /// Labels each output got from the stage itself (not propagated), by stage; a folder it may
+    /// write is there as `{input}`.
     added: Vec<Vec<(String, LabelSet)>>,
+    /// What each stage may leave in a folder it may write: every label its outputs would carry.
+    writes: Vec<LabelSet>,
+    folders: Folders,
+    /// What each folder may hold: what its writers may leave, by folder.
+    held_in: Vec<LabelSet>,
 }
 
 impl Flow {
@@ -135,99 +172,228 @@ impl Flow {
             .enumerate()
             .map(|(i, s)| (s.name.value.as_str(), i))
             .collect();
+        let folders = Folders::of(pipeline, registry);
         let mut flow = Flow {
             held: vec![Vec::new(); n],
             inputs: vec![Vec::new(); n],
             outputs: vec![Vec::new(); n],
             added: vec![Vec::new(); n],
+            writes: vec![LabelSet::default(); n],
+            held_in: vec![LabelSet::default(); folders.names.len()],
+            folders,
         };
         for &i in order {
             let stage = &pipeline.stages[i];
-            let contract = registry.get(&stage.uses.value);
-            flow.held[i] = held_secrets(pipeline, stage, contract, &secret_index);
-            let mut inputs = Vec::new();
-            for (c, child) in stage.children.iter().enumerate() {
-                let role = contract
-                    .and_then(|k| k.child_spec(&child.name.value))
-                    .map_or(Role::Data, |s| s.role);
-                for value in child.values() {
-                    let mut refs = Vec::new();
-                    value.value.collect_references(&mut refs);
-                    let interpolated = matches!(value.value, Value::Template(_));
-                    for r in refs {
-                        let labels = dag
-                            .stage_index(&r.stage)
-                            .and_then(|p| lookup(&flow.outputs[p], &r.output))
-                            .cloned()
-                            .unwrap_or_default();
-                        inputs.push(Input {
-                            child: c,
-                            role,
-                            reference: r.clone(),
-                            interpolated,
-                            span: r.span,
-                            labels,
-                        });
-                    }
+            flow.held[i] = held_secrets(
+                pipeline,
+                stage,
+                registry.get(&stage.uses.value),
+                &secret_index,
+            );
+        }
+        // Each pass reads what the writers left in the pass before (or earlier in this one), so
+        // what the folders hold only grows. Past the refining passes every folder holds the
+        // union of all: each further pass then grows that union or is the last.
+        let mut passes = 0;
+        loop {
+            let before = flow.held_in.clone();
+            for &i in order {
+                flow.propagate(pipeline, registry, dag, stage_outputs, i);
+            }
+            if flow.held_in == before {
+                break;
+            }
+            passes += 1;
+            if passes >= REFINING_PASSES {
+                let mut all = LabelSet::default();
+                for held in &flow.held_in {
+                    all.union_with(held);
+                }
+                for held in &mut flow.held_in {
+                    held.clone_from(&all);
                 }
             }
-            let mut all_in = LabelSet::default();
-            for input in &inputs {
-                all_in.union_with(&input.labels);
-            }
-            let mut held_set = LabelSet::default();
-            for &k in &flow.held[i] {
-                held_set.add_secret(k);
-            }
-            for (name, _) in stage_outputs[i].iter().cloned() {
-                let (mut labels, added) = match contract {
-                    None => (LabelSet::default(), LabelSet::default()),
-                    Some(k) if k.opaque => {
-                        let mut l = all_in.clone();
-                        l.union_with(&held_set);
-                        (l, held_set.clone())
-                    }
-                    Some(k) => match k.output_spec(&name) {
-                        None => (LabelSet::default(), LabelSet::default()),
-                        Some(spec) => {
-                            let mut l = match &spec.labels.propagate {
-                                Propagate::All => all_in.clone(),
-                                Propagate::None => LabelSet::default(),
-                                Propagate::Children(names) => {
-                                    let mut l = LabelSet::default();
-                                    for input in &inputs {
-                                        if names.contains(&stage.children[input.child].name.value) {
-                                            l.union_with(&input.labels);
-                                        }
-                                    }
-                                    l
-                                }
-                            };
-                            let mut added = LabelSet::default();
-                            for a in &spec.labels.adding {
-                                match a {
-                                    LabelAdd::Untrusted => added.untrusted = true,
-                                    LabelAdd::Private => added.private = true,
-                                    LabelAdd::HeldSecrets => added.union_with(&held_set),
-                                }
-                            }
-                            l.union_with(&added);
-                            for &kind in &spec.labels.removing {
-                                l.remove(kind);
-                            }
-                            (l, added)
-                        }
-                    },
-                };
-                if name == "ok" {
-                    labels = LabelSet::default();
-                }
-                flow.added[i].push((name.clone(), added));
-                flow.outputs[i].push((name, labels));
-            }
-            flow.inputs[i] = inputs;
         }
         Some(flow)
+    }
+
+    /// Computes the inputs and outputs of stage `i` from its producers' outputs and from what the
+    /// writers of the folders it names may leave there.
+    fn propagate(
+        &mut self,
+        pipeline: &Pipeline,
+        registry: &Registry,
+        dag: &Dag,
+        stage_outputs: &[Vec<(String, crate::contract::OutputType)>],
+        i: usize,
+    ) {
+        let stage = &pipeline.stages[i];
+        let contract = registry.get(&stage.uses.value);
+        let reads_folders = contract.is_some_and(runs_program);
+        let mut inputs = Vec::new();
+        for (c, child) in stage.children.iter().enumerate() {
+            let role = contract
+                .and_then(|k| k.child_spec(&child.name.value))
+                .map_or(Role::Data, |s| s.role);
+            for value in child.values() {
+                let mut refs = Vec::new();
+                value.value.collect_references(&mut refs);
+                let interpolated = matches!(value.value, Value::Template(_));
+                for r in refs {
+                    let labels = dag
+                        .stage_index(&r.stage)
+                        .and_then(|p| lookup(&self.outputs[p], &r.output))
+                        .cloned()
+                        .unwrap_or_default();
+                    inputs.push(Input {
+                        child: c,
+                        role,
+                        reference: r.clone(),
+                        interpolated,
+                        span: r.span,
+                        labels,
+                        folder: None,
+                    });
+                }
+                let Value::Template(template) = &value.value else {
+                    continue;
+                };
+                if !reads_folders {
+                    continue;
+                }
+                for (name, span) in template.inputs() {
+                    let Some(f) = self.folders.index(name) else {
+                        continue;
+                    };
+                    let writers = &self.folders.writers[f];
+                    let Some(&(w, granted)) = writers.iter().find(|&&(w, _)| w != i) else {
+                        continue;
+                    };
+                    // What the stage itself leaves there is among what the folder holds: it
+                    // reads nothing new in it, and what the others leave is untrusted anyway.
+                    let mut labels = self.held_in[f].clone();
+                    labels.untrusted = true;
+                    inputs.push(Input {
+                        child: c,
+                        role,
+                        reference: Reference {
+                            stage: pipeline.stages[w].name.value.clone(),
+                            output: folder_output(name),
+                            span,
+                        },
+                        interpolated: true,
+                        span,
+                        labels,
+                        folder: Some(Folder {
+                            input: name.to_string(),
+                            writer: w,
+                            granted,
+                            both_write: writers.iter().any(|&(x, _)| x == i),
+                        }),
+                    });
+                }
+            }
+        }
+        let mut all_in = LabelSet::default();
+        for input in &inputs {
+            all_in.union_with(&input.labels);
+        }
+        let mut held_set = LabelSet::default();
+        for &k in &self.held[i] {
+            held_set.add_secret(k);
+        }
+        self.outputs[i].clear();
+        self.added[i].clear();
+        for (name, _) in stage_outputs[i].iter().cloned() {
+            let (mut labels, added) = match contract {
+                None => (LabelSet::default(), LabelSet::default()),
+                Some(k) if k.opaque => {
+                    let mut l = all_in.clone();
+                    l.union_with(&held_set);
+                    (l, held_set.clone())
+                }
+                Some(k) => match k.output_spec(&name) {
+                    None => (LabelSet::default(), LabelSet::default()),
+                    Some(spec) => {
+                        let mut l = match &spec.labels.propagate {
+                            Propagate::All => all_in.clone(),
+                            Propagate::None => LabelSet::default(),
+                            Propagate::Children(names) => {
+                                let mut l = LabelSet::default();
+                                for input in &inputs {
+                                    if names.contains(&stage.children[input.child].name.value) {
+                                        l.union_with(&input.labels);
+                                    }
+                                }
+                                l
+                            }
+                        };
+                        let mut added = LabelSet::default();
+                        for a in &spec.labels.adding {
+                            match a {
+                                LabelAdd::Untrusted => added.untrusted = true,
+                                LabelAdd::Private => added.private = true,
+                                LabelAdd::HeldSecrets => added.union_with(&held_set),
+                            }
+                        }
+                        l.union_with(&added);
+                        for &kind in &spec.labels.removing {
+                            l.remove(kind);
+                        }
+                        (l, added)
+                    }
+                },
+            };
+            if name == "ok" {
+                labels = LabelSet::default();
+            }
+            self.added[i].push((name.clone(), added));
+            self.outputs[i].push((name, labels));
+        }
+        // What the stage may leave in a folder: what an opaque output of it would carry.
+        let granted = self.folders.granted_to(i);
+        if !granted.is_empty() {
+            let mut leaves = all_in;
+            leaves.union_with(&held_set);
+            self.writes[i].union_with(&leaves);
+            let mut added = held_set;
+            added.untrusted = true;
+            for f in granted {
+                self.held_in[f].union_with(&leaves);
+                self.added[i].push((folder_output(&self.folders.names[f]), added.clone()));
+            }
+        }
+        self.inputs[i] = inputs;
+    }
+
+    /// The stages that may write the folder input `input` names, with where they name it, in
+    /// file order (none when it names no shared folder).
+    pub fn writers(&self, input: &str) -> &[(usize, Span)] {
+        self.folders
+            .index(input)
+            .map_or(&[], |f| self.folders.writers[f].as_slice())
+    }
+
+    /// The first stage but `reader` that may write the folder `input` names and leave `kind`
+    /// there: one that holds the secret before one that only read it.
+    pub fn writer_with(&self, input: &str, reader: usize, kind: Kind) -> Option<usize> {
+        let mut others = self
+            .writers(input)
+            .iter()
+            .map(|&(w, _)| w)
+            .filter(|&w| w != reader);
+        match kind {
+            Kind::Untrusted => others.next(),
+            Kind::Secret(k) => {
+                let others: Vec<usize> = others.collect();
+                others
+                    .iter()
+                    .copied()
+                    .find(|&w| self.held[w].contains(&k))
+                    .or_else(|| others.iter().copied().find(|&w| self.writes[w].has(kind)))
+            }
+            Kind::Private => others.find(|&w| self.writes[w].has(kind)),
+        }
     }
 
     /// The labels of output `output` of stage `stage`.
@@ -250,14 +416,23 @@ impl Flow {
         let mut consumer = stage;
         // Each hop moves to a producer strictly earlier in the DAG, so this ends.
         for _ in 0..=pipeline.stages.len() {
-            steps.push(Label::new(
-                current.span,
-                format!(
-                    "`{}` reads `{current}`",
-                    pipeline.stages[consumer].name.value
-                ),
-            ));
-            let Some(p) = dag.stage_index(&current.stage) else {
+            let reader = &pipeline.stages[consumer].name.value;
+            let step = if current.output.starts_with('{') {
+                format!("`{reader}` reads the folder `{}` names", current.output)
+            } else {
+                format!("`{reader}` reads `{current}`")
+            };
+            steps.push(Label::new(current.span, step));
+            let producer = match current
+                .output
+                .strip_prefix('{')
+                .and_then(|o| o.strip_suffix('}'))
+            {
+                // A folder: the first other writer that may have left `kind` there.
+                Some(input) => self.writer_with(input, consumer, kind),
+                None => dag.stage_index(&current.stage),
+            };
+            let Some(p) = producer else {
                 break;
             };
             let added_here = lookup(&self.added[p], &current.output).is_some_and(|a| a.has(kind));
@@ -290,6 +465,9 @@ fn lookup<'a>(list: &'a [(String, LabelSet)], name: &str) -> Option<&'a LabelSet
 fn source_message(pipeline: &Pipeline, stage: usize, output: &str, kind: Kind) -> String {
     let name = &pipeline.stages[stage].name.value;
     match kind {
+        Kind::Untrusted if output.starts_with('{') => format!(
+            "`{name}` may write the folder `{output}` names, which no stage declares (untrusted)"
+        ),
         Kind::Untrusted => format!("`{name}.{output}` comes from the change (untrusted)"),
         Kind::Private => format!("`{name}.{output}` is private"),
         Kind::Secret(k) => format!("`{name}` holds secret `{}`", pipeline.secrets[k].name.value),
@@ -335,4 +513,280 @@ pub fn forge_token(pipeline: &Pipeline) -> Option<&str> {
 /// Stages that read from or write to the forge or a store need the forge's token.
 pub fn uses_forge(contract: &StageContract) -> bool {
     contract.has_effect(Effect::Reads) || contract.has_effect(Effect::Publishes)
+}
+
+/// The name under which a folder named by input `input` is a writer's output: `{input}`, which
+/// no declared output can be.
+fn folder_output(input: &str) -> String {
+    format!("{{{input}}}")
+}
+
+/// A stage whose kind runs a program: an arbitrary command (opaque), or a reviewer. Such a
+/// program may open any path it is handed.
+pub fn runs_program(contract: &StageContract) -> bool {
+    contract.opaque || contract.has_effect(Effect::Executes)
+}
+
+/// The pipeline inputs, with where they are named, that stage `stage` may write at run time: an
+/// arbitrary command (an opaque stage) is granted an absolute path that an input it interpolates
+/// in an argument of its command line, environment or working directory names.
+pub fn granted_inputs<'a>(stage: &'a Stage, contract: &StageContract) -> Vec<(&'a str, Span)> {
+    if !contract.opaque {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for child in &stage.children {
+        let role = contract
+            .child_spec(&child.name.value)
+            .map_or(Role::Data, |s| s.role);
+        if !matches!(role, Role::CommandLine | Role::Environment | Role::Path) {
+            continue;
+        }
+        for arg in &child.args {
+            if let Value::Template(t) = &arg.value {
+                out.extend(t.inputs());
+            }
+        }
+    }
+    out
+}
+
+/// The folders of a pipeline: the inputs that may name one, with the stages that may write it.
+#[derive(Clone, Debug, Default)]
+struct Folders {
+    /// The inputs, in the order their first writer names them.
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+    /// By folder: (writer, where it names the input), in file order.
+    writers: Vec<Vec<(usize, Span)>>,
+    /// By stage: the folders it may write.
+    granted: Vec<Vec<usize>>,
+}
+
+impl Folders {
+    fn of(pipeline: &Pipeline, registry: &Registry) -> Self {
+        let mut folders = Folders {
+            granted: vec![Vec::new(); pipeline.stages.len()],
+            ..Folders::default()
+        };
+        let mut may: HashMap<&str, bool> = HashMap::new();
+        for (i, stage) in pipeline.stages.iter().enumerate() {
+            let Some(contract) = registry.get(&stage.uses.value) else {
+                continue;
+            };
+            for (name, span) in granted_inputs(stage, contract) {
+                let folder = *may.entry(name).or_insert_with(|| {
+                    pipeline
+                        .inputs
+                        .iter()
+                        .find(|x| x.name.value == name)
+                        .is_some_and(may_name_folder)
+                });
+                if !folder {
+                    continue;
+                }
+                let f = match folders.index.get(name) {
+                    Some(&f) => f,
+                    None => {
+                        folders.index.insert(name.to_string(), folders.names.len());
+                        folders.names.push(name.to_string());
+                        folders.writers.push(Vec::new());
+                        folders.names.len() - 1
+                    }
+                };
+                if !folders.granted[i].contains(&f) {
+                    folders.granted[i].push(f);
+                    folders.writers[f].push((i, span));
+                }
+            }
+        }
+        folders
+    }
+
+    fn index(&self, input: &str) -> Option<usize> {
+        self.index.get(input).copied()
+    }
+
+    /// The folders `stage` may write.
+    fn granted_to(&self, stage: usize) -> Vec<usize> {
+        self.granted.get(stage).cloned().unwrap_or_default()
+    }
+}
+
+/// Whether a pipeline input may name a folder: a declared text input whose `pattern` does not
+/// keep it from starting with `/`. The forge's inputs (`repo`, `change`, `run`) never do.
+pub fn may_name_folder(input: &crate::model::Input) -> bool {
+    !input.builtin
+        && input.ty.value == InputType::String
+        && !input
+            .pattern
+            .as_ref()
+            .is_some_and(|p| excludes_absolute(&p.value))
+}
+
+/// Whether no value `pattern` admits can start with `/`: it is anchored (`^`), has no
+/// alternation, and its first atom, which it cannot skip, never matches `/`. Whatever this
+/// cannot show is taken to admit a path.
+fn excludes_absolute(pattern: &str) -> bool {
+    let Some(rest) = pattern.strip_prefix('^') else {
+        return false;
+    };
+    if pattern.contains('|') {
+        return false;
+    }
+    let Some(atom) = first_atom(rest) else {
+        return false;
+    };
+    let after = &rest[atom.len()..];
+    if after.starts_with(['?', '*']) || after.starts_with("{0") || after.starts_with("{,") {
+        return false;
+    }
+    regex::Regex::new(&format!("^(?:{atom})$")).is_ok_and(|re| !re.is_match("/"))
+}
+
+/// The first atom of a pattern: a class (`[a-z]`), an escape (`\d`, `\p{L}`) or a literal
+/// character; `None` for a group, `.` or anything else that may match more.
+fn first_atom(rest: &str) -> Option<&str> {
+    let first = rest.chars().next()?;
+    match first {
+        // The shortest prefix that is a whole expression is the class or the escape.
+        '[' | '\\' => (2..=rest.len().min(256))
+            .filter(|&n| rest.is_char_boundary(n))
+            .map(|n| &rest[..n])
+            .find(|atom| regex::Regex::new(&format!("^(?:{atom})$")).is_ok()),
+        '.' | '^' | '$' | '*' | '+' | '?' | '(' | ')' | ']' | '{' | '}' | '|' => None,
+        c => Some(&rest[..c.len_utf8()]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CheckOptions, Source, compile, run_checks};
+
+    /// The findings of `body` (after a `pipeline` node and a secret `k` visible to `holder`):
+    /// (check, stage, message).
+    fn findings(body: &str) -> Vec<(&'static str, String, String)> {
+        let registry = Registry::with_builtins();
+        let text = format!(
+            "pipeline \"p\"\nsecret \"k\" env=\"K\" {{\n    visible-to \"holder\"\n}}\n{body}"
+        );
+        let compiled =
+            compile(Source::new("t.kdl", text), &registry, &Default::default()).expect("compiles");
+        run_checks(&compiled, &registry, CheckOptions::default())
+            .into_iter()
+            .map(|f| (f.check, f.stage.unwrap_or_default(), f.message))
+            .collect()
+    }
+
+    fn checks(body: &str) -> Vec<(&'static str, String)> {
+        findings(body).into_iter().map(|(c, s, _)| (c, s)).collect()
+    }
+
+    const HOLDER_RUNS_FROM_DIR: &str = "stage \"holder\" uses=\"run\" {\n    command \"{dir}/deploy.sh\"\n    secret-env \"K\" \"k\"\n}\n";
+
+    /// The writer is declared after the holder and neither waits for the other: a folder joins
+    /// stages whatever order they run in.
+    #[test]
+    fn a_folder_written_by_any_stage_reaches_the_holder_in_any_order() {
+        let body = format!(
+            "input \"dir\" env=\"DIR\"\n{HOLDER_RUNS_FROM_DIR}stage \"writer\" uses=\"run\" {{\n    command \"make\" \"-C\" \"{{dir}}\"\n}}\n"
+        );
+        assert_eq!(checks(&body), [("untrusted-input", "holder".to_string())]);
+    }
+
+    #[test]
+    fn a_folder_only_the_holder_names_or_that_cannot_be_one_is_nothing() {
+        let alone = format!("input \"dir\" env=\"DIR\"\n{HOLDER_RUNS_FROM_DIR}");
+        assert!(checks(&alone).is_empty());
+        for input in [
+            "input \"dir\" env=\"DIR\" pattern=\"^[a-z][a-z0-9-]*$\"",
+            "input \"dir\" env=\"DIR\" type=\"int\"",
+        ] {
+            let body = format!(
+                "{input}\n{HOLDER_RUNS_FROM_DIR}stage \"writer\" uses=\"run\" {{\n    command \"make\" \"-C\" \"{{dir}}\"\n}}\n"
+            );
+            assert!(checks(&body).is_empty(), "{input}");
+        }
+        // Stdin hands the program the path, not a grant: the holder runs nothing another stage
+        // wrote, but the reader may read what the holder left.
+        let body = format!(
+            "input \"dir\" env=\"DIR\"\n{HOLDER_RUNS_FROM_DIR}stage \"reader\" uses=\"run\" {{\n    command \"cat\"\n    stdin \"{{dir}}\"\n}}\n"
+        );
+        assert_eq!(checks(&body), [("secret-flow", "reader".to_string())]);
+    }
+
+    /// What a stage runs from a shared folder steers its outputs: a holder that reads them is
+    /// reached through the reader, and the writer's own secret reaches a reader out of scope.
+    #[test]
+    fn what_a_folder_holds_flows_on_and_carries_the_writers_labels() {
+        let body = "input \"dir\" env=\"DIR\"\nstage \"writer\" uses=\"run\" {\n    command \"fetch\" \"--into\" \"{dir}\"\n}\nstage \"reader\" uses=\"run\" {\n    command \"cat\"\n    stdin \"{dir}\"\n    env \"TOOLS\" \"{dir}\"\n    output \"text\"\n}\nstage \"holder\" uses=\"run\" {\n    command \"publish\" \"{reader.text}\"\n    secret-env \"K\" \"k\"\n}\n";
+        let found = findings(body);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "untrusted-input");
+        assert!(found[0].2.contains("reader.text"), "{found:?}");
+
+        let body = "input \"dir\" env=\"DIR\"\nstage \"holder\" uses=\"run\" {\n    command \"sign\" \"--out\" \"{dir}\"\n    secret-env \"K\" \"k\"\n}\nstage \"reader\" uses=\"run\" {\n    command \"cat\"\n    stdin \"{dir}/SUMS\"\n    output \"text\"\n}\nstage \"after\" uses=\"run\" {\n    command \"wc\"\n    stdin \"{reader.text}\"\n}\n";
+        let found = findings(body);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!((found[0].0, found[0].1.as_str()), ("secret-flow", "reader"));
+        assert!(
+            found[0].2.contains(
+                "`{dir}` names a folder that `holder` may write while holding secret `k`"
+            ),
+            "{found:?}"
+        );
+        assert_eq!((found[1].0, found[1].1.as_str()), ("secret-flow", "after"));
+    }
+
+    /// Two stages that may both write a folder: one finding, on the one that holds the secret,
+    /// saying the flow runs both ways; `secret-flow` leaves that way to it.
+    #[test]
+    fn a_folder_both_may_write_is_one_finding_on_the_holder() {
+        let body = format!(
+            "input \"dir\" env=\"DIR\"\nstage \"writer\" uses=\"run\" {{\n    cwd \"{{dir}}\"\n    command \"make\"\n}}\n{HOLDER_RUNS_FROM_DIR}"
+        );
+        let found = findings(&body);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            (found[0].0, found[0].1.as_str()),
+            ("untrusted-input", "holder")
+        );
+        assert!(
+            found[0]
+                .2
+                .contains("`holder` may write it too, and `writer` reads what it leaves"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_pattern_keeps_an_input_from_naming_a_folder_only_when_it_shows_it() {
+        for (pattern, excludes) in [
+            ("^[a-z0-9][a-z0-9-]{0,63}$", true),
+            ("^[0-9]+$", true),
+            ("^v[0-9.]+$", true),
+            (r"^\d+$", true),
+            (r"^\w[\w.-]*$", true),
+            (r"^\p{L}+$", true),
+            ("^[[:alpha:]]+$", true),
+            ("^[a-z]+(/[a-z]+)*$", true),
+            // Unanchored, skippable, alternated, a group, any character, a class with `/`.
+            ("[a-z]+", false),
+            ("^[a-z]?/tmp$", false),
+            ("^[a-z]*$", false),
+            ("^[a-z]{0,3}$", false),
+            ("^main|/.*$", false),
+            ("^(main|dev)$", false),
+            ("^.+$", false),
+            ("^[/a-z]+$", false),
+            ("^[^a-z]+$", false),
+            (r"^\S+$", false),
+            ("^/srv/[a-z]+$", false),
+            ("^[", false),
+            ("", false),
+        ] {
+            assert_eq!(excludes_absolute(pattern), excludes, "{pattern:?}");
+        }
+    }
 }

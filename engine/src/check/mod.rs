@@ -29,6 +29,7 @@ mod secret_flow;
 mod secret_on_argv;
 mod secret_scope;
 mod shared_job;
+mod shared_network;
 mod suppression;
 mod syntax;
 mod trigger;
@@ -108,6 +109,7 @@ pub static ALL: &[&dyn Check] = &[
     &untrusted_input::UntrustedInput,
     &write_token_injection::WriteTokenInjection,
     &secret_on_argv::SecretOnArgv,
+    &shared_network::SharedNetwork,
     &fail_closed::FailClosed,
     &permissions::Permissions,
     &trust::Trust,

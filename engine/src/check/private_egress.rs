@@ -34,7 +34,8 @@ impl Check for PrivateEgress {
                 continue;
             };
             for input in &flow.inputs[i] {
-                if !input.labels.private {
+                // A folder's writer is a command: handed private data, it is reported there.
+                if !input.labels.private || input.folder.is_some() {
                     continue;
                 }
                 let how = match input.role {
@@ -290,6 +291,7 @@ fn implicit(cx: &Context<'_>, flow: &Flow, out: &mut Vec<Finding>) {
                 interpolated: false,
                 span: r.span,
                 labels: labels.clone(),
+                folder: None,
             };
             let name = &stage.name.value;
             out.push(

@@ -1,5 +1,9 @@
 //! `secret-flow`: a value derived from a secret (an output of an opaque stage holding it)
-//! reaches a stage outside that secret's scope. The path is printed.
+//! reaches a stage outside that secret's scope. The path is printed. A folder a stage holding the
+//! secret may write is such a value for every other stage that names it (`flow::Folder`); where
+//! the reader may write the folder too, the flow also runs the other way, and `untrusted-input`
+//! reports the folder once, on the stage that left the secret there (when it holds a secret or a
+//! write permission, as `untrusted-input` asks).
 
 use super::{Check, Context};
 use crate::finding::{Confidence, Finding, Label, Severity};
@@ -35,8 +39,56 @@ impl Check for SecretFlow {
                     if in_scope || reported.contains(&k) {
                         continue;
                     }
+                    // Through a folder: the stage that may have left the secret there.
+                    let writer = input.folder.as_ref().and_then(|f| {
+                        let w = flow.writer_with(&f.input, i, Kind::Secret(k))?;
+                        let granted = flow.writers(&f.input).iter().find(|(x, _)| *x == w)?.1;
+                        Some((f, w, granted))
+                    });
+                    if let Some((folder, w, _)) = writer
+                        && folder.both_write
+                        && has_power(cx, flow, w)
+                    {
+                        // Both may write it, and `untrusted-input` reports the folder on `w`.
+                        continue;
+                    }
                     reported.push(k);
                     let path = flow.path(p, cx.dag, i, input, Kind::Secret(k));
+                    if let Some((folder, w, granted)) = writer {
+                        let writer = &p.stages[w].name.value;
+                        let holding = if flow.held[w].contains(&k) {
+                            "while holding"
+                        } else {
+                            "with what it read of"
+                        };
+                        out.push(
+                            Finding::new(
+                                self.id(),
+                                self.severity(),
+                                format!(
+                                    "`{{{}}}` names a folder that `{writer}` may write {holding} secret `{}`, and `{}`, outside the secret's scope, reads it",
+                                    folder.input, secret.name.value, stage.name.value
+                                ),
+                                Label::new(input.span, format!("a folder `{writer}` may write")),
+                            )
+                            .related(Label::new(
+                                granted,
+                                format!("`{writer}` may write what `{{{}}}` names", folder.input),
+                            ))
+                            .related(Label::new(
+                                secret.visible_to_span.unwrap_or(secret.name.span),
+                                format!("`{}` is in scope only here", secret.name.value),
+                            ))
+                            .flow(path)
+                            .help(format!(
+                                "what a stage may write is data for every stage that names it: let `{writer}` write only its own folder, keep `{{{}}}` out of `{}`, or give input `{}` a `pattern=` that cannot name a folder (one that cannot start with `/`)",
+                                folder.input, stage.name.value, folder.input
+                            ))
+                            .confidence(Confidence::Medium)
+                            .stage(&stage.name.value),
+                        );
+                        continue;
+                    }
                     out.push(
                         Finding::new(
                             self.id(),
@@ -60,6 +112,16 @@ impl Check for SecretFlow {
             }
         }
     }
+}
+
+/// Whether `untrusted-input` reports what reaches stage `stage`'s command: it holds a secret or
+/// a write permission.
+fn has_power(cx: &Context<'_>, flow: &crate::flow::Flow, stage: usize) -> bool {
+    !flow.held[stage].is_empty()
+        || cx.pipeline.stages[stage]
+            .permissions
+            .iter()
+            .any(|w| w.value.access == crate::model::Access::Write)
 }
 
 /// A stage whose outputs carry none of its inputs' labels, that runs no program and that neither

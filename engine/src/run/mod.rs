@@ -18,6 +18,7 @@ mod executor;
 mod extensions;
 mod facts;
 mod file_output;
+mod git_credentials;
 mod github;
 mod identity;
 mod implementations;

@@ -8,12 +8,19 @@
 //! | id             | finds |
 //! |----------------|-------|
 //! | `jwt`          | three base64url segments whose first decodes to a JSON object with a string `"alg"`, and whose signature is at least 16 characters (unsigned `alg: none` tokens carry no credential) |
-//! | `github`       | `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` followed by 36 to 251 letters and digits (GitHub's announced maximum is 255 in all); `github_pat_` followed by 82 to 244 letters, digits and `_` |
+//! | `github`       | `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` followed by 36 to 251 letters and digits (GitHub's announced maximum is 255 in all); `github_pat_` followed by 82 to 244 letters, digits and `_`; `x-access-token:` followed by 20 to 255 token characters with a letter and a digit among them (the user name under which git sends a token, whatever its shape) |
 //! | `anthropic`    | `sk-ant-<kind><version>-` (e.g. `sk-ant-api03-`) followed by at least 32 key characters |
 //! | `openai`       | `sk-proj-`, `sk-svcacct-`, `sk-admin-` keys; `sk-` + 48 letters and digits (legacy); any `sk-` key holding `T3BlbkFJ`. Never an `sk-ant-` key |
 //! | `aws`          | access key ids `AKIA…`/`ASIA…` + 16 upper-case letters and digits |
 //! | `private-key`  | `-----BEGIN … PRIVATE KEY-----` (PKCS#8, RSA, EC, DSA, OPENSSH, ENCRYPTED) and `-----BEGIN PGP PRIVATE KEY BLOCK-----`, followed within 1 KiB by a run of 40 base64 characters; the hit spans the block up to its `-----END …-----` line when present |
 //! | `secret-value` | the run's own secret values, see below |
+//!
+//! Every detector also searches what base64 hides: each run of at least 24 base64 characters
+//! (standard or URL-safe, not both) is decoded, up to three times within itself, and a credential
+//! found in it is a hit on the whole run, unless the same detector already hit inside the run. So
+//! git's form of a token, `AUTHORIZATION: basic <base64 of x-access-token:ghs_…>` in
+//! `http.<url>.extraheader`, is a `github` hit, and so is the base64 of a whole `.git/config`
+//! holding it.
 //!
 //! Token detectors require the match to stand alone (no letter or digit right before or after)
 //! and key bodies to mix upper case, lower case and digits, which keeps identifiers such as
@@ -30,6 +37,7 @@
 
 mod anthropic;
 mod aws;
+mod encoded;
 mod github;
 mod hit;
 mod id;
@@ -73,13 +81,43 @@ pub struct Found {
 pub fn scan(text: &[u8], secrets: &[NamedSecret], enabled: &[DetectorId]) -> Vec<Hit> {
     let mut found: Vec<(DetectorId, Found)> = Vec::new();
     let mut out = Vec::new();
+    let layers = encoded::layers(text);
     for d in registry::DETECTORS {
         if !enabled.contains(&d.id()) {
             continue;
         }
         out.clear();
         d.find(text, secrets, &mut out);
+        // What the text shows in the clear is reported where it is; a run of base64 is
+        // reported for what it hides only when nothing inside it was.
+        let mut plain: Vec<(usize, usize, Option<usize>)> = out
+            .iter()
+            .map(|f| (f.range.start, f.range.end, f.secret))
+            .collect();
+        plain.sort_unstable();
         found.extend(out.drain(..).map(|f| (d.id(), f)));
+        for layer in &layers {
+            d.find(&layer.bytes, secrets, &mut out);
+            for f in out.drain(..) {
+                let Some(run) = layer.origin(f.range.start) else {
+                    continue;
+                };
+                let first = plain.partition_point(|(start, _, _)| *start < run.start);
+                let shown = plain[first..]
+                    .iter()
+                    .take_while(|(start, _, _)| *start < run.end)
+                    .any(|&(_, end, secret)| end <= run.end && secret == f.secret);
+                if !shown {
+                    found.push((
+                        d.id(),
+                        Found {
+                            range: run,
+                            secret: f.secret,
+                        },
+                    ));
+                }
+            }
+        }
     }
     found.sort_by(|(da, a), (db, b)| {
         (a.range.start, a.range.end, *da, a.secret).cmp(&(
@@ -124,6 +162,12 @@ impl CredentialDetector for ForCheck {
     fn detects(&self, text: &[u8]) -> bool {
         let mut out = Vec::new();
         self.0.find(text, &[], &mut out);
+        for layer in encoded::layers(text) {
+            if !out.is_empty() {
+                break;
+            }
+            self.0.find(&layer.bytes, &[], &mut out);
+        }
         !out.is_empty()
     }
 }

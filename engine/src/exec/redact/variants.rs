@@ -2,11 +2,16 @@
 //!
 //! A secret leaks in more shapes than its exact bytes: a value read from a file often carries a
 //! trailing newline, tools print credentials base64-encoded (HTTP basic auth, Kubernetes
-//! manifests, JWT-like envelopes), and JSON output escapes newlines and quotes.
+//! manifests, JWT-like envelopes), and JSON output escapes newlines and quotes. git keeps a token
+//! as the HTTP basic credentials `x-access-token:<token>`, base64-encoded in an `Authorization`
+//! header (`http.<url>.extraheader`): that whole encoding is a pattern too.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use zeroize::Zeroizing;
+
+/// The user names under which git sends a token as HTTP basic credentials (`user:token`).
+const BASIC_USERS: &[&[u8]] = &[b"x-access-token"];
 
 /// Values (after trimming) shorter than this are not redacted.
 ///
@@ -41,6 +46,17 @@ pub(super) fn variants(value: &[u8]) -> Vec<Zeroizing<Vec<u8>>> {
     } else {
         &[trimmed, value]
     };
+    // The whole credential, so that no character of the header that depends on the value
+    // survives around the embedded encoding below.
+    for user in BASIC_USERS {
+        let mut credential = Zeroizing::new(Vec::with_capacity(user.len() + 1 + trimmed.len()));
+        credential.extend_from_slice(user);
+        credential.push(b':');
+        credential.extend_from_slice(trimmed);
+        for engine in [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD] {
+            add(Zeroizing::new(engine.encode(&*credential).into_bytes()));
+        }
+    }
     for source in sources {
         for padded in [STANDARD, URL_SAFE] {
             add(Zeroizing::new(padded.encode(source).into_bytes()));
@@ -139,6 +155,38 @@ mod tests {
                     "prefix {prefix:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn git_basic_credentials_are_a_pattern_whole() {
+        let token = b"ghs_FAKE0123456789abcdefghijklmnopqrstuv";
+        let p = variants(token);
+        let header = STANDARD.encode(b"x-access-token:ghs_FAKE0123456789abcdefghijklmnopqrstuv");
+        assert!(contains(&p, header.as_bytes()));
+        assert!(contains(&p, header.trim_end_matches('=').as_bytes()));
+        // A value read with its newline: the credential is built from the trimmed value.
+        assert!(contains(
+            &variants(b"ghs_FAKE0123456789abcdefghijklmnopqrstuv\n"),
+            header.as_bytes()
+        ));
+    }
+
+    /// The header git keeps for a persisted token leaves nothing of the token behind: no
+    /// character next to the marker depends on it.
+    #[test]
+    fn a_git_extraheader_is_redacted_whole() {
+        let token = "ghs_FAKE0123456789abcdefghijklmnopqrstuvw";
+        let redactor =
+            crate::exec::redact::Redactor::new([("github-token", token)]).expect("a redactor");
+        for engine in [STANDARD, STANDARD_NO_PAD] {
+            let encoded = engine.encode(format!("x-access-token:{token}"));
+            let line = format!("\textraheader = AUTHORIZATION: basic {encoded}\n");
+            let redacted = redactor.redact(line.as_bytes());
+            assert_eq!(
+                String::from_utf8_lossy(&redacted),
+                "\textraheader = AUTHORIZATION: basic [redacted:github-token]\n"
+            );
         }
     }
 
