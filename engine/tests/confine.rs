@@ -807,7 +807,7 @@ async fn a_strict_pipeline_refuses_to_start_without_every_layer() {
     assert!(
         findings[0]
             .message
-            .contains("watchdog (no watchdog in this test)"),
+            .contains("lacks 1 (watchdog) — watchdog: no watchdog in this test"),
         "{}",
         findings[0].message
     );

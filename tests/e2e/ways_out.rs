@@ -738,8 +738,16 @@ fn the_checkout_named_by_an_input_is_not_a_way_in() {
             "{user:?}: the refused grant is said: {log}"
         );
         assert!(
-            !log.contains("extraheader"),
+            !log.contains("extraheader ="),
             "{user:?}: .git/config was read: {log}"
+        );
+        // The run says that the checkout keeps a credential every other step of the job can
+        // read, naming where, never what.
+        assert!(
+            log.contains(
+                "warning: the checkout's .git/config holds a credential (an Authorization header in `http.<url>.extraheader`)"
+            ),
+            "{user:?}: {log}"
         );
         assert!(log.contains("kept-value"), "{user:?}: {log}");
         assert!(!log.contains("tampered"), "{user:?}: {log}");

@@ -266,6 +266,18 @@ pub async fn execute(
     });
     write_manifest(&run_dir, &manifest, &reporter).await;
     super::leftovers::clean(&options.runs_dir, &run_id, &options.temp_dir, &reporter).await;
+    // No stage reaches the checkout's `.git`, but every other step of the job does.
+    let checkout = options.checkout.clone();
+    if let Ok(Some(warning)) = tokio::task::spawn_blocking(move || {
+        super::git_credentials::git_config_credentials(&checkout)
+    })
+    .await
+    {
+        reporter.event(Event::Warning {
+            stage: None,
+            message: warning,
+        });
+    }
     for layer in isolation.missing() {
         reporter.event(Event::Warning {
             stage: None,

@@ -21,10 +21,6 @@ const TOKEN_AS_USER: usize = 20;
 
 /// A warning, to print after `warning: `, when `<checkout>/.git/config` holds a credential; `None`
 /// when it holds none, or cannot be read as a regular file within the bound.
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "until the executor calls it, only the tests do")
-)]
 pub(crate) fn git_config_credentials(checkout: &Path) -> Option<String> {
     let file = open_regular_beneath(checkout, Path::new(".git/config")).ok()?;
     let bytes = read_bounded(file, MAX_CONFIG).ok()?;
