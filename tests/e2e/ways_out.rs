@@ -353,8 +353,23 @@ fn alive_with(mark: &str) -> Vec<String> {
     out
 }
 
+/// Whether uid 65534 can run the binary: every folder above it searchable by others, and the
+/// file executable by them (a clone under a 0700 home is not).
+fn others_can_run_the_binary() -> bool {
+    let bin = Path::new(env!("CARGO_BIN_EXE_reviewflow"));
+    let others_x =
+        |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o001 != 0);
+    others_x(bin) && bin.ancestors().skip(1).all(others_x)
+}
+
 fn users() -> Vec<User> {
-    if is_root() {
+    if is_root() && !others_can_run_the_binary() {
+        println!(
+            "SKIPPED-USER uid {NOBODY} cannot reach {} (a folder above it is not searchable by others): tried as root only",
+            env!("CARGO_BIN_EXE_reviewflow")
+        );
+        vec![User::Root]
+    } else if is_root() {
         vec![User::Root, User::Unprivileged]
     } else {
         println!(
