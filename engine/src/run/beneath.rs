@@ -284,7 +284,7 @@ impl Folder {
 }
 
 /// The names of `rel`: `..`, roots and prefixes are refused (nothing leaves the folder).
-fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
+pub(super) fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
     rel.components()
         .filter_map(|c| match c {
             Component::CurDir => None,

@@ -18,7 +18,7 @@ use std::path::{Component, Path, PathBuf};
 use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::beneath;
+use super::beneath::{self, names};
 
 /// reviewflow's folder at the checkout's top level.
 pub const REVIEWFLOW_DIR: &str = ".reviewflow";
@@ -68,20 +68,6 @@ pub fn size_text(bytes: u64) -> String {
     } else {
         format!("{bytes} bytes")
     }
-}
-
-/// The names below `base` in `rel`; `..`, roots and prefixes are refused.
-fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
-    rel.components()
-        .filter_map(|c| match c {
-            Component::CurDir => None,
-            Component::Normal(n) => Some(Ok(n)),
-            _ => Some(Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} leaves its folder", rel.display()),
-            ))),
-        })
-        .collect()
 }
 
 fn open_base(base: &Path) -> io::Result<OwnedFd> {
