@@ -24,7 +24,40 @@ const DEFAULT_BUDGET: u64 = 120;
 
 /// Known disagreements: the fixture that pins each (tests/fixtures/agreement/found/<name>.kdl)
 /// and the words of its signature. Remove a line when its fixture's test passes.
-const KNOWN: &[(&str, &str)] = &[];
+const KNOWN: &[(&str, &str)] = &[
+    (
+        "reviewer_comment_carries_its_secret",
+        "canary kept in .reviewflow/forge",
+    ),
+    (
+        "input_default_against_its_pattern",
+        "(from its default) does not match",
+    ),
+    (
+        "input_default_against_its_type",
+        "(from its default) is not",
+    ),
+    (
+        "store_name_not_a_store_name",
+        "is not usable: invalid store name",
+    ),
+    (
+        "model_reviewer_env_home",
+        "the variable HOME is set by reviewflow",
+    ),
+    (
+        "model_reviewer_env_home",
+        "the variable TMPDIR is set by reviewflow",
+    ),
+    (
+        "model_reviewer_env_home",
+        "the variable CODEX_HOME is set by reviewflow",
+    ),
+    (
+        "command_reviewer_env_reserved",
+        "the variable REVIEWFLOW_",
+    ),
+];
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -178,4 +211,47 @@ macro_rules! found_tests {
     };
 }
 
-found_tests! {}
+found_tests! {
+    reviewer_comment_carries_its_secret => "reviewer_comment_carries_its_secret",
+    input_default_against_its_pattern => "input_default_against_its_pattern",
+    input_default_against_its_type => "input_default_against_its_type",
+    store_name_not_a_store_name => "store_name_not_a_store_name",
+    model_reviewer_env_home => "model_reviewer_env_home",
+    command_reviewer_env_reserved => "command_reviewer_env_reserved",
+}
+
+/// The tester can see a leak: a spy given a holder's output, with the flow allowed so that
+/// `check` passes, is a disagreement through the spy's own search, and so is the output it kept.
+#[test]
+fn a_flow_check_was_told_to_allow_is_seen_as_a_leak() {
+    let text = r#"// agreement: scope=holder may-fail=
+pipeline "control"
+allow "secret-flow" reason="the control of the agreement tester: a leak on purpose"
+secret "canary" env="AGR_CANARY" {
+    visible-to "holder"
+}
+stage "holder" uses="run" {
+    command "sh" "scripts/holder.sh" "holder"
+    secret-env "CANARY" "canary"
+    output "o" file="o.txt"
+}
+stage "spy" uses="run" {
+    command "sh" "scripts/spy.sh" "spy"
+    stdin "{holder.o}"
+    output "out" file="out.txt"
+}
+"#;
+    let canary = format!("{}{}", generator::CANARY_PREFIX, "feedfacefeedfacefeedfacefeed");
+    let v = judge(text, &canary, "aux-unused-0123456789abcdef0123456789abcdef");
+    let signatures: Vec<&str> = v.disagreements.iter().map(|d| d.signature.as_str()).collect();
+    assert!(v.check_passed, "{}", describe(None, text, &v));
+    assert_eq!(v.spies_done, 1, "{}", describe(None, text, &v));
+    assert!(
+        signatures.contains(&"canary reached spy out of scope: given stdin (reversed)"),
+        "{signatures:#?}"
+    );
+    assert!(
+        signatures.contains(&"canary kept in the run's outputs of spy (hex)"),
+        "{signatures:#?}"
+    );
+}

@@ -322,7 +322,7 @@ pub fn judge(text: &str, canary: &str, aux: &str) -> Verdict {
             match first.as_slice() {
                 ["given", f] => format!("given {f}"),
                 ["inputs", _] => "given input file".into(),
-                _ => format!("own folder {}", first.first().unwrap_or(&"")),
+                _ => format!("given, in its folder {}", first.first().unwrap_or(&"")),
             }
         } else if path.starts_with("/proc/") {
             let what = path.rsplit('/').nth(usize::from(path.contains("/fd/"))).unwrap_or("");

@@ -150,7 +150,7 @@ pub fn generate(seed: u64) -> Generated {
     for i in 0..n_holders {
         let mut h = Stage::new(format!("holder{i}"), Kind::Holder);
         let mut cmd = format!("command \"sh\" \"scripts/holder.sh\" \"holder{i}\"");
-        if share && rng.one_in(2) {
+        if share && rng.one_in(4) {
             cmd.push_str(" \"{share}\"");
         }
         h.children.push(cmd);
@@ -240,14 +240,20 @@ pub fn generate(seed: u64) -> Generated {
         stages.push(Stage::new(format!("spy{i}"), Kind::Spy));
     }
     let mut sealing = false;
+    let mut scan_comment = false;
     let mut key = "canary";
     if use_std && rng.one_in(2) {
         sealing = true;
         key = if rng.one_in(2) { "canary" } else { "aux" };
         let mut scan = Stage::new("scan".into(), Kind::Scan);
         let _ = write!(scan.props, " on-error=\"fallback\"");
-        scan.children
-            .push("target \"review.conversation\" \"review.comment\"".into());
+        // Scanning the comment too makes `post` wait for the scan (fail-closed).
+        scan_comment = rng.one_in(3);
+        scan.children.push(if scan_comment {
+            "target \"review.conversation\" \"review.comment\"".into()
+        } else {
+            "target \"review.conversation\"".into()
+        });
         scan.outputs = vec![("clean".into(), "bool")];
         stages.push(scan);
         let bind = if rng.one_in(10) {
@@ -292,6 +298,9 @@ pub fn generate(seed: u64) -> Generated {
     }
     if use_std && rng.below(3) != 0 {
         let mut post = Stage::new("post".into(), Kind::Post);
+        if scan_comment && !rng.one_in(8) {
+            let _ = write!(post.props, " when=\"scan.clean\"");
+        }
         let comment = if rng.one_in(10) {
             // A holder's text published as the comment.
             stages
