@@ -53,10 +53,7 @@ const KNOWN: &[(&str, &str)] = &[
         "model_reviewer_env_home",
         "the variable CODEX_HOME is set by reviewflow",
     ),
-    (
-        "command_reviewer_env_reserved",
-        "the variable REVIEWFLOW_",
-    ),
+    ("command_reviewer_env_reserved", "the variable REVIEWFLOW_"),
 ];
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -171,7 +168,10 @@ fn check_and_run_agree_on_generated_pipelines() {
     assert!(
         new.is_empty(),
         "new disagreements between check and run (each is a bug in one of them):\n{}\n{}",
-        new.iter().map(|d| d.as_str()).collect::<Vec<_>>().join("\n"),
+        new.iter()
+            .map(|d| d.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
         tally.summary()
     );
 }
@@ -190,7 +190,11 @@ fn the_generator_is_deterministic() {
 fn found(name: &str) {
     let path = crate::support::root().join(format!("tests/fixtures/agreement/found/{name}.kdl"));
     let text = std::fs::read_to_string(&path).expect("the fixture");
-    let canary = format!("{}{}", generator::CANARY_PREFIX, "0123456789abcdef0123456789ab");
+    let canary = format!(
+        "{}{}",
+        generator::CANARY_PREFIX,
+        "0123456789abcdef0123456789ab"
+    );
     let aux = "aux-fixed-0123456789abcdef0123456789abcdef";
     let v = judge(&text, &canary, aux);
     assert!(v.disagreements.is_empty(), "{}", describe(None, &text, &v));
@@ -241,9 +245,17 @@ stage "spy" uses="run" {
     output "out" file="out.txt"
 }
 "#;
-    let canary = format!("{}{}", generator::CANARY_PREFIX, "feedfacefeedfacefeedfacefeed");
+    let canary = format!(
+        "{}{}",
+        generator::CANARY_PREFIX,
+        "feedfacefeedfacefeedfacefeed"
+    );
     let v = judge(text, &canary, "aux-unused-0123456789abcdef0123456789abcdef");
-    let signatures: Vec<&str> = v.disagreements.iter().map(|d| d.signature.as_str()).collect();
+    let signatures: Vec<&str> = v
+        .disagreements
+        .iter()
+        .map(|d| d.signature.as_str())
+        .collect();
     assert!(v.check_passed, "{}", describe(None, text, &v));
     assert_eq!(v.spies_done, 1, "{}", describe(None, text, &v));
     assert!(

@@ -112,7 +112,10 @@ pub fn normalize(reason: &str) -> String {
     let mut chars = reason.chars().peekable();
     while let Some(c) = chars.next() {
         if c == '/' && out.ends_with([' ', '`', '"', '(', '\'']) {
-            while chars.peek().is_some_and(|c| !c.is_whitespace() && !"`\"'):,".contains(*c)) {
+            while chars
+                .peek()
+                .is_some_and(|c| !c.is_whitespace() && !"`\"'):,".contains(*c))
+            {
                 chars.next();
             }
             out.push_str("PATH");
@@ -187,7 +190,10 @@ pub fn judge(text: &str, canary: &str, aux: &str) -> Verdict {
     let code = out.status.code().unwrap_or(-1);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    v.log = format!("check exit {check_code}\n{}\nrun exit {code}\n{stdout}{stderr}", errors.join("\n"));
+    v.log = format!(
+        "check exit {check_code}\n{}\nrun exit {code}\n{stdout}{stderr}",
+        errors.join("\n")
+    );
     let manifest_path = files_under(&case.path("checkout/.reviewflow/runs"))
         .into_iter()
         .find(|p| p.ends_with("manifest.json"));
@@ -230,7 +236,10 @@ pub fn judge(text: &str, canary: &str, aux: &str) -> Verdict {
             v.excluded.push(format!("refusal: {}", normalize(&reason)));
         } else {
             say(
-                format!("check passed, run refused before any stage: {}", normalize(&reason)),
+                format!(
+                    "check passed, run refused before any stage: {}",
+                    normalize(&reason)
+                ),
                 reason,
             );
         }
@@ -277,9 +286,7 @@ pub fn judge(text: &str, canary: &str, aux: &str) -> Verdict {
         .collect();
     // What a spy reaches beyond what it was given is closed by the filesystem sandbox (and
     // `/proc` with it); where that layer does not hold, a find there says nothing of `check`.
-    let sandboxed = layers
-        .iter()
-        .any(|(n, h)| n == "landlock-filesystem" && *h);
+    let sandboxed = layers.iter().any(|(n, h)| n == "landlock-filesystem" && *h);
     let missing: Vec<&str> = layers
         .iter()
         .filter(|(_, h)| !h)
@@ -304,8 +311,7 @@ pub fn judge(text: &str, canary: &str, aux: &str) -> Verdict {
             continue;
         };
         let mut words = rest.split(' ');
-        let (Some(who), Some(path), Some(form)) = (words.next(), words.next(), words.next())
-        else {
+        let (Some(who), Some(path), Some(form)) = (words.next(), words.next(), words.next()) else {
             continue;
         };
         if head.scope.iter().any(|s| s == who) {
@@ -325,7 +331,10 @@ pub fn judge(text: &str, canary: &str, aux: &str) -> Verdict {
                 _ => format!("given, in its folder {}", first.first().unwrap_or(&"")),
             }
         } else if path.starts_with("/proc/") {
-            let what = path.rsplit('/').nth(usize::from(path.contains("/fd/"))).unwrap_or("");
+            let what = path
+                .rsplit('/')
+                .nth(usize::from(path.contains("/fd/")))
+                .unwrap_or("");
             format!("reached /proc {what}")
         } else {
             "reached a file".to_string()
@@ -339,7 +348,10 @@ pub fn judge(text: &str, canary: &str, aux: &str) -> Verdict {
             continue;
         }
         say(
-            format!("canary reached {} out of scope: {channel} ({form})", role(who)),
+            format!(
+                "canary reached {} out of scope: {channel} ({form})",
+                role(who)
+            ),
             line.trim().to_string(),
         );
     }
@@ -355,7 +367,8 @@ pub fn judge(text: &str, canary: &str, aux: &str) -> Verdict {
         let who = if who.len() > 24 { "reviewflow" } else { who };
         if head.scope.iter().any(|s| s == who) && form != "raw" && form != "base64" {
             // A stage in scope printing its secret in a form no redactor knows: its own doing.
-            v.excluded.push(format!("{} printed the canary ({form})", role(who)));
+            v.excluded
+                .push(format!("{} printed the canary ({form})", role(who)));
         } else {
             say(
                 format!("canary in the run's output ({form}, after {})", role(who)),

@@ -176,8 +176,10 @@ pub fn generate(seed: u64) -> Generated {
     }
     if rng.one_in(3) {
         let mut f = Stage::new("flaky".into(), Kind::Fail);
-        f.children
-            .push("command \"sh\" \"-c\" \"echo partial > \\\"$REVIEWFLOW_WORK_DIR/o.txt\\\"; exit 3\"".into());
+        f.children.push(
+            "command \"sh\" \"-c\" \"echo partial > \\\"$REVIEWFLOW_WORK_DIR/o.txt\\\"; exit 3\""
+                .into(),
+        );
         f.children.push("output \"o\" file=\"o.txt\"".into());
         f.outputs.push(("o".into(), "text"));
         let on_error = *rng.pick(&["fail", "fallback", "skip"]);
@@ -395,7 +397,12 @@ pub fn generate(seed: u64) -> Generated {
         if !holders.is_empty() && rng.one_in(2) {
             // Runs after (or beside) a holder, to look where it left things.
             let h = holders[rng.below(holders.len())];
-            if idx > names.iter().position(|(n, _, _)| n == h).unwrap_or(usize::MAX) {
+            if idx
+                > names
+                    .iter()
+                    .position(|(n, _, _)| n == h)
+                    .unwrap_or(usize::MAX)
+            {
                 children.push(format!("needs \"{h}\""));
             }
         }
@@ -421,7 +428,10 @@ pub fn generate(seed: u64) -> Generated {
         if rng.one_in(4) {
             let _ = write!(props, " on-error=\"{}\"", rng.pick(&["fallback", "skip"]));
         }
-        let mut lines = vec![format!("command \"sh\" \"scripts/spy.sh\" {}", args.join(" "))];
+        let mut lines = vec![format!(
+            "command \"sh\" \"scripts/spy.sh\" {}",
+            args.join(" ")
+        )];
         lines.extend(children);
         let mut outs = Vec::new();
         if rng.one_in(2) {
@@ -441,7 +451,9 @@ pub fn generate(seed: u64) -> Generated {
         .filter(|s| s.holds_canary)
         .map(|s| s.name.clone())
         .collect();
-    if rng.one_in(12) && let Some(s) = stages.iter().find(|s| s.kind == Kind::Spy) {
+    if rng.one_in(12)
+        && let Some(s) = stages.iter().find(|s| s.kind == Kind::Spy)
+    {
         scope.push(s.name.clone());
     }
     let min_bytes = if key == "canary" && sealing {
