@@ -30,6 +30,26 @@ const KNOWN: &[(&str, &str)] = &[
         "canary kept in .reviewflow/forge",
     ),
     (
+        "reviewer_comment_reaches_a_stage_out_of_scope",
+        "out of scope: given args (reversed)",
+    ),
+    (
+        "reviewer_comment_reaches_a_stage_out_of_scope",
+        "out of scope: given env (reversed)",
+    ),
+    (
+        "reviewer_comment_reaches_a_stage_out_of_scope",
+        "out of scope: given stdin (reversed)",
+    ),
+    (
+        "reviewer_comment_reaches_a_stage_out_of_scope",
+        "out of scope: given, in its folder out.txt (reversed)",
+    ),
+    (
+        "reviewer_comment_reaches_a_stage_out_of_scope",
+        "the run's outputs of spy (reversed)",
+    ),
+    (
         "input_default_against_its_pattern",
         "(from its default) does not match",
     ),
@@ -217,6 +237,7 @@ macro_rules! found_tests {
 
 found_tests! {
     reviewer_comment_carries_its_secret => "reviewer_comment_carries_its_secret",
+    reviewer_comment_reaches_a_stage_out_of_scope => "reviewer_comment_reaches_a_stage_out_of_scope",
     input_default_against_its_pattern => "input_default_against_its_pattern",
     input_default_against_its_type => "input_default_against_its_type",
     store_name_not_a_store_name => "store_name_not_a_store_name",

@@ -69,6 +69,9 @@ enum Kind {
     Post,
 }
 
+/// A stage's readable outputs: (name, type).
+type Outputs = Vec<(String, &'static str)>;
+
 struct Stage {
     name: String,
     kind: Kind,
@@ -337,11 +340,12 @@ pub fn generate(seed: u64) -> Generated {
     }
 
     // The spies: what each reads from the stages before it, and how.
-    let names: Vec<(String, Vec<(String, &'static str)>, bool)> = stages
+    let names: Vec<(String, Outputs, bool)> = stages
         .iter()
         .map(|s| (s.name.clone(), s.outputs.clone(), s.kind == Kind::Holder))
         .collect();
-    let mut spy_outputs: Vec<(String, Vec<(String, &'static str)>)> = Vec::new();
+    let mut spy_outputs: Vec<(String, Outputs)> = Vec::new();
+    #[allow(clippy::needless_range_loop)] // the stages before `idx` are read while it is drawn
     for idx in 0..stages.len() {
         if stages[idx].kind != Kind::Spy {
             continue;
