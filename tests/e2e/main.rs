@@ -4,6 +4,7 @@ mod agreement;
 mod already_reviewed;
 mod bad_input;
 mod bounded_output;
+mod cgroup_birth;
 mod check;
 mod console;
 mod conversation_key;

@@ -45,6 +45,7 @@ pub use error::ProcessError;
 pub use outcome::{ChildResult, Outcome, Stream};
 pub use spec::{ChildSpec, DEFAULT_GRACE, DEFAULT_MAX_LINE, Stdin, minimal_path};
 
+use crate::exec::confine::cgroup::ChildCgroup;
 use crate::exec::confine::{self, reaper};
 use crate::exec::redact::{RedactingStream, Redactor};
 use group::ProcessGroup;
@@ -191,7 +192,11 @@ where
     group.disarm();
     // Whatever the child left in its cgroup (it was killed above) is gone before `run` returns:
     // the caller may read what the child wrote without a process of it still at work.
-    if let Some(cgroup) = group.take_cgroup() {
+    if let Some(cgroup) = group.take_cgroup().and_then(ChildCgroup::end_if_empty) {
+        // Something outlived the leader: it is killed now, and the stage's end reaps it.
+        if let Some(stage) = &stage {
+            stage.mark_left();
+        }
         let _ = tokio::task::spawn_blocking(move || cgroup.end()).await;
     }
     let duration = started.elapsed();

@@ -115,17 +115,13 @@ impl WorkDir {
         let dir = self
             .dir
             .get_or_try_init(|| async {
-                let parent = self.parent.clone();
-                let prefix = self.prefix.clone();
-                tokio::task::spawn_blocking(move || {
-                    tempfile::Builder::new()
-                        .prefix(&prefix)
-                        .tempdir_in(parent)
-                        .map(tempfile::TempDir::keep)
-                })
-                .await
-                .map_err(|e| StageError::io("create a work folder", std::io::Error::other(e)))?
-                .map_err(|e| StageError::io("create a work folder", e))
+                // One `mkdir` (another name on the rare collision): cheaper here than the
+                // hand-off to a blocking thread.
+                tempfile::Builder::new()
+                    .prefix(&self.prefix)
+                    .tempdir_in(&self.parent)
+                    .map(tempfile::TempDir::keep)
+                    .map_err(|e| StageError::io("create a work folder", e))
             })
             .await?;
         Ok(dir)
@@ -133,12 +129,18 @@ impl WorkDir {
 
     /// Removes the folder if it was created. A folder already gone is not an error.
     pub(crate) async fn remove(&self) -> std::io::Result<()> {
-        match self.dir.get() {
-            Some(dir) => match tokio::fs::remove_dir_all(dir).await {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-                _ => Ok(()),
-            },
-            None => Ok(()),
+        let Some(dir) = self.dir.get() else {
+            return Ok(());
+        };
+        // Most stages leave nothing: one `rmdir`, no hand-off to a blocking thread.
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(_) => {}
+        }
+        match tokio::fs::remove_dir_all(dir).await {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
         }
     }
 

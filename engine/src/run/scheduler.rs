@@ -637,7 +637,9 @@ async fn run_stage(
     // Nothing of the stage may still run while its outputs are read and kept: a leftover could
     // swap a file for a link between a check and a copy. With confinement off (measurements
     // only) what is left waits for the run's end.
-    if scope.spawned() && scope.base().is_some() {
+    // Where every child ran in a cgroup of its own that was empty when its leader exited,
+    // nothing of the stage is left to look for.
+    if scope.spawned() && scope.base().is_some() && scope.left_something() {
         end_orphans_of(&scope, &end_status).await;
     }
     let result = match result {
@@ -657,8 +659,6 @@ async fn run_stage(
 /// Ends what the stage's children left behind (double forks, `setsid` daemons), before its
 /// folder is removed, and says so when there was something.
 async fn end_orphans_of(scope: &Arc<StageScope>, status: &StatusSink) {
-    // Where the cgroup layer holds, each child's cgroup was ended when the child exited; what
-    // the subreaper still finds here escaped no cgroup (it is the fallback's, or a zombie).
     let stage = Arc::clone(scope);
     let swept =
         tokio::task::spawn_blocking(move || reaper::end_orphans(Orphans::OfStage(stage.marker())))

@@ -10,9 +10,13 @@
 //!     c<n>                                       one per child running, or empty in the pool
 //! ```
 //!
-//! A child joins its cgroup itself, between its `clone` and its `execve`, by writing `0` to the
-//! `cgroup.procs` descriptor the parent opened ([`ChildCgroup::procs_fd`]): nothing it runs can
-//! start outside it. When the child's leader exits (or whoever supervises it gives up on it),
+//! A child is born in its cgroup: `clone3` with `CLONE_INTO_CGROUP` (Linux 5.7) and the
+//! descriptor of the cgroup's folder ([`ChildCgroup::dir_fd`]). Where the kernel lacks it, the
+//! child joins itself, between its `clone` and its `execve`, by writing `0` to the
+//! `cgroup.procs` descriptor the parent opened ([`ChildCgroup::procs_fd`]). Either way nothing
+//! it runs can start outside it. Being born there is also what makes the layer cheap: moving a
+//! running process between cgroups waits for an RCU grace period (milliseconds) unless the
+//! host mounted cgroup2 with `favordynmods`; a birth in the cgroup does not. When the child's leader exits (or whoever supervises it gives up on it),
 //! `cgroup.kill` ends everything left in it, and the engine waits until it is empty; a stage
 //! therefore ends after every process it started. An emptied cgroup goes back to a pool and is
 //! given to a later child: making and removing a cgroup costs the kernel about ten times more
@@ -25,7 +29,7 @@ use std::io;
 use std::os::fd::{AsRawFd as _, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a kill waits for its cgroup to empty before it says so.
@@ -64,7 +68,9 @@ fn make_tree(tree: &Path) -> io::Result<()> {
     match std::fs::create_dir(tree) {
         Ok(()) => {}
         // A tree of a process whose pid this one reuses: empty it first.
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => kill_and_remove(tree, false)?,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            kill_and_remove(tree, false)?;
+        }
         Err(e) => return Err(e),
     }
     // `cgroup.kill` (Linux 5.14) is what makes the layer: without it nothing ends a group whole.
@@ -156,7 +162,34 @@ fn make_in_tree(tree: &Path, dir: &Path) -> io::Result<()> {
 #[derive(Debug)]
 pub struct ChildCgroup {
     dir: PathBuf,
+    fds: Fds,
+    /// Whether `cgroup.kill` was written: such a cgroup is not pooled (below).
+    killed: AtomicBool,
+}
+
+/// The cgroup's folder (for `CLONE_INTO_CGROUP`) and its `cgroup.procs` (to join by writing).
+#[derive(Debug)]
+struct Fds {
+    dir: OwnedFd,
     procs: OwnedFd,
+}
+
+impl Fds {
+    fn open(dir: &Path) -> io::Result<Self> {
+        use rustix::fs::{Mode, OFlags, open};
+        Ok(Self {
+            dir: open(
+                dir,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?,
+            procs: open(
+                dir.join("cgroup.procs"),
+                OFlags::WRONLY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?,
+        })
+    }
 }
 
 impl ChildCgroup {
@@ -167,38 +200,49 @@ impl ChildCgroup {
         let Availability::Held(tree) = availability() else {
             return Ok(None);
         };
-        if let Some((dir, procs)) = pool().pop() {
+        if let Some((dir, fds)) = pool().pop() {
             // Emptied before it was pooled; a tree removed meanwhile took it along.
             if dir.exists() {
-                return Ok(Some(Self { dir, procs }));
+                return Ok(Some(Self::new(dir, fds)));
             }
         }
         let dir = tree.join(format!("c{}", NEXT.fetch_add(1, Ordering::Relaxed)));
         make_in_tree(tree, &dir)?;
-        let procs = rustix::fs::open(
-            dir.join("cgroup.procs"),
-            rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::empty(),
-        );
-        match procs {
-            Ok(procs) => Ok(Some(Self { dir, procs })),
+        match Fds::open(&dir) {
+            Ok(fds) => Ok(Some(Self::new(dir, fds))),
             Err(e) => {
                 let _ = std::fs::remove_dir(&dir);
-                Err(e.into())
+                Err(e)
             }
         }
     }
 
-    /// The descriptor the child writes `0` to, to join.
+    fn new(dir: PathBuf, fds: Fds) -> Self {
+        Self {
+            dir,
+            fds,
+            killed: AtomicBool::new(false),
+        }
+    }
+
+    /// The cgroup's folder, for `clone3`'s `CLONE_INTO_CGROUP`.
+    pub(crate) fn dir_fd(&self) -> RawFd {
+        self.fds.dir.as_raw_fd()
+    }
+
+    /// The descriptor the child writes `0` to, to join, where it could not be born inside.
     pub(crate) fn procs_fd(&self) -> RawFd {
-        self.procs.as_raw_fd()
+        self.fds.procs.as_raw_fd()
     }
 
     /// Sends `signal` to every process in the cgroup (SIGKILL: `cgroup.kill`, which no process
     /// can dodge by forking).
     pub(crate) fn signal(&self, signal: rustix::process::Signal) {
         if signal == rustix::process::Signal::KILL {
-            let _ = std::fs::write(self.dir.join("cgroup.kill"), "1");
+            if populated(&self.dir) {
+                self.killed.store(true, Ordering::Relaxed);
+                let _ = std::fs::write(self.dir.join("cgroup.kill"), "1");
+            }
             return;
         }
         for pid in pids(&self.dir) {
@@ -213,20 +257,39 @@ impl ChildCgroup {
     pub(crate) fn end(self) {
         drop(self);
     }
+
+    /// [`Self::end`] at once when nothing is left in the cgroup (the usual case: a few system
+    /// calls, no wait); otherwise the cgroup back, to end where blocking is allowed.
+    pub(crate) fn end_if_empty(self) -> Option<Self> {
+        if self.killed.load(Ordering::Relaxed) || populated(&self.dir) {
+            Some(self)
+        } else {
+            drop(self);
+            None
+        }
+    }
 }
 
 impl Drop for ChildCgroup {
     fn drop(&mut self) {
-        if kill_and_remove(&self.dir, false).is_ok() {
+        // A killed cgroup is not given to another child: the kernel (at least to 6.18) compares
+        // a `CLONE_INTO_CGROUP` child's kill count with its parent's cgroup's, and kills it at
+        // birth when they differ. Nothing is killed when nothing is left, the usual case.
+        if let Ok(false) = kill_and_remove(&self.dir, false)
+            && !self.killed.load(Ordering::Relaxed)
+        {
             let dir = std::mem::take(&mut self.dir);
-            // The descriptor moves with it: a placeholder takes its place here.
-            if let Ok(placeholder) = rustix::fs::open(
-                "/dev/null",
-                rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
-                rustix::fs::Mode::empty(),
-            ) {
-                let procs = std::mem::replace(&mut self.procs, placeholder);
-                pool().push((dir, procs));
+            // The descriptors move with it: placeholders take their place here.
+            let placeholder = || {
+                rustix::fs::open(
+                    "/dev/null",
+                    rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+                    rustix::fs::Mode::empty(),
+                )
+            };
+            if let (Ok(a), Ok(b)) = (placeholder(), placeholder()) {
+                let fds = std::mem::replace(&mut self.fds, Fds { dir: a, procs: b });
+                pool().push((dir, fds));
                 return;
             }
             let _ = std::fs::remove_dir(&dir);
@@ -237,8 +300,8 @@ impl Drop for ChildCgroup {
 }
 
 /// Empty cgroups (and their `cgroup.procs`), ready for the next child.
-fn pool() -> std::sync::MutexGuard<'static, Vec<(PathBuf, OwnedFd)>> {
-    static POOL: std::sync::Mutex<Vec<(PathBuf, OwnedFd)>> = std::sync::Mutex::new(Vec::new());
+fn pool() -> std::sync::MutexGuard<'static, Vec<(PathBuf, Fds)>> {
+    static POOL: std::sync::Mutex<Vec<(PathBuf, Fds)>> = std::sync::Mutex::new(Vec::new());
     POOL.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -281,11 +344,15 @@ fn populated(dir: &Path) -> bool {
 /// Kills every process in `dir` and beneath (`cgroup.kill`), waits until none is left (a killed
 /// process leaves its cgroup when it exits, before it is reaped) and removes the cgroups beneath
 /// it, the deepest first, and `dir` itself when `remove_top`.
-pub fn kill_and_remove(dir: &Path, remove_top: bool) -> io::Result<()> {
+/// Returns whether it had to kill.
+pub fn kill_and_remove(dir: &Path, remove_top: bool) -> io::Result<bool> {
     if !dir.exists() {
-        return Ok(());
+        return Ok(false);
     }
-    std::fs::write(dir.join("cgroup.kill"), "1")?;
+    let killed = populated(dir);
+    if killed {
+        std::fs::write(dir.join("cgroup.kill"), "1")?;
+    }
     let deadline = Instant::now() + EMPTY_WAIT;
     while populated(dir) {
         if Instant::now() >= deadline {
@@ -304,7 +371,7 @@ pub fn kill_and_remove(dir: &Path, remove_top: bool) -> io::Result<()> {
             _ => {}
         }
     }
-    Ok(())
+    Ok(killed)
 }
 
 fn remove_below(dir: &Path) -> io::Result<()> {
@@ -333,7 +400,7 @@ pub fn remove_idle_tree() {
         if busy > pool.len() {
             return;
         }
-        for (dir, _procs) in pool.drain(..) {
+        for (dir, _fds) in pool.drain(..) {
             let _ = std::fs::remove_dir(&dir);
         }
         // EBUSY while a stage's group is in it: that stage's run removes it later.

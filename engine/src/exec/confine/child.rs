@@ -91,6 +91,7 @@ pub(crate) async fn prepare(
             cap_last: kernel.cap_last,
             landlock: None,
             cgroup_procs: cgroup.as_ref().map(ChildCgroup::procs_fd),
+            cgroup_dir: cgroup.as_ref().map(ChildCgroup::dir_fd),
             net_ns: None,
             mnt_ns: None,
         }),

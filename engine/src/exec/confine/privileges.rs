@@ -1,7 +1,8 @@
 //! What a child does to itself between its start (`clone`) and its `execve`, in this order:
 //!
-//! 0. before its working folder is set ([`ChildSteps::enter`]): it joins its cgroup (so that
-//!    nothing it ever starts is outside it), then enters its stage's network namespace and its
+//! 0. before its working folder is set ([`ChildSteps::enter`]): it joins its cgroup, unless it
+//!    was born in it (`clone3` with `CLONE_INTO_CGROUP`, `exec::process::spawn`), so that
+//!    nothing it ever starts is outside it; then it enters its stage's network namespace and its
 //!    own mount namespace (`namespaces.rs`; entering a mount namespace resets the working
 //!    folder, hence before it is set);
 //! 1. a parent-death signal (SIGKILL), then a check that the parent has not already died (it
@@ -29,8 +30,10 @@ pub(crate) struct ChildSteps {
     pub(super) cap_last: u32,
     /// The ruleset to restrict to, and the rights of the child's own `/proc/<pid>` rule.
     pub(super) landlock: Option<(RawFd, u64)>,
-    /// The `cgroup.procs` of the child's cgroup, to write `0` to.
+    /// The `cgroup.procs` of the child's cgroup, to write `0` to (`None` once it was born in it).
     pub(super) cgroup_procs: Option<RawFd>,
+    /// The folder of the child's cgroup, to be born in (`CLONE_INTO_CGROUP`).
+    pub(super) cgroup_dir: Option<RawFd>,
     /// The network namespace to enter.
     pub(super) net_ns: Option<RawFd>,
     /// The mount namespace to enter.
@@ -39,6 +42,22 @@ pub(crate) struct ChildSteps {
 
 /// Exit code of a child whose parent died before it could arm its parent-death signal.
 const ORPHANED_AT_BIRTH: i32 = 126;
+
+impl ChildSteps {
+    /// The cgroup folder a child may be born in.
+    pub(crate) fn cgroup_dir(&self) -> Option<RawFd> {
+        self.cgroup_dir
+    }
+
+    /// The same steps for a child born in its cgroup: nothing left to join.
+    #[must_use]
+    pub(crate) fn born_in_cgroup(self) -> Self {
+        Self {
+            cgroup_procs: None,
+            ..self
+        }
+    }
+}
 
 #[cfg(target_os = "linux")]
 impl ChildSteps {

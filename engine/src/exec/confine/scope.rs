@@ -29,6 +29,10 @@ pub struct StageScope {
     marker: String,
     base: Option<ConfineSpec>,
     spawned: AtomicBool,
+    /// Whether a child of the stage ran without a cgroup of its own (the layer is missing).
+    uncontained: AtomicBool,
+    /// Whether a child's cgroup still held processes when the child's leader exited.
+    left: AtomicBool,
     /// The stage's network namespace, made when first needed: its own, or one it shares with
     /// the run's other stages that have nothing to hide ([`NetSlot`]).
     net: NetSlot,
@@ -47,6 +51,8 @@ impl StageScope {
             marker,
             base,
             spawned: AtomicBool::new(false),
+            uncontained: AtomicBool::new(false),
+            left: AtomicBool::new(false),
             net: NetSlot::default(),
         }
     }
@@ -60,7 +66,24 @@ impl StageScope {
     /// A cgroup for a new child of the stage; `None` when the cgroup layer is missing. It is
     /// ended when the child's leader exits, so the stage ends after everything it started.
     pub(crate) fn child_cgroup(&self) -> std::io::Result<Option<ChildCgroup>> {
-        ChildCgroup::create()
+        let cgroup = ChildCgroup::create()?;
+        if cgroup.is_none() {
+            self.uncontained.store(true, Ordering::Relaxed);
+        }
+        Ok(cgroup)
+    }
+
+    /// Whether the stage's end must look for what its children left (`reaper`): a child ran
+    /// outside a cgroup of its own (the layer is missing), or a child's cgroup still held
+    /// processes when its leader exited (they were killed, and their zombies are the engine's
+    /// to reap). Otherwise every process of the stage has ended and been reaped already.
+    pub fn left_something(&self) -> bool {
+        self.uncontained.load(Ordering::Relaxed) || self.left.load(Ordering::Relaxed)
+    }
+
+    /// A child's cgroup held processes after its leader exited.
+    pub(crate) fn mark_left(&self) {
+        self.left.store(true, Ordering::Relaxed);
     }
 
     /// Whether the stage's children run in a network namespace of the stage's (it declares no

@@ -218,29 +218,45 @@ mod linux {
             steps: launch.steps,
             error: AtomicI32::new(0),
         };
+        let mut context = context;
         let stack = Stack::new()?;
-        let pid = with_signals_blocked(|| {
+        let started = with_signals_blocked(|| {
+            // Born in its cgroup where the kernel can (no migration afterwards, no window
+            // outside it); otherwise the child joins it by writing `cgroup.procs`.
+            if let (Some(steps), Some(cgroup)) =
+                (launch.steps, launch.steps.and_then(|s| s.cgroup_dir()))
+                && clone3::works(cgroup)
+            {
+                context.steps = Some(steps.born_in_cgroup());
+                // SAFETY: as for `clone` below; `clone3` runs `child_main` on the same stack.
+                match unsafe { clone3::vfork_into_cgroup(&stack, cgroup, &context) } {
+                    Err(e) if clone3::unsupported(&e) => context.steps = launch.steps,
+                    done => return done,
+                }
+            }
             // SAFETY: CLONE_VM | CLONE_VFORK: the child runs `child_main` on `stack` in this
             // memory while this thread waits; `context` and everything it points to outlive
             // the wait (the child has exec'd or exited when clone returns).
-            unsafe {
+            let pid = unsafe {
                 libc::clone(
                     child_main,
                     stack.top(),
                     libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
                     (&raw const context).cast_mut().cast(),
                 )
+            };
+            if pid < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                Ok(pid)
             }
         });
-        let clone_error = io::Error::last_os_error();
         drop(stack);
         // The secrets are in the child now; the parent's copies go.
         for entry in env {
             entry.into_bytes_with_nul().zeroize();
         }
-        if pid < 0 {
-            return Err(clone_error);
-        }
+        let pid = started?;
         let error = context.error.load(Ordering::Relaxed);
         if error != 0 {
             // It exited without exec: reap it and say why.
@@ -256,6 +272,185 @@ mod linux {
             stdout: ChildStdout::from_std(std::process::ChildStdout::from(stdout_parent))?,
             stderr: ChildStderr::from_std(std::process::ChildStderr::from(stderr_parent))?,
         })
+    }
+
+    /// `clone3(CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP)`: the C library has no wrapper for a
+    /// `clone3` whose child runs on a new stack in the same memory, so the system call and the
+    /// child's first steps are a few instructions of assembly, as in the C library's `clone`.
+    mod clone3 {
+        use std::io;
+        use std::os::fd::RawFd;
+
+        use super::{Context, Stack, child_main};
+
+        /// `struct clone_args` up to `cgroup` (`CLONE_ARGS_SIZE_VER2`, Linux 5.7).
+        #[repr(C)]
+        struct CloneArgs {
+            flags: u64,
+            pidfd: u64,
+            child_tid: u64,
+            parent_tid: u64,
+            exit_signal: u64,
+            stack: u64,
+            stack_size: u64,
+            tls: u64,
+            set_tid: u64,
+            set_tid_size: u64,
+            cgroup: u64,
+        }
+
+        const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+        /// A kernel that cannot do it (no `clone3`, or one without `CLONE_INTO_CGROUP`): the
+        /// caller falls back to `clone`. Any other error is the spawn's.
+        pub(super) fn unsupported(e: &io::Error) -> bool {
+            matches!(
+                e.raw_os_error(),
+                Some(libc::ENOSYS | libc::E2BIG | libc::EINVAL)
+            )
+        }
+
+        /// Whether a child born in a cgroup lives, tried once for the process with a child that
+        /// exits at once. Linux (at least to 6.18) compares the kill count (`cgroup.kill`) of
+        /// the cgroup a `CLONE_INTO_CGROUP` child is born in with that of its parent's own
+        /// cgroup, and kills the child at birth when they differ: where the engine runs in a
+        /// cgroup that was killed before (a service restarted in the same cgroup), every child
+        /// would die. Then children join by writing `cgroup.procs`, as on an older kernel.
+        pub(super) fn works(cgroup: RawFd) -> bool {
+            static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+            *WORKS.get_or_init(|| probe(cgroup))
+        }
+
+        fn probe(cgroup: RawFd) -> bool {
+            let Ok(cgroup) = u64::try_from(cgroup) else {
+                return false;
+            };
+            let args = CloneArgs {
+                flags: CLONE_INTO_CGROUP,
+                pidfd: 0,
+                child_tid: 0,
+                parent_tid: 0,
+                exit_signal: libc::SIGCHLD as u64,
+                stack: 0,
+                stack_size: 0,
+                tls: 0,
+                set_tid: 0,
+                set_tid_size: 0,
+                cgroup,
+            };
+            // SAFETY: a fork (no CLONE_VM: the child has a copy of this memory) whose child
+            // makes no call but `_exit`; the caller has every signal blocked.
+            let pid = unsafe {
+                libc::syscall(
+                    libc::SYS_clone3,
+                    &raw const args,
+                    std::mem::size_of::<CloneArgs>(),
+                )
+            };
+            if pid == 0 {
+                // SAFETY: ends the forked child at once, running nothing of the parent's.
+                unsafe { libc::_exit(0) };
+            }
+            let Ok(pid) = libc::pid_t::try_from(pid) else {
+                return false;
+            };
+            if pid < 0 {
+                return false;
+            }
+            matches!(super::super::reap(pid), Ok(status) if status.success())
+        }
+
+        /// Starts the child in the cgroup whose folder `cgroup` is open; returns its pid.
+        ///
+        /// # Safety
+        /// As `clone(CLONE_VM | CLONE_VFORK)`: `context` and everything it points to outlive
+        /// the call (this thread waits until the child has exec'd or exited).
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        pub(super) unsafe fn vfork_into_cgroup(
+            stack: &Stack,
+            cgroup: RawFd,
+            context: &Context,
+        ) -> io::Result<i32> {
+            let args = CloneArgs {
+                flags: (libc::CLONE_VM | libc::CLONE_VFORK) as u64 | CLONE_INTO_CGROUP,
+                pidfd: 0,
+                child_tid: 0,
+                parent_tid: 0,
+                exit_signal: libc::SIGCHLD as u64,
+                stack: stack.base as u64,
+                stack_size: super::STACK as u64,
+                tls: 0,
+                set_tid: 0,
+                set_tid_size: 0,
+                cgroup: u64::try_from(cgroup)
+                    .map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?,
+            };
+            let entry = child_main as extern "C" fn(*mut libc::c_void) -> libc::c_int;
+            let arg = std::ptr::from_ref(context);
+            let ret: i64;
+            // SAFETY: the child (return value 0) runs on the new stack, calls `child_main`,
+            // which execs or `_exit`s, and exits with its value should it ever return; it never
+            // comes back to this frame. The parent only tests the return value.
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                std::arch::asm!(
+                    "syscall",
+                    "test rax, rax",
+                    "jnz 2f",
+                    "mov rdi, r13",
+                    "call r12",
+                    "mov edi, eax",
+                    "mov eax, 60",
+                    "syscall",
+                    "ud2",
+                    "2:",
+                    inlateout("rax") libc::SYS_clone3 => ret,
+                    in("rdi") &raw const args,
+                    in("rsi") std::mem::size_of::<CloneArgs>(),
+                    in("r12") entry,
+                    in("r13") arg,
+                    lateout("rcx") _,
+                    lateout("r11") _,
+                    options(nostack),
+                );
+            }
+            #[cfg(target_arch = "aarch64")]
+            unsafe {
+                std::arch::asm!(
+                    "svc #0",
+                    "cbnz x0, 2f",
+                    "mov x0, x21",
+                    "blr x20",
+                    "mov x8, #93",
+                    "svc #0",
+                    "brk #0",
+                    "2:",
+                    inlateout("x0") &raw const args => ret,
+                    in("x1") std::mem::size_of::<CloneArgs>(),
+                    in("x8") libc::SYS_clone3,
+                    in("x20") entry,
+                    in("x21") arg,
+                    options(nostack),
+                );
+            }
+            if ret < 0 {
+                Err(io::Error::from_raw_os_error(
+                    i32::try_from(-ret).unwrap_or(libc::EINVAL),
+                ))
+            } else {
+                i32::try_from(ret).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+            }
+        }
+
+        /// Elsewhere: always the fallback.
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        pub(super) unsafe fn vfork_into_cgroup(
+            _stack: &Stack,
+            _cgroup: RawFd,
+            _context: &Context,
+        ) -> io::Result<i32> {
+            Err(io::Error::from_raw_os_error(libc::ENOSYS))
+        }
     }
 
     /// Runs `f` with every signal blocked in this thread, then restores the mask.
