@@ -37,6 +37,7 @@ const SECURITY: &[&str] = &[
     "unvalidated-findings",
     "shared-job",
     "trigger",
+    "run-refusal",
 ];
 
 const SEEDS: &str = "seed-000";

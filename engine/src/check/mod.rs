@@ -23,6 +23,7 @@ mod reviewer_access;
 mod reviewer_credential;
 mod reviewer_held_key;
 mod reviewer_vendor;
+mod run_refusal;
 mod secret_alias;
 mod secret_as_input;
 mod secret_flow;
@@ -103,6 +104,7 @@ pub static ALL: &[&dyn Check] = &[
     &secret_scope::SecretScope,
     &secret_alias::SecretAlias,
     &key_length::KeyLength,
+    &run_refusal::RunRefusal,
     &secret_as_input::SecretAsInput,
     &secret_flow::SecretFlow,
     &private_egress::PrivateEgress,

@@ -41,7 +41,16 @@ pub struct StageContract {
     /// The reviewers the stage runs, named by its `reviewer` child (`std/review`); empty for
     /// a stage that runs none.
     pub reviewer_kinds: &'static [ReviewerKind],
+    /// What the stage kind refuses in its settings before it runs anything, decidable from the
+    /// file: the same function the stage calls when it starts, so that `check` reports it with
+    /// the words `run` would use (`run-refusal`, docs/checks.md, principle 7).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub refusals: Option<SettingsRefusals>,
 }
+
+/// A stage kind's refusals of a stage's settings: each with where it is and why.
+pub type SettingsRefusals = fn(&crate::model::Stage) -> Vec<(crate::span::Span, String)>;
 
 /// `output` vouches for what the stage reads through `child`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -316,7 +325,14 @@ impl StageContract {
             opaque: false,
             vets: None,
             reviewer_kinds: &[],
+            refusals: None,
         }
+    }
+
+    /// Registers what the kind refuses in a stage's settings (see [`Self::refusals`]).
+    pub fn refusals(mut self, refusals: SettingsRefusals) -> Self {
+        self.refusals = Some(refusals);
+        self
     }
 
     pub fn child(mut self, child: ChildSpec) -> Self {

@@ -110,35 +110,9 @@ pub fn resolve_inputs(
                 continue;
             }
         };
-        if let Some(expected) = type_error(input.ty.value, &value) {
-            errors.push(InputError::BadType {
-                input: name,
-                source_name,
-                expected,
-                value,
-            });
+        if let Err(e) = validate(input, &value, source_name) {
+            errors.push(e);
             continue;
-        }
-        if let Some(pattern) = &input.pattern {
-            match regex::Regex::new(&pattern.value) {
-                Ok(re) if re.is_match(&value) => {}
-                Ok(_) => {
-                    errors.push(InputError::NoMatch {
-                        input: name,
-                        source_name,
-                        pattern: pattern.value.clone(),
-                        value,
-                    });
-                    continue;
-                }
-                Err(e) => {
-                    errors.push(InputError::BadPattern {
-                        input: name,
-                        message: e.to_string(),
-                    });
-                    continue;
-                }
-            }
         }
         out.insert(name, value);
     }
@@ -147,6 +121,51 @@ pub fn resolve_inputs(
     } else {
         Err(errors)
     }
+}
+
+/// Whether `value`, from `source_name`, is one `input` accepts: its `type`, then its `pattern`.
+/// What `run` refuses an input for, and what `check` reports of a `default` (`run-refusal`):
+/// one rule, one wording.
+pub fn validate(
+    input: &crate::model::Input,
+    value: &str,
+    source_name: String,
+) -> Result<(), InputError> {
+    let name = input.name.value.clone();
+    if let Some(expected) = type_error(input.ty.value, value) {
+        return Err(InputError::BadType {
+            input: name,
+            source_name,
+            expected,
+            value: value.to_owned(),
+        });
+    }
+    if let (Some(pattern), Some(re)) = (&input.pattern, compile_pattern(input)?)
+        && !re.is_match(value)
+    {
+        return Err(InputError::NoMatch {
+            input: name,
+            source_name,
+            pattern: pattern.value.clone(),
+            value: value.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// `input`'s `pattern`, compiled; a pattern that is no regular expression is refused whatever
+/// the value.
+pub fn compile_pattern(input: &crate::model::Input) -> Result<Option<regex::Regex>, InputError> {
+    input
+        .pattern
+        .as_ref()
+        .map(|pattern| {
+            regex::Regex::new(&pattern.value).map_err(|e| InputError::BadPattern {
+                input: input.name.value.clone(),
+                message: e.to_string(),
+            })
+        })
+        .transpose()
 }
 
 /// What `value` should have been, when it is not of type `ty`.

@@ -54,7 +54,10 @@ pub use facts::{MAX_FACT_KEY_LEN, MAX_FACT_VALUE_LEN, MAX_FACTS, StageFacts};
 pub use file_output::{FileOutput, Kept, MAX_KEPT_BYTES, ReadBackError};
 pub use identity::{Difference, IDENTITY_FORMAT, Identity, Reviewer};
 pub use implementations::Implementations;
-pub use inputs::{InputError, resolve_inputs};
+pub use inputs::{
+    InputError, compile_pattern as compile_input_pattern, resolve_inputs,
+    validate as validate_input,
+};
 pub use manifest::{
     MANIFEST_FORMAT_VERSION, Manifest, OutputRecord, PipelineInfo, RunStop, StageRecord,
 };

@@ -34,9 +34,6 @@ use super::stderr_tail::{StderrTail, tail};
 use super::tries::{Attempt, DEFAULT_TRIES, Reviewed, TryFailure, TryKind, TrySequence};
 use super::try_folder::{PrepareError, TryFolder, check_input_names};
 
-/// Variables reviewflow sets itself; a stage may not declare them.
-const RESERVED_PREFIX: &str = "REVIEWFLOW_";
-
 /// How to run a `command` reviewer. `Debug` shows no secret.
 #[derive(Clone, Debug)]
 pub struct CommandReviewer {
@@ -81,10 +78,8 @@ impl CommandReviewer {
         }
         let mut seen: Vec<&str> = Vec::new();
         for name in self.declared_names() {
-            if name.starts_with(RESERVED_PREFIX) {
-                return Err(ReviewerError::settings(format!(
-                    "the variable {name} is set by reviewflow and cannot be declared"
-                )));
+            if let Some(why) = super::declared_env::refusal("command", name) {
+                return Err(ReviewerError::settings(why));
             }
             if seen.contains(&name) {
                 return Err(ReviewerError::settings(format!(

@@ -14,6 +14,7 @@
 
 mod command;
 pub(crate) mod conversation;
+pub mod declared_env;
 mod error;
 pub mod model;
 mod outcome;

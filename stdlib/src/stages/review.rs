@@ -40,8 +40,42 @@ pub const REVIEWERS: &[&str] = &ReviewerKind::names::<{ REVIEWER_KINDS.len() }>(
 /// What a model reviewer may do (`access=`).
 pub const ACCESS: &[&str] = &["read-only", "write"];
 
+/// What the stage refuses in its settings before it runs anything, from the file alone: the
+/// reviewer's own rule on declared variables (`reviewer::declared_env`), which the reviewer
+/// applies again when it starts.
+fn refusals(
+    stage: &reviewflow_engine::model::Stage,
+) -> Vec<(reviewflow_engine::span::Span, String)> {
+    use reviewflow_engine::model::Value;
+    let literal = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        _ => None,
+    };
+    let Some(reviewer) = stage
+        .children
+        .iter()
+        .find(|c| c.name.value == "reviewer")
+        .and_then(|c| c.args.first())
+        .and_then(|a| literal(&a.value))
+    else {
+        return Vec::new();
+    };
+    stage
+        .children
+        .iter()
+        .filter(|c| c.name.value == "env" || c.name.value == "secret-env")
+        .filter_map(|c| {
+            let name = c.args.first()?;
+            let why = crate::reviewer::declared_env::refusal(&reviewer, &literal(&name.value)?)?;
+            // A model CLI's credential belongs in `secret-env`: refused in `env` only.
+            (c.name.value == "env" || why.contains("set by reviewflow")).then_some((name.span, why))
+        })
+        .collect()
+}
+
 pub fn contract() -> StageContract {
     StageContract::new("std/review", "runs a reviewer over the change")
+        .refusals(refusals)
         .child(
             ChildSpec::new(
                 "reviewer",

@@ -194,16 +194,8 @@ impl ModelReviewer {
         // when it cannot be one.
         provider::upstream(self).map_err(ReviewerError::settings)?;
         for (name, _) in &self.env {
-            let reserved = ["HOME", "CODEX_HOME", "TMPDIR"];
-            if reserved.contains(&name.as_str()) || name.starts_with("REVIEWFLOW_") {
-                return Err(ReviewerError::settings(format!(
-                    "the variable {name} is set by reviewflow and cannot be declared"
-                )));
-            }
-            if self.cli.credentials().contains(&name.as_str()) {
-                return Err(ReviewerError::settings(format!(
-                    "{name} is a credential: declare it with `secret-env`, not `env`"
-                )));
+            if let Some(why) = super::declared_env::refusal(self.cli.name(), name) {
+                return Err(ReviewerError::settings(why));
             }
         }
         Ok(())
