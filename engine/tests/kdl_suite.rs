@@ -16,6 +16,9 @@ use reviewflow_engine::syntax::{Limits, parse_document, parse_fast};
 /// Cases the kdl crate gets wrong, and how the syntax layer answers them: `true` when it
 /// accepts the case, `false` when it refuses it.
 const KDL_DIVERGENCES: &[(&str, bool)] = &[
+    // `#"""` without a newline opens no multi-line raw string; kdl reads a single-line one
+    // holding `""one line""`. The pre-scan refuses it.
+    ("multiline_raw_string_single_line_err_fail.kdl", false),
     // U+007F is forbidden anywhere; kdl lets it through. The pre-scan refuses it.
     ("unicode_delete_fail.kdl", false),
 ];
@@ -48,8 +51,19 @@ fn suite() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kdl-suite")
 }
 
-/// Every case: name, input text, expected canonical document (None: must be refused).
-fn cases() -> Vec<(String, String, Option<String>)> {
+/// What a case asks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Expect {
+    /// Parsed, to this canonical document.
+    Document(String),
+    /// Parsed: the suite gives no document (`hex.kdl`, a number past 64 bits).
+    Valid,
+    /// Refused (`…_fail.kdl`).
+    Refused,
+}
+
+/// Every case: name, input text, what it asks.
+fn cases() -> Vec<(String, String, Expect)> {
     let root = suite();
     let mut names: Vec<String> = std::fs::read_dir(root.join("input"))
         .expect("the vendored suite")
@@ -63,17 +77,17 @@ fn cases() -> Vec<(String, String, Option<String>)> {
         let Ok(text) = String::from_utf8(bytes) else {
             panic!("{name}: not UTF-8");
         };
-        let expected = std::fs::read_to_string(root.join("expected_kdl").join(&name))
-            .ok()
-            .map(|e| e.replace("\r\n", "\n"));
-        out.push((name, text, expected));
+        let expected = std::fs::read_to_string(root.join("expected_kdl").join(&name)).ok();
+        let expect = match expected {
+            Some(doc) => Expect::Document(doc.replace("\r\n", "\n")),
+            None if name.ends_with("_fail.kdl") => Expect::Refused,
+            None => Expect::Valid,
+        };
+        out.push((name, text, expect));
     }
     for (name, input, expected) in LATER_CASES {
-        out.push((
-            format!("{name}.kdl"),
-            input.to_string(),
-            expected.map(str::to_string),
-        ));
+        let expect = expected.map_or(Expect::Refused, |e| Expect::Document(e.to_string()));
+        out.push((format!("{name}.kdl"), input.to_string(), expect));
     }
     out
 }
@@ -122,9 +136,9 @@ fn normalise(doc: &mut KdlDocument) {
 }
 
 /// Whether `got` answers the case: the expected document, or a refusal.
-fn verdict(got: Option<KdlDocument>, expected: &Option<String>) -> Result<(), String> {
+fn verdict(got: Option<KdlDocument>, expected: &Expect) -> Result<(), String> {
     match (got, expected) {
-        (Some(doc), Some(want)) => {
+        (Some(doc), Expect::Document(want)) => {
             let have = canonical(doc);
             if &have == want {
                 Ok(())
@@ -132,18 +146,18 @@ fn verdict(got: Option<KdlDocument>, expected: &Option<String>) -> Result<(), St
                 Err(format!("parsed to {have:?}, expected {want:?}"))
             }
         }
-        (None, None) => Ok(()),
-        (Some(doc), None) => Err(format!("accepted (as {:?})", canonical(doc))),
-        (None, Some(_)) => Err("refused".into()),
+        (Some(_), Expect::Valid) | (None, Expect::Refused) => Ok(()),
+        (Some(doc), Expect::Refused) => Err(format!("accepted (as {:?})", canonical(doc))),
+        (None, _) => Err("refused".into()),
     }
 }
 
 #[test]
 fn the_suite_is_all_there() {
     let cases = cases();
-    let valid = cases.iter().filter(|c| c.2.is_some()).count();
-    // kdl 6.7.1's revision: 320 inputs, 230 of them valid; and the three later cases.
-    assert_eq!((cases.len(), valid), (323, 233));
+    let valid = cases.iter().filter(|c| c.2 != Expect::Refused).count();
+    // kdl 6.7.1's revision: 320 inputs, 233 of them valid; and the three later cases.
+    assert_eq!((cases.len(), valid), (323, 236));
     for file in ["LICENSE", "NOTICE", "PROVENANCE.md", "README.md"] {
         assert!(suite().join(file).is_file(), "{file}");
     }

@@ -129,7 +129,7 @@ pub fn prescan_parser(data: &[u8]) {
                 scan.depth
             );
         }
-        Err(LimitError::Unclosed { .. }) => {
+        Err(LimitError::Malformed { .. }) => {
             assert!(
                 kdl::KdlDocument::parse_v2(text).is_err(),
                 "the pre-scan found something left open where kdl did not: {text:?}"

@@ -105,18 +105,18 @@ pub enum LimitError {
     SlashdashAfterChildren {
         span: Span,
     },
-    /// A string or a block comment whose end the pre-scan cannot place where the parser will:
-    /// never closed, or a newline inside a single-line string. The parser would resume inside
-    /// it, reading what the pre-scan skipped.
-    Unclosed {
+    /// A string or a block comment the parser would not read whole (never closed, a newline in
+    /// a single-line string, an unknown escape, …): it resumes after such an error inside it,
+    /// reading what the pre-scan skipped as code.
+    Malformed {
         span: Span,
-        what: Unclosed,
+        what: Malformed,
     },
 }
 
-/// What was left open, for [`LimitError::Unclosed`].
+/// What is wrong in a string or a comment, for [`LimitError::Malformed`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Unclosed {
+pub enum Malformed {
     /// `"…` or `#"…` to the end of the file.
     String,
     /// A newline before the closing quote of a single-line string.
@@ -125,6 +125,11 @@ pub enum Unclosed {
     MultiLineOpening,
     /// `/*` to the end of the file.
     Comment,
+    /// A `\` that starts no escape KDL knows.
+    Escape,
+    /// A line of a multi-line string that does not start with the closing line's whitespace,
+    /// or a closing `"""` after something else than whitespace.
+    Indent,
 }
 
 /// What the scan learnt besides the limits.
@@ -138,6 +143,8 @@ pub struct Scan {
     pub tokens: usize,
     /// Deepest nesting of children blocks: no parser can read a deeper tree.
     pub depth: usize,
+    /// Where every string starts and ends (quotes and `#`s included).
+    pub strings: Vec<(usize, usize)>,
 }
 
 /// Scans `text` once and reports the first limit it breaks.
@@ -251,6 +258,7 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<Scan, LimitError> {
                 let start = i;
                 i = skip_string(b, i, 0)?;
                 check_string(start, i, limits)?;
+                scan.strings.push((start, i));
                 pending_slashdash = false;
                 value_end = i;
                 continue;
@@ -264,6 +272,7 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<Scan, LimitError> {
                     let start = i;
                     i = skip_string(b, i + hashes, hashes)?;
                     check_string(start, i, limits)?;
+                    scan.strings.push((start, i));
                     value_end = i;
                 } else {
                     i += hashes;
@@ -450,49 +459,139 @@ fn check_string(start: usize, end: usize, limits: &Limits) -> Result<(), LimitEr
 }
 
 /// Skips a string starting at the quote at `i` (`hashes` > 0 for a raw string), returning the
-/// offset just past its end. A string the parser would end elsewhere (never closed, a newline
-/// in a single-line one, `"""` without its newline) is refused: the parser would then read
-/// what this scan skipped as code.
+/// offset just past its end. A string the parser would not read whole is refused (never closed,
+/// a newline in a single-line one, `"""` without its newline, an unknown escape, a line of a
+/// multi-line string outside its indentation): the parser resumes after such an error inside
+/// the string and would read what this scan skipped as code.
 fn skip_string(b: &[u8], i: usize, hashes: usize) -> Result<usize, LimitError> {
     let start = i - hashes;
-    let unclosed = |at: usize, what| LimitError::Unclosed {
-        span: Span::new(at, 1),
+    let bad = |at: usize, len: usize, what| LimitError::Malformed {
+        span: Span::new(at, len),
         what,
     };
     // A multi-line string opens with `"""` and a newline; a raw one may also be `#"""#`-like.
     let triple = b[i..].starts_with(b"\"\"\"");
     let multi = triple && newline_at(b, i + 3) > 0;
-    if triple && !multi && hashes == 0 {
-        return Err(unclosed(start, Unclosed::MultiLineOpening));
+    // Raw strings too: `#"""one line"""#` is no single-line raw string of `""one line""`.
+    if triple && !multi {
+        return Err(bad(start, 1, Malformed::MultiLineOpening));
     }
     let quotes = if multi { 3 } else { 1 };
-    let mut j = i + quotes;
+    // A multi-line body starts after the opening newline, which is no line of it.
+    let mut j = i + quotes + if multi { newline_at(b, i + quotes) } else { 0 };
+    // Where each line of a multi-line string starts (an escaped newline starts none).
+    let mut lines = vec![j];
     while j < b.len() {
         if hashes == 0 && b[j] == b'\\' {
-            // An escape: one character, or a run of whitespace and newlines.
-            j += 1;
-            let space = |j: usize| newline_at(b, j).max(unicode_space_at(b, j));
-            if space(j) > 0 {
-                while space(j) > 0 {
-                    j += space(j);
-                }
-            } else {
-                j += 1;
-            }
+            j = skip_escape(b, j).ok_or_else(|| bad(j, 1, Malformed::Escape))?;
             continue;
         }
-        if !multi && newline_at(b, j) > 0 {
-            return Err(unclosed(j, Unclosed::StringLine));
+        let newline = newline_at(b, j);
+        if newline > 0 {
+            if !multi {
+                return Err(bad(j, 1, Malformed::StringLine));
+            }
+            j += newline;
+            lines.push(j);
+            continue;
         }
         if b[j..].starts_with(&b"\"\"\""[..quotes])
             && b.get(j + quotes..j + quotes + hashes)
                 .is_some_and(|h| h.iter().all(|&c| c == b'#'))
         {
+            if multi {
+                check_indent(b, &lines, j, hashes == 0)?;
+            }
             return Ok(j + quotes + hashes);
         }
         j += 1;
     }
-    Err(unclosed(start, Unclosed::String))
+    Err(bad(start, 1, Malformed::String))
+}
+
+/// Past the escape at the `\` at `j`, or None for one KDL does not know: `\` and one of
+/// `"\bfnrts`, `u{` one to six hex digits of a scalar value `}`, or a run of whitespace and
+/// newlines.
+fn skip_escape(b: &[u8], j: usize) -> Option<usize> {
+    let space = |k: usize| newline_at(b, k).max(unicode_space_at(b, k));
+    match b.get(j + 1)? {
+        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' | b's' => Some(j + 2),
+        b'u' if b.get(j + 2) == Some(&b'{') => {
+            let digits = b[j + 3..]
+                .iter()
+                .take_while(|c| c.is_ascii_hexdigit())
+                .count();
+            let hex = std::str::from_utf8(&b[j + 3..j + 3 + digits]).ok()?;
+            let scalar = u32::from_str_radix(hex, 16).ok().and_then(char::from_u32);
+            ((1..=6).contains(&digits) && scalar.is_some() && b.get(j + 3 + digits) == Some(&b'}'))
+                .then_some(j + 4 + digits)
+        }
+        _ if space(j + 1) > 0 => {
+            let mut k = j + 1;
+            while space(k) > 0 {
+                k += space(k);
+            }
+            Some(k)
+        }
+        _ => None,
+    }
+}
+
+/// A multi-line string's closing `"""` at `close` stands on its own line after whitespace only,
+/// and every line before it (`lines` are their starts, the closing one last) is blank or starts
+/// with that same whitespace. In a quoted string (`escapes`), escaped whitespace counts for
+/// nothing, as the parser reads it.
+fn check_indent(b: &[u8], lines: &[usize], close: usize, escapes: bool) -> Result<(), LimitError> {
+    let bad = |at: usize| LimitError::Malformed {
+        span: Span::new(at, 1),
+        what: Malformed::Indent,
+    };
+    let Some((&last, body)) = lines.split_last() else {
+        return Err(bad(close));
+    };
+    let Some(prefix) = blank(b, last, close, escapes) else {
+        return Err(bad(close));
+    };
+    for (n, &line) in body.iter().enumerate() {
+        let end = lines.get(n + 1).copied().unwrap_or(last);
+        let end = end - trailing_newline(b, line, end);
+        if blank(b, line, end, escapes).is_none() && !b[line..end].starts_with(&prefix) {
+            return Err(bad(line));
+        }
+    }
+    Ok(())
+}
+
+/// The whitespace of `b[from..to]` when it holds nothing else (escaped whitespace, in a quoted
+/// string, left out); None when it holds anything else.
+fn blank(b: &[u8], from: usize, to: usize, escapes: bool) -> Option<Vec<u8>> {
+    let space = |k: usize| newline_at(b, k).max(unicode_space_at(b, k));
+    let mut out = Vec::new();
+    let mut k = from;
+    while k < to {
+        let n = unicode_space_at(b, k);
+        if n > 0 {
+            out.extend_from_slice(&b[k..k + n]);
+            k += n;
+        } else if escapes && b[k] == b'\\' && space(k + 1) > 0 {
+            k += 1;
+            while k < to && space(k) > 0 {
+                k += space(k);
+            }
+        } else {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// The length of the newline that ends `b[from..to]`, or 0.
+fn trailing_newline(b: &[u8], from: usize, to: usize) -> usize {
+    (from..to)
+        .rev()
+        .take(3)
+        .find(|&k| newline_at(b, k) == to - k)
+        .map_or(0, |k| to - k)
 }
 
 /// The length of the unicode space at `i`, or 0.
@@ -536,9 +635,9 @@ fn skip_block_comment(b: &[u8], i: usize, max_depth: usize) -> Result<usize, Lim
             j += 1;
         }
     }
-    Err(LimitError::Unclosed {
+    Err(LimitError::Malformed {
         span: Span::new(i, 2),
-        what: Unclosed::Comment,
+        what: Malformed::Comment,
     })
 }
 
@@ -707,20 +806,20 @@ mod tests {
     fn strings_and_comments_left_open_are_refused() {
         let braces = "a { ".repeat(1_400);
         for (text, what) in [
-            (format!("a \"x {braces}"), Unclosed::String),
-            (format!("a #\"x {braces}"), Unclosed::String),
-            (format!("a \"x\n{braces}\""), Unclosed::StringLine),
-            (format!("a \"x\u{2028}{braces}\""), Unclosed::StringLine),
-            (format!("a #\"x\r{braces}\"#"), Unclosed::StringLine),
+            (format!("a \"x {braces}"), Malformed::String),
+            (format!("a #\"x {braces}"), Malformed::String),
+            (format!("a \"x\n{braces}\""), Malformed::StringLine),
+            (format!("a \"x\u{2028}{braces}\""), Malformed::StringLine),
+            (format!("a #\"x\r{braces}\"#"), Malformed::StringLine),
             (
                 format!("a \"\"\"x {braces}\"\"\""),
-                Unclosed::MultiLineOpening,
+                Malformed::MultiLineOpening,
             ),
-            (format!("a /* {braces}"), Unclosed::Comment),
+            (format!("a /* {braces}"), Malformed::Comment),
         ] {
             let got = check_limits(&text, &limits());
             assert!(
-                matches!(got, Err(LimitError::Unclosed { what: w, .. }) if w == what),
+                matches!(got, Err(LimitError::Malformed { what: w, .. }) if w == what),
                 "{text:.20?}: {got:?}"
             );
         }

@@ -6,5 +6,5 @@ pub mod lexical;
 mod parse;
 
 pub use fast::parse as parse_fast;
-pub use guard::{LimitError, Limits, Scan, Unclosed, check_limits};
+pub use guard::{LimitError, Limits, Malformed, Scan, check_limits};
 pub use parse::{SyntaxError, parse_document};

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use kdl::KdlDocument;
 
-use super::guard::{LimitError, Limits, Unclosed, braces_before, check_limits};
+use super::guard::{LimitError, Limits, Malformed, Scan, braces_before, check_limits};
 use super::lexical;
 use crate::span::Span;
 
@@ -26,10 +26,9 @@ const PARSER_STACK: usize = 64 << 20;
 /// Parses `text` as KDL v2. Every syntax error the parser found is returned, not only the first.
 pub fn parse_document(text: &str, limits: &Limits) -> Result<KdlDocument, Vec<SyntaxError>> {
     let scan = check_limits(text, limits).map_err(|e| vec![limit_error(e)])?;
-    let tight = scan.tight_slashdashes;
     // Small files parse inline; the thread is for what could be slow.
     if text.len() < 64 << 10 {
-        return parse_now(text, &tight);
+        return parse_now(text, &scan);
     }
     let owned = text.to_owned();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -37,7 +36,7 @@ pub fn parse_document(text: &str, limits: &Limits) -> Result<KdlDocument, Vec<Sy
         .name("kdl-parse".into())
         .stack_size(PARSER_STACK)
         .spawn(move || {
-            let _ = tx.send(parse_now(&owned, &tight));
+            let _ = tx.send(parse_now(&owned, &scan));
         });
     if spawned.is_err() {
         return Err(vec![SyntaxError {
@@ -58,22 +57,47 @@ pub fn parse_document(text: &str, limits: &Limits) -> Result<KdlDocument, Vec<Sy
     }
 }
 
-fn parse_now(text: &str, tight: &[usize]) -> Result<KdlDocument, Vec<SyntaxError>> {
+fn parse_now(text: &str, scan: &Scan) -> Result<KdlDocument, Vec<SyntaxError>> {
     // The common subset of KDL v2, parsed to the same document kdl builds; the rest, and every
     // error, goes to kdl (`fast.rs`).
     if let Some(doc) = super::fast::parse(text) {
         return Ok(doc);
     }
-    if !tight.is_empty() {
-        return parse_spaced(text, tight);
+    // After an error kdl resumes where a value could end, inside a string too, and reads the
+    // rest of the string as code the pre-scan never counted (`="x { { …"` nested it past its
+    // stack). So it first reads a copy whose strings are masked: only the code the pre-scan
+    // bounded is left, and its errors are the file's. A copy that parses has the same
+    // structure as the file, and the pre-scan has checked every string of the file, so the
+    // file then parses without an error to resume from.
+    parse_spaced(&mask_strings(text, &scan.strings), &scan.tight_slashdashes)?;
+    parse_spaced(text, &scan.tight_slashdashes)
+}
+
+/// `text` with each string (`start..end`) replaced by a quoted string of `x`s of the same
+/// length: no quote, space or brace left inside it for a parser to resume at.
+fn mask_strings(text: &str, strings: &[(usize, usize)]) -> String {
+    let mut out = Vec::with_capacity(text.len());
+    let mut from = 0;
+    for &(start, end) in strings {
+        out.extend_from_slice(&text.as_bytes()[from..start]);
+        out.push(b'"');
+        out.resize(out.len() + (end - start).saturating_sub(2), b'x');
+        out.push(b'"');
+        from = end;
     }
-    parse_kdl(text)
+    out.extend_from_slice(&text.as_bytes()[from..]);
+    // Whole characters were replaced by ASCII: still UTF-8 (if not, nothing is left to parse,
+    // which is an error).
+    String::from_utf8(out).unwrap_or_else(|_| "{".into())
 }
 
 /// KDL v2 accepts a slashdash straight after a value (`"p"/-1`); the kdl crate wants a space
 /// there. The text is parsed with a space before each such slashdash, and every span mapped
 /// back to the text as written.
 fn parse_spaced(text: &str, tight: &[usize]) -> Result<KdlDocument, Vec<SyntaxError>> {
+    if tight.is_empty() {
+        return parse_kdl(text);
+    }
     let mut spaced = String::with_capacity(text.len() + tight.len());
     let mut from = 0;
     for &at in tight {
@@ -371,25 +395,38 @@ fn limit_error(e: LimitError) -> SyntaxError {
                     .into(),
             ),
         },
-        LimitError::Unclosed { span, what } => {
+        LimitError::Malformed { span, what } => {
             let (message, label, help) = match what {
-                Unclosed::String => (
+                Malformed::String => (
                     "this string is never closed",
                     "opened here",
                     "close it with the same quote (and `#`s) it opened with",
                 ),
-                Unclosed::StringLine => (
+                Malformed::StringLine => (
                     "a newline inside a single-line string",
                     "the string is still open here",
                     "close the string on its line, write the newline as `\\n`, or use a \
                      multi-line string (`\"\"\"` then a newline)",
                 ),
-                Unclosed::MultiLineOpening => (
+                Malformed::MultiLineOpening => (
                     "`\"\"\"` opens a multi-line string and must be followed by a newline",
                     "no newline after this",
                     "start the text on the next line, or write a single-line string",
                 ),
-                Unclosed::Comment => (
+                Malformed::Escape => (
+                    "an escape KDL does not know",
+                    "this `\\`",
+                    "KDL escapes are `\\\"`, `\\\\`, `\\b`, `\\f`, `\\n`, `\\r`, `\\t`, `\\s` and `\\u{…}` (one \
+                     to six hex digits); write a backslash as `\\\\`, or use a raw string (`#\"…\"#`)",
+                ),
+                Malformed::Indent => (
+                    "a line of this multi-line string does not start with the closing line's \
+                     indentation",
+                    "here",
+                    "every line of a multi-line string starts with the whitespace before its \
+                     closing `\"\"\"`, which stands alone on the last line",
+                ),
+                Malformed::Comment => (
                     "this block comment is never closed",
                     "opened here",
                     "close it with `*/` (block comments nest: one `*/` for each `/*`)",
@@ -468,6 +505,28 @@ mod tests {
             );
             let lines = format!("//{nl}{}", format!("a 1{nl}").repeat(1_000_000));
             assert!(errors(&lines)[0].message.contains("tokens"), "{nl:?}");
+        }
+    }
+
+    /// kdl resumes after an error where a value could end, inside a string too: braces in a
+    /// string after an error were read as children blocks past any bound (a stack overflow at
+    /// 1,400). Every such file is refused, with no more than the pre-scan counted.
+    #[test]
+    fn errors_before_a_string_do_not_open_it() {
+        let braces = "{ ".repeat(100_000);
+        for text in [
+            format!("=\"x {braces}\""),
+            format!("=#\"x {braces}\"#"),
+            format!("a 1x\"{braces}\""),
+            format!("a #true\"{braces}\""),
+            format!("a \"a\"\"{braces}\""),
+            format!("a (x\"{braces}\")1"),
+            format!("a; =\"{braces}\""),
+            format!("=\"\"\"\n  x {braces}\n  \"\"\"\n{}", "a {\n".repeat(20)),
+            format!("a \"\\q {braces}\""),
+            format!("a \"\"\"\n  x\n y {braces}\n  \"\"\""),
+        ] {
+            errors(&text);
         }
     }
 
