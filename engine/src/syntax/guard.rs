@@ -816,6 +816,20 @@ mod tests {
                 Malformed::MultiLineOpening,
             ),
             (format!("a /* {braces}"), Malformed::Comment),
+            (
+                format!("a #\"\"\"x {braces}\"#"),
+                Malformed::MultiLineOpening,
+            ),
+            (format!("a \"\\q {braces}\""), Malformed::Escape),
+            (format!("a \"\\u{{d800}} {braces}\""), Malformed::Escape),
+            (
+                format!("a \"\"\"\n  x\n y {braces}\n  \"\"\""),
+                Malformed::Indent,
+            ),
+            (
+                format!("a \"\"\"\n  x {braces}\n  y\"\"\""),
+                Malformed::Indent,
+            ),
         ] {
             let got = check_limits(&text, &limits());
             assert!(
@@ -829,7 +843,6 @@ mod tests {
             "a \"x\\\u{2028}\u{3000}y\"",
             "a \"\"\"\u{85}  x\u{85}  \"\"\"",
             "a #\"\"\"\n\"\"\"#",
-            "a #\"\"\"x\"#",
         ] {
             assert!(check_limits(fine, &limits()).is_ok(), "{fine:?}");
         }
