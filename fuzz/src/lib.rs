@@ -5,7 +5,7 @@
 
 use reviewflow_engine::render::{Drawing, GraphFormat, render_graph};
 use reviewflow_engine::report::{self, Style};
-use reviewflow_engine::syntax::Limits;
+use reviewflow_engine::syntax::{Limits, check_limits, parse_document, parse_fast};
 use reviewflow_engine::{CheckOptions, Registry, compile, decode, github, run_checks, sarif};
 use std::sync::OnceLock;
 
@@ -47,6 +47,115 @@ pub fn pipeline(data: &[u8]) {
     let files = [(&source, findings.as_slice())];
     std::hint::black_box(sarif::sarif_log(&files, "0.0.0").to_string());
     std::hint::black_box(github::workflow_commands(&files));
+}
+
+/// Bytes as a pipeline file, through the syntax layer and lowering only (no checks, no
+/// outputs), fast enough for thousands of inputs a second: the pre-scan, the fast path or kdl,
+/// and the model. The fast path also runs alone, whatever the pre-scan said of the text.
+pub fn parse(data: &[u8]) {
+    let Ok(source) = decode("fuzz.kdl", data.to_vec()) else {
+        return;
+    };
+    std::hint::black_box(parse_fast(source.text()).is_some());
+    let compiled = compile(source, registry(), &Limits::default());
+    std::hint::black_box(compiled.is_ok());
+}
+
+/// Bytes as KDL, read by the fast path and by kdl: wherever the fast path accepts a text, kdl
+/// accepts it too and builds the same document, spans included. kdl only reads what the
+/// pre-scan lets through, as in `check`.
+pub fn kdl_differential(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if check_limits(text, &Limits::default()).is_err() {
+        return;
+    }
+    let fast = parse_fast(text);
+    let slow = kdl::KdlDocument::parse_v2(text);
+    let Some(fast) = fast else {
+        return;
+    };
+    let Ok(slow) = slow else {
+        panic!("the fast path accepted what kdl refuses: {text:?}");
+    };
+    assert_eq!(fast, slow, "{text:?}");
+    assert_eq!(spans(&fast), spans(&slow), "{text:?}");
+}
+
+/// Every span of a document, in order (kdl's own equality leaves them out).
+fn spans(doc: &kdl::KdlDocument) -> Vec<(usize, usize)> {
+    let span = |s: miette::SourceSpan| (s.offset(), s.len());
+    let mut out = vec![span(doc.span())];
+    for node in doc.nodes() {
+        out.push(span(node.span()));
+        out.push(span(node.name().span()));
+        for entry in node.entries() {
+            out.push(span(entry.span()));
+            out.extend(entry.name().map(|n| span(n.span())));
+        }
+        if let Some(children) = node.children() {
+            out.extend(spans(children));
+        }
+    }
+    out
+}
+
+/// Bytes as KDL, read by the pre-scan and by the parser: what the pre-scan lets through, the
+/// parser reads as no more nodes and entries than the pre-scan counted tokens, and no deeper
+/// than it counted blocks (a string or comment the two ended in different places would break
+/// one or the other); what the pre-scan refuses as a string or comment left open, kdl refuses
+/// too.
+pub fn prescan_parser(data: &[u8]) {
+    use reviewflow_engine::syntax::{LimitError, Malformed};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let limits = Limits::default();
+    match check_limits(text, &limits) {
+        Ok(scan) => {
+            let Ok(doc) = parse_document(text, &limits) else {
+                return;
+            };
+            let (items, depth) = shape(&doc, 0);
+            assert!(
+                items <= scan.tokens,
+                "{items} nodes and entries, {} tokens counted: {text:?}",
+                scan.tokens
+            );
+            assert!(
+                depth <= scan.depth,
+                "{depth} levels, {} counted: {text:?}",
+                scan.depth
+            );
+        }
+        // `#"""x"#` is the one malformed string kdl reads (a decided divergence).
+        Err(LimitError::Malformed { span, what })
+            if !(what == Malformed::MultiLineOpening
+                && text.as_bytes().get(span.offset) == Some(&b'#')) =>
+        {
+            assert!(
+                kdl::KdlDocument::parse_v2(text).is_err(),
+                "the pre-scan found something left open where kdl did not: {text:?}"
+            );
+        }
+        Err(_) => {}
+    }
+}
+
+/// Nodes and entries in a document, and how deep its children blocks go.
+fn shape(doc: &kdl::KdlDocument, level: usize) -> (usize, usize) {
+    let mut items = 0;
+    let mut depth = level;
+    for node in doc.nodes() {
+        items += 1 + node.entries().len();
+        if let Some(children) = node.children() {
+            let (i, d) = shape(children, level + 1);
+            items += i;
+            depth = depth.max(d);
+        }
+    }
+    (items, depth)
 }
 
 const SECRET: &[u8] = b"fuzz-secret-fuzz-secret-fuzz-secret-0123";

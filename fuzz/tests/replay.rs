@@ -4,10 +4,20 @@
 use std::path::Path;
 
 fn replay(target: &str, harness: fn(&[u8])) {
+    replay_with(target, harness, &[]);
+}
+
+/// As [`replay`], with more folders of seeds (relative to the workspace).
+fn replay_with(target: &str, harness: fn(&[u8]), more: &[&str]) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut count = 0;
-    for folder in ["regressions", "seeds"] {
-        let Ok(read) = std::fs::read_dir(root.join(folder).join(target)) else {
+    let mut folders: Vec<_> = ["regressions", "seeds"]
+        .iter()
+        .map(|f| root.join(f).join(target))
+        .collect();
+    folders.extend(more.iter().map(|f| root.join("..").join(f)));
+    for folder in folders {
+        let Ok(read) = std::fs::read_dir(&folder) else {
             continue;
         };
         let mut paths: Vec<_> = read.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -39,4 +49,32 @@ fn diff() {
 #[test]
 fn reviewer() {
     replay("reviewer", reviewflow_fuzz::reviewer);
+}
+
+/// The pipeline seeds, and the official KDL v2 suite, through the syntax layer.
+#[test]
+fn parse() {
+    replay_with(
+        "parse",
+        reviewflow_fuzz::parse,
+        &["fuzz/seeds/pipeline", "engine/tests/kdl-suite/input"],
+    );
+}
+
+#[test]
+fn kdl_differential() {
+    replay_with(
+        "kdl_differential",
+        reviewflow_fuzz::kdl_differential,
+        &["fuzz/seeds/pipeline", "engine/tests/kdl-suite/input"],
+    );
+}
+
+#[test]
+fn prescan_parser() {
+    replay_with(
+        "prescan_parser",
+        reviewflow_fuzz::prescan_parser,
+        &["fuzz/seeds/pipeline", "engine/tests/kdl-suite/input"],
+    );
 }

@@ -23,6 +23,7 @@
 //! The equivalence is tested against kdl on every `.kdl` file of the project, the many-files
 //! corpus, and generated hostile documents (`engine/tests/fast_parse.rs`).
 
+use super::lexical::{is_disallowed, is_newline, is_unicode_space, newline_at};
 use kdl::{
     KdlDocument, KdlDocumentFormat, KdlEntry, KdlEntryFormat, KdlIdentifier, KdlNode,
     KdlNodeFormat, KdlValue,
@@ -140,7 +141,9 @@ impl<'a> Parser<'a> {
                 Some(b'\n') => self.pos += 1,
                 Some(b'\r') if self.at(self.pos + 1) == Some(b'\n') => self.pos += 2,
                 Some(b'/') if self.at(self.pos + 1) == Some(b'/') => self.comment()?,
-                Some(b'/' | b'\\' | b'\r' | 0x0b | 0x0c) => return decline(),
+                // Every other newline of KDL (`lexical.rs`) is left to kdl.
+                Some(b'/' | b'\\') => return decline(),
+                _ if newline_at(self.b, self.pos) > 0 => return decline(),
                 Some(c) if c >= 0x80 => return decline(),
                 _ => return Ok(()),
             }
@@ -588,21 +591,14 @@ fn is_ident_byte(c: u8) -> bool {
         )
 }
 
-/// Characters this parser leaves to kdl wherever they appear: Unicode newlines and spaces
-/// (KDL gives them meaning), and the code points KDL forbids.
+/// Characters this parser leaves to kdl wherever they appear: KDL's newlines and spaces other
+/// than those it reads itself (they end a comment, a line or a word), the code points KDL
+/// forbids (the pre-scan refuses them before), and, to stay within what has been compared with
+/// kdl, the other C1 controls and the zero-width spaces.
 fn is_odd_char(c: char) -> bool {
-    matches!(c,
-        '\u{0}'..='\u{8}'
-        | '\u{a}'..='\u{1f}'
-        | '\u{7f}'..='\u{a0}'
-        | '\u{1680}'
-        | '\u{2000}'..='\u{200f}'
-        | '\u{2028}'..='\u{202f}'
-        | '\u{205f}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{3000}'
-        | '\u{feff}'
-    )
+    let lexical = is_newline(c) || is_unicode_space(c) || is_disallowed(c);
+    (lexical && !matches!(c, ' ' | '\t'))
+        || matches!(c, '\u{80}'..='\u{9f}' | '\u{200b}'..='\u{200d}')
 }
 
 #[cfg(test)]

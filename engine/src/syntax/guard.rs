@@ -12,6 +12,9 @@
 //! parser, the model and every output spend memory and time per token, and a file of a hundred
 //! thousand `}` or `""` would otherwise cost gigabytes before its first error could be said.
 
+use super::lexical::{
+    RESERVED_WORDS, is_disallowed, is_identifier_char, is_unicode_space, line_of, newline_at,
+};
 use crate::span::Span;
 
 /// The bounds a file must stay within. The defaults are far above any real pipeline.
@@ -85,34 +88,119 @@ pub enum LimitError {
         span: Span,
         max: usize,
     },
+    /// A code point KDL v2 forbids anywhere (controls, direction controls, a byte order mark
+    /// past the start), on its 1-based line.
+    Disallowed {
+        span: Span,
+        code_point: char,
+        line: usize,
+    },
+    /// A bare word KDL v2 reserves (`-inf`, `nan`, …) where a string or a value is read.
+    ReservedWord {
+        span: Span,
+        word: &'static str,
+    },
+    /// A slashdash after a children block that comments out something else than another
+    /// children block (`a { } /-x`).
+    SlashdashAfterChildren {
+        span: Span,
+    },
+    /// A string or a block comment the parser would not read whole (never closed, a newline in
+    /// a single-line string, an unknown escape, …): it resumes after such an error inside it,
+    /// reading what the pre-scan skipped as code.
+    Malformed {
+        span: Span,
+        what: Malformed,
+    },
+}
+
+/// What is wrong in a string or a comment, for [`LimitError::Malformed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Malformed {
+    /// `"…` or `#"…` to the end of the file.
+    String,
+    /// A newline before the closing quote of a single-line string.
+    StringLine,
+    /// `"""` not followed by a newline.
+    MultiLineOpening,
+    /// `/*` to the end of the file.
+    Comment,
+    /// A `\` that starts no escape KDL knows.
+    Escape,
+    /// A line of a multi-line string that does not start with the closing line's whitespace,
+    /// or a closing `"""` after something else than whitespace.
+    Indent,
+}
+
+/// What the scan learnt besides the limits.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scan {
+    /// Offsets of slashdashes written straight after a value (`"p"/-1`): KDL v2 accepts them,
+    /// the kdl crate wants a space before each.
+    pub tight_slashdashes: Vec<usize>,
+    /// Tokens counted (what [`Limits::max_tokens`] bounds): no parser can read more nodes and
+    /// entries than this.
+    pub tokens: usize,
+    /// Deepest nesting of children blocks: no parser can read a deeper tree.
+    pub depth: usize,
+    /// Where every string starts and ends (quotes and `#`s included).
+    pub strings: Vec<(usize, usize)>,
 }
 
 /// Scans `text` once and reports the first limit it breaks.
-pub fn check_limits(text: &str, limits: &Limits) -> Result<(), LimitError> {
+pub fn check_limits(text: &str, limits: &Limits) -> Result<Scan, LimitError> {
     if text.len() > limits.max_bytes {
         return Err(LimitError::TooLarge {
             bytes: text.len(),
             max: limits.max_bytes,
         });
     }
+    check_code_points(text)?;
     let b = text.as_bytes();
-    let mut i = 0;
+    let mut scan = Scan::default();
+    // A byte order mark opens the document and is nothing else.
+    let mut i = if text.starts_with('\u{feff}') { 3 } else { 0 };
     // One entry per open children block: whether it was slash-dashed.
     let mut stack: Vec<bool> = Vec::new();
     let mut slashdashed_open = 0usize;
     let mut pending_slashdash = false;
     let mut slashdash_run = 0usize;
     let mut tokens = 0usize;
-    // Whether the byte before `i` was part of a bare word (a name, number or keyword).
+    // Whether the character before `i` was part of a bare word (a name, number or keyword).
     let mut in_word = false;
+    // The start of the bare word `i` is in, to check it whole once it ends.
+    let mut word_start = 0usize;
+    // Whether that word follows a `#` (a keyword, `#-inf`), which is no bare word.
+    let mut keyword = false;
+    // Where the last value (word, string, keyword) or children block ended.
+    let mut value_end = usize::MAX;
+    // A children block just closed, on this node: only `/-{` may follow it.
+    let mut after_children = false;
+    // The `/-` after a children block that must comment out a block.
+    let mut needs_block: Option<usize> = None;
     while i < b.len() {
         let word_before = std::mem::take(&mut in_word);
+        if word_before {
+            value_end = i;
+        }
+        let (c, len) = char_at(text, i);
+        if word_before && !keyword && !is_identifier_char(c) {
+            check_word(&text[word_start..i], word_start)?;
+        }
+        let newline = newline_at(b, i);
+        if newline > 0 || is_unicode_space(c) {
+            // Whitespace and newlines keep a pending slashdash alive; a newline ends the node.
+            if newline > 0 {
+                after_children = false;
+            }
+            i += newline.max(len);
+            continue;
+        }
         // Every token but the rest of a bare word counts, where it starts.
-        let starts_token = match b[i] {
-            b'"' | b'{' | b'}' | b'(' => true,
-            b'#' => true,
-            b'/' => !matches!(b.get(i + 1), Some(b'/' | b'*' | b'-')) && !word_before,
-            c => !word_before && is_word_byte(c),
+        let starts_token = match c {
+            '"' | '{' | '}' | '(' | '#' => true,
+            '/' => !matches!(b.get(i + 1), Some(b'/' | b'*' | b'-')) && !word_before,
+            c => !word_before && is_identifier_char(c),
         };
         if starts_token {
             tokens += 1;
@@ -122,25 +210,34 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), LimitError> {
                     max: limits.max_tokens,
                 });
             }
+            if let Some(at) = needs_block.take()
+                && c != '{'
+            {
+                return Err(LimitError::SlashdashAfterChildren {
+                    span: Span::new(at, 2),
+                });
+            }
+            after_children = false;
         }
-        match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                while i < b.len() && b[i] != b'\n' {
+        match c {
+            '/' if b.get(i + 1) == Some(&b'/') => {
+                after_children = false;
+                while i < b.len() && newline_at(b, i) == 0 {
                     i += 1;
                 }
                 continue;
             }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                // The span points at the `/*` that goes too deep.
-                i = skip_block_comment(b, i, limits.max_comment_depth).map_err(|at| {
-                    LimitError::CommentTooDeep {
-                        span: Span::new(at, 2),
-                        max: limits.max_comment_depth,
-                    }
-                })?;
+            '/' if b.get(i + 1) == Some(&b'*') => {
+                i = skip_block_comment(b, i, limits.max_comment_depth)?;
                 continue;
             }
-            b'/' if b.get(i + 1) == Some(&b'-') => {
+            '/' if b.get(i + 1) == Some(&b'-') => {
+                if value_end == i {
+                    scan.tight_slashdashes.push(i);
+                }
+                if std::mem::take(&mut after_children) {
+                    needs_block = Some(i);
+                }
                 // `/- /- /- …` nests too: the parser recurses once per slashdash in a row.
                 slashdash_run = if pending_slashdash {
                     slashdash_run + 1
@@ -157,31 +254,37 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), LimitError> {
                 i += 2;
                 continue;
             }
-            b'"' => {
+            '"' => {
                 let start = i;
-                i = skip_string(b, i, 0);
+                i = skip_string(b, i, 0)?;
                 check_string(start, i, limits)?;
+                scan.strings.push((start, i));
                 pending_slashdash = false;
+                value_end = i;
                 continue;
             }
-            b'#' => {
+            '#' => {
                 let mut hashes = 0;
                 while b.get(i + hashes) == Some(&b'#') {
                     hashes += 1;
                 }
                 if b.get(i + hashes) == Some(&b'"') {
                     let start = i;
-                    i = skip_string(b, i + hashes, hashes);
+                    i = skip_string(b, i + hashes, hashes)?;
                     check_string(start, i, limits)?;
+                    scan.strings.push((start, i));
+                    value_end = i;
                 } else {
                     i += hashes;
                     // `#true`, `#inf`: the keyword after the `#` is the same token.
                     in_word = true;
+                    word_start = i;
+                    keyword = true;
                 }
                 pending_slashdash = false;
                 continue;
             }
-            b'{' => {
+            '{' => {
                 let slashdashed = pending_slashdash;
                 stack.push(slashdashed);
                 if slashdashed {
@@ -193,6 +296,7 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), LimitError> {
                         });
                     }
                 }
+                scan.depth = scan.depth.max(stack.len());
                 if stack.len() > limits.max_depth {
                     return Err(LimitError::TooDeep {
                         span: Span::new(i, 1),
@@ -200,30 +304,81 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), LimitError> {
                     });
                 }
             }
-            b'}' if stack.pop() == Some(true) => {
-                slashdashed_open -= 1;
-            }
-            c if c.is_ascii_whitespace() || c == b'\\' => {
-                // Whitespace and line continuations keep a pending slashdash alive.
+            '}' => {
+                if stack.pop() == Some(true) {
+                    slashdashed_open -= 1;
+                }
+                after_children = true;
+                value_end = i + 1;
+                pending_slashdash = false;
                 i += 1;
                 continue;
             }
-            c => in_word = is_word_byte(c),
+            // A line continuation keeps a pending slashdash alive.
+            '\\' => {
+                i += 1;
+                continue;
+            }
+            ';' => after_children = false,
+            c if is_identifier_char(c) => {
+                if !word_before {
+                    word_start = i;
+                    keyword = false;
+                }
+                in_word = true;
+            }
+            _ => {}
         }
         pending_slashdash = false;
-        i += 1;
+        i += len;
     }
-    Ok(())
+    if in_word && !keyword {
+        check_word(&text[word_start..], word_start)?;
+    }
+    if let Some(at) = needs_block {
+        return Err(LimitError::SlashdashAfterChildren {
+            span: Span::new(at, 2),
+        });
+    }
+    scan.tokens = tokens;
+    Ok(scan)
 }
 
-/// A byte that can continue a bare word: anything but whitespace and KDL's punctuation. A `#`
-/// inside a word does not start a keyword, and multi-byte characters count once per word.
-fn is_word_byte(c: u8) -> bool {
-    !c.is_ascii_whitespace()
-        && !matches!(
-            c,
-            b'(' | b')' | b'{' | b'}' | b'[' | b']' | b'"' | b'=' | b';' | b'\\' | b'#'
-        )
+/// The first code point KDL v2 forbids, wherever it is (a comment is no hiding place: a
+/// direction control there reorders the code around it on screen).
+fn check_code_points(text: &str) -> Result<(), LimitError> {
+    let found = text
+        .char_indices()
+        .find(|&(i, c)| is_disallowed(c) && !(i == 0 && c == '\u{feff}'));
+    match found {
+        Some((i, c)) => Err(LimitError::Disallowed {
+            span: Span::new(i, c.len_utf8()),
+            code_point: c,
+            line: line_of(text, i),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A bare word KDL v2 reserves, which the parser would take for a string.
+fn check_word(word: &str, at: usize) -> Result<(), LimitError> {
+    match RESERVED_WORDS.iter().find(|&&w| w == word) {
+        // kdl refuses the others itself, with its own hint about `#`.
+        Some(&w) if matches!(w, "-inf") => Err(LimitError::ReservedWord {
+            span: Span::new(at, word.len()),
+            word: w,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The character at byte `i` and its length (a NUL past the end, which the caller never asks).
+fn char_at(text: &str, i: usize) -> (char, usize) {
+    let c = text
+        .get(i..)
+        .and_then(|rest| rest.chars().next())
+        .unwrap_or('\0');
+    (c, c.len_utf8())
 }
 
 /// The children blocks around a `}` at `at`: the block open there (the innermost), and the last
@@ -248,7 +403,7 @@ pub fn braces_before(text: &str, at: usize) -> Option<Braces> {
     while i < at {
         match b[i] {
             b'/' if b.get(i + 1) == Some(&b'/') => {
-                while i < b.len() && b[i] != b'\n' {
+                while i < b.len() && newline_at(b, i) == 0 {
                     i += 1;
                 }
                 continue;
@@ -259,7 +414,7 @@ pub fn braces_before(text: &str, at: usize) -> Option<Braces> {
                 continue;
             }
             b'"' => {
-                i = skip_string(b, i, 0);
+                i = skip_string(b, i, 0).ok()?;
                 continue;
             }
             b'#' => {
@@ -268,7 +423,7 @@ pub fn braces_before(text: &str, at: usize) -> Option<Braces> {
                     hashes += 1;
                 }
                 i = if b.get(i + hashes) == Some(&b'"') {
-                    skip_string(b, i + hashes, hashes)
+                    skip_string(b, i + hashes, hashes).ok()?
                 } else {
                     i + hashes
                 };
@@ -304,40 +459,170 @@ fn check_string(start: usize, end: usize, limits: &Limits) -> Result<(), LimitEr
 }
 
 /// Skips a string starting at the quote at `i` (`hashes` > 0 for a raw string), returning the
-/// offset just past its end (or the end of the text when it is unterminated: the parser then
-/// reports it).
-fn skip_string(b: &[u8], i: usize, hashes: usize) -> usize {
-    // A multi-line string opens with `"""` and a newline; `""""` is empty strings in a row.
-    let multi = b[i..].starts_with(b"\"\"\"") && matches!(b.get(i + 3), Some(b'\n' | b'\r'));
+/// offset just past its end. A string the parser would not read whole is refused (never closed,
+/// a newline in a single-line one, `"""` without its newline, an unknown escape, a line of a
+/// multi-line string outside its indentation): the parser resumes after such an error inside
+/// the string and would read what this scan skipped as code.
+fn skip_string(b: &[u8], i: usize, hashes: usize) -> Result<usize, LimitError> {
+    let start = i - hashes;
+    let bad = |at: usize, len: usize, what| LimitError::Malformed {
+        span: Span::new(at, len),
+        what,
+    };
+    // A multi-line string opens with `"""` and a newline; a raw one may also be `#"""#`-like.
+    let triple = b[i..].starts_with(b"\"\"\"");
+    let multi = triple && newline_at(b, i + 3) > 0;
+    // Raw strings too: `#"""one line"""#` is no single-line raw string of `""one line""`.
+    if triple && !multi {
+        return Err(bad(start, 1, Malformed::MultiLineOpening));
+    }
     let quotes = if multi { 3 } else { 1 };
-    let mut j = i + quotes;
+    // A multi-line body starts after the opening newline, which is no line of it.
+    let mut j = i + quotes + if multi { newline_at(b, i + quotes) } else { 0 };
+    // Where each line of a multi-line string starts (an escaped newline starts none).
+    let mut lines = vec![j];
     while j < b.len() {
         if hashes == 0 && b[j] == b'\\' {
-            j += 2;
+            j = skip_escape(b, j).ok_or_else(|| bad(j, 1, Malformed::Escape))?;
+            continue;
+        }
+        let newline = newline_at(b, j);
+        if newline > 0 {
+            if !multi {
+                return Err(bad(j, 1, Malformed::StringLine));
+            }
+            j += newline;
+            lines.push(j);
             continue;
         }
         if b[j..].starts_with(&b"\"\"\""[..quotes])
             && b.get(j + quotes..j + quotes + hashes)
                 .is_some_and(|h| h.iter().all(|&c| c == b'#'))
         {
-            return j + quotes + hashes;
+            if multi {
+                check_indent(b, &lines, j, hashes == 0)?;
+            }
+            return Ok(j + quotes + hashes);
         }
         j += 1;
     }
-    b.len()
+    Err(bad(start, 1, Malformed::String))
 }
 
-/// Skips a block comment starting at the `/*` at `i`, returning the offset just past its end (or
-/// the end of the text when it is unterminated: the parser then reports it), or the offset of
-/// the `/*` nested deeper than `max_depth`.
-fn skip_block_comment(b: &[u8], i: usize, max_depth: usize) -> Result<usize, usize> {
+/// Past the escape at the `\` at `j`, or None for one KDL does not know: `\` and one of
+/// `"\bfnrts`, `u{` one to six hex digits of a scalar value `}`, or a run of whitespace and
+/// newlines.
+fn skip_escape(b: &[u8], j: usize) -> Option<usize> {
+    let space = |k: usize| newline_at(b, k).max(unicode_space_at(b, k));
+    match b.get(j + 1)? {
+        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' | b's' => Some(j + 2),
+        b'u' if b.get(j + 2) == Some(&b'{') => {
+            let digits = b[j + 3..]
+                .iter()
+                .take_while(|c| c.is_ascii_hexdigit())
+                .count();
+            let hex = std::str::from_utf8(&b[j + 3..j + 3 + digits]).ok()?;
+            let scalar = u32::from_str_radix(hex, 16).ok().and_then(char::from_u32);
+            ((1..=6).contains(&digits) && scalar.is_some() && b.get(j + 3 + digits) == Some(&b'}'))
+                .then_some(j + 4 + digits)
+        }
+        _ if space(j + 1) > 0 => {
+            let mut k = j + 1;
+            while space(k) > 0 {
+                k += space(k);
+            }
+            Some(k)
+        }
+        _ => None,
+    }
+}
+
+/// A multi-line string's closing `"""` at `close` stands on its own line after whitespace only,
+/// and every line before it (`lines` are their starts, the closing one last) is blank or starts
+/// with that same whitespace. In a quoted string (`escapes`), escaped whitespace counts for
+/// nothing, as the parser reads it.
+fn check_indent(b: &[u8], lines: &[usize], close: usize, escapes: bool) -> Result<(), LimitError> {
+    let bad = |at: usize| LimitError::Malformed {
+        span: Span::new(at, 1),
+        what: Malformed::Indent,
+    };
+    let Some((&last, body)) = lines.split_last() else {
+        return Err(bad(close));
+    };
+    let Some(prefix) = blank(b, last, close, escapes) else {
+        return Err(bad(close));
+    };
+    for (n, &line) in body.iter().enumerate() {
+        let end = lines.get(n + 1).copied().unwrap_or(last);
+        let end = end - trailing_newline(b, line, end);
+        if blank(b, line, end, escapes).is_none() && !b[line..end].starts_with(&prefix) {
+            return Err(bad(line));
+        }
+    }
+    Ok(())
+}
+
+/// The whitespace of `b[from..to]` when it holds nothing else (escaped whitespace, in a quoted
+/// string, left out); None when it holds anything else.
+fn blank(b: &[u8], from: usize, to: usize, escapes: bool) -> Option<Vec<u8>> {
+    let space = |k: usize| newline_at(b, k).max(unicode_space_at(b, k));
+    let mut out = Vec::new();
+    let mut k = from;
+    while k < to {
+        let n = unicode_space_at(b, k);
+        if n > 0 {
+            out.extend_from_slice(&b[k..k + n]);
+            k += n;
+        } else if escapes && b[k] == b'\\' && space(k + 1) > 0 {
+            k += 1;
+            while k < to && space(k) > 0 {
+                k += space(k);
+            }
+        } else {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// The length of the newline that ends `b[from..to]`, or 0.
+fn trailing_newline(b: &[u8], from: usize, to: usize) -> usize {
+    (from..to)
+        .rev()
+        .take(3)
+        .find(|&k| newline_at(b, k) == to - k)
+        .map_or(0, |k| to - k)
+}
+
+/// The length of the unicode space at `i`, or 0.
+fn unicode_space_at(b: &[u8], i: usize) -> usize {
+    let Some(&first) = b.get(i) else { return 0 };
+    let len = match first {
+        0..0x80 => 1,
+        0xc0..0xe0 => 2,
+        0xe0..0xf0 => 3,
+        _ => 4,
+    };
+    b.get(i..i + len)
+        .and_then(|s| std::str::from_utf8(s).ok())
+        .and_then(|s| s.chars().next())
+        .filter(|&c| is_unicode_space(c))
+        .map_or(0, char::len_utf8)
+}
+
+/// Skips a block comment starting at the `/*` at `i`, returning the offset just past its end;
+/// refused when it nests deeper than `max_depth` (pointing at that `/*`) or is never closed.
+fn skip_block_comment(b: &[u8], i: usize, max_depth: usize) -> Result<usize, LimitError> {
     let mut depth = 0usize;
     let mut j = i;
     while j + 1 < b.len() {
         if b[j] == b'/' && b[j + 1] == b'*' {
             depth += 1;
             if depth > max_depth {
-                return Err(j);
+                return Err(LimitError::CommentTooDeep {
+                    span: Span::new(j, 2),
+                    max: max_depth,
+                });
             }
             j += 2;
         } else if b[j] == b'*' && b[j + 1] == b'/' {
@@ -350,15 +635,217 @@ fn skip_block_comment(b: &[u8], i: usize, max_depth: usize) -> Result<usize, usi
             j += 1;
         }
     }
-    Ok(b.len())
+    Err(LimitError::Malformed {
+        span: Span::new(i, 2),
+        what: Malformed::Comment,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    use crate::syntax::lexical::NEWLINES;
+
     fn limits() -> Limits {
         Limits::default()
+    }
+
+    /// Code after `//` and any newline is code: the attacks of a comment ended by a carriage
+    /// return (a stack overflow, an exponential parse, a million lines past the token bound),
+    /// with every newline of KDL.
+    #[test]
+    fn every_newline_ends_a_comment() {
+        for nl in NEWLINES {
+            let nested = format!(
+                "pipeline \"p\"\n//{nl}{}{}",
+                "a {".repeat(1_400),
+                "}".repeat(1_400)
+            );
+            assert!(
+                matches!(
+                    check_limits(&nested, &limits()),
+                    Err(LimitError::TooDeep { .. })
+                ),
+                "{nl:?}: nesting"
+            );
+            let slashdashed = format!("//{nl}{}{}", "a /-{ ".repeat(20), "}".repeat(20));
+            assert!(
+                matches!(
+                    check_limits(&slashdashed, &limits()),
+                    Err(LimitError::SlashdashTooDeep { .. })
+                ),
+                "{nl:?}: slashdash"
+            );
+            let lines = format!("//{nl}{}", format!("a 1{nl}").repeat(1_000_000));
+            assert!(
+                matches!(
+                    check_limits(&lines, &limits()),
+                    Err(LimitError::TooManyTokens { .. })
+                ),
+                "{nl:?}: tokens"
+            );
+            // And a block of them keeps slashdash pending, as whitespace does.
+            let pending = format!("{}{}", format!("a /-{nl}{{ ").repeat(20), "}".repeat(20));
+            assert!(
+                matches!(
+                    check_limits(&pending, &limits()),
+                    Err(LimitError::SlashdashTooDeep { .. })
+                ),
+                "{nl:?}: pending slashdash"
+            );
+        }
+    }
+
+    /// Every space of KDL separates tokens and keeps a slashdash pending; every other
+    /// character continues a word.
+    #[test]
+    fn every_space_separates_tokens() {
+        let spaces = ('\0'..='\u{3000}').filter(|&c| super::is_unicode_space(c));
+        for sp in spaces {
+            let text = format!("a{}", format!("{sp}x").repeat(50_000));
+            assert!(
+                matches!(
+                    check_limits(&text, &limits()),
+                    Err(LimitError::TooManyTokens { .. })
+                ),
+                "{sp:?}"
+            );
+            let slashdashed = format!("{}{}", format!("a /-{sp}{{ ").repeat(20), "}".repeat(20));
+            assert!(
+                matches!(
+                    check_limits(&slashdashed, &limits()),
+                    Err(LimitError::SlashdashTooDeep { .. })
+                ),
+                "{sp:?}"
+            );
+        }
+        let word = format!("a {}", "x\u{e9}".repeat(50_000));
+        assert!(check_limits(&word, &limits()).is_ok());
+    }
+
+    #[test]
+    fn forbidden_code_points_are_refused_with_their_line() {
+        for c in [
+            '\u{202e}', '\u{2066}', '\u{200e}', '\0', '\u{8}', '\u{7f}', '\u{1b}', '\u{feff}',
+        ] {
+            for text in [
+                format!("pipeline \"p\"\r\n// a {c} comment\n"),
+                format!("pipeline \"p\"\r\n/* {c} */\n"),
+                format!("pipeline \"p\"\r\nstage \"a{c}\"\n"),
+                format!("pipeline \"p\"\r\nstage a{c}\n"),
+            ] {
+                let at = text.find(c).unwrap_or_default();
+                assert_eq!(
+                    check_limits(&text, &limits()),
+                    Err(LimitError::Disallowed {
+                        span: Span::new(at, c.len_utf8()),
+                        code_point: c,
+                        line: 2,
+                    }),
+                    "{text:?}"
+                );
+            }
+        }
+        // A byte order mark may open the file, and an escape may name any code point.
+        assert!(check_limits("\u{feff}pipeline \"p\" \"\\u{202e}\"", &limits()).is_ok());
+    }
+
+    #[test]
+    fn reserved_words_and_slashdash_after_children() {
+        let refused = |text: &str| check_limits(text, &limits()).err();
+        assert_eq!(
+            refused("a -inf"),
+            Some(LimitError::ReservedWord {
+                span: Span::new(2, 4),
+                word: "-inf"
+            })
+        );
+        assert!(refused("a k=-inf").is_some());
+        for fine in [
+            "a #-inf",
+            "a \"-inf\"",
+            "a -infinity",
+            "a -in",
+            "a {}\n/-x",
+            "a { } /-{ }",
+        ] {
+            assert_eq!(refused(fine), None, "{fine:?}");
+        }
+        for after in [
+            "a { } /-x",
+            "a {}/-k=1",
+            "a { } /-\n x",
+            "a { b { } /-c }",
+            "a {} /-",
+        ] {
+            assert!(
+                matches!(
+                    refused(after),
+                    Some(LimitError::SlashdashAfterChildren { .. })
+                ),
+                "{after:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn slashdashes_straight_after_a_value_are_found() {
+        let text = "node \"s\"/-1 x/-y {}/-{} #true/-1 \"/-\" a /-b";
+        let at: Vec<usize> = ["\"/-", "x/-", "}/-", "e/-"]
+            .iter()
+            .map(|s| text.find(s).unwrap_or_default() + s.len() - 2)
+            .collect();
+        let scan = check_limits(text, &limits());
+        assert_eq!(scan.map(|s| s.tight_slashdashes), Ok(at));
+    }
+
+    /// A string or comment the parser would end elsewhere than the pre-scan is refused: the
+    /// parser resumes after such an error and would read what the pre-scan skipped as code.
+    #[test]
+    fn strings_and_comments_left_open_are_refused() {
+        let braces = "a { ".repeat(1_400);
+        for (text, what) in [
+            (format!("a \"x {braces}"), Malformed::String),
+            (format!("a #\"x {braces}"), Malformed::String),
+            (format!("a \"x\n{braces}\""), Malformed::StringLine),
+            (format!("a \"x\u{2028}{braces}\""), Malformed::StringLine),
+            (format!("a #\"x\r{braces}\"#"), Malformed::StringLine),
+            (
+                format!("a \"\"\"x {braces}\"\"\""),
+                Malformed::MultiLineOpening,
+            ),
+            (format!("a /* {braces}"), Malformed::Comment),
+            (
+                format!("a #\"\"\"x {braces}\"#"),
+                Malformed::MultiLineOpening,
+            ),
+            (format!("a \"\\q {braces}\""), Malformed::Escape),
+            (format!("a \"\\u{{d800}} {braces}\""), Malformed::Escape),
+            (
+                format!("a \"\"\"\n  x\n y {braces}\n  \"\"\""),
+                Malformed::Indent,
+            ),
+            (
+                format!("a \"\"\"\n  x {braces}\n  y\"\"\""),
+                Malformed::Indent,
+            ),
+        ] {
+            let got = check_limits(&text, &limits());
+            assert!(
+                matches!(got, Err(LimitError::Malformed { what: w, .. }) if w == what),
+                "{text:.20?}: {got:?}"
+            );
+        }
+        // Escaped newlines and multi-line strings are whole strings.
+        for fine in [
+            "a \"x\\\n   y\"",
+            "a \"x\\\u{2028}\u{3000}y\"",
+            "a \"\"\"\u{85}  x\u{85}  \"\"\"",
+            "a #\"\"\"\n\"\"\"#",
+        ] {
+            assert!(check_limits(fine, &limits()).is_ok(), "{fine:?}");
+        }
     }
 
     #[test]
@@ -377,7 +864,7 @@ mod tests {
     #[test]
     fn ordinary_files_pass() {
         let text = "pipeline \"p\"\nstage \"a\" uses=\"run\" {\n  command \"x{\" #\"}}\"#\n}\n";
-        assert_eq!(check_limits(text, &limits()), Ok(()));
+        assert!(check_limits(text, &limits()).is_ok());
     }
 
     #[test]
@@ -404,7 +891,7 @@ mod tests {
         let text = format!(
             "a \"{inner}\" /* {inner} /* nested */ */ // {inner}\nb #\"{inner}\"# \"\"\"\n{inner}\n\"\"\"\n"
         );
-        assert_eq!(check_limits(&text, &limits()), Ok(()));
+        assert!(check_limits(&text, &limits()).is_ok());
     }
 
     #[test]
@@ -420,7 +907,7 @@ mod tests {
             Err(LimitError::CommentTooDeep { .. })
         ));
         let fine = format!("a {}{} b", "/*".repeat(32), "*/".repeat(32));
-        assert_eq!(check_limits(&fine, &limits()), Ok(()));
+        assert!(check_limits(&fine, &limits()).is_ok());
     }
 
     #[test]
@@ -430,7 +917,7 @@ mod tests {
             check_limits(&text, &limits()),
             Err(LimitError::SlashdashRunTooLong { .. })
         ));
-        assert_eq!(check_limits("/- a\n/- b\n/- /- c\n", &limits()), Ok(()));
+        assert!(check_limits("/- a\n/- b\n/- /- c\n", &limits()).is_ok());
     }
 
     #[test]
@@ -441,13 +928,13 @@ mod tests {
         };
         // stage, "a", uses, "run", {, #true, } and nothing in comments or inside words.
         let seven = "stage \"a\" uses=\"run\" { // x y z\n /* p q */ #true }";
-        assert_eq!(check_limits(seven, &small), Ok(()));
+        assert!(check_limits(seven, &small).is_ok());
         let eight = format!("{seven} (t)");
         let Err(LimitError::TooManyTokens { span, max }) = check_limits(&eight, &small) else {
             panic!("eight tokens pass");
         };
         assert_eq!((span.offset, max), (seven.len() + 1, 7));
-        for hostile in ["}\n", "\"\"", "(t)", "bogus 1\n", " 1"] {
+        for hostile in ["}\n", "\"\" ", "(t)", "bogus 1\n", " 1"] {
             let text = hostile.repeat(100_000);
             assert!(
                 matches!(

@@ -2,8 +2,9 @@
 
 mod fast;
 mod guard;
+pub mod lexical;
 mod parse;
 
 pub use fast::parse as parse_fast;
-pub use guard::{LimitError, Limits, check_limits};
+pub use guard::{LimitError, Limits, Malformed, Scan, check_limits};
 pub use parse::{SyntaxError, parse_document};
