@@ -69,8 +69,13 @@ fn parse_now(text: &str, scan: &Scan) -> Result<KdlDocument, Vec<SyntaxError>> {
     // bounded is left, and its errors are the file's. A copy that parses has the same
     // structure as the file, and the pre-scan has checked every string of the file, so the
     // file then parses without an error to resume from.
-    parse_spaced(&mask_strings(text, &scan.strings), &scan.tight_slashdashes)?;
-    parse_spaced(text, &scan.tight_slashdashes)
+    // Its messages quote the file (a block's name), never the copy: offsets are the same.
+    parse_spaced(
+        &mask_strings(text, &scan.strings),
+        text,
+        &scan.tight_slashdashes,
+    )?;
+    parse_spaced(text, text, &scan.tight_slashdashes)
 }
 
 /// `text` with each string (`start..end`) replaced by a quoted string of `x`s of the same
@@ -94,18 +99,24 @@ fn mask_strings(text: &str, strings: &[(usize, usize)]) -> String {
 /// KDL v2 accepts a slashdash straight after a value (`"p"/-1`); the kdl crate wants a space
 /// there. The text is parsed with a space before each such slashdash, and every span mapped
 /// back to the text as written.
-fn parse_spaced(text: &str, tight: &[usize]) -> Result<KdlDocument, Vec<SyntaxError>> {
+/// `shown` is what messages quote: `text`, or the file `text` is a masked copy of.
+fn parse_spaced(text: &str, shown: &str, tight: &[usize]) -> Result<KdlDocument, Vec<SyntaxError>> {
     if tight.is_empty() {
-        return parse_kdl(text);
+        return parse_kdl(text, shown);
     }
-    let mut spaced = String::with_capacity(text.len() + tight.len());
-    let mut from = 0;
-    for &at in tight {
-        spaced.push_str(&text[from..at]);
-        spaced.push(' ');
-        from = at;
-    }
-    spaced.push_str(&text[from..]);
+    let spaced_copy = |text: &str| {
+        let mut spaced = String::with_capacity(text.len() + tight.len());
+        let mut from = 0;
+        for &at in tight {
+            spaced.push_str(&text[from..at]);
+            spaced.push(' ');
+            from = at;
+        }
+        spaced.push_str(&text[from..]);
+        spaced
+    };
+    let spaced = spaced_copy(text);
+    let spaced_shown = spaced_copy(shown);
     // An offset in the spaced text, as one in the text: each inserted space before it moves it.
     let back = |offset: usize| {
         let mut inserted = 0;
@@ -120,7 +131,7 @@ fn parse_spaced(text: &str, tight: &[usize]) -> Result<KdlDocument, Vec<SyntaxEr
         let start = back(s.offset());
         start..back(s.offset() + s.len()).max(start)
     };
-    match parse_kdl(&spaced) {
+    match parse_kdl(&spaced, &spaced_shown) {
         Ok(mut doc) => {
             respan(&mut doc, &span);
             Ok(doc)
@@ -163,8 +174,8 @@ fn respan(doc: &mut KdlDocument, span: &dyn Fn(miette::SourceSpan) -> std::ops::
     }
 }
 
-fn parse_kdl(text: &str) -> Result<KdlDocument, Vec<SyntaxError>> {
-    KdlDocument::parse_v2(text).map_err(|err| {
+fn parse_kdl(parsed: &str, text: &str) -> Result<KdlDocument, Vec<SyntaxError>> {
+    KdlDocument::parse_v2(parsed).map_err(|err| {
         // Each brace explained costs a scan of the file: a hostile file of many `}` gets a few.
         let mut braces_left = 8usize;
         let v1 = v1_hint(text);
