@@ -574,3 +574,31 @@ fn many_files_give_the_same_output_in_path_order() {
     );
     assert_eq!(human.stderr, human_named.stderr);
 }
+
+/// One misspelt secret name is one error, whatever else it breaks: the secret's scope then
+/// names stages that "never use it", and each use is unknown. Those follow from the one name
+/// and are folded into the error about its first use, which counts them.
+#[test]
+fn a_misspelt_secret_is_one_error() {
+    let run = reviewflow(&[
+        "check",
+        "tests/fixtures/pipelines/misspelt-secret.kdl",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let findings: Vec<&serde_json::Value> = json["files"][0]["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0]["check"], "unknown-reference");
+    assert!(
+        findings[0]["help"]
+            .as_str()
+            .is_some_and(|h| h.contains("`secret-scope` findings")),
+        "{findings:#?}"
+    );
+}
