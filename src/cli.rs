@@ -48,7 +48,8 @@ pub struct ExportGithubArgs {
     /// The pipeline file, relative to the repository's top: the workflow runs it by this path
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Write the workflow to this file, atomically; a symbolic link is refused (default: stdout)
+    /// Write the workflow to this file, atomically; a link on the way or at the file, or a file
+    /// that is not a regular one, is refused (default: stdout)
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     #[command(flatten)]
@@ -155,7 +156,8 @@ pub struct GraphArgs {
 
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
-    /// Write one file per schema into this folder (default: print them as one JSON object)
+    /// Write one file per schema into this folder, made where missing; a link on the way is
+    /// refused (default: print them as one JSON object)
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }

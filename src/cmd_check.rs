@@ -1,15 +1,21 @@
 //! `reviewflow check`.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use reviewflow_engine::emit::model_document;
 use reviewflow_engine::finding::{Finding, Severity};
 use reviewflow_engine::report::{self, FINDINGS_FORMAT_VERSION, FindingsReport};
+use reviewflow_engine::run::beneath::{self, Bounds, Entry, Folder, Why};
 use reviewflow_engine::{CheckOptions, Registry, Source, github, run_checks, sarif};
 
 use crate::cli::{CheckArgs, CheckFormat, Emit, FailOn};
-use crate::output::{EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, Loaded, load, print_stdout, style};
+use crate::output::{
+    EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, Loaded, errln, load_beneath, print_stderr, print_stdout,
+    style,
+};
 
 /// One checked file.
 struct Checked {
@@ -30,7 +36,7 @@ pub fn run(args: CheckArgs) -> u8 {
             CheckFormat::Human | CheckFormat::Json => None,
         }
     {
-        eprintln!(
+        errln!(
             "error: `--emit model` cannot be combined with `--format {format}`: both would be \
              written to stdout\n  hint: `--format json --emit model` writes the findings and \
              the model in one document"
@@ -42,10 +48,15 @@ pub fn run(args: CheckArgs) -> u8 {
     let options = CheckOptions {
         no_suppress: args.no_suppress,
     };
-    let paths = match pipeline_paths(&args.files) {
+    let mut skipped = Skipped::default();
+    let listed = pipeline_paths(&args.files, &mut skipped);
+    if let Some(warning) = skipped.warning() {
+        errln!("{warning}");
+    }
+    let paths = match listed {
         Ok(paths) => paths,
         Err(message) => {
-            eprintln!("error: {message}");
+            errln!("error: {message}");
             return EXIT_UNUSABLE;
         }
     };
@@ -56,8 +67,8 @@ pub fn run(args: CheckArgs) -> u8 {
         match outcome {
             Ok(c) => checked.push(c),
             Err(message) => {
-                // The message names the path, which may hold control characters.
-                eprintln!("error: {}", report::terminal_text(&message));
+                // The message names the path, which may hold control characters (escaped).
+                errln!("error: {message}");
                 unreadable = true;
             }
         }
@@ -69,12 +80,12 @@ pub fn run(args: CheckArgs) -> u8 {
     match args.format {
         CheckFormat::Human => {
             for c in &checked {
-                eprint!("{}", report::render_human(&c.source, &c.findings, style));
+                print_stderr(&report::render_human(&c.source, &c.findings, style));
                 let name = report::terminal_text(c.source.name());
                 if c.unusable {
-                    eprintln!("{name}: unusable input");
+                    errln!("{name}: unusable input");
                 } else {
-                    eprintln!("{name}: {}", report::summary_line(&c.findings));
+                    errln!("{name}: {}", report::summary_line(&c.findings));
                 }
             }
         }
@@ -143,99 +154,179 @@ pub fn fails(findings: &[Finding], fail_on: FailOn) -> bool {
 pub const DEFAULT_FILE: &str = "review.kdl";
 pub const DEFAULT_FOLDER: &str = ".github/reviewflow";
 
+/// The bounds of listing a folder to check: entries in all, and levels of folders (each an open
+/// descriptor while it is listed).
+const FOLDER_BOUNDS: Bounds = Bounds {
+    entries: 1_000_000,
+    bytes: 0,
+    depth: 128,
+};
+
+/// A file to check: the folder it is read beneath, its path below it, and its name in messages.
+struct Target {
+    base: Arc<Folder>,
+    rel: PathBuf,
+    name: PathBuf,
+}
+
+impl Target {
+    /// A file a person named: read by the reader's rule for named paths.
+    fn named(path: &Path) -> Result<Self, String> {
+        let (base, rel) = Folder::named(path)
+            .map_err(|e| format!("{}: cannot read the file: {e}", path.display()))?;
+        Ok(Self {
+            base: Arc::new(base),
+            rel,
+            name: path.to_path_buf(),
+        })
+    }
+}
+
+/// The entries the listing of folders skipped: how many, and the first few by name.
+#[derive(Default)]
+struct Skipped {
+    count: usize,
+    named: Vec<(PathBuf, Why)>,
+}
+
+impl Skipped {
+    fn add(&mut self, under: &Path, found: beneath::Found) {
+        self.count += found.skipped_count;
+        for (rel, why) in found.skipped {
+            if self.named.len() < beneath::Found::NAMED {
+                self.named.push((under.join(rel), why));
+            }
+        }
+    }
+
+    /// One warning, whatever the number of entries (bounded), or nothing.
+    fn warning(&self) -> Option<String> {
+        if self.count == 0 {
+            return None;
+        }
+        let named: Vec<String> = self
+            .named
+            .iter()
+            .map(|(path, why)| {
+                let what = match why {
+                    Why::Link => "a symbolic link",
+                    Why::Changed => "changed while it was listed",
+                    _ => "a FIFO, socket or device",
+                };
+                format!("{} ({what})", path.display())
+            })
+            .collect();
+        let more = self.count - self.named.len();
+        Some(format!(
+            "warning: {} {} below the folders checked {} skipped, neither a regular file nor a \
+             folder (a symbolic link is never followed): {}{}",
+            self.count,
+            if self.count == 1 { "entry" } else { "entries" },
+            if self.count == 1 { "was" } else { "were" },
+            named.join(", "),
+            if more > 0 {
+                format!(", and {more} more")
+            } else {
+                String::new()
+            }
+        ))
+    }
+}
+
 /// The files to check, in output order: each argument in the order given, a folder's `.kdl`
-/// files (recursively, symlinks not followed) sorted by path in its place. With no argument,
-/// `review.kdl` then the files under `.github/reviewflow/`. Nothing to check is an error.
-fn pipeline_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+/// files (recursively, no link followed) sorted by path in its place. With no argument,
+/// `review.kdl` then the files under `.github/reviewflow/`. Nothing to check is an error. What
+/// the folders held that is neither a regular file nor a folder is counted in `skipped`.
+fn pipeline_paths(args: &[PathBuf], skipped: &mut Skipped) -> Result<Vec<Target>, String> {
     if args.is_empty() {
-        let mut paths = Vec::new();
-        let file = Path::new(DEFAULT_FILE);
-        if file.is_file() {
-            paths.push(file.to_path_buf());
+        let mut targets = Vec::new();
+        // Whatever is there is read, and refused when it is not a regular file.
+        if std::fs::symlink_metadata(DEFAULT_FILE).is_ok() {
+            targets.push(Target::named(Path::new(DEFAULT_FILE))?);
         }
         let folder = Path::new(DEFAULT_FOLDER);
-        if std::fs::symlink_metadata(folder).is_ok_and(|m| m.is_dir()) {
-            paths.extend(kdl_files_under(folder)?);
+        if std::fs::symlink_metadata(folder).is_ok() {
+            targets.extend(kdl_files_under(folder, skipped)?);
         }
-        if paths.is_empty() {
+        if targets.is_empty() {
             return Err(format!(
                 "no pipeline to check: neither `{DEFAULT_FILE}` nor any `.kdl` file under \
                  `{DEFAULT_FOLDER}/` in this folder\n  hint: name the files or folders to check: \
                  `reviewflow check path/to/review.kdl`"
             ));
         }
-        return Ok(paths);
+        return Ok(targets);
     }
-    let mut paths = Vec::new();
+    let mut targets = Vec::new();
     for arg in args {
-        if std::fs::metadata(arg).is_ok_and(|m| m.is_dir()) {
-            let found = kdl_files_under(arg)?;
+        let target = Target::named(arg)?;
+        if let Ok(Entry::Folder(_)) = target.base.entry(&target.rel) {
+            let found = kdl_files_under(arg, skipped)?;
             if found.is_empty() {
                 return Err(format!(
                     "{}: no `.kdl` file in this folder (nor below it)",
                     arg.display()
                 ));
             }
-            paths.extend(found);
+            targets.extend(found);
         } else {
             // A file, or what `load` reports as unreadable.
-            paths.push(arg.clone());
+            targets.push(target);
         }
     }
-    Ok(paths)
+    Ok(targets)
 }
 
-/// Every `.kdl` file under `root`, sorted by path. Symbolic links below `root` are never
-/// followed: a linked folder is not entered, and a linked file is checked only when it resolves
-/// to a file inside `root`.
-fn kdl_files_under(root: &Path) -> Result<Vec<PathBuf>, String> {
-    let inside = std::fs::canonicalize(root)
-        .map_err(|e| format!("{}: cannot read the folder: {e}", root.display()))?;
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir)
-            .map_err(|e| format!("{}: cannot read the folder: {e}", dir.display()))?;
-        for entry in entries {
-            let entry =
-                entry.map_err(|e| format!("{}: cannot read the folder: {e}", dir.display()))?;
-            let path = entry.path();
-            // The entry's own type: a symbolic link is reported as one, not as its target.
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let is_kdl = path.extension().is_some_and(|e| e == "kdl");
-            // A linked file counts only when it resolves to a file inside the folder.
-            let linked_inside = || {
-                std::fs::canonicalize(&path)
-                    .is_ok_and(|target| target.starts_with(&inside) && target.is_file())
-            };
-            if kind.is_dir() {
-                stack.push(path);
-            } else if is_kdl && (kind.is_file() || (kind.is_symlink() && linked_inside())) {
-                out.push(path);
+/// Every `.kdl` file under `root`, sorted by path, listed by descriptors: no symbolic link below
+/// `root` is followed (a linked folder is not entered, a linked file not checked), and every
+/// entry skipped is counted in `skipped`. A link at `root` itself is one of them.
+fn kdl_files_under(root: &Path, skipped: &mut Skipped) -> Result<Vec<Target>, String> {
+    let cannot =
+        |e: &dyn std::fmt::Display| format!("{}: cannot read the folder: {e}", root.display());
+    let (base, rel) = Folder::named(root).map_err(|e| cannot(&e))?;
+    let folder = match base.folder(&rel) {
+        Ok(folder) => folder,
+        Err(e) => match beneath::refused(&e) {
+            Some(r) if r.why != Why::NotFolder => {
+                skipped.count += 1;
+                if skipped.named.len() < beneath::Found::NAMED {
+                    skipped.named.push((root.to_path_buf(), r.why));
+                }
+                return Ok(Vec::new());
             }
-        }
-    }
-    out.sort();
-    Ok(out)
+            _ => return Err(cannot(&e)),
+        },
+    };
+    let is_kdl = |name: &OsStr| Path::new(name).extension().is_some_and(|e| e == "kdl");
+    let mut found = beneath::find(&folder, FOLDER_BOUNDS, &is_kdl).map_err(|e| cannot(&e))?;
+    let files = std::mem::take(&mut found.files);
+    skipped.add(root, found);
+    let folder = Arc::new(folder);
+    Ok(files
+        .into_iter()
+        .map(|rel| Target {
+            base: folder.clone(),
+            name: root.join(&rel),
+            rel,
+        })
+        .collect())
 }
 
 /// Checks every file, on as many threads as there are cores available to the process (and
 /// files), and returns the outcomes in the order of `paths`: a file checked, or the message of
 /// an unreadable one.
 fn check_all(
-    paths: &[PathBuf],
+    paths: &[Target],
     registry: &Registry,
     options: CheckOptions,
     emit_model: bool,
 ) -> Vec<Result<Checked, String>> {
-    let check = |path: &Path| check_one(path, registry, options, emit_model);
+    let check = |target: &Target| check_one(target, registry, options, emit_model);
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(paths.len());
     if threads <= 1 {
-        return paths.iter().map(|p| check(p)).collect();
+        return paths.iter().map(check).collect();
     }
     // Each worker takes the next file; the outcomes are put back in order afterwards.
     let next = AtomicUsize::new(0);
@@ -267,12 +358,13 @@ fn check_all(
 }
 
 fn check_one(
-    path: &Path,
+    target: &Target,
     registry: &Registry,
     options: CheckOptions,
     emit_model: bool,
 ) -> Result<Checked, String> {
-    match load(path, registry) {
+    let name = target.name.display().to_string();
+    match load_beneath(&target.base, &target.rel, &name, registry) {
         Ok(compiled) => {
             let findings = run_checks(&compiled, registry, options);
             let model = emit_model

@@ -1,10 +1,14 @@
 //! `reviewflow explain`: a check's section of docs/checks.md, from the binary itself.
 
 use reviewflow_engine::check::{ALL, by_id};
+use reviewflow_engine::render::escape;
 use reviewflow_engine::suggest::{did_you_mean, help_text};
 
 use crate::cli::ExplainArgs;
-use crate::output::{EXIT_OK, EXIT_UNUSABLE, print_stdout};
+use crate::output::{EXIT_OK, EXIT_UNUSABLE, errln, print_stdout};
+
+/// The most characters of an unknown check id repeated in the error.
+const MAX_SHOWN_CHARS: usize = 100;
 
 /// docs/checks.md, as it was when the binary was built.
 const DOC: &str = include_str!("../docs/checks.md");
@@ -18,8 +22,11 @@ pub fn run(args: ExplainArgs) -> u8 {
         let help = help_text(&did_you_mean(&id, ALL.iter().map(|c| c.id())))
             .map(|h| format!("; {h}"))
             .unwrap_or_default();
-        eprintln!("error: no check is called `{id}`{help}");
-        eprintln!("`reviewflow explain` lists every check");
+        // The argument is anyone's text: escaped (no control character reaches the terminal)
+        // and cut.
+        let shown = escape::bounded(&id, MAX_SHOWN_CHARS);
+        errln!("error: no check is called `{shown}`{help}");
+        errln!("`reviewflow explain` lists every check");
         return EXIT_UNUSABLE;
     };
     match section(DOC, check.id()) {
@@ -29,7 +36,7 @@ pub fn run(args: ExplainArgs) -> u8 {
         }
         None => {
             // A test keeps docs/checks.md and the registry in step; this is a build without it.
-            eprintln!(
+            errln!(
                 "error: this build has no documentation of `{}`: {}",
                 check.id(),
                 check.summary()

@@ -2,7 +2,6 @@
 
 use std::path::{Component, Path};
 
-use reviewflow_engine::atomic::atomic_write;
 use reviewflow_engine::export::github::{Source, workflow};
 use reviewflow_engine::finding::Severity;
 use reviewflow_engine::flow::Flow;
@@ -10,7 +9,10 @@ use reviewflow_engine::{CheckOptions, report, run_checks};
 
 use crate::cli::{ExportArgs, ExportGithubArgs, ExportTarget, FailOn};
 use crate::cmd_check::fails;
-use crate::output::{EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, load_or_report, print_stdout, style};
+use crate::output::{
+    EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, errln, load_or_report, print_stderr, print_stdout,
+    style, write_named,
+};
 
 pub fn run(args: ExportArgs) -> u8 {
     match args.target {
@@ -27,7 +29,7 @@ fn github(args: ExportGithubArgs) -> u8 {
     let file = match workflow_path(&args.file) {
         Ok(file) => file,
         Err(message) => {
-            eprintln!("error: {}", report::terminal_text(&message));
+            errln!("error: {}", report::terminal_text(&message));
             return EXIT_UNUSABLE;
         }
     };
@@ -40,8 +42,8 @@ fn github(args: ExportGithubArgs) -> u8 {
             .into_iter()
             .filter(|f| f.suppressed.is_none() && f.severity == Severity::Error)
             .collect();
-        eprint!("{}", report::render_human(&compiled.source, &errors, style));
-        eprintln!(
+        print_stderr(&report::render_human(&compiled.source, &errors, style));
+        errln!(
             "{}: not exported: the pipeline fails `reviewflow check`",
             report::terminal_text(compiled.source.name())
         );
@@ -50,7 +52,7 @@ fn github(args: ExportGithubArgs) -> u8 {
     if let Some(forge) = &compiled.pipeline.forge
         && forge.kind.value != "github"
     {
-        eprintln!(
+        errln!(
             "error: {}: the pipeline's forge is `{}`; a GitHub workflow runs `forge \"github\"`",
             report::terminal_text(compiled.source.name()),
             report::terminal_text(&forge.kind.value)
@@ -58,7 +60,7 @@ fn github(args: ExportGithubArgs) -> u8 {
         return EXIT_UNUSABLE;
     }
     let Some(flow) = Flow::compute(&compiled.pipeline, &registry, &compiled.dag) else {
-        eprintln!("error: the pipeline's stages form a cycle");
+        errln!("error: the pipeline's stages form a cycle");
         return EXIT_UNUSABLE;
     };
     let text = match workflow(&Source {
@@ -70,7 +72,7 @@ fn github(args: ExportGithubArgs) -> u8 {
     }) {
         Ok(text) => text,
         Err(e) => {
-            eprintln!(
+            errln!(
                 "error: {}: cannot export: {}",
                 report::terminal_text(compiled.source.name()),
                 report::terminal_text(&e.to_string())
@@ -83,16 +85,16 @@ fn github(args: ExportGithubArgs) -> u8 {
             print_stdout(&text);
             EXIT_OK
         }
-        Some(out) => match write_out(&out, &text) {
+        Some(out) => match write_named(&out, text.as_bytes()) {
             Ok(()) => {
-                eprintln!(
+                errln!(
                     "wrote {}",
                     report::terminal_text(&out.display().to_string())
                 );
                 EXIT_OK
             }
             Err(message) => {
-                eprintln!("error: {}", report::terminal_text(&message));
+                errln!("error: {}", report::terminal_text(&message));
                 EXIT_UNUSABLE
             }
         },
@@ -121,21 +123,6 @@ fn workflow_path(path: &Path) -> Result<String, String> {
         return Err(format!("{shown}: not a file"));
     }
     Ok(parts.join("/"))
-}
-
-/// Writes the workflow in place atomically. The rename replaces a link rather than writing
-/// through it; a destination that is a link is refused outright, so that it is never
-/// silently replaced either.
-fn write_out(out: &Path, text: &str) -> Result<(), String> {
-    if let Ok(meta) = std::fs::symlink_metadata(out)
-        && meta.file_type().is_symlink()
-    {
-        return Err(format!(
-            "{}: is a symbolic link; not written (give the file it points to)",
-            out.display()
-        ));
-    }
-    atomic_write(out, text.as_bytes()).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -6,7 +6,9 @@ use reviewflow_engine::{CheckOptions, run_checks};
 
 use crate::cli::{FailOn, GraphArgs, GraphFormat};
 use crate::cmd_check::fails;
-use crate::output::{EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, load_or_report, style};
+use crate::output::{
+    EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, load_or_report, print_stderr, print_stdout, style,
+};
 
 /// Draws the pipeline whenever it compiles; findings at error level go to stderr and make the
 /// exit code 1, so a broken pipeline can still be looked at.
@@ -27,7 +29,7 @@ pub fn run(args: GraphArgs) -> u8 {
         dag: &compiled.dag,
         registry: &registry,
     };
-    print!("{}", render_graph(&drawing, format));
+    print_stdout(&render_graph(&drawing, format));
     if fails(&findings, FailOn::Error) {
         let errors: Vec<_> = findings
             .into_iter()
@@ -35,7 +37,7 @@ pub fn run(args: GraphArgs) -> u8 {
                 f.suppressed.is_none() && f.severity == reviewflow_engine::finding::Severity::Error
             })
             .collect();
-        eprint!("{}", report::render_human(&compiled.source, &errors, style));
+        print_stderr(&report::render_human(&compiled.source, &errors, style));
         return EXIT_FINDINGS;
     }
     EXIT_OK

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::output::{EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, print_stdout};
+use crate::output::{EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, errln, print_stdout};
 
 /// The file `init` writes, in the current folder.
 pub const FILE: &str = "review.kdl";
@@ -96,13 +96,13 @@ pub fn run() -> u8 {
     let mut file = match file {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            eprintln!(
+            errln!(
                 "error: {FILE} already exists; init leaves it as it is (move it away to start over)"
             );
             return EXIT_FINDINGS;
         }
         Err(e) => {
-            eprintln!("error: cannot create {FILE}: {e}");
+            errln!("error: cannot create {FILE}: {e}");
             return EXIT_UNUSABLE;
         }
     };
@@ -110,7 +110,7 @@ pub fn run() -> u8 {
         .write_all(TEMPLATE.as_bytes())
         .and_then(|()| file.sync_all())
     {
-        eprintln!("error: cannot write {FILE}: {e}");
+        errln!("error: cannot write {FILE}: {e}");
         // Half a pipeline is worse than none: the next `init` would refuse to replace it.
         drop(file);
         let _ = std::fs::remove_file(path);

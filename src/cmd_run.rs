@@ -15,7 +15,7 @@ use reviewflow_engine::{CheckOptions, run_checks};
 use crate::cli::RunArgs;
 use crate::fail_on;
 use crate::isolation::Isolation;
-use crate::output::{Loaded, load, style};
+use crate::output::{Loaded, err, errln, load, print_stderr, style};
 
 pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     // As early as possible: the secrets are still in this process's environment block until the
@@ -30,12 +30,12 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     let compiled = match load(&args.file, &registry) {
         Ok(c) => c,
         Err(Loaded::Unreadable(message)) => {
-            eprintln!("error: {message}");
+            errln!("error: {message}");
             return EXIT_UNUSABLE;
         }
         Err(Loaded::Unusable(u)) => {
-            eprint!("{}", report::render_human(&u.source, &u.findings, style));
-            eprintln!("{}: unusable input", u.source.name());
+            print_stderr(&report::render_human(&u.source, &u.findings, style));
+            errln!("{}: unusable input", u.source.name());
             return EXIT_UNUSABLE;
         }
     };
@@ -44,11 +44,8 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
         .iter()
         .any(|f| f.suppressed.is_none() && f.severity == Severity::Error);
     if live_error {
-        eprint!(
-            "{}",
-            report::render_human(&compiled.source, &findings, style)
-        );
-        eprintln!(
+        print_stderr(&report::render_human(&compiled.source, &findings, style));
+        errln!(
             "{}: {}; not running a pipeline that fails check",
             compiled.source.name(),
             report::summary_line(&findings)
@@ -59,7 +56,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     let grace = match parse_duration_ms(&args.grace) {
         Some(ms) => std::time::Duration::from_millis(ms),
         None => {
-            eprintln!(
+            errln!(
                 "error: --grace {:?} is not a duration such as \"10s\" or \"500ms\"",
                 args.grace
             );
@@ -69,12 +66,12 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     let checkout = match args.checkout.clone().map_or_else(std::env::current_dir, Ok) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: cannot find the current folder: {e}");
+            errln!("error: cannot find the current folder: {e}");
             return EXIT_UNUSABLE;
         }
     };
     if !checkout.is_dir() {
-        eprintln!("error: the checkout {} is not a folder", checkout.display());
+        errln!("error: the checkout {} is not a folder", checkout.display());
         return EXIT_UNUSABLE;
     }
     // Re-exec without the secret variables (when set), not dumpable, the watchdog forked: all
@@ -86,7 +83,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
         Ok(Some(top)) => top,
         Ok(None) | Err(reviewflow_stdlib::git::GitError::Spawn { .. }) => checkout,
         Err(e) => {
-            eprintln!("error: cannot find the top level of the checkout: {e}");
+            errln!("error: cannot find the top level of the checkout: {e}");
             return EXIT_UNUSABLE;
         }
     };
@@ -139,7 +136,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     let runtime = match reviewflow_engine::run::runtime(options.jobs) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return EXIT_UNUSABLE;
         }
     };
@@ -162,7 +159,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
             .await
             .map_err(Failed::Prepare)?;
             for warning in &prepared.warnings {
-                eprintln!("warning: {warning}");
+                errln!("warning: {warning}");
             }
             options.builtin_inputs = prepared.inputs;
             options.commits = prepared.commits;
@@ -180,7 +177,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     let result = match result {
         Ok(r) => Ok(r),
         Err(Failed::Prepare(message)) => {
-            eprintln!("error: {message}");
+            errln!("error: {message}");
             return EXIT_UNUSABLE;
         }
         Err(Failed::Run(e)) => Err(e),
@@ -195,13 +192,10 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
             if let (Some(path), Some(id)) = (&step_output, report.run_dir.file_name()) {
                 write_run_id(path, &id.to_string_lossy());
             }
-            eprint!(
-                "{}",
-                not_run_lines(
-                    &report.manifest.stages,
-                    style == reviewflow_engine::report::Style::Color
-                )
-            );
+            print_stderr(&not_run_lines(
+                &report.manifest.stages,
+                style == reviewflow_engine::report::Style::Color,
+            ));
             let verdict = fail_on::judge(
                 &compiled.pipeline,
                 &report.manifest,
@@ -209,19 +203,16 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
                 rule,
                 report.exit_code,
             );
-            eprint!("{}", verdict.lines);
-            eprintln!("run directory: {}", report.run_dir.display());
+            err!("{}", verdict.lines);
+            errln!("run directory: {}", report.run_dir.display());
             verdict.exit
         }
         Err(RunError::Check { findings }) => {
-            eprint!(
-                "{}",
-                report::render_human(&compiled.source, &findings, style)
-            );
+            print_stderr(&report::render_human(&compiled.source, &findings, style));
             EXIT_UNUSABLE
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             EXIT_UNUSABLE
         }
     }
@@ -238,7 +229,7 @@ fn write_run_id(path: &std::path::Path, id: &str) {
         .open(path)
         .and_then(|mut f| f.write_all(format!("run-id={id}\n").as_bytes()));
     if let Err(e) = written {
-        eprintln!(
+        errln!(
             "warning: cannot write the run id to $GITHUB_OUTPUT ({}): {e}",
             path.display()
         );
@@ -261,10 +252,12 @@ fn not_run_lines(stages: &[reviewflow_engine::run::StageRecord], color: bool) ->
         .iter()
         .filter(|s| s.outcome == reviewflow_engine::run::Outcome::NotRun)
         .map(|s| {
-            let line = match &s.reason {
+            // The name is the pipeline's, the reason may quote a child: escaped before the
+            // colour is added.
+            let line = report::terminal_text(&match &s.reason {
                 Some(why) => format!("· {}: not run — {why}", s.name),
                 None => format!("· {}: not run", s.name),
-            };
+            });
             if color {
                 format!("\x1b[2m{line}\x1b[0m\n")
             } else {

@@ -142,6 +142,7 @@ const ONLY_LINUX: &str = "only on Linux";
 #[cfg(target_os = "linux")]
 mod linux {
     use super::{Isolation, SCRUBBED_ENVIRONMENT, WATCHDOG};
+    use crate::output::errln;
     use crate::reexec::{self, SECRETS_FD_VAR};
     use crate::watchdog;
     use rustix::process::DumpableBehavior;
@@ -243,7 +244,7 @@ mod linux {
         } else {
             let error = reexec::reexec(&set);
             let pid = rustix::process::getpid().as_raw_pid();
-            eprintln!(
+            errln!(
                 "warning: cannot re-execute reviewflow to take the secrets out of its \
                  environment: {error}; /proc/{pid}/environ keeps {}",
                 listed()

@@ -21,17 +21,27 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use crate::output::errln;
+
 fn main() -> ExitCode {
     // Before anything reads the environment: a `run` re-executed by itself takes back the secrets
     // it moved out of its environment block.
     let isolation = match isolation::Isolation::early() {
         Ok(isolation) => isolation,
         Err(message) => {
-            eprintln!("error: {message}");
+            errln!("error: {message}");
             return ExitCode::from(output::EXIT_UNUSABLE);
         }
     };
-    let args = cli::Cli::parse();
+    // clap's own exit panics when it cannot print (`reviewflow --help | head -0`): printed here,
+    // a closed pipe is ignored like every other write.
+    let args = match cli::Cli::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(output::EXIT_UNUSABLE));
+        }
+    };
     let code = match args.command {
         cli::Command::Check(a) => cmd_check::run(a),
         cli::Command::Graph(a) => cmd_graph::run(a),

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, WaitOptions};
 
+use crate::output::errln;
+
 /// Passed on to the child as they come.
 const FORWARDED: [(i32, Signal); 3] = [
     (libc::SIGINT, Signal::INT),
@@ -132,7 +134,7 @@ fn end_cgroups(child: Pid) {
     if let Some(tree) = reviewflow_engine::exec::confine::cgroup::tree_of(pid)
         && let Err(e) = reviewflow_engine::exec::confine::cgroup::kill_and_remove(&tree, true)
     {
-        eprintln!("reviewflow: watchdog: {e}");
+        errln!("reviewflow: watchdog: {e}");
     }
 }
 
@@ -176,7 +178,7 @@ fn sweep() {
             return;
         }
         if Instant::now() >= deadline {
-            eprintln!(
+            errln!(
                 "reviewflow: watchdog: {} processes of the run did not end after SIGKILL",
                 children.len()
             );

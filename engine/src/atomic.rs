@@ -6,10 +6,12 @@
 //! file system), write, fsync the file, rename over the destination, fsync the folder so that the
 //! rename itself survives a power loss.
 
+use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
+use crate::run::beneath::{Folder, Refused, Why};
 use crate::unique;
 
 /// Every temp file starts with this; listings skip it and stale ones are removed by cleanup.
@@ -104,6 +106,84 @@ pub fn atomic_write_with<T>(
             Err(fail(step, source))
         }
     }
+}
+
+/// Writes `bytes` as `name` in the open folder `dir`, atomically and by descriptor (the temp
+/// file, the rename and the folder's sync never resolve a path again): for a file a person
+/// named (`--out`). Only a regular file is replaced: a symbolic link, FIFO, device or folder at
+/// `name` is refused, never written through nor replaced.
+pub fn atomic_write_beneath(
+    dir: &Folder,
+    name: &OsStr,
+    bytes: &[u8],
+) -> Result<(), AtomicWriteError> {
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+    use rustix::io::Errno;
+    let path = dir.path().join(name);
+    let fail = |step, source| AtomicWriteError {
+        path: path.clone(),
+        step,
+        source,
+    };
+    if !crate::run::beneath::names(Path::new(name)).is_ok_and(|n| n.len() == 1) {
+        return Err(fail(
+            AtomicStep::Destination,
+            io::Error::new(io::ErrorKind::InvalidInput, "not a file name"),
+        ));
+    }
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => {
+            let why = match FileType::from_raw_mode(st.st_mode) {
+                FileType::RegularFile => None,
+                FileType::Symlink => Some(Why::Link),
+                _ => Some(Why::NotRegular),
+            };
+            if let Some(why) = why {
+                return Err(fail(
+                    AtomicStep::Destination,
+                    Refused::error(path.clone(), why),
+                ));
+            }
+        }
+        Err(Errno::NOENT) => {}
+        Err(e) => return Err(fail(AtomicStep::Destination, e.into())),
+    }
+    let mut created = None;
+    for _ in 0..8 {
+        let temp = format!("{TEMP_PREFIX}{}", unique::token());
+        match rustix::fs::openat(
+            dir,
+            temp.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o666),
+        ) {
+            Ok(fd) => {
+                created = Some((temp, File::from(fd)));
+                break;
+            }
+            Err(Errno::EXIST) => {}
+            Err(e) => return Err(fail(AtomicStep::CreateTemp, e.into())),
+        }
+    }
+    let Some((temp, mut file)) = created else {
+        return Err(fail(
+            AtomicStep::CreateTemp,
+            io::Error::other("no free temp file name"),
+        ));
+    };
+    let staged = (|| {
+        file.write_all(bytes).map_err(|e| (AtomicStep::Write, e))?;
+        file.sync_all().map_err(|e| (AtomicStep::SyncFile, e))?;
+        drop(file);
+        rustix::fs::renameat(dir, temp.as_str(), dir, name)
+            .map_err(|e| (AtomicStep::Rename, e.into()))
+    })();
+    if let Err((step, source)) = staged {
+        // Best effort: a leftover temp file is harmless.
+        let _ = rustix::fs::unlinkat(dir, temp.as_str(), AtFlags::empty());
+        return Err(fail(step, source));
+    }
+    rustix::fs::fsync(dir).map_err(|e| fail(AtomicStep::SyncDir, e.into()))
 }
 
 /// Moves an existing file into place by rename (same file system only) after syncing it, then
@@ -279,6 +359,26 @@ mod tests {
         let n = atomic_write_from(&path, &b"streamed"[..]).unwrap();
         assert_eq!(n, 8);
         assert_eq!(std::fs::read(&path).unwrap(), b"streamed");
+    }
+
+    #[test]
+    fn beneath_a_folder_only_a_regular_file_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = Folder::open(dir.path()).unwrap();
+        atomic_write_beneath(&folder, OsStr::new("a"), b"one").unwrap();
+        atomic_write_beneath(&folder, OsStr::new("a"), b"two").unwrap();
+        assert_eq!(std::fs::read(dir.path().join("a")).unwrap(), b"two");
+        std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("l")).unwrap();
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        for name in ["l", "d"] {
+            let e = atomic_write_beneath(&folder, OsStr::new(name), b"x").unwrap_err();
+            assert_eq!(e.step, AtomicStep::Destination, "{e}");
+        }
+        let e = atomic_write_beneath(&folder, OsStr::new("d/x"), b"x").unwrap_err();
+        assert_eq!(e.step, AtomicStep::Destination, "{e}");
+        assert_eq!(std::fs::read(dir.path().join("a")).unwrap(), b"two");
+        // Nothing left behind: `a`, `l`, `d`.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
     }
 
     #[test]

@@ -492,11 +492,12 @@ fn a_folder_without_pipelines_is_unusable_input() {
     );
 }
 
-/// Symbolic links are not followed out of the folder: a linked folder is not entered, a linked
-/// file is checked only when it points inside the folder.
+/// No symbolic link below a checked folder is followed, wherever it points (out of the folder or
+/// into it): a linked folder is not entered, a linked file not checked, and each is counted in
+/// one warning, never skipped silently.
 #[cfg(unix)]
 #[test]
-fn a_folder_never_follows_links_out_of_it() {
+fn a_folder_never_follows_links_and_says_what_it_skipped() {
     let dir = tempfile::tempdir().expect("tempdir");
     write(&dir.path().join("outside/evil.kdl"), "pipeline \"x\" }\n");
     write(&dir.path().join("p/a.kdl"), CLEAN);
@@ -521,7 +522,60 @@ fn a_folder_never_follows_links_out_of_it() {
         .iter()
         .map(|f| f["path"].as_str().unwrap_or(""))
         .collect();
-    assert_eq!(paths, ["p/a.kdl", "p/linked-in.kdl"]);
+    assert_eq!(paths, ["p/a.kdl"]);
+    assert!(
+        run.stderr.contains(
+            "warning: 3 entries below the folders checked were skipped, neither a regular file \
+             nor a folder (a symbolic link is never followed): p/linked-dir (a symbolic link), \
+             p/linked-in.kdl (a symbolic link), p/linked-out.kdl (a symbolic link)\n"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A FIFO, a link loop and a dangling link in a checked folder: skipped (the FIFO never waited
+/// on), counted and named in one warning; past a few, the rest are counted.
+#[cfg(unix)]
+#[test]
+fn a_fifo_a_link_loop_and_a_dangling_link_in_a_folder_are_counted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(&dir.path().join("p/a.kdl"), CLEAN);
+    let p = dir.path().join("p");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        p.join("b-fifo.kdl"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .expect("mkfifo");
+    let link = std::os::unix::fs::symlink;
+    link(p.join("c-loop.kdl"), p.join("c-loop.kdl")).expect("symlink");
+    link(p.join("missing"), p.join("d-dangling.kdl")).expect("symlink");
+    for i in 0..10 {
+        link(p.join("missing"), p.join(format!("e{i}.kdl"))).expect("symlink");
+    }
+    for format in ["human", "json", "sarif", "github"] {
+        let run = reviewflow_in(dir.path(), &["check", "--format", format, "p"]);
+        assert_eq!(run.code, 0, "{format}: {}", run.transcript());
+        let warning: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("warning: "))
+            .collect();
+        assert_eq!(
+            warning,
+            [
+                "warning: 13 entries below the folders checked were skipped, neither a regular \
+              file nor a folder (a symbolic link is never followed): p/b-fifo.kdl (a FIFO, \
+              socket or device), p/c-loop.kdl (a symbolic link), p/d-dangling.kdl (a symbolic \
+              link), p/e0.kdl (a symbolic link), p/e1.kdl (a symbolic link), and 8 more"
+            ],
+            "{format}: {}",
+            run.stderr
+        );
+    }
 }
 
 /// Many files are checked in parallel; the output is the same, in path order, on every run, and

@@ -259,6 +259,43 @@ pub fn invocations() -> Vec<(&'static str, Vec<&'static str>)> {
                 "{dir}/runs",
             ],
         ),
+        // The workflow names the pipeline by its path from the top: given relative to `{dir}`.
+        ("export github", vec!["export", "github", "{rel}"]),
+    ]
+}
+
+/// What is not a regular file, where a pipeline is named: each must be refused at once (a FIFO
+/// is never waited on, a device never read), with exit 2, in every command.
+pub fn special_files(dir: &Path) -> Vec<(&'static str, std::path::PathBuf)> {
+    let fifo = dir.join("fifo.kdl");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .expect("mkfifo");
+    let link = |name: &str, to: &Path| {
+        let path = dir.join(name);
+        std::os::unix::fs::symlink(to, &path).expect("symlink");
+        path
+    };
+    vec![
+        ("fifo", fifo),
+        ("link-to-dev-zero", link("zero.kdl", Path::new("/dev/zero"))),
+        ("link-loop", link("loop.kdl", &dir.join("loop.kdl"))),
+        (
+            "link-dangling",
+            link("dangling.kdl", &dir.join("missing.kdl")),
+        ),
+        // Named outside the working folder, the folders are taken as named; the file is not
+        // regular.
+        ("dev-zero", std::path::PathBuf::from("/dev/zero")),
+        ("folder", {
+            std::fs::create_dir(dir.join("folder.kdl")).expect("folder");
+            dir.join("folder.kdl")
+        }),
     ]
 }
 
@@ -304,8 +341,10 @@ pub fn measure(dir: &Path, file: &Path, args: &[&str]) -> Measured {
     let args: Vec<String> = args
         .iter()
         .map(|a| {
+            let rel = file.strip_prefix(dir).unwrap_or(file);
             a.replace("{}", &file.to_string_lossy())
                 .replace("{dir}", &dir.to_string_lossy())
+                .replace("{rel}", &rel.to_string_lossy())
         })
         .collect();
     let started = Instant::now();
@@ -479,6 +518,32 @@ fn every_hostile_file_ends_cleanly_in_every_format() {
             .flat_map(|w| w.join().expect("worker"))
             .collect()
     });
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// A FIFO, a device, a link (to `/dev/zero`, to itself, to nothing) or a folder named as the
+/// pipeline: exit 2 in every command and format, at once, saying why. Before the reader, a FIFO
+/// blocked every command forever and `/dev/zero` was read until memory ran out.
+#[test]
+fn a_pipeline_that_is_not_a_regular_file_is_refused_in_every_command() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut found = Vec::new();
+    for (name, path) in special_files(dir.path()) {
+        for (how, args) in invocations() {
+            let m = measure(dir.path(), &path, &args);
+            found.extend(problems(name, how, &m));
+            let stderr = String::from_utf8_lossy(&m.stderr);
+            let why = [
+                "symbolic link",
+                "not a regular file",
+                "relative to the repository",
+                "no `.kdl` file",
+            ];
+            if m.code != Some(2) || !why.iter().any(|w| stderr.contains(w)) {
+                found.push(format!("{name} / {how}: exit {:?}: {stderr:.400}", m.code));
+            }
+        }
+    }
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 

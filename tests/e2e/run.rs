@@ -671,6 +671,36 @@ fn resume_tolerates_a_corrupt_events_line_in_the_parent() {
     assert_eq!(outcome(&case.manifest(&case.last_run()), "first"), "reused");
 }
 
+/// A parent whose log is mostly corrupt lines: one warning names the first few and counts the
+/// rest, on stderr and in the new run's log alike, whatever their number.
+#[test]
+fn resume_of_a_parent_with_many_corrupt_event_lines_warns_in_one_bounded_line() {
+    let case = Case::new(RESUMABLE);
+    let parent = failed_parent(&case, &[]);
+    let events = case.path(&format!("runs/{parent}/events.jsonl"));
+    let mut text = std::fs::read_to_string(&events).expect("events");
+    text.insert_str(0, &"{\"v\":1,\"seq\":0,\"truncat\n".repeat(50_000));
+    std::fs::write(&events, text).expect("corrupt");
+    std::fs::write(case.path("out/allow"), "").expect("allow");
+    let out = case.run(&["--resume", &parent], &[]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let said = "50000 unreadable line(s) (line 1, line 2, line 3, line 4, line 5, and 49995 more)";
+    assert!(out.stderr.contains(said), "{}", out.all());
+    assert!(
+        out.stderr.len() < 16 << 10,
+        "{} bytes on stderr",
+        out.stderr.len()
+    );
+    let logged =
+        std::fs::read_to_string(case.path(&format!("runs/{}/events.jsonl", case.last_run())))
+            .expect("events");
+    let warning = logged
+        .lines()
+        .find(|l| l.contains("unreadable line(s)"))
+        .expect("the warning is logged");
+    assert!(warning.contains(said) && warning.len() < 1024, "{warning}");
+}
+
 #[test]
 fn resume_does_not_reuse_an_output_whose_digest_changed() {
     let case = Case::new(RESUMABLE);

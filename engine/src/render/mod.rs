@@ -6,7 +6,7 @@
 //! makes the file's text safe to print on a terminal.
 
 mod dot;
-pub(crate) mod escape;
+pub mod escape;
 pub(crate) mod excerpt;
 mod mermaid;
 mod text;

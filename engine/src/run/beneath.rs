@@ -81,7 +81,7 @@ impl std::fmt::Display for Refused {
 impl std::error::Error for Refused {}
 
 impl Refused {
-    fn error(path: PathBuf, why: Why) -> io::Error {
+    pub(crate) fn error(path: PathBuf, why: Why) -> io::Error {
         let kind = match why {
             Why::TooLarge(_) => io::ErrorKind::FileTooLarge,
             _ => io::ErrorKind::Other,
@@ -179,6 +179,56 @@ impl Folder {
             }
             Err(e) => Err(os_error(path, e)),
         }
+    }
+
+    /// The folder a path named on the command line is read or written beneath, and the path
+    /// below it: the one rule for every file a person names (a pipeline, a folder to check, an
+    /// `--out`). Below the working folder no component is followed, the file's own included: a
+    /// relative path without `..`, or an absolute one that lies below the working folder, is
+    /// resolved from there. Any other path (absolute elsewhere, or holding `..`) is taken as named
+    /// up to its last folder, and only its last component must not be a link.
+    pub fn named(path: &Path) -> io::Result<(Self, PathBuf)> {
+        let below = |p: &Path| {
+            p.components()
+                .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+        };
+        if path.is_relative() && below(path) {
+            // Messages name the path as it was given, without a leading `./`.
+            let mut here = Self::trusted(Path::new("."))?;
+            here.path = PathBuf::new();
+            return Ok((here, path.components().collect()));
+        }
+        if path.is_absolute()
+            && let Ok(cwd) = std::env::current_dir()
+            && let Ok(rest) = path.strip_prefix(&cwd)
+            && below(rest)
+        {
+            return Ok((Self::trusted(&cwd)?, rest.components().collect()));
+        }
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        match path.file_name() {
+            Some(name) => Ok((Self::trusted(parent)?, PathBuf::from(name))),
+            None => Ok((Self::trusted(path)?, PathBuf::new())),
+        }
+    }
+
+    /// The folder `rel` beneath this one, created (with `mode`, before the umask) where missing,
+    /// one component at a time; a component that is a link or not a folder is refused.
+    pub fn create(&self, rel: &Path, mode: u32) -> io::Result<Folder> {
+        let mut fd = self.fd.try_clone()?;
+        let mut at = self.path.clone();
+        for name in names(rel)? {
+            at.push(name);
+            match rustix::fs::mkdirat(&fd, name, Mode::from_raw_mode(mode)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(e) => return Err(os_error(&at, e)),
+            }
+            fd = child_folder(&fd, name, &at)?;
+        }
+        Ok(Folder { fd, path: at })
     }
 
     /// Its descriptor.
@@ -284,7 +334,7 @@ impl Folder {
 }
 
 /// The names of `rel`: `..`, roots and prefixes are refused (nothing leaves the folder).
-pub(super) fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
+pub(crate) fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
     rel.components()
         .filter_map(|c| match c {
             Component::CurDir => None,
@@ -560,6 +610,153 @@ impl Walker<'_, '_> {
     }
 }
 
+/// What [`find`] found below a folder.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The regular files kept, relative to the folder, sorted by path.
+    pub files: Vec<PathBuf>,
+    /// The first [`Found::NAMED`] entries skipped, relative to the folder, with why: a symbolic
+    /// link (a dangling or looping one included), a FIFO, socket or device, or an entry that
+    /// changed while it was looked at.
+    pub skipped: Vec<(PathBuf, Why)>,
+    /// How many entries were skipped in all.
+    pub skipped_count: usize,
+}
+
+impl Found {
+    /// How many skipped entries are named; the rest are counted.
+    pub const NAMED: usize = 5;
+}
+
+/// Lists the regular files below `root` whose name `keep` accepts, by descriptors, depth first,
+/// within `bounds` (its entries and depth; nothing is read). No link is followed; an entry that
+/// is neither a regular file nor a folder is skipped and counted in [`Found`], never silently.
+pub fn find(
+    root: &Folder,
+    bounds: Bounds,
+    keep: &dyn Fn(&OsStr) -> bool,
+) -> Result<Found, WalkError> {
+    let mut finder = Finder {
+        root: &root.path,
+        bounds,
+        entries: 0,
+        keep,
+        found: Found::default(),
+    };
+    finder.folder(root.as_fd(), Path::new(""), 0)?;
+    let mut found = finder.found;
+    found.files.sort();
+    Ok(found)
+}
+
+struct Finder<'f> {
+    root: &'f Path,
+    bounds: Bounds,
+    entries: usize,
+    keep: &'f dyn Fn(&OsStr) -> bool,
+    found: Found,
+}
+
+impl Finder<'_> {
+    fn skip(&mut self, rel: PathBuf, why: Why) {
+        self.found.skipped_count += 1;
+        if self.found.skipped.len() < Found::NAMED {
+            self.found.skipped.push((rel, why));
+        }
+    }
+
+    fn folder(&mut self, fd: BorrowedFd<'_>, rel: &Path, depth: usize) -> Result<(), WalkError> {
+        let here = self.root.join(rel);
+        let io = |e: Errno| WalkError::Io {
+            path: here.clone(),
+            source: e.into(),
+        };
+        let mut names: Vec<CString> = Vec::new();
+        for entry in rustix::fs::Dir::read_from(fd).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            // Counted while listing, so a huge folder is refused before it is held in memory.
+            self.entries += 1;
+            if self.entries > self.bounds.entries {
+                return Err(WalkError::TooManyEntries(self.bounds.entries));
+            }
+            names.push(name.to_owned());
+        }
+        names.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        for name in names {
+            let name = OsStr::from_bytes(name.as_bytes());
+            self.entry(fd, name, &rel.join(name), depth)?;
+        }
+        Ok(())
+    }
+
+    fn entry(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        name: &OsStr,
+        rel: &Path,
+        depth: usize,
+    ) -> Result<(), WalkError> {
+        let at = self.root.join(rel);
+        // Looked at, not followed: only a folder is opened (and checked on its descriptor).
+        let kind = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => FileType::from_raw_mode(st.st_mode),
+            Err(Errno::NOENT) => {
+                self.skip(rel.to_path_buf(), Why::Changed);
+                return Ok(());
+            }
+            Err(e) => {
+                return Err(WalkError::Io {
+                    path: at,
+                    source: e.into(),
+                });
+            }
+        };
+        match kind {
+            FileType::RegularFile => {
+                if (self.keep)(name) {
+                    self.found.files.push(rel.to_path_buf());
+                }
+                Ok(())
+            }
+            FileType::Directory => {
+                if depth + 1 > self.bounds.depth {
+                    return Err(WalkError::TooDeep(at));
+                }
+                match open_entry(&dir, name, at.clone(), false) {
+                    Ok(Entry::Folder(f)) => self.folder(f.as_fd(), rel, depth + 1),
+                    // Swapped between the look and the open.
+                    Ok(Entry::File(_)) => {
+                        self.skip(rel.to_path_buf(), Why::Changed);
+                        Ok(())
+                    }
+                    Err(e) => match refused(&e).map(|r| r.why) {
+                        Some(why) => {
+                            self.skip(rel.to_path_buf(), why);
+                            Ok(())
+                        }
+                        None => Err(WalkError::Io {
+                            path: at,
+                            source: e,
+                        }),
+                    },
+                }
+            }
+            FileType::Symlink => {
+                self.skip(rel.to_path_buf(), Why::Link);
+                Ok(())
+            }
+            _ => {
+                self.skip(rel.to_path_buf(), Why::Special);
+                Ok(())
+            }
+        }
+    }
+}
+
 struct Counted<R> {
     inner: R,
     read: u64,
@@ -717,6 +914,68 @@ mod tests {
         // Looked up again by its name, the link is refused.
         let e = folder.read(Path::new("a/b/c/f"), 100).unwrap_err();
         assert_eq!(why(&e), Some(Why::Link), "{e}");
+    }
+
+    #[test]
+    fn a_find_skips_and_counts_what_is_not_a_file_or_folder() {
+        let (root, outside) = tree();
+        let dir = root.path().join("a");
+        std::fs::write(dir.join("x.kdl"), "").unwrap();
+        std::fs::write(dir.join("b/y.txt"), "").unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            dir.join("fifo.kdl"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        symlink(dir.join("loop"), dir.join("loop")).unwrap();
+        symlink(outside.path(), dir.join("out")).unwrap();
+        for i in 0..6 {
+            symlink("nothing", dir.join(format!("z{i}"))).unwrap();
+        }
+        let folder = Folder::open(root.path()).unwrap();
+        let kdl = |n: &OsStr| Path::new(n).extension().is_some_and(|e| e == "kdl");
+        let found = find(&folder, BOUNDS, &kdl).unwrap();
+        assert_eq!(found.files, [Path::new("a/x.kdl")]);
+        assert_eq!(found.skipped_count, 9);
+        assert_eq!(
+            found.skipped,
+            [
+                (PathBuf::from("a/fifo.kdl"), Why::Special),
+                (PathBuf::from("a/loop"), Why::Link),
+                (PathBuf::from("a/out"), Why::Link),
+                (PathBuf::from("a/z0"), Why::Link),
+                (PathBuf::from("a/z1"), Why::Link),
+            ]
+        );
+        let tight = Bounds {
+            entries: 3,
+            ..BOUNDS
+        };
+        assert!(matches!(
+            find(&folder, tight, &kdl),
+            Err(WalkError::TooManyEntries(3))
+        ));
+        let shallow = Bounds { depth: 1, ..BOUNDS };
+        assert!(matches!(
+            find(&folder, shallow, &kdl),
+            Err(WalkError::TooDeep(_))
+        ));
+    }
+
+    #[test]
+    fn a_folder_is_created_without_following_a_link() {
+        let (root, outside) = tree();
+        let folder = Folder::open(root.path()).unwrap();
+        let made = folder.create(Path::new("new/deeper"), 0o700).unwrap();
+        assert_eq!(made.path(), root.path().join("new/deeper"));
+        assert!(root.path().join("new/deeper").is_dir());
+        symlink(outside.path(), root.path().join("l")).unwrap();
+        let e = folder.create(Path::new("l/x"), 0o700).unwrap_err();
+        assert_eq!(why(&e), Some(Why::Link), "{e}");
+        assert!(!outside.path().join("x").exists());
     }
 
     const BOUNDS: Bounds = Bounds {

@@ -15,6 +15,7 @@ use super::value::hex;
 use crate::exec::process::Stream;
 use crate::exec::redact::Redactor;
 use crate::github::escape_message;
+use crate::render::escape;
 
 /// How to show the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,15 +198,16 @@ impl Console {
             .push(line);
     }
 
+    /// A line of a child's output, redacted by the reporter; escaped here.
     pub(crate) fn output(&mut self, stage: &str, stream: Stream, text: &str) {
         let _ = stream;
+        let line = format!("{} │ {}", escape::escaped(stage), escape::escaped(text));
         match self.mode {
             ConsoleMode::Quiet => {}
-            ConsoleMode::GitHub => self.keep(stage, format!("{stage} │ {text}")),
-            ConsoleMode::Plain | ConsoleMode::PlainColor => {
-                self.print_err(&format!("{stage} │ {text}\n"))
-            }
-            ConsoleMode::Live | ConsoleMode::LiveColor => self.above(&format!("{stage} │ {text}")),
+            // Kept under the stage's own name, the key its end is found by.
+            ConsoleMode::GitHub => self.keep(stage, line),
+            ConsoleMode::Plain | ConsoleMode::PlainColor => self.print_err(&format!("{line}\n")),
+            ConsoleMode::Live | ConsoleMode::LiveColor => self.above(&line),
         }
     }
 
@@ -240,7 +242,8 @@ impl Console {
         // sends; a leftover task of a stage could), in a group of their own.
         let mut warnings = std::mem::take(&mut self.warnings);
         for (stage, lines) in std::mem::take(&mut self.buffered) {
-            let mut out = group(&format!("{stage} (after it ended)"), &lines, &fresh_token());
+            let title = format!("{} (after it ended)", escape::escaped(&stage));
+            let mut out = group(&title, &lines, &fresh_token());
             for w in warnings.remove(&stage).unwrap_or_default() {
                 out.push_str(&annotation(Level::Warning, Some(&stage), &w));
             }
@@ -279,11 +282,13 @@ impl Console {
         if self.mode != ConsoleMode::Live || self.running.is_empty() {
             return;
         }
-        let running: Vec<(&str, Duration)> = self
+        // Stage names come from the pipeline: escaped like every line above the view.
+        let named: Vec<(String, Duration)> = self
             .running
             .iter()
-            .map(|(stage, started)| (stage.as_str(), started.elapsed()))
+            .map(|(stage, started)| (escape::escaped(stage), started.elapsed()))
             .collect();
+        let running: Vec<(&str, Duration)> = named.iter().map(|(s, d)| (s.as_str(), *d)).collect();
         let (width, height) = terminal_size();
         let lines = live_view(&running, width, height);
         let mut out = String::new();
@@ -525,8 +530,11 @@ pub(crate) fn human(d: Duration) -> String {
     }
 }
 
+/// `text` as the console shows it: redacted, then escaped for a terminal (names come from the
+/// pipeline, reasons and lines from children: no control character of theirs is written as one;
+/// the console's own colour and cursor codes are added after).
 fn redact(redactor: &Redactor, text: &str) -> String {
-    String::from_utf8_lossy(&redactor.redact(text.as_bytes())).into_owned()
+    escape::escaped(&String::from_utf8_lossy(&redactor.redact(text.as_bytes())))
 }
 
 fn fresh_token() -> String {

@@ -104,26 +104,69 @@ pub enum Event {
 #[derive(Clone, Debug, Default)]
 pub struct ReadEvents {
     pub events: Vec<EventLine>,
-    /// 1-based numbers of lines that did not parse.
-    pub dropped: Vec<usize>,
+    /// The lines that did not parse.
+    pub dropped: Unreadable,
+}
+
+/// The lines of an events log that did not parse: how many, and the first few by number, so
+/// that what is said of a log of millions of corrupt lines stays one short line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Unreadable {
+    pub count: usize,
+    /// The 1-based numbers of the first [`Unreadable::NAMED`] of them.
+    pub first: Vec<usize>,
+}
+
+impl Unreadable {
+    /// How many lines are named; the rest are counted.
+    pub const NAMED: usize = 5;
+
+    fn add(&mut self, line: usize) {
+        self.count += 1;
+        if self.first.len() < Self::NAMED {
+            self.first.push(line);
+        }
+    }
+
+    /// `line 1, line 7, and 2 more`.
+    pub fn lines_text(&self) -> String {
+        let mut text: Vec<String> = self.first.iter().map(|l| format!("line {l}")).collect();
+        let more = self.count.saturating_sub(self.first.len());
+        if more > 0 {
+            text.push(format!("and {more} more"));
+        }
+        text.join(", ")
+    }
 }
 
 /// Reads an events log, dropping (and counting) lines that do not parse. Blocking.
 pub fn read_tolerant(path: &Path) -> std::io::Result<ReadEvents> {
+    let mut out = ReadEvents::default();
+    out.dropped = read_lines(path, &mut |e| out.events.push(e))?;
+    Ok(out)
+}
+
+/// The lines of an events log that do not parse; the others are parsed and let go (a log of
+/// 64 MiB is never held as events). Blocking.
+pub fn unreadable_lines(path: &Path) -> std::io::Result<Unreadable> {
+    read_lines(path, &mut |_| {})
+}
+
+fn read_lines(path: &Path, each: &mut dyn FnMut(EventLine)) -> std::io::Result<Unreadable> {
     // Never through a link, never blocking on a FIFO, never past 64 MiB: the file may have been
     // committed by the change under review.
     let bytes = super::nofollow::read_bounded(super::nofollow::open_regular(path)?, 64 << 20)?;
-    let mut out = ReadEvents::default();
+    let mut dropped = Unreadable::default();
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         match serde_json::from_slice::<EventLine>(line) {
-            Ok(e) => out.events.push(e),
-            Err(_) => out.dropped.push(i + 1),
+            Ok(e) => each(e),
+            Err(_) => dropped.add(i + 1),
         }
     }
-    Ok(out)
+    Ok(dropped)
 }
 
 pub fn signal_name(signal: i32) -> String {

@@ -323,19 +323,15 @@ pub async fn execute(
                 ),
             });
         }
-        if !reuse.dropped_event_lines.is_empty() {
+        // One bounded line however many there are: the first few are named, the rest counted.
+        if reuse.dropped_event_lines.count > 0 {
             reporter.event(Event::Warning {
                 stage: None,
                 message: format!(
                     "the events log of run {} has {} unreadable line(s) ({}); ignored: the manifest decides what is reused",
                     a.id,
-                    reuse.dropped_event_lines.len(),
-                    reuse
-                        .dropped_event_lines
-                        .iter()
-                        .map(|l| format!("line {l}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    reuse.dropped_event_lines.count,
+                    reuse.dropped_event_lines.lines_text()
                 ),
             });
         }

@@ -47,7 +47,10 @@ pub use cancel::{CancelReason, CancelSignal, Canceller, cancel_pair};
 pub use console::ConsoleMode;
 pub use context::{InputFile, Resolved, ResolvedChild, StageCx, StageSecrets};
 pub use error::RunError;
-pub use events::{EVENTS_FORMAT_VERSION, Event, EventLine, ReadEvents, read_tolerant};
+pub use events::{
+    EVENTS_FORMAT_VERSION, Event, EventLine, ReadEvents, Unreadable, read_tolerant,
+    unreadable_lines,
+};
 pub use executor::{RunReport, execute};
 pub use extensions::Extensions;
 pub use facts::{MAX_FACT_KEY_LEN, MAX_FACT_VALUE_LEN, MAX_FACTS, StageFacts};

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::beneath::{Entry, Folder, Why};
-use super::events::read_tolerant;
+use super::events::{Unreadable, unreadable_lines};
 use super::file_output::{FileOutput, Kept};
 use super::identity::{Difference, Identity};
 use super::manifest::{MANIFEST_FORMAT_VERSION, Manifest, OutputRecord};
@@ -162,7 +162,7 @@ pub struct Reuse {
     /// Completed stages of the parent that are not reused, and why.
     pub not_reused: Vec<(String, String)>,
     /// Lines of the parent's events log that did not parse.
-    pub dropped_event_lines: Vec<usize>,
+    pub dropped_event_lines: Unreadable,
     /// Reuse panicked (a bug), with the panic's message: nothing is reused, every stage runs.
     pub failed: Option<String>,
 }
@@ -206,8 +206,8 @@ pub fn reuse(
     idle: &BTreeSet<usize>,
 ) -> Reuse {
     let mut out = Reuse::default();
-    if let Ok(events) = read_tolerant(&admitted.dir.join("events.jsonl")) {
-        out.dropped_event_lines = events.dropped;
+    if let Ok(dropped) = unreadable_lines(&admitted.dir.join("events.jsonl")) {
+        out.dropped_event_lines = dropped;
     }
     let changed: BTreeSet<String> = admitted
         .model_changes

@@ -2,7 +2,7 @@
 //! file (`GITHUB_EVENT_PATH`). Read through a lookup function so that tests need no process
 //! environment.
 
-use std::io::Read;
+use reviewflow_engine::run::nofollow;
 
 use super::{DEFAULT_API_URL, Repository};
 
@@ -69,19 +69,18 @@ impl ActionsEnv {
     }
 }
 
-/// The payload as JSON, at most [`MAX_EVENT_BYTES`].
+/// The payload as JSON, at most [`MAX_EVENT_BYTES`], by the reader: a regular file only (a FIFO
+/// is never waited on), not a link.
 fn read_event(path: &str) -> Result<serde_json::Value, String> {
     let unreadable = |e: std::io::Error| format!("cannot read the event payload {path}: {e}");
-    let file = std::fs::File::open(path).map_err(unreadable)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_EVENT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(unreadable)?;
-    if bytes.len() as u64 > MAX_EVENT_BYTES {
-        return Err(format!(
-            "the event payload {path} is over {MAX_EVENT_BYTES} bytes"
-        ));
-    }
+    let file = nofollow::open_regular(std::path::Path::new(path)).map_err(unreadable)?;
+    let bytes = nofollow::read_bounded(file, MAX_EVENT_BYTES).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::FileTooLarge {
+            format!("the event payload {path} is over {MAX_EVENT_BYTES} bytes")
+        } else {
+            unreadable(e)
+        }
+    })?;
     serde_json::from_slice(&bytes).map_err(|e| format!("the event payload {path} is not JSON: {e}"))
 }
 
