@@ -568,15 +568,16 @@ fn failures_and_fallbacks_are_annotated_after_their_group_and_escaped() {
             "✓ child (<d>)".into(),
             "::<token>::".into(),
             "::endgroup::".into(),
-            "::group::✗ broken: failed — 100%25 broken: a, b%0D%0A::error::injected (<d>)".into(),
+            "::group::✗ broken: failed — 100%25 broken: a, b\\u{d}%0A::error::injected (<d>)"
+                .into(),
             "::stop-commands::<token>".into(),
             "▶ broken".into(),
             "  broken: about to fail".into(),
-            "✗ broken: failed — 100% broken: a, b\r".into(),
+            "✗ broken: failed — 100% broken: a, b\\u{d}".into(),
             "::error::injected (<d>)".into(),
             "::<token>::".into(),
             "::endgroup::".into(),
-            "::error title=broken::100%25 broken: a, b%0D%0A::error::injected".into(),
+            "::error title=broken::100%25 broken: a, b\\u{d}%0A::error::injected".into(),
             "run failed (exit 1)".into(),
         ]
     );
