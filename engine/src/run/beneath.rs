@@ -539,28 +539,43 @@ struct Walker<'w, 'v> {
     visit: &'w mut Visit<'v>,
 }
 
+/// The names in the folder open at `fd` (at `here`, for errors), sorted, `.` and `..` left out;
+/// each counts towards `entries`, refused past `max` before it is held in memory.
+fn sorted_names(
+    fd: BorrowedFd<'_>,
+    here: &Path,
+    entries: &mut usize,
+    max: usize,
+) -> Result<Vec<CString>, WalkError> {
+    let io = |e: Errno| WalkError::Io {
+        path: here.to_path_buf(),
+        source: e.into(),
+    };
+    let mut names: Vec<CString> = Vec::new();
+    for entry in rustix::fs::Dir::read_from(fd).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let name = entry.file_name();
+        if name == c"." || name == c".." {
+            continue;
+        }
+        *entries += 1;
+        if *entries > max {
+            return Err(WalkError::TooManyEntries(max));
+        }
+        names.push(name.to_owned());
+    }
+    names.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    Ok(names)
+}
+
 impl Walker<'_, '_> {
     fn folder(&mut self, fd: BorrowedFd<'_>, rel: &Path, depth: usize) -> Result<(), WalkError> {
-        let here = self.root.join(rel);
-        let io = |e: Errno| WalkError::Io {
-            path: here.clone(),
-            source: e.into(),
-        };
-        let mut names: Vec<CString> = Vec::new();
-        for entry in rustix::fs::Dir::read_from(fd).map_err(io)? {
-            let entry = entry.map_err(io)?;
-            let name = entry.file_name();
-            if name == c"." || name == c".." {
-                continue;
-            }
-            // Counted while listing, so a huge folder is refused before it is held in memory.
-            self.entries += 1;
-            if self.entries > self.bounds.entries {
-                return Err(WalkError::TooManyEntries(self.bounds.entries));
-            }
-            names.push(name.to_owned());
-        }
-        names.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        let names = sorted_names(
+            fd,
+            &self.root.join(rel),
+            &mut self.entries,
+            self.bounds.entries,
+        )?;
         for name in names {
             let rel = rel.join(OsStr::from_bytes(name.as_bytes()));
             self.entry(fd, &name, &rel, depth)?;
@@ -666,26 +681,12 @@ impl Finder<'_> {
     }
 
     fn folder(&mut self, fd: BorrowedFd<'_>, rel: &Path, depth: usize) -> Result<(), WalkError> {
-        let here = self.root.join(rel);
-        let io = |e: Errno| WalkError::Io {
-            path: here.clone(),
-            source: e.into(),
-        };
-        let mut names: Vec<CString> = Vec::new();
-        for entry in rustix::fs::Dir::read_from(fd).map_err(io)? {
-            let entry = entry.map_err(io)?;
-            let name = entry.file_name();
-            if name == c"." || name == c".." {
-                continue;
-            }
-            // Counted while listing, so a huge folder is refused before it is held in memory.
-            self.entries += 1;
-            if self.entries > self.bounds.entries {
-                return Err(WalkError::TooManyEntries(self.bounds.entries));
-            }
-            names.push(name.to_owned());
-        }
-        names.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        let names = sorted_names(
+            fd,
+            &self.root.join(rel),
+            &mut self.entries,
+            self.bounds.entries,
+        )?;
         for name in names {
             let name = OsStr::from_bytes(name.as_bytes());
             self.entry(fd, name, &rel.join(name), depth)?;

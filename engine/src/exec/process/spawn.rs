@@ -301,6 +301,26 @@ mod linux {
 
         const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
 
+        impl CloneArgs {
+            /// A child of `flags` born in the cgroup whose folder is open at `cgroup`, reporting
+            /// its exit with SIGCHLD, on `stack` (none: 0, 0).
+            fn into_cgroup(flags: u64, cgroup: u64, stack: u64, stack_size: u64) -> Self {
+                Self {
+                    flags: flags | CLONE_INTO_CGROUP,
+                    pidfd: 0,
+                    child_tid: 0,
+                    parent_tid: 0,
+                    exit_signal: libc::SIGCHLD as u64,
+                    stack,
+                    stack_size,
+                    tls: 0,
+                    set_tid: 0,
+                    set_tid_size: 0,
+                    cgroup,
+                }
+            }
+        }
+
         /// A kernel that cannot do it (no `clone3`, or one without `CLONE_INTO_CGROUP`): the
         /// caller falls back to `clone`. Any other error is the spawn's.
         pub(super) fn unsupported(e: &io::Error) -> bool {
@@ -325,19 +345,7 @@ mod linux {
             let Ok(cgroup) = u64::try_from(cgroup) else {
                 return false;
             };
-            let args = CloneArgs {
-                flags: CLONE_INTO_CGROUP,
-                pidfd: 0,
-                child_tid: 0,
-                parent_tid: 0,
-                exit_signal: libc::SIGCHLD as u64,
-                stack: 0,
-                stack_size: 0,
-                tls: 0,
-                set_tid: 0,
-                set_tid_size: 0,
-                cgroup,
-            };
+            let args = CloneArgs::into_cgroup(0, cgroup, 0, 0);
             // SAFETY: a fork (no CLONE_VM: the child has a copy of this memory) whose child
             // makes no call but `_exit`; the caller has every signal blocked.
             let pid = unsafe {
@@ -371,20 +379,12 @@ mod linux {
             cgroup: RawFd,
             context: &Context,
         ) -> io::Result<i32> {
-            let args = CloneArgs {
-                flags: (libc::CLONE_VM | libc::CLONE_VFORK) as u64 | CLONE_INTO_CGROUP,
-                pidfd: 0,
-                child_tid: 0,
-                parent_tid: 0,
-                exit_signal: libc::SIGCHLD as u64,
-                stack: stack.base as u64,
-                stack_size: super::STACK as u64,
-                tls: 0,
-                set_tid: 0,
-                set_tid_size: 0,
-                cgroup: u64::try_from(cgroup)
-                    .map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?,
-            };
+            let args = CloneArgs::into_cgroup(
+                (libc::CLONE_VM | libc::CLONE_VFORK) as u64,
+                u64::try_from(cgroup).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?,
+                stack.base as u64,
+                super::STACK as u64,
+            );
             let entry = child_main as extern "C" fn(*mut libc::c_void) -> libc::c_int;
             let arg = std::ptr::from_ref(context);
             let ret: i64;
