@@ -6,8 +6,8 @@ use reviewflow_engine::check::ALL;
 use crate::support::{reviewflow, root};
 
 const DOC: &str = "docs/checks.md";
-/// The one `##` section that is not a check.
-const PREAMBLE: &str = "Reading findings";
+/// The `##` sections that are not checks, in their order at the top.
+const PREAMBLE: &[&str] = &["Principles", "Reading findings"];
 
 fn doc() -> String {
     std::fs::read_to_string(root().join(DOC)).expect("docs/checks.md exists")
@@ -95,6 +95,7 @@ fn every_check_has_a_complete_section() {
             "**Suppress:**",
             &format!("allow \"{id}\" reason=\""),
             "--no-suppress",
+            &format!("**Principle:** {}.", check.principle()),
             &format!("<!-- expect: {id} -->"),
             "<!-- expect: clean -->",
         ] {
@@ -103,13 +104,14 @@ fn every_check_has_a_complete_section() {
     }
     for (heading, _) in &sections {
         assert!(
-            heading == PREAMBLE || ALL.iter().any(|c| c.id() == heading),
+            PREAMBLE.contains(&heading.as_str()) || ALL.iter().any(|c| c.id() == heading),
             "`## {heading}` in {DOC} is not a check id"
         );
     }
+    let headings: Vec<&str> = sections.iter().map(|(h, _)| h.as_str()).collect();
     assert!(
-        doc.starts_with("# Checks") && doc.contains(&format!("## {PREAMBLE}")),
-        "{DOC} starts with how to read findings"
+        doc.starts_with("# Checks") && headings.starts_with(PREAMBLE),
+        "{DOC} starts with the principles, then how to read findings"
     );
 }
 
@@ -190,5 +192,37 @@ fn the_readme_lists_every_check() {
             1,
             "README.md's `## Checks` lists {named} once"
         );
+    }
+}
+
+/// The table under "Principles" lists every check once, in the row of the principle it applies.
+#[test]
+fn the_principles_table_maps_every_check() {
+    let doc = doc();
+    let sections = sections(&doc);
+    let (_, body) = sections
+        .iter()
+        .find(|(h, _)| h == "Principles")
+        .expect("a Principles section");
+    for principle in reviewflow_engine::check::Principle::ALL {
+        let head = format!("| {principle} | ");
+        let row = body
+            .lines()
+            .find(|l| l.starts_with(&head))
+            .unwrap_or_else(|| panic!("{DOC}: no table row for principle {principle}"));
+        let listed: Vec<&str> = row[head.len()..]
+            .split(", ")
+            .filter_map(|cell| cell.split('`').nth(1))
+            .collect();
+        let expected: Vec<&str> = ALL
+            .iter()
+            .filter(|c| c.principle() == principle)
+            .map(|c| c.id())
+            .collect();
+        let mut a = listed.clone();
+        let mut b = expected.clone();
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "{DOC}: the row of principle {principle}");
     }
 }

@@ -10,6 +10,9 @@ use crate::finding::{Confidence, Finding, Label, Severity};
 pub struct AggregateInput;
 
 impl Check for AggregateInput {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Coverage
+    }
     fn id(&self) -> &'static str {
         "aggregate-input"
     }

@@ -80,6 +80,9 @@ fn can_be_empty(p: &Pipeline, t: &Template) -> Option<String> {
 }
 
 impl Check for Binding {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Coverage
+    }
     fn id(&self) -> &'static str {
         "binding"
     }

@@ -8,6 +8,9 @@ use crate::finding::{Finding, Label, Severity};
 pub struct Cycle;
 
 impl Check for Cycle {
+    fn principle(&self) -> super::Principle {
+        super::Principle::OneSourceOfTruth
+    }
     fn id(&self) -> &'static str {
         "cycle"
     }

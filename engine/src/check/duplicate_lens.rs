@@ -10,6 +10,9 @@ use crate::finding::{Confidence, Finding, Label, Severity};
 pub struct DuplicateLens;
 
 impl Check for DuplicateLens {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Coverage
+    }
     fn id(&self) -> &'static str {
         "duplicate-lens"
     }

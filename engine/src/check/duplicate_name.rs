@@ -9,6 +9,9 @@ use crate::lower::Fact;
 pub struct DuplicateName;
 
 impl Check for DuplicateName {
+    fn principle(&self) -> super::Principle {
+        super::Principle::OneSourceOfTruth
+    }
     fn id(&self) -> &'static str {
         "duplicate-name"
     }

@@ -30,6 +30,9 @@ fn both_run(a: &Stage, b: &Stage) -> bool {
 }
 
 impl Check for DuplicatePublisher {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Coverage
+    }
     fn id(&self) -> &'static str {
         "duplicate-publisher"
     }

@@ -37,6 +37,9 @@ pub struct FailClosed;
 const ID: &str = "fail-closed";
 
 impl Check for FailClosed {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Coverage
+    }
     fn id(&self) -> &'static str {
         ID
     }

@@ -15,6 +15,9 @@ pub const MIN_KEY_BYTES: u64 = 32;
 pub struct KeyLength;
 
 impl Check for KeyLength {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Coverage
+    }
     fn id(&self) -> &'static str {
         "key-length"
     }

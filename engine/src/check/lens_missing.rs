@@ -42,6 +42,9 @@ impl LensMissing {
 }
 
 impl Check for LensMissing {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Coverage
+    }
     fn id(&self) -> &'static str {
         "lens-missing"
     }

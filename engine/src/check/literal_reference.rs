@@ -9,6 +9,9 @@ use crate::model::{Reference, Segment, Value};
 pub struct LiteralReference;
 
 impl Check for LiteralReference {
+    fn principle(&self) -> super::Principle {
+        super::Principle::OneSourceOfTruth
+    }
     fn id(&self) -> &'static str {
         "literal-reference"
     }

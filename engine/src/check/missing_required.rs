@@ -7,6 +7,9 @@ use crate::lower::Fact;
 pub struct MissingRequired;
 
 impl Check for MissingRequired {
+    fn principle(&self) -> super::Principle {
+        super::Principle::OneSourceOfTruth
+    }
     fn id(&self) -> &'static str {
         "missing-required"
     }

@@ -17,6 +17,7 @@ mod lens_missing;
 mod literal_reference;
 mod missing_required;
 mod permissions;
+mod principle;
 mod private_egress;
 mod reviewer;
 mod reviewer_access;
@@ -77,11 +78,15 @@ impl Context<'_> {
     }
 }
 
+pub use principle::Principle;
+
 pub trait Check: Sync {
     /// A stable id, used in output, SARIF rule ids and `allow`.
     fn id(&self) -> &'static str;
     /// The severity of its findings.
     fn severity(&self) -> Severity;
+    /// The principle it applies (docs/checks.md, "Principles").
+    fn principle(&self) -> Principle;
     /// One line: what the check proves.
     fn summary(&self) -> &'static str;
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>);

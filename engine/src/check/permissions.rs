@@ -12,6 +12,9 @@ use crate::span::Spanned;
 pub struct Permissions;
 
 impl Check for Permissions {
+    fn principle(&self) -> super::Principle {
+        super::Principle::UnknownAuthority
+    }
     fn id(&self) -> &'static str {
         "permissions"
     }

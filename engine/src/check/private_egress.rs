@@ -17,6 +17,9 @@ use crate::model::{Pipeline, Reference};
 pub struct PrivateEgress;
 
 impl Check for PrivateEgress {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Labels
+    }
     fn id(&self) -> &'static str {
         "private-egress"
     }

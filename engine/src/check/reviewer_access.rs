@@ -10,6 +10,9 @@ use crate::flow::Kind;
 pub struct ReviewerAccess;
 
 impl Check for ReviewerAccess {
+    fn principle(&self) -> super::Principle {
+        super::Principle::UnknownIsUntrusted
+    }
     fn id(&self) -> &'static str {
         "reviewer-access"
     }

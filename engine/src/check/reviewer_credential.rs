@@ -14,6 +14,9 @@ use crate::suggest::{did_you_mean, help_text};
 pub struct ReviewerCredential;
 
 impl Check for ReviewerCredential {
+    fn principle(&self) -> super::Principle {
+        super::Principle::UnknownAuthority
+    }
     fn id(&self) -> &'static str {
         "reviewer-credential"
     }

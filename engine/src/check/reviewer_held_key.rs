@@ -15,6 +15,9 @@ use crate::model::Value;
 pub struct ReviewerHeldKey;
 
 impl Check for ReviewerHeldKey {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Labels
+    }
     fn id(&self) -> &'static str {
         "reviewer-held-key"
     }

@@ -15,6 +15,9 @@ const DIFFERS_FROM: &str = "reviewer-vendor-differs-from";
 pub struct ReviewerVendor;
 
 impl Check for ReviewerVendor {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Coverage
+    }
     fn id(&self) -> &'static str {
         "reviewer-vendor"
     }

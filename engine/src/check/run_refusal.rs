@@ -12,6 +12,9 @@ use crate::finding::{Confidence, Finding, Label, Severity};
 pub struct RunRefusal;
 
 impl Check for RunRefusal {
+    fn principle(&self) -> super::Principle {
+        super::Principle::OneSourceOfTruth
+    }
     fn id(&self) -> &'static str {
         "run-refusal"
     }

@@ -59,6 +59,9 @@ fn scope(secret: &Secret) -> Label {
 }
 
 impl Check for SecretAlias {
+    fn principle(&self) -> super::Principle {
+        super::Principle::UnknownAuthority
+    }
     fn id(&self) -> &'static str {
         "secret-alias"
     }

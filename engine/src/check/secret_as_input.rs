@@ -327,6 +327,9 @@ impl SecretAsInput {
 }
 
 impl Check for SecretAsInput {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Labels
+    }
     fn id(&self) -> &'static str {
         "secret-as-input"
     }

@@ -12,6 +12,9 @@ use crate::flow::Kind;
 pub struct SecretFlow;
 
 impl Check for SecretFlow {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Labels
+    }
     fn id(&self) -> &'static str {
         "secret-flow"
     }

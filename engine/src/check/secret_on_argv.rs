@@ -487,6 +487,9 @@ fn expansions(text: &str, var: &str) -> Vec<usize> {
 }
 
 impl Check for SecretOnArgv {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Labels
+    }
     fn id(&self) -> &'static str {
         ID
     }

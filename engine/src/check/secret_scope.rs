@@ -24,6 +24,9 @@ fn scope_label(secret: &Secret) -> Label {
 }
 
 impl Check for SecretScope {
+    fn principle(&self) -> super::Principle {
+        super::Principle::AllowLists
+    }
     fn id(&self) -> &'static str {
         "secret-scope"
     }

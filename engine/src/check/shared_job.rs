@@ -33,6 +33,9 @@ const JOB_TOKEN: &str = "GITHUB_TOKEN";
 const SHOWN: usize = 6;
 
 impl Check for SharedJob {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Labels
+    }
     fn id(&self) -> &'static str {
         ID
     }

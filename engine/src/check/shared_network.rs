@@ -14,6 +14,9 @@ pub struct SharedNetwork;
 pub const ID: &str = "shared-network";
 
 impl Check for SharedNetwork {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Labels
+    }
     fn id(&self) -> &'static str {
         ID
     }

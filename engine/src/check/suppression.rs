@@ -83,6 +83,9 @@ impl Suppression {
 }
 
 impl Check for Suppression {
+    fn principle(&self) -> super::Principle {
+        super::Principle::NarrowSuppressions
+    }
     fn id(&self) -> &'static str {
         ID
     }

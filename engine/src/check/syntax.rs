@@ -9,6 +9,9 @@ pub const ID: &str = "syntax";
 pub struct Syntax;
 
 impl Check for Syntax {
+    fn principle(&self) -> super::Principle {
+        super::Principle::OneSourceOfTruth
+    }
     fn id(&self) -> &'static str {
         ID
     }

@@ -29,6 +29,9 @@ fn events(p: &Pipeline) -> Vec<(TriggerEvent, Option<Span>)> {
 }
 
 impl Check for Trigger {
+    fn principle(&self) -> super::Principle {
+        super::Principle::AllowLists
+    }
     fn id(&self) -> &'static str {
         "trigger"
     }

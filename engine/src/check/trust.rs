@@ -235,6 +235,9 @@ impl Trust {
 }
 
 impl Check for Trust {
+    fn principle(&self) -> super::Principle {
+        super::Principle::UnknownIsUntrusted
+    }
     fn id(&self) -> &'static str {
         "trust"
     }

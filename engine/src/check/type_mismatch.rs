@@ -151,6 +151,9 @@ impl TypeMismatch {
 }
 
 impl Check for TypeMismatch {
+    fn principle(&self) -> super::Principle {
+        super::Principle::OneSourceOfTruth
+    }
     fn id(&self) -> &'static str {
         "type-mismatch"
     }

@@ -157,6 +157,9 @@ pub fn counterfactual(p: &Pipeline, unknown: &Unknown<'_>) -> Option<Pipeline> {
 }
 
 impl Check for UnknownInput {
+    fn principle(&self) -> super::Principle {
+        super::Principle::AllowLists
+    }
     fn id(&self) -> &'static str {
         ID
     }

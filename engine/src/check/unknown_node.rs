@@ -9,6 +9,9 @@ use crate::suggest::help_text;
 pub struct UnknownNode;
 
 impl Check for UnknownNode {
+    fn principle(&self) -> super::Principle {
+        super::Principle::AllowLists
+    }
     fn id(&self) -> &'static str {
         "unknown-node"
     }

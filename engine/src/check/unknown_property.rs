@@ -8,6 +8,9 @@ use crate::suggest::help_text;
 pub struct UnknownProperty;
 
 impl Check for UnknownProperty {
+    fn principle(&self) -> super::Principle {
+        super::Principle::AllowLists
+    }
     fn id(&self) -> &'static str {
         "unknown-property"
     }

@@ -32,6 +32,9 @@ impl UnknownReference {
 }
 
 impl Check for UnknownReference {
+    fn principle(&self) -> super::Principle {
+        super::Principle::AllowLists
+    }
     fn id(&self) -> &'static str {
         "unknown-reference"
     }

@@ -8,6 +8,9 @@ use crate::suggest::help_text;
 pub struct UnknownStageKind;
 
 impl Check for UnknownStageKind {
+    fn principle(&self) -> super::Principle {
+        super::Principle::AllowLists
+    }
     fn id(&self) -> &'static str {
         "unknown-stage-kind"
     }

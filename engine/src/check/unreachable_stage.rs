@@ -8,6 +8,9 @@ use crate::model::Expr;
 pub struct UnreachableStage;
 
 impl Check for UnreachableStage {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Coverage
+    }
     fn id(&self) -> &'static str {
         "unreachable-stage"
     }

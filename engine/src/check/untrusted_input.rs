@@ -17,6 +17,9 @@ use crate::model::Access;
 pub struct UntrustedInput;
 
 impl Check for UntrustedInput {
+    fn principle(&self) -> super::Principle {
+        super::Principle::UnknownIsUntrusted
+    }
     fn id(&self) -> &'static str {
         "untrusted-input"
     }

@@ -12,6 +12,9 @@ use crate::finding::{Confidence, Finding, Label, Severity};
 pub struct UnvalidatedFindings;
 
 impl Check for UnvalidatedFindings {
+    fn principle(&self) -> super::Principle {
+        super::Principle::Coverage
+    }
     fn id(&self) -> &'static str {
         "unvalidated-findings"
     }

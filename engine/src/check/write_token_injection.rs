@@ -28,6 +28,9 @@ fn channel(role: Role) -> Option<&'static str> {
 }
 
 impl Check for WriteTokenInjection {
+    fn principle(&self) -> super::Principle {
+        super::Principle::UnknownIsUntrusted
+    }
     fn id(&self) -> &'static str {
         ID
     }

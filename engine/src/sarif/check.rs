@@ -51,11 +51,11 @@ pub fn help_uri(check_id: &str) -> Option<String> {
 }
 
 /// A check's description and help, from its section of `docs/checks.md`: the `**Proves:**`,
-/// `**Severity:**` and `**Fix:**` paragraphs. Falls back on the check's summary.
+/// `**Principle:**`, `**Severity:**` and `**Fix:**` paragraphs. Falls back on the check's summary.
 pub struct RuleDoc {
     /// What the check proves, as plain text (`fullDescription`).
     pub full: String,
-    /// Proves, severity, fix and suppress, as plain text (`help.text`).
+    /// Proves, principle, severity, fix and suppress, as plain text (`help.text`).
     pub help_text: String,
     /// The same as Markdown (`help.markdown`).
     pub help_markdown: String,
@@ -65,7 +65,7 @@ pub struct RuleDoc {
 pub fn rule_doc(check: &dyn Check) -> RuleDoc {
     let paragraphs = doc_section(check.id())
         .map(|section| {
-            ["**Proves:**", "**Severity:**", "**Fix:**"]
+            ["**Proves:**", "**Principle:**", "**Severity:**", "**Fix:**"]
                 .iter()
                 .filter_map(|head| {
                     section
