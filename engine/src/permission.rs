@@ -60,7 +60,13 @@ pub enum Capability<'a> {
     /// No `can=`, and a forge token (the forge's `token=`, or GitHub Actions' token by its
     /// variable): it may do anything the token was granted, writes included.
     ForgeToken,
-    /// No `can=` on any other secret (a model's key, a webhook): nothing on the forge.
+    /// No `can=`, and a secret of no known kind (a deploy token, a webhook, a model's key under
+    /// a variable no model's client reads): unknown authority can do anything its kind can
+    /// (docs/checks.md, principle 2), so it is taken to write.
+    Undeclared,
+    /// No `can=`, and of a kind known to do nothing on the forge: a model's key, known by the
+    /// variable a model's client reads it from, or a key that only seals and opens
+    /// conversations.
     Nothing,
 }
 
@@ -69,7 +75,7 @@ impl Capability<'_> {
     pub fn writes(self) -> bool {
         match self {
             Self::Declared(list) => list.iter().any(|p| p.value.access == Access::Write),
-            Self::ForgeToken => true,
+            Self::ForgeToken | Self::Undeclared => true,
             Self::Nothing => false,
         }
     }
@@ -80,13 +86,13 @@ impl Capability<'_> {
             Self::Declared(list) => list
                 .iter()
                 .any(|p| p.value.scope == wanted.scope && p.value.access >= wanted.access),
-            Self::ForgeToken => true,
+            Self::ForgeToken | Self::Undeclared => true,
             Self::Nothing => false,
         }
     }
 
     /// Its write permissions, as written (`pull-requests:write checks:write`); for a forge token
-    /// without `can=`, "any".
+    /// without `can=`, "any"; for a secret of no known kind, why it counts as writing.
     pub fn describe_writes(self) -> String {
         match self {
             Self::Declared(list) => {
@@ -98,23 +104,73 @@ impl Capability<'_> {
                 words.join(" ")
             }
             Self::ForgeToken => "whatever the token was granted".into(),
+            Self::Undeclared => {
+                "anything: it has no `can=`, and unknown authority can do anything its kind can"
+                    .into()
+            }
             Self::Nothing => String::new(),
         }
     }
 }
 
-/// What secret `k` of `pipeline` can do on the forge.
-pub fn capability(pipeline: &crate::model::Pipeline, k: usize) -> Capability<'_> {
+/// What secret `k` of `pipeline` can do on the forge. The kinds a secret is known by are the
+/// registry's: the credential variables of its reviewers, and the key slot of a stage that binds
+/// a blob.
+pub fn capability<'p>(
+    registry: &crate::registry::Registry,
+    pipeline: &'p crate::model::Pipeline,
+    k: usize,
+) -> Capability<'p> {
     let secret = &pipeline.secrets[k];
     if let Some(can) = &secret.can {
         return Capability::Declared(&can.value);
     }
     let forge_token = crate::flow::forge_token(pipeline) == Some(secret.name.value.as_str());
     if forge_token || ACTIONS_TOKEN_VARIABLES.contains(&secret.env.value.as_str()) {
-        Capability::ForgeToken
-    } else {
-        Capability::Nothing
+        return Capability::ForgeToken;
     }
+    let model_key = registry
+        .contracts()
+        .flat_map(|c| c.reviewers())
+        .any(|kind| kind.credentials.contains(&secret.env.value.as_str()));
+    if model_key || sealing_key(registry, pipeline, &secret.env.value) {
+        Capability::Nothing
+    } else {
+        Capability::Undeclared
+    }
+}
+
+/// Whether a secret read from `var` seals or opens conversations: some secret read from it is
+/// the key slot of a stage that binds a blob (a `std/seal` or `std/restore` key). A key is known
+/// by that use even where it is also held elsewhere (`secret-scope`'s finding) or aliased
+/// (`secret-alias`'s).
+fn sealing_key(
+    registry: &crate::registry::Registry,
+    pipeline: &crate::model::Pipeline,
+    var: &str,
+) -> bool {
+    use crate::contract::Role;
+    use crate::model::Value;
+    let names: Vec<&str> = pipeline
+        .secrets
+        .iter()
+        .filter(|s| s.env.value == var)
+        .map(|s| s.name.value.as_str())
+        .collect();
+    pipeline.stages.iter().any(|stage| {
+        let Some(contract) = registry.get(&stage.uses.value) else {
+            return false;
+        };
+        if !contract.children.iter().any(|s| s.role == Role::Binding) {
+            return false;
+        }
+        stage.children.iter().any(|child| {
+            contract.child_spec(&child.name.value).map(|s| s.role) == Some(Role::SecretSlot)
+                && child
+                    .values()
+                    .any(|v| matches!(&v.value, Value::Secret(s) if names.contains(&s.as_str())))
+        })
+    })
 }
 
 #[cfg(test)]

@@ -47,7 +47,9 @@ impl Check for Permissions {
                     // An arbitrary command: no contract can say what it needs, so it declares
                     // what it uses, and a secret it holds must be able to do it.
                     if cx.flow.is_some()
-                        && !held.iter().any(|&k| capability(p, k).covers(&perm.value))
+                        && !held
+                            .iter()
+                            .any(|&k| capability(cx.registry, p, k).covers(&perm.value))
                     {
                         out.push(self.unbacked(cx, i, perm));
                         unbacked = true;
@@ -87,7 +89,7 @@ impl Check for Permissions {
                     // The forge's own token, or a token that can do the write, is how a write
                     // permission is exercised.
                     crate::flow::forge_token(p) != Some(p.secrets[k].name.value.as_str())
-                        && !capability(p, k).covers(&w.value)
+                        && !capability(cx.registry, p, k).covers(&w.value)
                 })
             {
                 out.push(

@@ -133,7 +133,7 @@ fn powers(cx: &Context<'_>, i: usize) -> Vec<Power> {
         .map_or(&[][..], Vec::as_slice);
     for &k in held {
         let secret = &p.secrets[k];
-        let can = capability(p, k);
+        let can = capability(cx.registry, p, k);
         if secret.env.value == JOB_TOKEN || !can.writes() {
             continue;
         }

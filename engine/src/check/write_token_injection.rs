@@ -50,9 +50,22 @@ impl Check for WriteTokenInjection {
             if !(contract.opaque || contract.has_effect(Effect::Executes)) {
                 continue;
             }
+            // A secret of no known kind that the stage may not hold at all is reported once, by
+            // the check that says so: `secret-scope` (out of its `visible-to`) or
+            // `reviewer-credential` (a model reviewer takes its model's credential only).
+            let model_reviewer = super::reviewer::StageReviewer::of(cx, stage)
+                .is_some_and(|r| !r.kind.credentials.is_empty());
             let Some((k, can)) = flow.held[i]
                 .iter()
-                .map(|&k| (k, capability(p, k)))
+                .map(|&k| (k, capability(cx.registry, p, k)))
+                .filter(|&(k, c)| {
+                    c != Capability::Undeclared
+                        || !(model_reviewer
+                            || !p.secrets[k]
+                                .visible_to
+                                .iter()
+                                .any(|v| v.value == stage.name.value))
+                })
                 .find(|(_, c)| c.writes())
             else {
                 continue;
@@ -108,6 +121,7 @@ impl Check for WriteTokenInjection {
             let forge_token = crate::flow::forge_token(p) == Some(token);
             let what = match can {
                 Capability::Declared(_) => format!("which can write ({})", can.describe_writes()),
+                Capability::Undeclared => "a secret that says nothing of what it can do, so it is taken to write (unknown authority can do anything its kind can)".into(),
                 _ if forge_token => "the forge's token, which can write".into(),
                 _ => format!(
                     "GitHub Actions' token (read from `{}`), which can write",
@@ -121,6 +135,12 @@ impl Check for WriteTokenInjection {
                 .map_or(stage.name.span, |s| s.span);
             let declared = match &secret.can {
                 Some(c) => Label::new(c.span, format!("`{token}` can do this")),
+                None if can == Capability::Undeclared => Label::new(
+                    secret.name.span,
+                    format!(
+                        "`{token}` has no `can=` and is of no kind known to do nothing on the forge (a model's key by its variable, a sealing key)"
+                    ),
+                ),
                 None => Label::new(
                     secret.name.span,
                     format!(
@@ -133,7 +153,12 @@ impl Check for WriteTokenInjection {
                     ),
                 ),
             };
-            let help = if contract.reviewer_kinds.is_empty() {
+            let help = if can == Capability::Undeclared {
+                format!(
+                    "say what `{token}` can do on the forge: `can=\"\"` if it is no forge credential (a webhook, a package registry's token), `can=\"{reads}\"` if it only reads; if it writes, keep it from a stage that reads {}",
+                    refs.join(", ")
+                )
+            } else if contract.reviewer_kinds.is_empty() {
                 format!(
                     "if `{name}` only reads the forge, give it a token of its own that only reads (a secret minted so, with `can=\"{reads}\"`); if it must write, let a stage without the token read {} and hand on only a `bool` that `{name}`'s `when` reads, or publish with `std/post`, which runs no program",
                     refs.join(", ")
