@@ -59,12 +59,11 @@ impl Check for WriteTokenInjection {
                 .iter()
                 .map(|&k| (k, capability(cx.registry, p, k)))
                 .filter(|&(k, c)| {
-                    c != Capability::Undeclared
-                        || !(model_reviewer
-                            || !p.secrets[k]
-                                .visible_to
-                                .iter()
-                                .any(|v| v.value == stage.name.value))
+                    let in_scope = p.secrets[k]
+                        .visible_to
+                        .iter()
+                        .any(|v| v.value == stage.name.value);
+                    c != Capability::Undeclared || (in_scope && !model_reviewer)
                 })
                 .find(|(_, c)| c.writes())
             else {
