@@ -138,6 +138,9 @@ pub struct Flow {
     /// Labels each output got from the stage itself (not propagated), by stage; a folder it may
     /// write is there as `{input}`.
     added: Vec<Vec<(String, LabelSet)>>,
+    /// Outputs that carry what the stage's program holds ([`LabelAdd::ProgramSecrets`]), by
+    /// stage.
+    program_outputs: Vec<Vec<String>>,
     /// What each stage may leave in a folder it may write: every label its outputs would carry.
     writes: Vec<LabelSet>,
     folders: Folders,
@@ -178,6 +181,7 @@ impl Flow {
             inputs: vec![Vec::new(); n],
             outputs: vec![Vec::new(); n],
             added: vec![Vec::new(); n],
+            program_outputs: vec![Vec::new(); n],
             writes: vec![LabelSet::default(); n],
             held_in: vec![LabelSet::default(); folders.names.len()],
             folders,
@@ -302,8 +306,13 @@ impl Flow {
         for &k in &self.held[i] {
             held_set.add_secret(k);
         }
+        let mut program_set = LabelSet::default();
+        for k in program_secrets(pipeline, stage, contract, &self.held[i]) {
+            program_set.add_secret(k);
+        }
         self.outputs[i].clear();
         self.added[i].clear();
+        let mut program_outputs = Vec::new();
         for (name, _) in stage_outputs[i].iter().cloned() {
             let (mut labels, added) = match contract {
                 None => (LabelSet::default(), LabelSet::default()),
@@ -334,6 +343,10 @@ impl Flow {
                                 LabelAdd::Untrusted => added.untrusted = true,
                                 LabelAdd::Private => added.private = true,
                                 LabelAdd::HeldSecrets => added.union_with(&held_set),
+                                LabelAdd::ProgramSecrets => {
+                                    added.union_with(&program_set);
+                                    program_outputs.push(name.clone());
+                                }
                             }
                         }
                         l.union_with(&added);
@@ -350,6 +363,7 @@ impl Flow {
             self.added[i].push((name.clone(), added));
             self.outputs[i].push((name, labels));
         }
+        self.program_outputs[i] = program_outputs;
         // What the stage may leave in a folder: what an opaque output of it would carry.
         let granted = self.folders.granted_to(i);
         if !granted.is_empty() {
@@ -411,6 +425,31 @@ impl Flow {
         input: &Input,
         kind: Kind,
     ) -> Vec<Label> {
+        self.trace(pipeline, dag, stage, input, kind).0
+    }
+
+    /// The stage that gave `input` its label `kind` (the source of [`Flow::path`]), if the walk
+    /// reaches one.
+    pub fn origin(
+        &self,
+        pipeline: &Pipeline,
+        dag: &Dag,
+        stage: usize,
+        input: &Input,
+        kind: Kind,
+    ) -> Option<usize> {
+        self.trace(pipeline, dag, stage, input, kind).1
+    }
+
+    fn trace(
+        &self,
+        pipeline: &Pipeline,
+        dag: &Dag,
+        stage: usize,
+        input: &Input,
+        kind: Kind,
+    ) -> (Vec<Label>, Option<usize>) {
+        let mut origin = None;
         let mut steps = Vec::new();
         let mut current = input.reference.clone();
         let mut consumer = stage;
@@ -439,8 +478,15 @@ impl Flow {
             if added_here {
                 steps.push(Label::new(
                     pipeline.stages[p].name.span,
-                    source_message(pipeline, p, &current.output, kind),
+                    source_message(
+                        pipeline,
+                        p,
+                        &current.output,
+                        kind,
+                        self.program_outputs[p].contains(&current.output),
+                    ),
                 ));
+                origin = Some(p);
                 break;
             }
             let Some(next) = self.inputs[p].iter().find(|i| i.labels.has(kind)) else {
@@ -454,7 +500,7 @@ impl Flow {
             current = next.reference.clone();
         }
         steps.reverse();
-        steps
+        (steps, origin)
     }
 }
 
@@ -462,7 +508,15 @@ fn lookup<'a>(list: &'a [(String, LabelSet)], name: &str) -> Option<&'a LabelSet
     list.iter().find(|(n, _)| n == name).map(|(_, l)| l)
 }
 
-fn source_message(pipeline: &Pipeline, stage: usize, output: &str, kind: Kind) -> String {
+/// `program`: the output carries what the stage's program holds (a reviewer's comment), rather
+/// than every secret the stage holds.
+fn source_message(
+    pipeline: &Pipeline,
+    stage: usize,
+    output: &str,
+    kind: Kind,
+    program: bool,
+) -> String {
     let name = &pipeline.stages[stage].name.value;
     match kind {
         Kind::Untrusted if output.starts_with('{') => format!(
@@ -470,6 +524,10 @@ fn source_message(pipeline: &Pipeline, stage: usize, output: &str, kind: Kind) -
         ),
         Kind::Untrusted => format!("`{name}.{output}` comes from the change (untrusted)"),
         Kind::Private => format!("`{name}.{output}` is private"),
+        Kind::Secret(k) if program => format!(
+            "`{name}`'s program holds secret `{}`, and a reviewer's `{output}` carries what its program holds",
+            pipeline.secrets[k].name.value
+        ),
         Kind::Secret(k) => format!("`{name}` holds secret `{}`", pipeline.secrets[k].name.value),
     }
 }
@@ -502,6 +560,49 @@ fn held_secrets(
     held.sort_unstable();
     held.dedup();
     held
+}
+
+/// Of the secrets `held` by `stage`, those its program holds: all but a credential of one of the
+/// contract's reviewer kinds given under that credential's own variable (`secret-env
+/// "ANTHROPIC_API_KEY" "anthropic-key"`), which the run keeps behind its proxy.
+fn program_secrets(
+    pipeline: &Pipeline,
+    stage: &Stage,
+    contract: Option<&StageContract>,
+    held: &[usize],
+) -> Vec<usize> {
+    use crate::model::Value;
+    let credentials: Vec<&str> = contract
+        .map(|c| c.reviewers())
+        .unwrap_or_default()
+        .iter()
+        .flat_map(|k| k.credentials.iter().copied())
+        .collect();
+    // A secret is behind the proxy only if every slot that names it does so under a credential.
+    let proxied = |name: &str| {
+        let mut slots = stage.children.iter().filter(|c| {
+            contract
+                .and_then(|k| k.child_spec(&c.name.value))
+                .is_some_and(|s| s.role == crate::contract::Role::SecretSlot)
+                && c.args
+                    .iter()
+                    .any(|a| matches!(&a.value, Value::Secret(s) if s == name))
+        });
+        let mut any = false;
+        let all = slots.all(|c| {
+            any = true;
+            c.args.iter().any(|a| {
+                a.value
+                    .as_str()
+                    .is_some_and(|var| credentials.contains(&var))
+            })
+        });
+        any && all
+    };
+    held.iter()
+        .copied()
+        .filter(|&k| !proxied(&pipeline.secrets[k].name.value))
+        .collect()
 }
 
 /// The forge's token secret, if its kind takes one and the pipeline names it.

@@ -144,7 +144,7 @@ pub fn capability<'p>(
 /// the key slot of a stage that binds a blob (a `std/seal` or `std/restore` key). A key is known
 /// by that use even where it is also held elsewhere (`secret-scope`'s finding) or aliased
 /// (`secret-alias`'s).
-fn sealing_key(
+pub fn sealing_key(
     registry: &crate::registry::Registry,
     pipeline: &crate::model::Pipeline,
     var: &str,

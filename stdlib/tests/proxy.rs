@@ -376,7 +376,8 @@ async fn a_reviewer_told_to_publish_its_key_publishes_a_dead_stand_in() {
 
 /// A `command` reviewer given a model's key under its credential's variable gets a stand-in
 /// and the proxy as `ANTHROPIC_BASE_URL`, like a model reviewer. Under another name the program
-/// gets the key itself and holds it: what `check` warns about (`reviewer-held-key`).
+/// gets the key itself and holds it, and its comment carries the key: `check` reports the comment
+/// reaching a stage out of the key's scope (`secret-flow`).
 #[tokio::test]
 async fn a_command_reviewer_given_a_model_key_under_its_variable_holds_a_stand_in() {
     let s = Setup::new();

@@ -24,36 +24,10 @@ const DEFAULT_BUDGET: u64 = 120;
 
 /// Known disagreements: the fixture that pins each (tests/fixtures/agreement/found/<name>.kdl)
 /// and the words of its signature. Remove a line when its fixture's test passes.
-const KNOWN: &[(&str, &str)] = &[
-    (
-        "reviewer_comment_carries_its_secret",
-        "canary kept in .reviewflow/forge",
-    ),
-    (
-        "reviewer_comment_reaches_a_stage_out_of_scope",
-        "out of scope: given args (reversed)",
-    ),
-    (
-        "reviewer_comment_reaches_a_stage_out_of_scope",
-        "out of scope: given env (reversed)",
-    ),
-    (
-        "reviewer_comment_reaches_a_stage_out_of_scope",
-        "out of scope: given stdin (reversed)",
-    ),
-    (
-        "reviewer_comment_reaches_a_stage_out_of_scope",
-        "out of scope: given, in its folder out.txt (reversed)",
-    ),
-    (
-        "reviewer_comment_reaches_a_stage_out_of_scope",
-        "the run's outputs of spy (reversed)",
-    ),
-    (
-        "store_name_not_a_store_name",
-        "is not usable: invalid store name",
-    ),
-];
+const KNOWN: &[(&str, &str)] = &[(
+    "store_name_not_a_store_name",
+    "is not usable: invalid store name",
+)];
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -227,8 +201,6 @@ macro_rules! found_tests {
 
 found_tests! {
     open:
-    reviewer_comment_carries_its_secret => "reviewer_comment_carries_its_secret",
-    reviewer_comment_reaches_a_stage_out_of_scope => "reviewer_comment_reaches_a_stage_out_of_scope",
     store_name_not_a_store_name => "store_name_not_a_store_name",
 }
 
@@ -238,6 +210,8 @@ found_tests! {
     input_default_against_its_type => "input_default_against_its_type",
     model_reviewer_env_home => "model_reviewer_env_home",
     command_reviewer_env_reserved => "command_reviewer_env_reserved",
+    reviewer_comment_carries_its_secret => "reviewer_comment_carries_its_secret",
+    reviewer_comment_reaches_a_stage_out_of_scope => "reviewer_comment_reaches_a_stage_out_of_scope",
 }
 
 /// The tester can see a leak: a spy given a holder's output, with the flow allowed so that

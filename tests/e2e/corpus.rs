@@ -30,7 +30,6 @@ const SECURITY: &[&str] = &[
     "reviewer-vendor",
     "reviewer-access",
     "reviewer-credential",
-    "reviewer-held-key",
     "lens-missing",
     "duplicate-lens",
     "aggregate-input",

@@ -264,6 +264,7 @@ fn labels(rule: &LabelRule) -> String {
             LabelAdd::Untrusted => "untrusted",
             LabelAdd::Private => "private",
             LabelAdd::HeldSecrets => "held secrets",
+            LabelAdd::ProgramSecrets => "the program's secrets",
         })
         .collect();
     let remove: Vec<&str> = rule

@@ -11,6 +11,7 @@ mod duplicate_lens;
 mod duplicate_name;
 mod duplicate_publisher;
 mod fail_closed;
+mod held;
 mod key_length;
 mod lens;
 mod lens_missing;
@@ -22,7 +23,6 @@ mod private_egress;
 mod reviewer;
 mod reviewer_access;
 mod reviewer_credential;
-mod reviewer_held_key;
 mod reviewer_vendor;
 mod run_refusal;
 mod secret_alias;
@@ -126,7 +126,6 @@ pub static ALL: &[&dyn Check] = &[
     &reviewer_vendor::ReviewerVendor,
     &reviewer_access::ReviewerAccess,
     &reviewer_credential::ReviewerCredential,
-    &reviewer_held_key::ReviewerHeldKey,
     &lens_missing::LensMissing,
     &duplicate_lens::DuplicateLens,
     &aggregate_input::AggregateInput,

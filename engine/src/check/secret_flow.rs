@@ -92,6 +92,39 @@ impl Check for SecretFlow {
                         );
                         continue;
                     }
+                    let origin = flow.origin(p, cx.dag, i, input, Kind::Secret(k));
+                    // A secret its origin may not hold at all is that holding's finding.
+                    if origin
+                        .is_some_and(|o| super::held::reported_holding(cx, flow, o, k).is_some())
+                    {
+                        continue;
+                    }
+                    let reviewer = origin
+                        .and_then(|o| cx.registry.get(&p.stages[o].uses.value))
+                        .is_some_and(|c| !c.reviewer_kinds.is_empty());
+                    let help = if reviewer {
+                        let env = secret.env.value.as_str();
+                        let model_key = cx
+                            .registry
+                            .contracts()
+                            .flat_map(|c| c.reviewers())
+                            .any(|r| r.credentials.contains(&env));
+                        let name = &secret.name.value;
+                        let fix = if model_key {
+                            format!(
+                                "give `{name}` under its own variable (`secret-env \"{env}\" \"{name}\"`), which the run keeps behind its proxy, or take it out of the reviewer"
+                            )
+                        } else {
+                            format!(
+                                "take `{name}` out of the reviewer; a model's key given under its model's own variable (`secret-env \"ANTHROPIC_API_KEY\" \"…\"`) stays behind the run's proxy"
+                            )
+                        };
+                        format!(
+                            "labels never vanish silently: a reviewer's comment and findings carry every secret its program holds, and a prompt injection in what it reads can make it write one reversed or encoded, which no redactor recognises; {fix}"
+                        )
+                    } else {
+                        "a `run` stage's outputs carry every secret it holds: give the secret to a stage whose outputs are declared, or keep the consumer in scope".to_string()
+                    };
                     out.push(
                         Finding::new(
                             self.id(),
@@ -107,7 +140,7 @@ impl Check for SecretFlow {
                             format!("`{}` is in scope only here", secret.name.value),
                         ))
                         .flow(path)
-                        .help("a `run` stage's outputs carry every secret it holds: give the secret to a stage whose outputs are declared, or keep the consumer in scope")
+                        .help(help)
                         .confidence(Confidence::Medium)
                         .stage(&stage.name.value),
                     );
@@ -142,5 +175,6 @@ fn dead_end(cx: &Context<'_>, stage: &crate::model::Stage) -> bool {
         && c.outputs.iter().all(|o| {
             matches!(o.labels.propagate, Propagate::None)
                 && !o.labels.adding.contains(&LabelAdd::HeldSecrets)
+                && !o.labels.adding.contains(&LabelAdd::ProgramSecrets)
         })
 }

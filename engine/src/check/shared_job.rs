@@ -159,7 +159,8 @@ fn runs_program(cx: &Context<'_>, i: usize) -> bool {
 /// An output must stay on one machine for each of its reasons (private, each secret it carries,
 /// a diff); each is explained, at each place the consumer reads it, by a finding of another check
 /// on that reference, or, for a diff (untrusted), by `write-token-injection`'s finding on the
-/// consumer, or, for a secret outside the consumer's scope, by `secret-flow`'s. An output all
+/// consumer, or, for a secret outside the consumer's scope, by `secret-flow`'s, or, for a secret
+/// the producer may not hold at all, by the finding on that holding. An output all
 /// of whose reasons are explained everywhere it is read no longer joins.
 fn without_reported(cx: &Context<'_>, reported: &[Finding]) -> Dag {
     let p = cx.pipeline;
@@ -197,8 +198,22 @@ fn without_reported(cx: &Context<'_>, reported: &[Finding]) -> Dag {
                 .outputs
                 .get(producer)
                 .is_some_and(|o| o.iter().any(|(n, t)| n == output && *t == OutputType::Diff));
-            let secrets: Vec<usize> = labels.secrets().collect();
+            if !labels.private && !diff && labels.secrets().next().is_none() {
+                continue;
+            }
+            // A secret the producer may not hold at all is explained by the finding on that
+            // holding (`check::held`), wherever it goes.
+            let secrets: Vec<usize> = labels
+                .secrets()
+                .filter(|&k| {
+                    !(flow.held[producer].contains(&k)
+                        && super::held::reported_holding(cx, flow, producer, k).is_some())
+                })
+                .collect();
             if !labels.private && !diff && secrets.is_empty() {
+                if !gone.contains(output) {
+                    gone.push(output.clone());
+                }
                 continue;
             }
             let in_scope = |k: usize| {

@@ -265,6 +265,12 @@ pub enum LabelAdd {
     Private,
     /// `secret(k)` for every secret the stage holds.
     HeldSecrets,
+    /// `secret(k)` for every secret the stage's program holds: every secret it holds but a
+    /// credential of one of the contract's reviewer kinds given under that credential's own
+    /// variable, which the run keeps behind its model API proxy (the program gets a stand-in).
+    /// A reviewer's comment carries these: a prompt injection can make the program write one
+    /// reversed or encoded, which no redactor recognises (docs/checks.md, principle 5).
+    ProgramSecrets,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]

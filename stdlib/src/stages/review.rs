@@ -217,13 +217,17 @@ pub fn contract() -> StageContract {
             "comment",
             OutputType::Text,
             "the review comment (markdown)",
-            LabelRule::all().removing(LabelKind::Private),
+            LabelRule::all()
+                .adding(LabelAdd::ProgramSecrets)
+                .removing(LabelKind::Private),
         )
         .output(
             "findings",
             OutputType::Findings,
             "the findings, with paths and lines",
-            LabelRule::all().removing(LabelKind::Private),
+            LabelRule::all()
+                .adding(LabelAdd::ProgramSecrets)
+                .removing(LabelKind::Private),
         )
         .output(
             "conversation",

@@ -1,0 +1,60 @@
+//! A secret held against a rule. Where a stage holds a secret it may not hold at all, the finding
+//! is about the holding, made once by the check whose rule it breaks; what flows from it (the
+//! stage's outputs carrying the secret) is the same root cause and is not reported again
+//! (docs/checks.md: one root cause gives one error).
+
+use super::Context;
+use super::reviewer::StageReviewer;
+use crate::contract::{Effect, Role};
+use crate::flow::Flow;
+use crate::model::Value;
+use crate::permission::{capability, sealing_key};
+
+/// The check that reports stage `i` holding secret `k`, if one does: `secret-scope` (out of its
+/// `visible-to`, or a key held by a program), `secret-alias` (a second name for a key, held by a
+/// program), `reviewer-credential` (a model reviewer given anything but its model's credential
+/// under its own variable), or `write-token-injection`/`untrusted-input` (a program that reads
+/// untrusted data while it holds a secret that writes).
+pub fn reported_holding(cx: &Context<'_>, flow: &Flow, i: usize, k: usize) -> Option<&'static str> {
+    let p = cx.pipeline;
+    let stage = &p.stages[i];
+    let secret = &p.secrets[k];
+    if !secret
+        .visible_to
+        .iter()
+        .any(|v| v.value == stage.name.value)
+    {
+        return Some("secret-scope");
+    }
+    let contract = cx.registry.get(&stage.uses.value)?;
+    let runs_program = contract.opaque || contract.has_effect(Effect::Executes);
+    if runs_program && sealing_key(cx.registry, p, &secret.env.value) {
+        return Some("secret-scope");
+    }
+    if let Some(reviewer) = StageReviewer::of(cx, stage)
+        && !reviewer.kind.credentials.is_empty()
+    {
+        let under_credential = stage.children.iter().any(|c| {
+            contract.child_spec(&c.name.value).map(|s| s.role) == Some(Role::SecretSlot)
+                && c.args
+                    .iter()
+                    .any(|a| matches!(&a.value, Value::Secret(s) if *s == secret.name.value))
+                && c.args.iter().any(|a| {
+                    a.value
+                        .as_str()
+                        .is_some_and(|v| reviewer.kind.credentials.contains(&v))
+                })
+        });
+        if !under_credential {
+            return Some("reviewer-credential");
+        }
+    }
+    let reads_untrusted = flow
+        .inputs
+        .get(i)
+        .is_some_and(|inputs| inputs.iter().any(|input| input.labels.untrusted));
+    if runs_program && reads_untrusted && capability(cx.registry, p, k).writes() {
+        return Some("write-token-injection");
+    }
+    None
+}
