@@ -49,10 +49,6 @@ const KNOWN: &[(&str, &str)] = &[
         "reviewer_comment_reaches_a_stage_out_of_scope",
         "the run's outputs of spy (reversed)",
     ),
-    (
-        "store_name_not_a_store_name",
-        "is not usable: invalid store name",
-    ),
 ];
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -229,7 +225,6 @@ found_tests! {
     open:
     reviewer_comment_carries_its_secret => "reviewer_comment_carries_its_secret",
     reviewer_comment_reaches_a_stage_out_of_scope => "reviewer_comment_reaches_a_stage_out_of_scope",
-    store_name_not_a_store_name => "store_name_not_a_store_name",
 }
 
 found_tests! {
@@ -238,6 +233,7 @@ found_tests! {
     input_default_against_its_type => "input_default_against_its_type",
     model_reviewer_env_home => "model_reviewer_env_home",
     command_reviewer_env_reserved => "command_reviewer_env_reserved",
+    store_name_not_a_store_name => "store_name_not_a_store_name",
 }
 
 /// The tester can see a leak: a spy given a holder's output, with the flow allowed so that
