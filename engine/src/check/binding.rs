@@ -1,6 +1,10 @@
 //! `binding`: sealed blobs must open only in the review that sealed them. A seal and a restore
 //! that share a store bind the same fields to the same values; the binding names the repository
-//! and the change; no bound value can be empty (an empty field would match any review).
+//! and the change; no bound value can be empty (an empty field would match any review). And
+//! what the binding cannot say, where the blob is found and which one is opened, keeps the same
+//! promise (principle 4, coverage is a promise): a store that sealed blobs are kept in and
+//! restored from names them by the change, and a restore from a store the pipeline's posts keep
+//! into opens only the blob the posted review names (`require-posted-head`).
 
 use std::collections::BTreeMap;
 
@@ -79,6 +83,109 @@ fn can_be_empty(p: &Pipeline, t: &Template) -> Option<String> {
     None
 }
 
+/// The child of a restoring stage that opens only the blob the posted review names.
+const POSTED_HEAD: &str = "require-posted-head";
+
+impl Binding {
+    /// Where a binder's blob is found and which one it opens: the store's name names the change,
+    /// and a restore from a store this pipeline's posts keep into opens only the posted blob.
+    fn where_found(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let p = cx.pipeline;
+        // Stores some stage keeps blobs in (`upload … to=`).
+        let mut kept: Vec<(&str, Span)> = Vec::new();
+        for stage in &p.stages {
+            let Some(contract) = cx.registry.get(&stage.uses.value) else {
+                continue;
+            };
+            for child in &stage.children {
+                if contract.child_spec(&child.name.value).map(|s| s.role) != Some(Role::Keep) {
+                    continue;
+                }
+                if let Some(v) = child.prop("to")
+                    && let Value::Store(s) = &v.value
+                {
+                    kept.push((s.as_str(), v.span));
+                }
+            }
+        }
+        let mut named: Vec<&str> = Vec::new();
+        for stage in &p.stages {
+            let Some(contract) = cx.registry.get(&stage.uses.value) else {
+                continue;
+            };
+            if binding_of(cx, stage).is_none() {
+                continue;
+            }
+            let reads: Vec<(&str, Span)> = stage
+                .children
+                .iter()
+                .filter(|c| contract.child_spec(&c.name.value).map(|s| s.role) == Some(Role::Data))
+                .flat_map(|c| c.values())
+                .filter_map(|v| match &v.value {
+                    Value::Store(s) => Some((s.as_str(), v.span)),
+                    _ => None,
+                })
+                .collect();
+            let name = &stage.name.value;
+            for (store_name, at) in reads {
+                let Some(store) = p.store(store_name) else {
+                    continue;
+                };
+                // The name: one finding per store.
+                if let Some(t) = &store.blob_name
+                    && !named.contains(&store_name)
+                    && !t.value.inputs().any(|(n, _)| n == "change" || n == "pr")
+                {
+                    named.push(store_name);
+                    out.push(
+                        Finding::new(
+                            self.id(),
+                            self.severity(),
+                            format!(
+                                "coverage is a promise: store `{store_name}` names its blobs \"{}\" without the change, so every pull request's reviews keep and restore under one name: another pull request's blobs are listed first and spend `{name}`'s tries, and one that keeps enough of them turns resuming off for every other (only the binding stops one restoring another's conversation)",
+                                t.value.source_text()
+                            ),
+                            Label::new(t.span, "names no change"),
+                        )
+                        .related(Label::new(at, format!("`{name}` restores from it")))
+                        .help(format!(
+                            "put the change in the name, as the `bind` does: `name=\"{}-{{change}}\"`",
+                            t.value.source_text()
+                        ))
+                        .confidence(Confidence::High)
+                        .stage(name),
+                    );
+                }
+                // Which blob opens: only the posted review's, when this pipeline's posts keep it.
+                let Some((_, upload)) = kept.iter().find(|(s, _)| *s == store_name) else {
+                    continue;
+                };
+                if contract.child_spec(POSTED_HEAD).is_none()
+                    || stage.children.iter().any(|c| c.name.value == POSTED_HEAD)
+                {
+                    continue;
+                }
+                out.push(
+                    Finding::new(
+                        self.id(),
+                        self.severity(),
+                        format!(
+                            "coverage is a promise: `{name}` resumes the newest trusted blob of store `{store_name}` that opens, whichever review kept it: the blob of a run whose post was refused after it was kept (the head moved), or an older one of the same change, is resumed as if the posted review had written it"
+                        ),
+                        Label::new(stage.name.span, format!("`{name}` has no `{POSTED_HEAD}`")),
+                    )
+                    .related(Label::new(*upload, "the pipeline keeps its blobs here"))
+                    .help(format!(
+                        "write `{POSTED_HEAD}` in `{name}`: only the blob the posted review names is resumed, any other means a fresh review (the stage then reads the posted review through the forge, with its token where the forge has one)"
+                    ))
+                    .confidence(Confidence::High)
+                    .stage(name),
+                );
+            }
+        }
+    }
+}
+
 impl Check for Binding {
     fn principle(&self) -> super::Principle {
         super::Principle::Coverage
@@ -140,6 +247,7 @@ impl Check for Binding {
                 }
             }
         }
+        self.where_found(cx, out);
         // Readers and writers of each store must bind alike.
         let mut readers: BTreeMap<&str, Vec<&Stage>> = BTreeMap::new();
         let mut writers: BTreeMap<&str, Vec<&Stage>> = BTreeMap::new();

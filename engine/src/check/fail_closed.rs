@@ -13,6 +13,8 @@
 //!   upload), and says what its condition really lets through;
 //! - unscanned seals ([`vetting`]): a private value that is sealed and then kept or published has
 //!   been cleared by a scan;
+//! - narrowed guards ([`vetting::narrowed`]): a verdict that gates keeping or publishing covers
+//!   what its name promises (a scan runs every detector);
 //! - publishing ([`publish`]): a review that falls back, is gated out or disabled never reaches
 //!   a publishing stage as a review with no findings;
 //! - restoring ([`restore`]): a stage that restores a conversation fails closed to a fresh
@@ -56,6 +58,7 @@ impl Check for FailClosed {
         guards(cx, order, &feeds_sink, &vetting, out);
         vetting.report(cx, out);
         vetting.unscanned(cx, &feeds_sink, out);
+        vetting::narrowed(cx, &feeds_sink, out);
         publish::not_reviewed(cx, order, out);
         restore::availability(cx, out);
     }

@@ -3,11 +3,82 @@
 //! calls the functions `run` calls: an input's `default` against its `type` and `pattern`
 //! (`run::inputs::validate`), and each stage kind's refusals of its settings, which the kind
 //! registers with its contract ([`crate::contract::StageContract::refusals`]) and calls itself
-//! when it starts. A refusal that depends on the environment (a variable that is not set, a
-//! key's length, the kernel's layers) is `run`'s alone (docs/checks.md).
+//! when it starts; the forge kind's refusals of its settings
+//! ([`crate::contract::ForgeContract::refusals`]: an `api-url` that is not https); and the store
+//! kind's rule on a blob name once its inputs are filled in
+//! ([`crate::contract::StoreContract::name_refusal`]), tried with the most hostile value each
+//! input admits. A refusal that depends on the environment (a variable that is not set, a key's
+//! length, the kernel's layers) is `run`'s alone (docs/checks.md).
 
 use super::{Check, Context};
 use crate::finding::{Confidence, Finding, Label, Severity};
+use crate::model::{Input, Pipeline, Segment, Store, Template, Value};
+use crate::span::Span;
+
+/// The shape a builtin input has in every forge: `repo` is `owner/name` (or a remote's host and
+/// path), so it always holds a `/`; the ids are `[A-Za-z0-9][A-Za-z0-9._-]*`.
+const BUILTIN_SHAPES: &[(&str, &str)] = &[("repo", "owner/name"), ("change", "1"), ("run", "1")];
+
+/// Values a name rule is most likely to refuse, each tried where the input's type and pattern
+/// admit it (principle 1: an input is attacker text up to what its pattern excludes): a
+/// separator, a leading dot, dash or underscore, a space, a non-ASCII letter, nothing, a
+/// negative number, and a value longer than any name.
+fn probes() -> Vec<String> {
+    let mut out: Vec<String> = [
+        "a/b", "a\\b", "..", ".a", "-a", "_a", "a b", "\u{e9}", "", "-1",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    out.push("x".repeat(200));
+    out
+}
+
+/// `t` with each input filled in: `hostile` for `(name, value)`, builtins by their shape, and a
+/// plain `x` for the others.
+fn fill(t: &Template, hostile: Option<(&str, &str)>) -> String {
+    t.segments
+        .iter()
+        .map(|s| match s {
+            Segment::Literal { text } => text.clone(),
+            Segment::Input { name, .. } => match hostile {
+                Some((h, v)) if h == name => v.to_owned(),
+                _ => BUILTIN_SHAPES
+                    .iter()
+                    .find(|(b, _)| b == name)
+                    .map_or("x", |(_, shape)| shape)
+                    .to_owned(),
+            },
+            Segment::Reference { .. } => String::new(),
+        })
+        .collect()
+}
+
+/// Whether a stage names store `name` (in a child's arguments or properties).
+fn used(p: &Pipeline, name: &str) -> bool {
+    p.stages.iter().any(|s| {
+        s.children.iter().any(|c| {
+            c.args
+                .iter()
+                .chain(c.props.iter().map(|p| &p.value))
+                .any(|v| matches!(&v.value, Value::Store(n) if n == name))
+        })
+    })
+}
+
+/// The first value of `input` its type and pattern admit that `refused` refuses.
+fn hostile_value(
+    input: &Input,
+    refused: &dyn Fn(&str) -> Option<String>,
+) -> Option<(String, String)> {
+    if crate::run::compile_input_pattern(input).is_err() {
+        return None;
+    }
+    probes().into_iter().find_map(|v| {
+        crate::run::validate_input(input, &v, String::new()).ok()?;
+        refused(&v).map(|why| (v, why))
+    })
+}
 
 pub struct RunRefusal;
 
@@ -71,6 +142,124 @@ impl Check for RunRefusal {
                     .stage(&stage.name.value),
                 );
             }
+        }
+        self.forge(cx, out);
+        for store in &p.stores {
+            self.blob_name(cx, store, out);
+        }
+    }
+}
+
+impl RunRefusal {
+    /// What the forge kind refuses of its settings (principle 3 for a URL: an allow-list).
+    fn forge(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let Some(forge) = &cx.pipeline.forge else {
+            return;
+        };
+        let Some(refusals) = cx
+            .registry
+            .forge(&forge.kind.value)
+            .and_then(|c| c.refusals)
+        else {
+            return;
+        };
+        for (span, why) in refusals(forge) {
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!("allow-lists, not deny-lists: `run` refuses to open the forge: {why}"),
+                    Label::new(span, "refused"),
+                )
+                .help("write the API's https URL (GitHub Enterprise Server: `https://HOST/api/v3`), or leave `api-url` out to use GITHUB_API_URL; plain http is admitted only to this machine, for a test server")
+                .confidence(Confidence::High),
+            );
+        }
+    }
+
+    /// The blob name of a store that a stage uses, filled in as `run` fills it in: builtins by
+    /// their shape, each declared input by the most hostile value its type and pattern admit.
+    fn blob_name(&self, cx: &Context<'_>, store: &Store, out: &mut Vec<Finding>) {
+        let p = cx.pipeline;
+        let (Some(template), Some(refusal)) = (
+            &store.blob_name,
+            cx.registry
+                .store(&store.kind.value)
+                .and_then(|k| k.name_refusal),
+        ) else {
+            return;
+        };
+        if !used(p, &store.name.value) {
+            return;
+        }
+        let name = &store.name.value;
+        let refused =
+            |hostile: Option<(&str, &str)>| refusal(name, &fill(&template.value, hostile));
+        let push = |out: &mut Vec<Finding>,
+                    span: Span,
+                    label: String,
+                    why: String,
+                    help: String| {
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!("check and run have one source of truth: `run` refuses store `{name}` when a stage keeps or restores a blob: {why}"),
+                    Label::new(span, label),
+                )
+                .help(help)
+                .confidence(Confidence::High),
+            );
+        };
+        let builtins: Vec<String> = template
+            .value
+            .inputs()
+            .filter_map(|(n, _)| {
+                BUILTIN_SHAPES
+                    .iter()
+                    .find(|(b, _)| *b == n)
+                    .map(|(b, shape)| format!("`{{{b}}}` is `{shape}`"))
+            })
+            .collect();
+        if let Some(why) = refused(None) {
+            let when = if builtins.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", builtins.join(", "))
+            };
+            push(
+                out,
+                template.span,
+                format!("refused whatever the inputs hold{when}"),
+                why,
+                "name blobs with letters, digits, '.', '_' and '-' only, starting with a letter or digit: `name=\"review-{change}\"` (a `{repo}` holds a `/`: leave it out, the binding names the repository)".into(),
+            );
+            return;
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for (input_name, span) in template.value.inputs() {
+            if seen.contains(&input_name) {
+                continue;
+            }
+            seen.push(input_name);
+            let Some(input) = p.input(input_name).filter(|i| !i.builtin) else {
+                continue;
+            };
+            let Some((value, why)) = hostile_value(input, &|v| refused(Some((input_name, v))))
+            else {
+                continue;
+            };
+            push(
+                out,
+                span,
+                format!("input `{input_name}` may be {value:?}"),
+                format!(
+                    "input `{input_name}` may be {value:?} (its type and pattern admit it): {why}"
+                ),
+                format!(
+                    "give input `{input_name}` a `pattern` that admits only what a name may hold, e.g. `pattern=\"^[a-z0-9][a-z0-9-]{{0,63}}$\"`"
+                ),
+            );
         }
     }
 }

@@ -21,7 +21,16 @@ pub struct ForgeContract {
     /// The permissions this forge's token can carry (`pull-requests:write`). Empty: a forge
     /// without permissions (a folder), where a publishing stage declares none.
     pub permissions: Vec<String>,
+    /// What the forge kind refuses in its settings before it opens (`api-url`), decidable from
+    /// the file: the function the run calls when it opens the forge, so that `check`
+    /// (`run-refusal`) reports it with the same words (principle 7).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub refusals: Option<ForgeRefusals>,
 }
+
+/// A forge kind's refusals of a forge's settings: each with where it is and why.
+pub type ForgeRefusals = fn(&crate::model::Forge) -> Vec<(crate::span::Span, String)>;
 
 impl ForgeContract {
     pub fn new(kind: &str, summary: &str) -> Self {
@@ -31,7 +40,13 @@ impl ForgeContract {
             props: Vec::new(),
             token: None,
             permissions: Vec::new(),
+            refusals: None,
         }
+    }
+
+    pub fn refusals(mut self, refusals: ForgeRefusals) -> Self {
+        self.refusals = Some(refusals);
+        self
     }
 
     /// A property of the `forge` node.

@@ -57,6 +57,10 @@ pub type SettingsRefusals = fn(&crate::model::Stage) -> Vec<(crate::span::Span, 
 pub struct Vets {
     pub child: String,
     pub output: String,
+    /// A setting child whose words choose what the verdict covers, all of them when it is left
+    /// out (`std/scan`'s `detect`): written with fewer words, the verdict promises less than its
+    /// name says (principle 4).
+    pub narrowed_by: Option<String>,
 }
 
 /// One child node a stage accepts, e.g. `key "conversation-key"`.
@@ -383,7 +387,16 @@ impl StageContract {
         self.vets = Some(Vets {
             child: child.into(),
             output: output.into(),
+            narrowed_by: None,
         });
+        self
+    }
+
+    /// The setting child whose words choose what the verdict covers, all of them by default.
+    pub fn vets_narrowed_by(mut self, child: &str) -> Self {
+        if let Some(v) = &mut self.vets {
+            v.narrowed_by = Some(child.into());
+        }
         self
     }
 

@@ -29,7 +29,25 @@ pub struct StoreContract {
     /// `event`, `branch` and `repository`: `check` asks of each rule whether the author of a pull
     /// request could start a run it admits.
     pub workflow_runs: bool,
+    /// What `run` refuses of the store's caps (`max-tries`, `max-run-lookups`) before anything
+    /// runs: the function the run calls when it opens the store, so that `check` (`trust`)
+    /// reports it with the same words (principle 7).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub cap_refusals: Option<StoreRefusals>,
+    /// Why `run` refuses a blob name once the name's inputs are filled in (`store`, the blob
+    /// name), if it does: the function the run calls, so that `check` (`run-refusal`) reports
+    /// it with the same words, tried with the most hostile values the inputs admit.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub name_refusal: Option<NameRefusal>,
 }
+
+/// A store kind's refusals of a store's settings: each with where it is and why.
+pub type StoreRefusals = fn(&crate::model::Store) -> Vec<(crate::span::Span, String)>;
+
+/// A store kind's refusal of a filled-in blob name of store `store`: why, if it is refused.
+pub type NameRefusal = fn(store: &str, name: &str) -> Option<String>;
 
 impl StoreContract {
     pub fn new(kind: &str, summary: &str) -> Self {
@@ -42,7 +60,19 @@ impl StoreContract {
             lookups: false,
             retain: false,
             workflow_runs: false,
+            cap_refusals: None,
+            name_refusal: None,
         }
+    }
+
+    pub fn cap_refusals(mut self, refusals: StoreRefusals) -> Self {
+        self.cap_refusals = Some(refusals);
+        self
+    }
+
+    pub fn name_refusal(mut self, refusal: NameRefusal) -> Self {
+        self.name_refusal = Some(refusal);
+        self
     }
 
     /// A property of the `store` node.

@@ -152,6 +152,9 @@ impl Client {
             ));
         }
         let api_url = config.api_url.trim().trim_end_matches('/');
+        if let Some(why) = super::config::api_url_refusal(api_url) {
+            return Err(GithubError::Invalid(why));
+        }
         let api_uri: Uri = api_url.parse().map_err(|_| {
             GithubError::Invalid(format!("the API URL {:?} is not a URL", quote(api_url)))
         })?;

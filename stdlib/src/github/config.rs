@@ -11,6 +11,51 @@ use super::Repository;
 /// GitHub.com's REST API, the default of `GITHUB_API_URL`.
 pub const DEFAULT_API_URL: &str = "https://api.github.com";
 
+/// Why the API URL `url` is refused, if it is: the one rule for every API URL a run meets
+/// (`forge "github" api-url=…`, `GITHUB_API_URL`), applied by [`Client::new`](super::Client::new)
+/// and, for a URL written in the file, by `check` (`run-refusal`, through the forge contract), in
+/// the same words. An allow-list (principle 3): `https`, and plain `http` only to this machine
+/// (a test server); every other scheme, one never seen included, is refused, as are
+/// credentials and a query in the URL.
+pub fn api_url_refusal(url: &str) -> Option<String> {
+    let url = url.trim().trim_end_matches('/');
+    let quoted = super::error::quote(url);
+    let Ok(uri) = url.parse::<http::Uri>() else {
+        return Some(format!("the API URL {quoted:?} is not a URL"));
+    };
+    let (Some(scheme), Some(host)) = (uri.scheme_str(), uri.host().filter(|h| !h.is_empty()))
+    else {
+        return Some(format!(
+            "the API URL {quoted:?} is not an absolute https URL"
+        ));
+    };
+    if uri.authority().is_some_and(|a| a.as_str().contains('@')) || uri.query().is_some() {
+        return Some(format!(
+            "the API URL {quoted:?} may not hold credentials or a query"
+        ));
+    }
+    match scheme.to_ascii_lowercase().as_str() {
+        "https" => None,
+        "http" if loopback(host) => None,
+        "http" => Some(format!(
+            "the API URL {quoted:?} is plain http to another machine: the token and every review would cross the network in the clear (https only; plain http only to this machine, 127.0.0.1, ::1 or localhost, for a test server)"
+        )),
+        other => Some(format!(
+            "the API URL {quoted:?} has the scheme `{}`: only https is admitted (and plain http to this machine, 127.0.0.1, ::1 or localhost, for a test server)",
+            super::error::quote(other)
+        )),
+    }
+}
+
+/// `localhost`, `127.0.0.0/8` or `::1`.
+fn loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// How a failed call is tried again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -90,5 +135,48 @@ mod tests {
         let shown = format!("{config:?}");
         assert!(!shown.contains("ghp_secretvalue"), "{shown}");
         assert!(shown.contains("<redacted>"));
+    }
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::api_url_refusal;
+
+    #[test]
+    fn https_and_loopback_http_are_admitted_everything_else_refused() {
+        for good in [
+            "https://api.github.com",
+            "HTTPS://github.example.com/api/v3/",
+            "http://127.0.0.1:8080",
+            "http://127.3.4.5",
+            "http://[::1]:9000/api",
+            "http://localhost:3000",
+        ] {
+            assert_eq!(api_url_refusal(good), None, "{good}");
+        }
+        for (bad, words) in [
+            (
+                "http://github.example.com/api/v3",
+                "plain http to another machine",
+            ),
+            ("http://10.0.0.1", "plain http to another machine"),
+            (
+                "http://localhost.evil.example",
+                "plain http to another machine",
+            ),
+            ("ftp://github.example.com", "the scheme `ftp`"),
+            ("gopher://x", "the scheme `gopher`"),
+            ("ws://127.0.0.1", "the scheme `ws`"),
+            ("/api/v3", "not an absolute https URL"),
+            ("not a url", "not a URL"),
+            (
+                "https://user:pw@github.example.com",
+                "credentials or a query",
+            ),
+            ("https://github.example.com/?a=b", "credentials or a query"),
+        ] {
+            let why = api_url_refusal(bad).unwrap_or_default();
+            assert!(why.contains(words), "{bad}: {why}");
+        }
     }
 }

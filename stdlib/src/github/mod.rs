@@ -20,7 +20,7 @@ mod retry;
 
 pub use client::{CallCounts, Client, MAX_JSON_BYTES};
 pub use clock::{format_utc, parse_rfc3339};
-pub use config::{ClientConfig, DEFAULT_API_URL, RetryPolicy};
+pub use config::{ClientConfig, DEFAULT_API_URL, RetryPolicy, api_url_refusal};
 pub use download::MAX_REDIRECTS;
 pub use env::{ActionsEnv, DEFAULT_SERVER_URL, MAX_EVENT_BYTES};
 pub use error::{GithubError, MAX_QUOTE};

@@ -67,6 +67,19 @@ pub fn contract() -> ForgeContract {
     .permission("issues:write")
     .permission("checks:write")
     .permission("actions:read")
+    .refusals(refusals)
+}
+
+/// What the forge refuses in its settings before it opens, from the file alone: an `api-url` the
+/// client would refuse ([`crate::github::api_url_refusal`], the same function).
+fn refusals(
+    forge: &reviewflow_engine::model::Forge,
+) -> Vec<(reviewflow_engine::span::Span, String)> {
+    forge
+        .setting("api-url")
+        .and_then(|v| Some((v.span, crate::github::api_url_refusal(v.value.as_str()?)?)))
+        .into_iter()
+        .collect()
 }
 
 /// The kind, registered in [`super::FORGES`].

@@ -68,6 +68,27 @@ pub struct PrepareOptions<'a> {
 
 /// Opens the pipeline's forge (the change resolved once) and its stores.
 pub async fn prepare(pipeline: &Pipeline, options: PrepareOptions<'_>) -> Result<Prepared, String> {
+    // What the file alone decides is refused before the forge is opened, in the words `check`
+    // reports (`trust` for caps, `run-refusal` for the forge's settings): one function for both.
+    let mut refused: Vec<String> = Vec::new();
+    for decl in &pipeline.stores {
+        if let Some(refusals) =
+            super::store_kind(&decl.kind.value).and_then(|k| k.contract().cap_refusals)
+        {
+            refused.extend(refusals(decl).into_iter().map(|(_, why)| why));
+        }
+    }
+    if let Some(refusals) = pipeline
+        .forge
+        .as_ref()
+        .and_then(|f| super::forge_kind(&f.kind.value).map(|k| (f, k)))
+        .and_then(|(f, k)| k.contract().refusals.map(|r| r(f)))
+    {
+        refused.extend(refusals.into_iter().map(|(_, why)| why));
+    }
+    if !refused.is_empty() {
+        return Err(refused.join("; "));
+    }
     let decl = pipeline.forge.as_ref();
     let kind_name = decl.map_or(super::DEFAULT_FORGE, |f| f.kind.value.as_str());
     let kind = super::forge_kind(kind_name)
@@ -211,11 +232,7 @@ impl Services {
             Some(t) => crate::stages::runtime::render_inputs(&t.value, cx.inputs),
             None => format!("review-{}", self.forge.change().change_id),
         };
-        let blob_name = StoreName::new(blob.clone()).map_err(|e| {
-            StageError::failed(format!(
-                "the blob name \"{blob}\" of store `{name}` is not usable: {e}"
-            ))
-        })?;
+        let blob_name = crate::store::blob_name(name, &blob).map_err(StageError::failed)?;
         Ok((opened, blob_name))
     }
 

@@ -30,6 +30,8 @@ pub fn contract() -> StoreContract {
     )
     .lookups()
     .workflow_runs()
+    .cap_refusals(super::store::cap_refusals)
+    .name_refusal(crate::store::name_refusal)
 }
 
 /// The kind, registered in [`super::STORES`].

@@ -29,6 +29,8 @@ pub fn contract() -> StoreContract {
     )
     .trust_example("trust local=#true")
     .retain()
+    .cap_refusals(super::store::cap_refusals)
+    .name_refusal(crate::store::name_refusal)
 }
 
 /// The kind, registered in [`super::STORES`].

@@ -46,6 +46,7 @@ pub fn contract() -> StageContract {
         LabelRule::none(),
     )
     .vets("target", "clean")
+    .vets_narrowed_by("detect")
     .fallback("clean", FallbackValue::Bool(false))
     .fallback("hits", FallbackValue::Absent)
 }

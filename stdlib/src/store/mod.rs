@@ -23,4 +23,4 @@ pub use entry::{Entry, EntryId, EntryKind, Producer};
 pub use error::StoreError;
 pub use github_artifacts::{ArtifactTrust, ArtifactsConfig, GithubArtifacts};
 pub use local::{BlobSource, DEFAULT_DIR, Listing, LocalStore, RetainReport, STALE_AFTER, Skipped};
-pub use name::{MAX_NAME_LEN, StoreName};
+pub use name::{MAX_NAME_LEN, StoreName, blob_name, name_refusal};

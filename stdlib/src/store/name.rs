@@ -53,6 +53,23 @@ fn problem(name: &str) -> Option<&'static str> {
     None
 }
 
+/// The blob name `blob` of store `store`, as a run fills it in, or why the run refuses it: the
+/// one rule `run` applies (`Services::store`) and `check` reports (`run-refusal`, through the
+/// store contract's `name_refusal`), in the same words.
+pub fn blob_name(store: &str, blob: &str) -> Result<StoreName, String> {
+    StoreName::new(blob).map_err(|e| {
+        format!(
+            "the blob name \"{}\" of store `{store}` is not usable: {e}",
+            bounded(blob)
+        )
+    })
+}
+
+/// [`blob_name`]'s refusal, for the store contracts.
+pub fn name_refusal(store: &str, blob: &str) -> Option<String> {
+    blob_name(store, blob).err()
+}
+
 /// Names come from input: keep error messages short.
 fn bounded(name: &str) -> String {
     name.chars().take(MAX_NAME_LEN + 8).collect()
@@ -123,5 +140,18 @@ mod tests {
         ] {
             assert!(StoreName::new(bad).is_err(), "{bad:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod blob_name_tests {
+    #[test]
+    fn the_refusal_names_the_store_and_the_filled_in_name() {
+        assert_eq!(super::name_refusal("conversations", "review-12"), None);
+        let why = super::name_refusal("conversations", "review/12").unwrap_or_default();
+        assert!(
+            why.starts_with("the blob name \"review/12\" of store `conversations` is not usable:"),
+            "{why}"
+        );
     }
 }

@@ -480,3 +480,119 @@ fn verdict_of_kind<'a>(cx: &'a Context<'_>, kind: &str) -> &'a str {
         .and_then(|c| c.vets.as_ref())
         .map_or("clean", |v| v.output.as_str())
 }
+
+/// A guard whose verdict gates a stage that keeps or publishes, with fewer of the words that
+/// choose what the verdict covers than it runs by default (`detect "jwt"` of `std/scan`): the
+/// verdict says clean of less than its name promises (principle 4). One finding per guard, at
+/// the narrowing child.
+pub(super) fn narrowed(cx: &Context<'_>, feeds_sink: &[bool], out: &mut Vec<Finding>) {
+    let p = cx.pipeline;
+    let mut gated: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, stage) in p.stages.iter().enumerate() {
+        let Some(when) = &stage.when else { continue };
+        if !feeds_sink.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        let mut refs = Vec::new();
+        when.value.collect_references(&mut refs);
+        for r in refs {
+            let Some(g) = cx.dag.stage_index(&r.stage) else {
+                continue;
+            };
+            if r.output == verdict(cx, g) && !gated.entry(g).or_default().contains(&i) {
+                gated.entry(g).or_default().push(i);
+            }
+        }
+    }
+    for (g, stages) in gated {
+        let guard = &p.stages[g];
+        let Some(contract) = cx.registry.get(&guard.uses.value) else {
+            continue;
+        };
+        let Some(vets) = &contract.vets else { continue };
+        let Some(child_name) = &vets.narrowed_by else {
+            continue;
+        };
+        let Some(crate::contract::ValueType::Enum(all)) =
+            contract.child_spec(child_name).and_then(|s| s.args.first())
+        else {
+            continue;
+        };
+        let children: Vec<_> = guard.children_named(child_name).collect();
+        let Some(first) = children.first() else {
+            continue;
+        };
+        let written: Vec<&str> = children
+            .iter()
+            .flat_map(|c| c.values())
+            .filter_map(|v| v.value.as_str())
+            .collect();
+        let missing: Vec<String> = all
+            .iter()
+            .filter(|w| !written.contains(&w.as_str()))
+            .map(|w| format!("`{w}`"))
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let mut targets: Vec<String> = Vec::new();
+        for c in guard.children_named(&vets.child) {
+            for v in c.values() {
+                let mut refs = Vec::new();
+                v.value.collect_references(&mut refs);
+                targets.extend(refs.iter().map(|r| format!("`{r}`")));
+            }
+        }
+        let names: Vec<String> = stages
+            .iter()
+            .map(|&i| format!("`{}`", p.stages[i].name.value))
+            .collect();
+        let kept = if names.len() == 1 {
+            "keeps or publishes"
+        } else {
+            "keep or publish"
+        };
+        let written_list: Vec<String> = written.iter().map(|w| format!("`{w}`")).collect();
+        let mut f = Finding::new(
+            ID,
+            Severity::Error,
+            format!(
+                "coverage is a promise: `{}.{}` gates {}, which {kept} what it vouches for, but `{child_name}` narrows it to {}: a credential only {} would find in {} reads as clean",
+                guard.name.value,
+                vets.output,
+                join_and(&names),
+                join_and(&written_list),
+                join_or(&missing),
+                join_and(&targets),
+            ),
+            Label::new(first.name.span, "fewer than the default set"),
+        );
+        for &i in &stages {
+            if let Some(w) = &p.stages[i].when {
+                f = f.related(Label::new(
+                    w.span,
+                    format!("`{}` trusts the verdict here", p.stages[i].name.value),
+                ));
+            }
+        }
+        let every: Vec<String> = all.iter().map(|w| format!("\"{w}\"")).collect();
+        out.push(
+            f.help(format!(
+                "remove `{child_name}` from `{}` to run every one (the default), or list them all: `{child_name} {}`",
+                guard.name.value,
+                every.join(" ")
+            ))
+            .confidence(Confidence::High)
+            .stage(&guard.name.value),
+        );
+    }
+}
+
+/// "`a`", "`a` or `b`", "`a`, `b` or `c`".
+fn join_or(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
