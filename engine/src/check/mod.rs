@@ -23,6 +23,7 @@ mod reviewer_access;
 mod reviewer_credential;
 mod reviewer_held_key;
 mod reviewer_vendor;
+mod run_folder_path;
 mod run_refusal;
 mod secret_alias;
 mod secret_as_input;
@@ -110,6 +111,7 @@ pub static ALL: &[&dyn Check] = &[
     &private_egress::PrivateEgress,
     &untrusted_input::UntrustedInput,
     &write_token_injection::WriteTokenInjection,
+    &run_folder_path::RunFolderPath,
     &secret_on_argv::SecretOnArgv,
     &shared_network::SharedNetwork,
     &fail_closed::FailClosed,
