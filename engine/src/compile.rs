@@ -106,7 +106,12 @@ pub fn run_checks(compiled: &Compiled, registry: &Registry, options: CheckOption
         &compiled.facts,
         registry,
     );
-    if !options.no_suppress {
+    if options.no_suppress {
+        // A check may show a finding as allowed by what the pipeline vouches for (`trusted`).
+        for f in &mut findings {
+            f.suppressed = None;
+        }
+    } else {
         apply_suppressions(&compiled.pipeline, &mut findings);
     }
     crate::cascade::fold(compiled, registry, &mut findings);

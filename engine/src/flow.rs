@@ -146,6 +146,12 @@ pub struct Flow {
     folders: Folders,
     /// What each folder may hold: what its writers may leave, by folder.
     held_in: Vec<LabelSet>,
+    /// By stage: the files of the checkout it runs ([`checkout_programs`]), whether or not the
+    /// pipeline vouches for the checkout.
+    pub checkout_runs: Vec<Vec<CheckoutRun>>,
+    /// The pipeline vouches for the checkout (`trusted "checkout"`): what it runs from there
+    /// carries no label.
+    checkout_trusted: bool,
 }
 
 impl Flow {
@@ -185,6 +191,19 @@ impl Flow {
             writes: vec![LabelSet::default(); n],
             held_in: vec![LabelSet::default(); folders.names.len()],
             folders,
+            checkout_runs: pipeline
+                .stages
+                .iter()
+                .map(|s| {
+                    registry
+                        .get(&s.uses.value)
+                        .map(|c| checkout_programs(s, c))
+                        .unwrap_or_default()
+                })
+                .collect(),
+            checkout_trusted: pipeline
+                .trusts(crate::model::TrustedSource::Checkout)
+                .is_some(),
         };
         for &i in order {
             let stage = &pipeline.stages[i];
@@ -357,6 +376,7 @@ impl Flow {
                     }
                 },
             };
+            let added = self.add_checkout_label(i, contract, &name, &mut labels, added);
             if name == "ok" {
                 labels = LabelSet::default();
             }
@@ -368,6 +388,7 @@ impl Flow {
         let granted = self.folders.granted_to(i);
         if !granted.is_empty() {
             let mut leaves = all_in;
+            leaves.untrusted |= self.runs_untrusted_checkout(i);
             leaves.union_with(&held_set);
             self.writes[i].union_with(&leaves);
             let mut added = held_set;
@@ -386,6 +407,50 @@ impl Flow {
         self.folders
             .index(input)
             .map_or(&[], |f| self.folders.writers[f].as_slice())
+    }
+
+    /// Whether stage `i` runs a file of the checkout and the pipeline does not vouch for it.
+    pub fn runs_untrusted_checkout(&self, i: usize) -> bool {
+        !self.checkout_trusted && self.checkout_runs.get(i).is_some_and(|r| !r.is_empty())
+    }
+
+    /// Principle 1: what a program from the checkout writes is the change's. Every output of
+    /// stage `i` whose labels follow its inputs (an opaque stage's, a reviewer's comment) is
+    /// untrusted when it runs a file of the checkout; returns the labels the stage adds.
+    fn add_checkout_label(
+        &self,
+        i: usize,
+        contract: Option<&StageContract>,
+        output: &str,
+        labels: &mut LabelSet,
+        mut added: LabelSet,
+    ) -> LabelSet {
+        if !self.runs_untrusted_checkout(i) {
+            return added;
+        }
+        let follows_inputs = contract.is_some_and(|k| {
+            k.opaque
+                || k.output_spec(output)
+                    .is_some_and(|o| !matches!(o.labels.propagate, Propagate::None))
+        });
+        if follows_inputs {
+            labels.untrusted = true;
+            added.untrusted = true;
+        }
+        added
+    }
+
+    /// The first step of a path whose label stage `p` added by running a file of the checkout.
+    fn checkout_source(&self, pipeline: &Pipeline, p: usize, kind: Kind) -> Option<String> {
+        if kind != Kind::Untrusted || !self.runs_untrusted_checkout(p) {
+            return None;
+        }
+        let run = self.checkout_runs[p].first()?;
+        Some(format!(
+            "`{}` {}, a file of the checkout (untrusted: in CI, the pull request's own)",
+            pipeline.stages[p].name.value,
+            run.describe()
+        ))
     }
 
     /// The first stage but `reader` that may write the folder `input` names and leave `kind`
@@ -476,16 +541,16 @@ impl Flow {
             };
             let added_here = lookup(&self.added[p], &current.output).is_some_and(|a| a.has(kind));
             if added_here {
-                steps.push(Label::new(
-                    pipeline.stages[p].name.span,
+                let message = self.checkout_source(pipeline, p, kind).unwrap_or_else(|| {
                     source_message(
                         pipeline,
                         p,
                         &current.output,
                         kind,
                         self.program_outputs[p].contains(&current.output),
-                    ),
-                ));
+                    )
+                });
+                steps.push(Label::new(pipeline.stages[p].name.span, message));
                 origin = Some(p);
                 break;
             }
@@ -650,6 +715,236 @@ pub fn granted_inputs<'a>(stage: &'a Stage, contract: &StageContract) -> Vec<(&'
         }
     }
     out
+}
+
+/// A file of the checkout that a stage runs: its program, or the script its interpreter runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckoutRun {
+    /// The path as the file writes it (`scripts/lint.sh`, `./tools/x`).
+    pub path: String,
+    /// Where the file names it.
+    pub span: Span,
+    /// How it is run.
+    pub how: CheckoutHow,
+}
+
+/// How a stage runs a file of the checkout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckoutHow {
+    /// It is the program, named by a relative path.
+    Program,
+    /// A bare program name, found first in this relative `PATH` entry.
+    PathEntry(String),
+    /// This interpreter runs it.
+    Interpreter(String),
+}
+
+impl CheckoutRun {
+    /// "runs `scripts/lint.sh` with `sh`".
+    pub fn describe(&self) -> String {
+        match &self.how {
+            CheckoutHow::Program => format!("runs `{}`", self.path),
+            CheckoutHow::PathEntry(entry) => format!(
+                "runs `{}`, found through the relative `PATH` entry `{entry}`",
+                self.path
+            ),
+            CheckoutHow::Interpreter(i) => format!("runs `{}` with `{i}`", self.path),
+        }
+    }
+}
+
+/// Programs that run the file they are given (a script, a module) as code.
+const INTERPRETERS: &[&str] = &[
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ksh",
+    "mksh",
+    "ash",
+    "fish",
+    "csh",
+    "tcsh",
+    "busybox",
+    "python",
+    "python2",
+    "python3",
+    "pypy",
+    "pypy3",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "ts-node",
+    "tsx",
+    "perl",
+    "ruby",
+    "php",
+    "lua",
+    "luajit",
+    "Rscript",
+    "pwsh",
+    "powershell",
+    "tclsh",
+    "osascript",
+];
+
+/// Extensions of a file an interpreter runs, for a script named without a folder (`lint.sh`).
+const SCRIPT_EXTENSIONS: &[&str] = &[
+    "sh", "bash", "zsh", "py", "js", "mjs", "cjs", "ts", "pl", "rb", "php", "lua", "r", "ps1",
+    "tcl",
+];
+
+/// The files of the checkout that `stage` runs, in file order: the program of its command line
+/// when that is a relative path, or a bare name found through a relative `PATH` entry; the script
+/// an interpreter (`sh`, `python3`, …, through `env`) is given when that is a relative path. A `run` stage's working folder is the checkout
+/// (or a relative `cwd` in it), and a reviewer's is the checkout: a relative path is the change's
+/// own file there. What the program then reads by itself (`make` and its `Makefile`) is not seen.
+pub fn checkout_programs(stage: &Stage, contract: &StageContract) -> Vec<CheckoutRun> {
+    if !runs_program(contract) {
+        return Vec::new();
+    }
+    let role_of = |name: &str| contract.child_spec(name).map(|s| s.role);
+    // An absolute or interpolated working folder is not the checkout.
+    let in_checkout = stage
+        .children
+        .iter()
+        .filter(|c| c.name.value == "cwd" && role_of("cwd") == Some(Role::Path))
+        .filter_map(|c| c.args.first())
+        .all(|v| leading_literal(&v.value).is_some_and(|t| !t.starts_with('/') && !t.is_empty()));
+    if !in_checkout {
+        return Vec::new();
+    }
+    // An empty entry is the working folder too.
+    let relative_path_entry = stage
+        .children
+        .iter()
+        .filter(|c| role_of(&c.name.value) == Some(Role::Environment))
+        .filter(|c| {
+            c.args
+                .first()
+                .is_some_and(|n| leading_literal(&n.value) == Some("PATH"))
+        })
+        .filter_map(|c| c.args.get(1))
+        .filter_map(|v| leading_literal(&v.value))
+        .flat_map(|t| t.split(':'))
+        .find(|e| !e.starts_with('/') && !e.starts_with('{'))
+        .map(|e| if e.is_empty() { "." } else { e });
+    let mut out = Vec::new();
+    for child in stage
+        .children
+        .iter()
+        .filter(|c| role_of(&c.name.value) == Some(Role::CommandLine))
+    {
+        let words: Vec<(&str, Span)> = child
+            .args
+            .iter()
+            .map(|a| (leading_literal(&a.value).unwrap_or(""), a.span))
+            .collect();
+        if let Some(run) = checkout_program(&words, relative_path_entry) {
+            out.push(run);
+        }
+    }
+    out
+}
+
+/// The file of the checkout one command line runs, if any (see [`checkout_programs`]).
+fn checkout_program(
+    words: &[(&str, Span)],
+    relative_path_entry: Option<&str>,
+) -> Option<CheckoutRun> {
+    let mut rest = words;
+    // `env [-i] [NAME=value]… program …` runs `program`.
+    while let Some(((word, _), tail)) = rest.split_first() {
+        if base_name(word) != "env" {
+            break;
+        }
+        rest = tail;
+        while let Some(((w, _), tail)) = rest.split_first() {
+            if w.starts_with('-') || (w.contains('=') && !w.starts_with('=')) {
+                rest = tail;
+            } else {
+                break;
+            }
+        }
+    }
+    let ((program, span), args) = rest.split_first()?;
+    if is_relative_file(program) {
+        return Some(CheckoutRun {
+            path: (*program).to_string(),
+            span: *span,
+            how: CheckoutHow::Program,
+        });
+    }
+    if let Some(entry) = relative_path_entry
+        && !program.is_empty()
+        && !program.contains('/')
+    {
+        return Some(CheckoutRun {
+            path: (*program).to_string(),
+            span: *span,
+            how: CheckoutHow::PathEntry(entry.to_string()),
+        });
+    }
+    let name = base_name(program);
+    let interpreter = INTERPRETERS.contains(&name)
+        || name
+            .strip_prefix("python")
+            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    if !interpreter {
+        return None;
+    }
+    for (word, span) in args {
+        // Code written in the pipeline file itself, not a file.
+        if matches!(*word, "-c" | "-e" | "--eval" | "-Command") {
+            return None;
+        }
+        let script = !word.starts_with('-')
+            && (is_relative_file(word)
+                || word.rsplit_once('.').is_some_and(|(stem, ext)| {
+                    !stem.is_empty()
+                        && !stem.contains('/')
+                        && SCRIPT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
+                }));
+        if script {
+            return Some(CheckoutRun {
+                path: (*word).to_string(),
+                span: *span,
+                how: CheckoutHow::Interpreter(name.to_string()),
+            });
+        }
+    }
+    None
+}
+
+/// A path relative to the working folder: it has a `/` and does not start with one, nor is it
+/// a URL, an option or an assignment.
+fn is_relative_file(word: &str) -> bool {
+    word.contains('/')
+        && !word.starts_with('/')
+        && !word.starts_with('-')
+        && !word.starts_with('~')
+        && !word.contains("://")
+        && !word.contains('=')
+}
+
+/// The last component of a program's path.
+fn base_name(program: &str) -> &str {
+    program.rsplit('/').next().unwrap_or(program)
+}
+
+/// The text a value starts with, up to its first interpolation: all of a plain string, `None`
+/// when it starts with a reference or an input (a copy's path, or a folder an input names).
+fn leading_literal(value: &Value) -> Option<&str> {
+    match value {
+        Value::String(s) => Some(s),
+        Value::Template(t) => match t.segments.first() {
+            Some(crate::model::Segment::Literal { text }) => Some(text),
+            None => Some(""),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// The folders of a pipeline: the inputs that may name one, with the stages that may write it.
@@ -889,5 +1184,124 @@ mod tests {
         ] {
             assert_eq!(excludes_absolute(pattern), excludes, "{pattern:?}");
         }
+    }
+
+    /// The file of the checkout a command line runs: `(words, relative PATH entry) → path`.
+    #[test]
+    fn a_relative_program_or_an_interpreters_relative_script_is_a_file_of_the_checkout() {
+        for (words, relative_path, found) in [
+            (
+                &["sh", "scripts/lint.sh"][..],
+                None,
+                Some("scripts/lint.sh"),
+            ),
+            (&["./tools/x", "--fast"], None, Some("./tools/x")),
+            (&["tools/x"], None, Some("tools/x")),
+            (
+                &["bash", "-o", "pipefail", "ci/run.sh"],
+                None,
+                Some("ci/run.sh"),
+            ),
+            (&["python3.12", "lint.py"], None, Some("lint.py")),
+            (
+                &["/usr/bin/env", "A=1", "-i", "node", "ci/review.js"],
+                None,
+                Some("ci/review.js"),
+            ),
+            (&["eslint", "."], Some("node_modules/.bin"), Some("eslint")),
+            // Installed programs, code written in the file, data files, URLs, options.
+            (&["eslint", "."], None, None),
+            (&["/usr/local/bin/lint", "scripts/lint.sh"], None, None),
+            (&["sh", "-c", "./x"], None, None),
+            (&["python3", "-c", "print(1)", "a/b.py"], None, None),
+            (&["cat", "scripts/lint.sh"], None, None),
+            (&["sh", "https://example.com/x.sh"], None, None),
+            (&["sh", "--posix"], None, None),
+            (&["git", "log", "origin/main"], None, None),
+            (&[], None, None),
+        ] {
+            let spanned: Vec<(&str, Span)> = words.iter().map(|w| (*w, Span::new(0, 0))).collect();
+            assert_eq!(
+                checkout_program(&spanned, relative_path).map(|r| r.path),
+                found.map(str::to_string),
+                "{words:?}"
+            );
+        }
+    }
+
+    const HOLDER_RUNS_LINT: &str = "stage \"holder\" uses=\"run\" {\n    command \"sh\" \"scripts/lint.sh\"\n    secret-env \"K\" \"k\"\n}\n";
+
+    /// Principle 1: the checkout is the change's, so a holder that runs a script from it runs
+    /// the change's code; a `trusted "checkout"` with a reason lifts it and shows as allowed.
+    #[test]
+    fn a_holder_running_a_checkout_script_is_reported_unless_the_checkout_is_trusted() {
+        let found = findings(HOLDER_RUNS_LINT);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            (found[0].0, found[0].1.as_str()),
+            ("untrusted-input", "holder")
+        );
+        assert!(
+            found[0]
+                .2
+                .contains("runs `scripts/lint.sh` with `sh`, a file of the checkout"),
+            "{found:?}"
+        );
+        assert!(found[0].2.contains("principle 1"), "{found:?}");
+
+        let registry = Registry::with_builtins();
+        let text = format!(
+            "pipeline \"p\"\ntrusted \"checkout\" reason=\"the job checks out the base branch\"\nsecret \"k\" env=\"K\" {{\n    visible-to \"holder\"\n}}\n{HOLDER_RUNS_LINT}"
+        );
+        let compiled =
+            compile(Source::new("t.kdl", text), &registry, &Default::default()).expect("compiles");
+        let all = run_checks(&compiled, &registry, CheckOptions::default());
+        assert_eq!(all.len(), 1, "{all:?}");
+        let allowed = all[0].suppressed.as_ref().expect("shown as allowed");
+        assert!(
+            allowed
+                .reason
+                .contains("the job checks out the base branch"),
+            "{allowed:?}"
+        );
+        let audit = run_checks(&compiled, &registry, CheckOptions { no_suppress: true });
+        assert!(audit[0].suppressed.is_none(), "--no-suppress shows it live");
+
+        // No reason, or a blank one: it vouches for nothing, and says so.
+        for trusted in [
+            "trusted \"checkout\"",
+            "trusted \"checkout\" reason=\" \"",
+            "trusted \"the-repo\" reason=\"ours\"",
+        ] {
+            let text = format!(
+                "pipeline \"p\"\n{trusted}\nsecret \"k\" env=\"K\" {{\n    visible-to \"holder\"\n}}\n{HOLDER_RUNS_LINT}"
+            );
+            let compiled = compile(Source::new("t.kdl", text), &registry, &Default::default())
+                .expect("compiles");
+            let all = run_checks(&compiled, &registry, CheckOptions::default());
+            assert!(
+                all.iter()
+                    .any(|f| f.check == "untrusted-input" && f.suppressed.is_none()),
+                "{trusted}: {all:?}"
+            );
+            assert!(
+                all.len() >= 2,
+                "{trusted}: the declaration is reported too: {all:?}"
+            );
+        }
+    }
+
+    /// What a program from the checkout writes is the change's: it reaches a holder's command
+    /// line as untrusted, the path starting at the stage that ran it.
+    #[test]
+    fn the_outputs_of_a_stage_that_runs_a_checkout_file_are_untrusted() {
+        let body = "stage \"gen\" uses=\"run\" {\n    command \"./gen-version\"\n    output \"version\"\n}\nstage \"holder\" uses=\"run\" {\n    command \"tag\" \"{gen.version}\"\n    secret-env \"K\" \"k\"\n}\n";
+        let found = findings(body);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            (found[0].0, found[0].1.as_str()),
+            ("untrusted-input", "holder")
+        );
+        assert!(found[0].2.contains("untrusted `gen.version`"), "{found:?}");
     }
 }

@@ -19,6 +19,7 @@ const SECURITY: &[&str] = &[
     "private-egress",
     "untrusted-input",
     "write-token-injection",
+    "run-folder-path",
     "secret-on-argv",
     "fail-closed",
     "permissions",

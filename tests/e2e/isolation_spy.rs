@@ -14,6 +14,7 @@ const MARKER: &str = "reviewflow-spy-marker-5b1d";
 
 const PIPELINE: &str = r#"
 pipeline "spy"
+trusted "checkout" reason="the test writes every program in scripts/ itself, before the run"
 input "reversed" env="REVERSED"
 secret "canary" env="CANARY" {
     visible-to "holder"

@@ -716,6 +716,7 @@ fn a_stage_changes_no_metadata_outside_its_folders() {
 
 const WORKSPACE_PIPELINE: &str = r#"
 pipeline "workspace"
+allow "run-folder-path" reason="an attacker's stage, probing the run's folders at run time"
 input "workspace" env="WORKSPACE"
 stage "maker" uses="run" {
     command "sh" "-c" "echo kept-value > \"$REVIEWFLOW_WORK_DIR/f.txt\""

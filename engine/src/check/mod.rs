@@ -24,6 +24,7 @@ mod reviewer;
 mod reviewer_access;
 mod reviewer_credential;
 mod reviewer_vendor;
+mod run_folder_path;
 mod run_refusal;
 mod secret_alias;
 mod secret_as_input;
@@ -115,6 +116,7 @@ pub static ALL: &[&dyn Check] = &[
     &private_egress::PrivateEgress,
     &untrusted_input::UntrustedInput,
     &write_token_injection::WriteTokenInjection,
+    &run_folder_path::RunFolderPath,
     &secret_on_argv::SecretOnArgv,
     &shared_network::SharedNetwork,
     &fail_closed::FailClosed,

@@ -1,18 +1,23 @@
-//! `untrusted-input`: data from the change (diff, title, body, branch names, restored
-//! conversations) reaches a command line or an environment variable of a stage that holds a
-//! secret or a write permission, where it could steer the command. So does a folder another
-//! stage may write (`flow::Folder`): what it holds is code and data for the stage that runs from
-//! it, and no stage declares it. One finding per stage and folder, naming its writers.
+//! `untrusted-input`: principle 1, unknown is untrusted. Data from outside the pipeline file
+//! (the change's diff, title, body, branch names, restored conversations, and what is read from
+//! them) reaches a command line or an environment variable of a stage that holds a secret or a
+//! write permission, where it could steer the command. So does a folder another stage may write
+//! (`flow::Folder`): what it holds is code and data for the stage that runs from it, and no stage
+//! declares it. One finding per stage and folder, naming its writers.
+//!
+//! A reviewer reads every channel as words it may follow: untrusted text reaches it only through a
+//! child its contract fences (`ChildSpec::fences`); any other channel is a finding, whatever the
+//! reviewer holds.
 
 use super::{Check, Context};
-use crate::contract::Role;
-use crate::finding::{Confidence, Finding, Label, Severity};
-use crate::flow::{Flow, Input, Kind};
+use crate::contract::{OutputType, Role, StageContract};
+use crate::finding::{Confidence, Finding, Label, Severity, Suppression};
+use crate::flow::{CheckoutRun, Flow, Input, Kind};
 use crate::span::Span;
 
 /// How many writers of a folder a finding names.
 const NAMED_WRITERS: usize = 3;
-use crate::model::Access;
+use crate::model::{Access, TrustedSource};
 
 pub struct UntrustedInput;
 
@@ -27,7 +32,7 @@ impl Check for UntrustedInput {
         Severity::Error
     }
     fn summary(&self) -> &'static str {
-        "untrusted data never reaches a command line or environment that holds a secret or write permission"
+        "untrusted data (the checkout's files included) never steers a stage that holds a secret or write permission, nor reaches a reviewer unfenced"
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let Some(flow) = cx.flow else { return };
@@ -40,11 +45,18 @@ impl Check for UntrustedInput {
                 .permissions
                 .iter()
                 .find(|w| w.value.access == Access::Write);
+            let contract = cx.registry.get(&stage.uses.value);
+            if let Some(contract) = contract {
+                self.unfenced(cx, flow, i, contract, out);
+            }
             let power = match (secret, write) {
                 (Some(k), _) => format!("holds secret `{k}`"),
                 (None, Some(w)) => format!("has `{}`", w.value),
                 (None, None) => continue,
             };
+            for run in &flow.checkout_runs[i] {
+                out.push(self.checkout(cx, i, run, &power));
+            }
             let mut folders_reported: Vec<&str> = Vec::new();
             for input in &flow.inputs[i] {
                 if !input.labels.untrusted {
@@ -86,7 +98,134 @@ impl Check for UntrustedInput {
     }
 }
 
+/// Whether a reviewer reads what `child` hands it as words it may follow: a data or settings
+/// channel its contract does not fence. A conversation slot (`resume`) is the reviewer's own
+/// earlier conversation, resumed whole; whose it may be is `trust`'s business.
+fn unfenced_channel(contract: &StageContract, child: &str) -> bool {
+    contract.child_spec(child).is_some_and(|spec| {
+        matches!(spec.role, Role::Data | Role::Config)
+            && !spec.fences
+            && spec.accepts.as_slice() != [OutputType::Conversation]
+    })
+}
+
 impl UntrustedInput {
+    /// Stage `i`, which `power` describes, runs a file of the checkout: the change's own code,
+    /// holding what the stage holds. Shown as allowed when the pipeline vouches for the checkout.
+    fn checkout(&self, cx: &Context<'_>, i: usize, run: &CheckoutRun, power: &str) -> Finding {
+        let p = cx.pipeline;
+        let stage = &p.stages[i].name;
+        let how = run.describe();
+        let mut finding = Finding::new(
+            self.id(),
+            self.severity(),
+            format!(
+                "`{}` {how}, a file of the checkout, and {power}: in CI the checkout is the pull request's, so its author's code runs with it (principle 1, unknown is untrusted)",
+                stage.value
+            ),
+            Label::new(run.span, "a file of the checkout, run as code"),
+        )
+        .related(Label::new(stage.span, format!("`{}` {power}", stage.value)))
+        .flow(vec![
+            Label::new(
+                run.span,
+                format!(
+                    "`{}` {how}, a file of the checkout (untrusted: in CI, the pull request's own)",
+                    stage.value
+                ),
+            ),
+        ])
+        .help(format!(
+            "run a program installed outside the checkout (an absolute path, or a name found on `PATH`) in `{}`, and the checkout's own script in a stage that holds nothing, handing on what it makes as a declared output; if the job checks out only code the pipeline's owners wrote (the base branch, never the pull request's head), say so once: `trusted \"checkout\" reason=\"…\"`",
+            stage.value
+        ))
+        .confidence(Confidence::High)
+        .stage(&stage.value);
+        if let Some(t) = p.trusts(TrustedSource::Checkout) {
+            finding.suppressed = Some(Suppression {
+                span: t.span,
+                reason: format!("trusted checkout: {}", t.reason.value.trim()),
+            });
+        }
+        finding
+    }
+
+    /// Untrusted values a reviewer reads through a channel that does not fence them: one finding
+    /// per stage, naming each value once.
+    fn unfenced(
+        &self,
+        cx: &Context<'_>,
+        flow: &Flow,
+        i: usize,
+        contract: &StageContract,
+        out: &mut Vec<Finding>,
+    ) {
+        if contract.reviewers().is_empty() {
+            return;
+        }
+        let p = cx.pipeline;
+        let stage = &p.stages[i];
+        let mut found: Vec<&Input> = Vec::new();
+        for input in &flow.inputs[i] {
+            let child = &stage.children[input.child].name.value;
+            if input.labels.untrusted
+                && unfenced_channel(contract, child)
+                && !found.iter().any(|f| f.reference == input.reference)
+            {
+                found.push(input);
+            }
+        }
+        let Some(first) = found.first() else { return };
+        let name = &stage.name.value;
+        let child = &stage.children[first.child].name.value;
+        let fenced: Vec<String> = contract
+            .children
+            .iter()
+            .filter(|c| c.fences)
+            .map(|c| format!("`{}`", c.name))
+            .collect();
+        let fence = fenced
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "`untrusted`".into());
+        let values: Vec<String> = found.iter().map(|f| format!("`{}`", f.reference)).collect();
+        let mut finding = Finding::new(
+            self.id(),
+            self.severity(),
+            format!(
+                "untrusted {} {} the reviewer of `{name}` through `{child}`, which does not fence {}: the reviewer cannot tell the change's words from its instructions (principle 1, unknown is untrusted)",
+                values.join(", "),
+                if found.len() > 1 { "reach" } else { "reaches" },
+                if found.len() > 1 { "them" } else { "it" },
+            ),
+            Label::new(first.span, format!("`{child}` hands this over unfenced")),
+        )
+        .related(Label::new(
+            stage.name.span,
+            format!("`{name}` runs a reviewer"),
+        ));
+        for other in found.iter().skip(1) {
+            let child = &stage.children[other.child].name.value;
+            finding = finding.related(Label::new(
+                other.span,
+                format!("`{child}` hands this over unfenced too"),
+            ));
+        }
+        out.push(
+            finding
+                .flow(flow.path(p, cx.dag, i, first, Kind::Untrusted))
+                .help(format!(
+                    "give {} to the reviewer as {} (`{} {}`), which fences each value by per-run markers as text to review; keep `{child}` for values the pipeline vouches for",
+                    values.join(", "),
+                    fenced.join(" or "),
+                    fence.trim_matches('`'),
+                    values.iter().map(|v| format!("\"{}\"", v.trim_matches('`'))).collect::<Vec<_>>().join(" "),
+                ))
+                .confidence(Confidence::High)
+                .stage(name),
+        );
+    }
+
     /// A folder named by a pipeline input reaches `place` of stage `i`, and other stages may
     /// write it: one finding, naming every writer.
     fn folder(

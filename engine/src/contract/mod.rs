@@ -83,6 +83,10 @@ pub struct ChildSpec {
     /// The slot's type: the output types a reference argument may name (`upload` takes a
     /// `blob`, `std/seal`'s `input` a `conversation`); empty when any output will do.
     pub accepts: Vec<OutputType>,
+    /// The stage hands these values to the program it runs fenced as data (per-run nonce
+    /// markers around each), never mixed with its instructions: the one channel of a reviewer
+    /// that untrusted text may take (`std/review`'s `untrusted`).
+    pub fences: bool,
 }
 
 /// A property of a child, e.g. `to="conversations"`.
@@ -432,7 +436,14 @@ impl ChildSpec {
             repeatable: false,
             role,
             accepts: Vec::new(),
+            fences: false,
         }
+    }
+
+    /// The stage fences what it reads through this child (see [`ChildSpec::fences`]).
+    pub fn fenced(mut self) -> Self {
+        self.fences = true;
+        self
     }
 
     /// Exactly one argument of this type.

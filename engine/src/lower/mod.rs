@@ -39,6 +39,7 @@ const TOP_LEVEL: &[&str] = &[
     "store",
     "stage",
     "allow",
+    "trusted",
     "isolation",
     "trigger",
 ];
@@ -98,6 +99,11 @@ pub fn lower(doc: &KdlDocument, source: &Source, registry: &Registry) -> (Pipeli
             "allow" => {
                 if let Some(allow) = lowerer.lower_allow(node) {
                     lowerer.pipeline.allows.push(allow);
+                }
+            }
+            "trusted" => {
+                if let Some(trusted) = lowerer.lower_trusted(node) {
+                    lowerer.pipeline.trusted.push(trusted);
                 }
             }
             other => lowerer.fact(Fact::UnknownNode {

@@ -7,7 +7,7 @@ use crate::contract::{PropSpec, quote_list};
 use crate::duration::parse_duration_ms;
 use crate::model::{
     Allow, Forge, Input, InputType, IsolationLevel, OnMissing, Secret, Setting, Store, TrustRule,
-    parse_template,
+    Trusted, TrustedSource, parse_template,
 };
 use crate::span::{Span, Spanned};
 use crate::suggest::did_you_mean;
@@ -530,6 +530,51 @@ impl Lowerer<'_> {
         Some(Allow {
             span,
             check: check?,
+            reason,
+        })
+    }
+
+    /// `trusted "checkout" reason="…"`: the reason is mandatory, and a blank one is none.
+    pub(super) fn lower_trusted(&mut self, node: &KdlNode) -> Option<Trusted> {
+        let entries = self.entries(node, &"`trusted`", &["reason"]);
+        let span: Span = node.span().into();
+        self.no_children(node, "`trusted` (it takes no children)");
+        let source = self
+            .single_arg(node, &entries.args, "trusted")
+            .and_then(|a| self.expect_string(a, "what `trusted` names"));
+        let reason = entries
+            .prop("reason")
+            .and_then(|e| self.expect_string(e, "`reason`"))
+            .filter(|r| !r.value.trim().is_empty());
+        let source = source?;
+        let source = match source.value.as_str() {
+            "checkout" => Spanned::new(TrustedSource::Checkout, source.span),
+            other => {
+                self.fact(Fact::TypeMismatch {
+                    span: source.span,
+                    what: "what `trusted` names".into(),
+                    expected: "\"checkout\"".into(),
+                    found: format!("\"{other}\""),
+                    help: None,
+                });
+                return None;
+            }
+        };
+        let Some(reason) = reason else {
+            self.fact(Fact::Missing {
+                span,
+                what: "a reason (`reason=\"…\"`, not blank)".into(),
+                node: "`trusted`".into(),
+                help: Some(
+                    "say why what it names is the pipeline's own: `trusted \"checkout\" reason=\"the job checks out the base branch\"`"
+                        .into(),
+                ),
+            });
+            return None;
+        };
+        Some(Trusted {
+            span,
+            source,
             reason,
         })
     }

@@ -28,6 +28,8 @@ pub struct Pipeline {
     pub stages: Vec<Stage>,
     /// Pipeline-wide suppressions (`allow` at the top level).
     pub allows: Vec<Allow>,
+    /// Sources from outside the file the pipeline vouches for (`trusted "checkout" reason=…`).
+    pub trusted: Vec<Trusted>,
     /// `isolation "strict"`: refuse to run without every isolation layer.
     pub isolation: Option<Spanned<IsolationLevel>>,
     /// `trigger "pull_request_target" …`: the events an exported workflow runs on; none means
@@ -219,6 +221,39 @@ pub struct TrustRule {
 impl TrustRule {
     pub fn setting(&self, name: &str) -> Option<&Spanned<Value>> {
         setting(&self.props, name)
+    }
+}
+
+/// `trusted "checkout" reason="…"`: a source from outside the pipeline file that the pipeline
+/// vouches for, and why (principle 1, unknown is untrusted: this is the only way to lift it).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Trusted {
+    pub span: Span,
+    pub source: Spanned<TrustedSource>,
+    pub reason: Spanned<String>,
+}
+
+/// What a `trusted` declaration names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TrustedSource {
+    /// The checkout's files: what the job checked out is the pipeline's own code (the base
+    /// branch), not the change's.
+    Checkout,
+}
+
+impl TrustedSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Checkout => "checkout",
+        }
+    }
+}
+
+impl Pipeline {
+    /// The declaration that vouches for `source`, if any.
+    pub fn trusts(&self, source: TrustedSource) -> Option<&Trusted> {
+        self.trusted.iter().find(|t| t.source.value == source)
     }
 }
 

@@ -223,6 +223,8 @@ pub fn pipeline_digest(pipeline: &Pipeline) -> String {
         isolation,
         // The events that may start a run do not change what the run does.
         triggers: _,
+        // What `check` is told to trust does not change what the run does (as `triggers`).
+        trusted: _,
         ..
     } = pipeline;
     feed("name", json(name));

@@ -173,7 +173,8 @@ pub fn contract() -> StageContract {
                 Role::Data,
                 "inputs from the change, fenced by nonce markers",
             )
-            .many(ValueType::Reference),
+            .many(ValueType::Reference)
+            .fenced(),
         )
         .child(
             ChildSpec::new(
@@ -181,10 +182,15 @@ pub fn contract() -> StageContract {
                 Role::Data,
                 "what a resumed review reads instead of the `untrusted` inputs, fenced likewise",
             )
-            .many(ValueType::Reference),
+            .many(ValueType::Reference)
+            .fenced(),
         )
         .child(
-            ChildSpec::new("input", Role::Data, "other inputs given to the reviewer")
+            ChildSpec::new(
+                "input",
+                Role::Data,
+                "other inputs given to the reviewer, unfenced: nothing from the change",
+            )
                 .many(ValueType::Reference),
         )
         .child(
