@@ -131,6 +131,9 @@ const REFINING_PASSES: usize = 4;
 pub struct Flow {
     /// Secrets each stage holds (indices into `Pipeline::secrets`).
     pub held: Vec<Vec<usize>>,
+    /// Of those, the secrets each stage's program holds: all but a model's credential the run
+    /// keeps behind its proxy ([`LabelAdd::ProgramSecrets`]).
+    pub program_held: Vec<Vec<usize>>,
     /// Every data reference of each stage, with its labels.
     pub inputs: Vec<Vec<Input>>,
     /// Labels of each output, by stage (a stage has a handful of outputs: a list beats a map).
@@ -188,6 +191,7 @@ impl Flow {
             outputs: vec![Vec::new(); n],
             added: vec![Vec::new(); n],
             program_outputs: vec![Vec::new(); n],
+            program_held: vec![Vec::new(); n],
             writes: vec![LabelSet::default(); n],
             held_in: vec![LabelSet::default(); folders.names.len()],
             folders,
@@ -326,7 +330,8 @@ impl Flow {
             held_set.add_secret(k);
         }
         let mut program_set = LabelSet::default();
-        for k in program_secrets(pipeline, stage, contract, &self.held[i]) {
+        self.program_held[i] = program_secrets(pipeline, stage, contract, &self.held[i]);
+        for &k in &self.program_held[i] {
             program_set.add_secret(k);
         }
         self.outputs[i].clear();

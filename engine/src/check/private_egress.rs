@@ -6,10 +6,16 @@
 //! And, as a warning, the implicit flow: a `when` that reads a value derived from private data or
 //! from a secret decides whether a stage runs, and which stages ran is public (the run's log, a
 //! comment posted or not, a blob kept or a tombstone), so each gated stage publishes one bit of
-//! it. `ok` is never such a value: whether a stage succeeded is in the public log anyway.
+//! it.
+//!
+//! And, as a warning, the bits a program that holds a secret can choose: its `ok` and the `bool`s
+//! it produces (`commented`, `clean`) are bits of every secret its program holds, and so are the
+//! `ok` and `bool`s of a stage that reads such bits. The log shows each stage's outcome, one bit a stage a
+//! run; a stage out of the secret's scope that reads such bits (in its `when` or as data) and
+//! publishes or has network can gather them into one value and send it anywhere.
 
 use super::{Check, Context};
-use crate::contract::Role;
+use crate::contract::{OutputType, Role};
 use crate::finding::{Confidence, Finding, Label, Severity};
 use crate::flow::{Flow, Input, Kind};
 use crate::model::{Pipeline, Reference};
@@ -74,6 +80,7 @@ impl Check for PrivateEgress {
             }
         }
         implicit(cx, flow, out);
+        bits(cx, flow, out);
     }
 }
 
@@ -313,6 +320,132 @@ fn implicit(cx: &Context<'_>, flow: &Flow, out: &mut Vec<Finding>) {
                 ))
                 .confidence(Confidence::Medium)
                 .stage(name),
+            );
+        }
+    }
+}
+
+/// Bits of a secret gathered by a stage out of its scope that publishes or has network: each
+/// reference it reads whose value a program holding the secret could choose (its `ok`, an output
+/// its contract labels with nothing, or what depends on them) is one bit a run.
+fn bits(cx: &Context<'_>, flow: &Flow, out: &mut Vec<Finding>) {
+    use crate::contract::Effect;
+    let p = cx.pipeline;
+    let Ok(order) = petgraph::algo::toposort(&cx.dag.graph, None) else {
+        return;
+    };
+    let runs_program = |i: usize| {
+        cx.registry
+            .get(&p.stages[i].uses.value)
+            .is_some_and(|c| c.opaque || c.has_effect(Effect::Executes))
+    };
+    // The references stage `i` reads that are bits of its producer's outcome (its `ok`, or a
+    // `bool` it produced), in its data and its `when`, with the producer's index.
+    let reads = |i: usize| -> Vec<(&Reference, usize)> {
+        let mut refs: Vec<&Reference> = flow.inputs[i].iter().map(|x| &x.reference).collect();
+        if let Some(when) = &p.stages[i].when {
+            when.value.collect_references(&mut refs);
+        }
+        refs.into_iter()
+            .filter_map(|r| {
+                let pi = cx.dag.stage_index(&r.stage)?;
+                let bit = r.output == "ok"
+                    || cx.outputs.get(pi).is_some_and(|o| {
+                        o.iter()
+                            .any(|(n, t)| *n == r.output && *t == OutputType::Bool)
+                    });
+                bit.then_some((r, pi))
+            })
+            .collect()
+    };
+    // Secrets whose bits decide stage i's outcome: those its program holds (unless holding one
+    // is itself a finding, `check::held`), and those of the bits it reads.
+    let mut outcome: Vec<Vec<usize>> = vec![Vec::new(); p.stages.len()];
+    for node in order {
+        let i = cx.dag.graph[node];
+        let mut set: Vec<usize> = if runs_program(i) {
+            flow.program_held[i]
+                .iter()
+                .copied()
+                .filter(|&k| super::held::reported_holding(cx, flow, i, k).is_none())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for (_, pi) in reads(i) {
+            set.extend(outcome[pi].iter().copied());
+        }
+        set.sort_unstable();
+        set.dedup();
+        outcome[i] = set;
+    }
+    for (i, stage) in p.stages.iter().enumerate() {
+        let Some(contract) = cx.registry.get(&stage.uses.value) else {
+            continue;
+        };
+        let egress = if contract.has_effect(Effect::Publishes) {
+            "publishes"
+        } else if !stage.network.is_empty() {
+            "has network"
+        } else {
+            continue;
+        };
+        let refs = reads(i);
+        for (k, secret) in p.secrets.iter().enumerate() {
+            if secret
+                .visible_to
+                .iter()
+                .any(|v| v.value == stage.name.value)
+            {
+                continue;
+            }
+            let mut sources: Vec<&Reference> = Vec::new();
+            for &(r, pi) in &refs {
+                // A value that carries the secret itself is `secret-flow`'s finding.
+                let carries = flow
+                    .output(pi, &r.output)
+                    .is_some_and(|l| l.has(Kind::Secret(k)));
+                if carries || !outcome[pi].contains(&k) {
+                    continue;
+                }
+                if !sources.iter().any(|s| s.to_string() == r.to_string()) {
+                    sources.push(r);
+                }
+            }
+            let Some(first) = sources.first() else {
+                continue;
+            };
+            let name = &stage.name.value;
+            let listed: Vec<String> = sources.iter().map(|r| format!("`{r}`")).collect();
+            let n = sources.len();
+            let mut finding = Finding::new(
+                PrivateEgress.id(),
+                Severity::Warning,
+                format!(
+                    "`{name}` {egress} and reads {} that a program holding secret `{}` decides ({}): up to {n} bit{} of `{}` a run leave its scope (labels never vanish silently)",
+                    if n == 1 { "a value" } else { "values" },
+                    secret.name.value,
+                    listed.join(", "),
+                    if n == 1 { "" } else { "s" },
+                    secret.name.value,
+                ),
+                Label::new(first.span, "decided by a program that holds the secret"),
+            )
+            .related(Label::new(
+                secret.visible_to_span.unwrap_or(secret.name.span),
+                format!("`{}` is in scope only here", secret.name.value),
+            ));
+            for r in sources.iter().skip(1).take(7) {
+                finding = finding.related(Label::new(r.span, "another bit"));
+            }
+            out.push(
+                finding
+                    .help(format!(
+                        "let `{name}` read what no program holding `{}` decides, or keep it from publishing and from the network; if these bits may be public, say why: `allow \"private-egress\" reason=\"…\"` on `{name}`",
+                        secret.name.value
+                    ))
+                    .confidence(Confidence::Medium)
+                    .stage(name),
             );
         }
     }
