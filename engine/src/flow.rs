@@ -642,9 +642,12 @@ fn program_secrets(
     held: &[usize],
 ) -> Vec<usize> {
     use crate::model::Value;
-    let credentials: Vec<&str> = contract
-        .map(|c| c.reviewers())
-        .unwrap_or_default()
+    // Only a kind that runs reviewers has credentials a proxy keeps.
+    let kinds = contract.map(|c| c.reviewers()).unwrap_or_default();
+    if held.is_empty() || kinds.iter().all(|k| k.credentials.is_empty()) {
+        return held.to_vec();
+    }
+    let credentials: Vec<&str> = kinds
         .iter()
         .flat_map(|k| k.credentials.iter().copied())
         .collect();

@@ -69,7 +69,7 @@ fn can_be_empty(p: &Pipeline, t: &Template) -> Option<String> {
                 let safe = input
                     .pattern
                     .as_ref()
-                    .and_then(|pat| regex::Regex::new(&pat.value).ok())
+                    .and_then(|pat| crate::run::inputs::regex(&pat.value).ok())
                     .is_some_and(|re| !re.is_match(""));
                 if !safe {
                     return Some(format!(

@@ -331,6 +331,17 @@ fn implicit(cx: &Context<'_>, flow: &Flow, out: &mut Vec<Finding>) {
 fn bits(cx: &Context<'_>, flow: &Flow, out: &mut Vec<Finding>) {
     use crate::contract::Effect;
     let p = cx.pipeline;
+    // Bits matter only where a stage publishes or has network.
+    let egress = p.stages.iter().any(|s| {
+        !s.network.is_empty()
+            || cx
+                .registry
+                .get(&s.uses.value)
+                .is_some_and(|c| c.has_effect(Effect::Publishes))
+    });
+    if !egress {
+        return;
+    }
     let Ok(order) = petgraph::algo::toposort(&cx.dag.graph, None) else {
         return;
     };

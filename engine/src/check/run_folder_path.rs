@@ -22,6 +22,14 @@ const STAGE_VARIABLES: &[&str] = &["REVIEWFLOW_WORK_DIR", "REVIEWFLOW_STAGE_ID"]
 /// reviewer's come from its kind (`$REVIEWFLOW_PROMPT`), which the engine does not list.
 pub fn names_run_folder(text: &str, variables: bool) -> Option<String> {
     let bytes = text.as_bytes();
+    // Every form below holds `reviewflow` in some case: most values do not, and this costs less
+    // than setting up the searches.
+    if !bytes
+        .windows("reviewflow".len())
+        .any(|w| w.eq_ignore_ascii_case(b"reviewflow"))
+    {
+        return None;
+    }
     // `.reviewflow` as a whole path component.
     let mut from = 0;
     while let Some(at) = text[from..].find(".reviewflow").map(|i| i + from) {

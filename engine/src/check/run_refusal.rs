@@ -71,11 +71,10 @@ fn hostile_value(
     input: &Input,
     refused: &dyn Fn(&str) -> Option<String>,
 ) -> Option<(String, String)> {
-    if crate::run::compile_input_pattern(input).is_err() {
-        return None;
-    }
+    // Compiled once for every probe: a pattern costs more to compile than to match.
+    let pattern = crate::run::compile_input_pattern(input).ok()?;
     probes().into_iter().find_map(|v| {
-        crate::run::validate_input(input, &v, String::new()).ok()?;
+        crate::run::validate_input_compiled(input, pattern.as_ref(), &v, String::new()).ok()?;
         refused(&v).map(|why| (v, why))
     })
 }

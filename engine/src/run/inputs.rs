@@ -131,6 +131,17 @@ pub fn validate(
     value: &str,
     source_name: String,
 ) -> Result<(), InputError> {
+    validate_compiled(input, compile_pattern(input)?.as_ref(), value, source_name)
+}
+
+/// [`validate`] with the input's pattern compiled beforehand ([`compile_pattern`]), for a caller
+/// that tries many values: compiling a pattern costs more than matching it.
+pub fn validate_compiled(
+    input: &crate::model::Input,
+    pattern: Option<&regex::Regex>,
+    value: &str,
+    source_name: String,
+) -> Result<(), InputError> {
     let name = input.name.value.clone();
     if let Some(expected) = type_error(input.ty.value, value) {
         return Err(InputError::BadType {
@@ -140,7 +151,7 @@ pub fn validate(
             value: value.to_owned(),
         });
     }
-    if let (Some(pattern), Some(re)) = (&input.pattern, compile_pattern(input)?)
+    if let (Some(pattern), Some(re)) = (&input.pattern, pattern)
         && !re.is_match(value)
     {
         return Err(InputError::NoMatch {
@@ -160,13 +171,43 @@ pub fn compile_pattern(input: &crate::model::Input) -> Result<Option<regex::Rege
         .pattern
         .as_ref()
         .map(|pattern| {
-            regex::Regex::new(&pattern.value).map_err(|e| InputError::BadPattern {
+            regex(&pattern.value).map_err(|e| InputError::BadPattern {
                 input: input.name.value.clone(),
                 message: e.to_string(),
             })
         })
         .transpose()
 }
+
+/// `pattern` compiled, from a cache of the process: compiling a pattern costs far more than
+/// matching it, and `check` meets one input's pattern in lowering, in `binding` and in
+/// `run-refusal`. The cache keeps at most [`CACHED_PATTERNS`] patterns, so a hostile file with
+/// many distinct patterns costs what it did without it.
+pub fn regex(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<String, regex::Regex>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    // A poisoned lock only means another thread panicked mid-insert: the map is still sound.
+    if let Some(re) = cache
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(pattern)
+    {
+        return Ok(re.clone());
+    }
+    let re = regex::Regex::new(pattern)?;
+    let mut map = cache
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if map.len() < CACHED_PATTERNS {
+        map.insert(pattern.to_owned(), re.clone());
+    }
+    Ok(re)
+}
+
+/// The most patterns [`regex`] keeps.
+const CACHED_PATTERNS: usize = 64;
 
 /// What `value` should have been, when it is not of type `ty`.
 fn type_error(ty: InputType, value: &str) -> Option<&'static str> {

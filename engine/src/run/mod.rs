@@ -22,7 +22,7 @@ mod git_credentials;
 mod github;
 mod identity;
 mod implementations;
-mod inputs;
+pub(crate) mod inputs;
 mod keep;
 mod leftovers;
 mod manifest;
@@ -59,7 +59,7 @@ pub use identity::{Difference, IDENTITY_FORMAT, Identity, Reviewer};
 pub use implementations::Implementations;
 pub use inputs::{
     InputError, compile_pattern as compile_input_pattern, resolve_inputs,
-    validate as validate_input,
+    validate as validate_input, validate_compiled as validate_input_compiled,
 };
 pub use manifest::{
     MANIFEST_FORMAT_VERSION, Manifest, OutputRecord, PipelineInfo, RunStop, StageRecord,
