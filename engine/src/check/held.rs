@@ -5,9 +5,8 @@
 
 use super::Context;
 use super::reviewer::StageReviewer;
-use crate::contract::{Effect, Role};
+use crate::contract::Effect;
 use crate::flow::Flow;
-use crate::model::Value;
 use crate::permission::{capability, sealing_key};
 
 /// The check that reports stage `i` holding secret `k`, if one does: `secret-scope` (out of its
@@ -31,23 +30,12 @@ pub fn reported_holding(cx: &Context<'_>, flow: &Flow, i: usize, k: usize) -> Op
     if runs_program && sealing_key(cx.registry, p, &secret.env.value) {
         return Some("secret-scope");
     }
-    if let Some(reviewer) = StageReviewer::of(cx, stage)
-        && !reviewer.kind.credentials.is_empty()
+    // A model reviewer's program holds only what no proxy keeps for it: its credentials under
+    // their own variables are not held (`Flow::program_held`), anything else is.
+    if StageReviewer::of(cx, stage).is_some_and(|r| !r.kind.credentials.is_empty())
+        && flow.program_held[i].contains(&k)
     {
-        let under_credential = stage.children.iter().any(|c| {
-            contract.child_spec(&c.name.value).map(|s| s.role) == Some(Role::SecretSlot)
-                && c.args
-                    .iter()
-                    .any(|a| matches!(&a.value, Value::Secret(s) if *s == secret.name.value))
-                && c.args.iter().any(|a| {
-                    a.value
-                        .as_str()
-                        .is_some_and(|v| reviewer.kind.credentials.contains(&v))
-                })
-        });
-        if !under_credential {
-            return Some("reviewer-credential");
-        }
+        return Some("reviewer-credential");
     }
     let reads_untrusted = flow
         .inputs
