@@ -1,7 +1,7 @@
 //! The front door: source text → compiled pipeline → findings.
 
 use crate::check::{self, Context};
-use crate::finding::{Finding, Label, Severity, Suppression};
+use crate::finding::{Finding, Label, Severity};
 use crate::graph::Dag;
 use crate::lower::{Fact, lower};
 use crate::model::Pipeline;
@@ -111,10 +111,12 @@ pub fn run_checks(compiled: &Compiled, registry: &Registry, options: CheckOption
         for f in &mut findings {
             f.suppressed = None;
         }
-    } else {
-        apply_suppressions(&compiled.pipeline, &mut findings);
     }
+    let wrong = check::apply_allows(&compiled.pipeline, &mut findings, !options.no_suppress);
     crate::cascade::fold(compiled, registry, &mut findings);
+    // After the fold: an `allow` that hides nothing is its own mistake, not a consequence of a
+    // misspelt name (the fold's second pass never applies the `allow`s).
+    findings.extend(wrong);
     findings.sort_by(|a, b| {
         a.primary
             .span
@@ -155,31 +157,4 @@ pub(crate) fn check_pipeline(
         c.run(&cx, &mut findings);
     }
     findings
-}
-
-/// `allow "id" reason="…"` on a stage covers that stage's findings of that check; at the top
-/// level it covers the whole pipeline. A reason is mandatory: an `allow` without one, or with a
-/// blank one, suppresses nothing (the `suppression` finding says so); and no `allow` suppresses a
-/// `suppression` finding.
-fn apply_suppressions(pipeline: &Pipeline, findings: &mut [Finding]) {
-    for f in findings.iter_mut() {
-        let stage_allows = f
-            .stage
-            .as_deref()
-            .and_then(|s| pipeline.stage(s))
-            .map(|s| s.allows.as_slice())
-            .unwrap_or_default();
-        let allow = stage_allows
-            .iter()
-            .chain(pipeline.allows.iter())
-            .find(|a| check::allow_covers(a, f.check));
-        if let Some(a) = allow
-            && let Some(reason) = check::allow_reason(a)
-        {
-            f.suppressed = Some(Suppression {
-                span: a.span,
-                reason: reason.to_string(),
-            });
-        }
-    }
 }

@@ -124,4 +124,41 @@ impl Finding {
         self.flow = steps;
         self
     }
+
+    /// The id an `allow` names to hide exactly this finding (principle 6): a digest of what the
+    /// finding says (check, severity, confidence, stage, message), never of where its lines are,
+    /// so an edit elsewhere keeps it and a finding that gets worse gets another.
+    pub fn id(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        let confidence = match self.confidence {
+            None => "",
+            Some(Confidence::Low) => "low",
+            Some(Confidence::Medium) => "medium",
+            Some(Confidence::High) => "high",
+        };
+        let stage = self.stage.as_deref().unwrap_or("");
+        for field in [
+            self.check,
+            self.severity.name(),
+            confidence,
+            stage,
+            &self.message,
+        ] {
+            // Length-prefixed, so no two field lists share a digest.
+            hasher.update((field.len() as u64).to_le_bytes());
+            hasher.update(field.as_bytes());
+        }
+        crate::hex::encode(&hasher.finalize()[..ID_BYTES])
+    }
+
+    /// Whether an `allow` may hide this finding: a `syntax` finding never reaches the
+    /// suppressions, and a `suppression` finding is a wrong `allow`.
+    pub fn allowable(&self) -> bool {
+        self.check != "syntax" && self.check != "suppression"
+    }
 }
+
+/// Bytes of the digest in a finding's id: 12 hex digits, short enough to copy and long enough
+/// that no two findings of a file share one.
+const ID_BYTES: usize = 6;

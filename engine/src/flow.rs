@@ -107,6 +107,25 @@ pub struct Input {
     /// Set when the value is a folder another stage may write: `reference` is then
     /// `<writer>.{<input>}`, which no stage declares.
     pub folder: Option<Folder>,
+    /// Set when the value is a pipeline input read from the environment whose type and pattern
+    /// admit more than a name ([`crate::admits`]): `reference` is then `{<input>}` (no stage).
+    pub outside: Option<Outside>,
+}
+
+/// A pipeline input read from the environment that can hold more than a name: attacker text
+/// (principle 1), unless the pipeline vouches for it (`trusted "input" name=…`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outside {
+    pub input: String,
+    /// Where the input is declared.
+    pub declared: Span,
+    /// The variable it is read from.
+    pub env: String,
+    /// What the shape lets through, for the path's first step (`/`, a space, …).
+    pub admits: String,
+    /// The `trusted "input"` that vouches for it, and its reason: the label is lifted, and a
+    /// finding it would have caused is shown as allowed.
+    pub trusted: Option<(Span, String)>,
 }
 
 /// A folder named by a pipeline input, which other stages may write and the reading stage names.
@@ -152,9 +171,14 @@ pub struct Flow {
     /// By stage: the files of the checkout it runs ([`checkout_programs`]), whether or not the
     /// pipeline vouches for the checkout.
     pub checkout_runs: Vec<Vec<CheckoutRun>>,
+    /// By stage: the files of the checkout it reads as its program's instructions
+    /// ([`checkout_instructions`]), whether or not the pipeline vouches for the checkout.
+    pub checkout_reads: Vec<Vec<CheckoutRead>>,
     /// The pipeline vouches for the checkout (`trusted "checkout"`): what it runs from there
     /// carries no label.
     checkout_trusted: bool,
+    /// The pipeline inputs read from the environment that can hold more than a name, by name.
+    outside: HashMap<String, Outside>,
 }
 
 impl Flow {
@@ -205,9 +229,20 @@ impl Flow {
                         .unwrap_or_default()
                 })
                 .collect(),
+            checkout_reads: pipeline
+                .stages
+                .iter()
+                .map(|s| {
+                    registry
+                        .get(&s.uses.value)
+                        .map(|c| checkout_instructions(s, c))
+                        .unwrap_or_default()
+                })
+                .collect(),
             checkout_trusted: pipeline
                 .trusts(crate::model::TrustedSource::Checkout)
                 .is_some(),
+            outside: outside_inputs(pipeline),
         };
         for &i in order {
             let stage = &pipeline.stages[i];
@@ -280,11 +315,44 @@ impl Flow {
                         span: r.span,
                         labels,
                         folder: None,
+                        outside: None,
                     });
                 }
                 let Value::Template(template) = &value.value else {
                     continue;
                 };
+                for (name, span) in template.inputs() {
+                    let Some(outside) = self.outside.get(name) else {
+                        continue;
+                    };
+                    // A folder other stages may write is reported as that (below): one cause.
+                    let shared = reads_folders
+                        && self
+                            .folders
+                            .index(name)
+                            .is_some_and(|f| self.folders.writers[f].iter().any(|&(w, _)| w != i));
+                    if shared {
+                        continue;
+                    }
+                    let labels = LabelSet {
+                        untrusted: outside.trusted.is_none(),
+                        ..LabelSet::default()
+                    };
+                    inputs.push(Input {
+                        child: c,
+                        role,
+                        reference: Reference {
+                            stage: String::new(),
+                            output: name.to_string(),
+                            span,
+                        },
+                        interpolated: true,
+                        span,
+                        labels,
+                        folder: None,
+                        outside: Some(outside.clone()),
+                    });
+                }
                 if !reads_folders {
                     continue;
                 }
@@ -317,6 +385,7 @@ impl Flow {
                             granted,
                             both_write: writers.iter().any(|&(x, _)| x == i),
                         }),
+                        outside: None,
                     });
                 }
             }
@@ -412,6 +481,12 @@ impl Flow {
         self.folders
             .index(input)
             .map_or(&[], |f| self.folders.writers[f].as_slice())
+    }
+
+    /// The pipeline input `name`, when it is read from the environment and can hold more than a
+    /// name (whether or not the pipeline vouches for it).
+    pub fn outside(&self, name: &str) -> Option<&Outside> {
+        self.outside.get(name)
     }
 
     /// Whether stage `i` runs a file of the checkout and the pipeline does not vouch for it.
@@ -522,10 +597,19 @@ impl Flow {
         let mut origin = None;
         let mut steps = Vec::new();
         let mut current = input.reference.clone();
+        let mut outside = input.outside.as_ref();
         let mut consumer = stage;
         // Each hop moves to a producer strictly earlier in the DAG, so this ends.
         for _ in 0..=pipeline.stages.len() {
             let reader = &pipeline.stages[consumer].name.value;
+            if let Some(o) = outside {
+                steps.push(Label::new(
+                    current.span,
+                    format!("`{reader}` reads input `{}`", o.input),
+                ));
+                steps.push(Label::new(o.declared, o.source_step()));
+                break;
+            }
             let step = if current.output.starts_with('{') {
                 format!("`{reader}` reads the folder `{}` names", current.output)
             } else {
@@ -568,9 +652,100 @@ impl Flow {
             };
             consumer = p;
             current = next.reference.clone();
+            outside = next.outside.as_ref();
         }
         steps.reverse();
         (steps, origin)
+    }
+}
+
+impl Outside {
+    /// The first step of a path from this input.
+    pub fn source_step(&self) -> String {
+        format!(
+            "input `{}` is read from `${}`, and its type and pattern let it hold {}: attacker text (untrusted)",
+            self.input, self.env, self.admits
+        )
+    }
+}
+
+/// Principle 1: the pipeline inputs read from the environment whose type and pattern admit more
+/// than a name (a letter or digit, then letters, digits, `-`, `_`, `.`). A builtin input is set
+/// by reviewflow in the forge's shape; an input with only a `default` is written in the file.
+fn outside_inputs(pipeline: &Pipeline) -> HashMap<String, Outside> {
+    let mut out = HashMap::new();
+    // A number, a boolean or a sha is no text: it names no file, word or command.
+    let text = pipeline
+        .inputs
+        .iter()
+        .filter(|i| !i.builtin && i.ty.value == InputType::String);
+    for input in text {
+        let Some(env) = &input.env else { continue };
+        // A pattern that is no regular expression is `type-mismatch`'s, and `run` refuses it.
+        if crate::run::compile_input_pattern(input).is_err() {
+            continue;
+        }
+        let admits = crate::admits::admits(input);
+        if admits.only_names() {
+            continue;
+        }
+        out.insert(
+            input.name.value.clone(),
+            Outside {
+                input: input.name.value.clone(),
+                declared: input.name.span,
+                env: env.value.clone(),
+                admits: describe(&admits),
+                trusted: pipeline
+                    .trusts_input(&input.name.value)
+                    .map(|t| (t.span, t.reason.value.trim().to_owned())),
+            },
+        );
+    }
+    out
+}
+
+/// A few characters of what `admits` lets through beyond a name, for a message.
+fn describe(admits: &crate::admits::Admits) -> String {
+    if admits.unknown {
+        return "anything".to_owned();
+    }
+    let mut shown: Vec<String> = Vec::new();
+    if admits.first.iter().any(|c| !c.is_ascii_alphanumeric()) {
+        let c = admits
+            .first
+            .iter()
+            .find(|c| !c.is_ascii_alphanumeric())
+            .copied()
+            .unwrap_or('-');
+        shown.push(format!("a leading {}", show_char(c)));
+    }
+    for c in admits
+        .anywhere
+        .iter()
+        .copied()
+        .filter(|&c| !crate::admits::name_char(c))
+        .take(3)
+    {
+        shown.push(show_char(c));
+    }
+    let more = admits
+        .anywhere
+        .iter()
+        .filter(|&&c| !crate::admits::name_char(c))
+        .count()
+        .saturating_sub(3);
+    if more > 0 {
+        shown.push(format!("{more} more characters"));
+    }
+    shown.join(", ")
+}
+
+fn show_char(c: char) -> String {
+    match c {
+        ' ' => "a space".to_owned(),
+        c if c.is_control() || !c.is_ascii() => format!("U+{:04X}", u32::from(c)),
+        c => format!("`{c}`"),
     }
 }
 
@@ -720,6 +895,49 @@ pub fn granted_inputs<'a>(stage: &'a Stage, contract: &StageContract) -> Vec<(&'
             if let Value::Template(t) = &arg.value {
                 out.extend(t.inputs());
             }
+        }
+    }
+    out
+}
+
+/// A file of the checkout that a stage reads as its program's instructions (a reviewer's
+/// `prompt` or `lens` file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckoutRead {
+    /// The child that names it (`prompt`, `lens`).
+    pub child: String,
+    /// The path as the file writes it.
+    pub path: String,
+    /// Where the file names it.
+    pub span: Span,
+}
+
+/// Principle 1: the files of the checkout that `stage` reads as instructions, by the children
+/// its contract marks so ([`crate::contract::ChildSpec::instructions_from_checkout`]); a value
+/// written `builtin:NAME` names none.
+pub fn checkout_instructions(stage: &Stage, contract: &StageContract) -> Vec<CheckoutRead> {
+    let mut out = Vec::new();
+    for child in &stage.children {
+        let marked = contract
+            .child_spec(&child.name.value)
+            .is_some_and(|s| s.instructions_from_checkout);
+        if !marked {
+            continue;
+        }
+        for value in &child.args {
+            let path = match &value.value {
+                Value::String(s) => s.clone(),
+                Value::Template(t) => t.source_text(),
+                _ => continue,
+            };
+            if path.starts_with("builtin:") {
+                continue;
+            }
+            out.push(CheckoutRead {
+                child: child.name.value.clone(),
+                path,
+                span: value.span,
+            });
         }
     }
     out
@@ -1017,50 +1235,15 @@ impl Folders {
     }
 }
 
-/// Whether a pipeline input may name a folder: a declared text input whose `pattern` does not
-/// keep it from starting with `/`. The forge's inputs (`repo`, `change`, `run`) never do.
+/// Whether a pipeline input may name a folder: a declared text input that admits a value
+/// starting with `/`, as its pattern's automaton says ([`crate::admits`]). The forge's inputs
+/// (`repo`, `change`, `run`) never do.
 pub fn may_name_folder(input: &crate::model::Input) -> bool {
-    !input.builtin
-        && input.ty.value == InputType::String
-        && !input
-            .pattern
-            .as_ref()
-            .is_some_and(|p| excludes_absolute(&p.value))
-}
-
-/// Whether no value `pattern` admits can start with `/`: it is anchored (`^`), has no
-/// alternation, and its first atom, which it cannot skip, never matches `/`. Whatever this
-/// cannot show is taken to admit a path.
-fn excludes_absolute(pattern: &str) -> bool {
-    let Some(rest) = pattern.strip_prefix('^') else {
-        return false;
-    };
-    if pattern.contains('|') {
+    if input.builtin || input.ty.value != InputType::String {
         return false;
     }
-    let Some(atom) = first_atom(rest) else {
-        return false;
-    };
-    let after = &rest[atom.len()..];
-    if after.starts_with(['?', '*']) || after.starts_with("{0") || after.starts_with("{,") {
-        return false;
-    }
-    regex::Regex::new(&format!("^(?:{atom})$")).is_ok_and(|re| !re.is_match("/"))
-}
-
-/// The first atom of a pattern: a class (`[a-z]`), an escape (`\d`, `\p{L}`) or a literal
-/// character; `None` for a group, `.` or anything else that may match more.
-fn first_atom(rest: &str) -> Option<&str> {
-    let first = rest.chars().next()?;
-    match first {
-        // The shortest prefix that is a whole expression is the class or the escape.
-        '[' | '\\' => (2..=rest.len().min(256))
-            .filter(|&n| rest.is_char_boundary(n))
-            .map(|n| &rest[..n])
-            .find(|atom| regex::Regex::new(&format!("^(?:{atom})$")).is_ok()),
-        '.' | '^' | '$' | '*' | '+' | '?' | '(' | ')' | ']' | '{' | '}' | '|' => None,
-        c => Some(&rest[..c.len_utf8()]),
-    }
+    let admits = crate::admits::admits(input);
+    admits.unknown || admits.first.contains(&'/')
 }
 
 #[cfg(test)]
@@ -1079,6 +1262,7 @@ mod tests {
             compile(Source::new("t.kdl", text), &registry, &Default::default()).expect("compiles");
         run_checks(&compiled, &registry, CheckOptions::default())
             .into_iter()
+            .filter(|f| f.suppressed.is_none())
             .map(|f| (f.check, f.stage.unwrap_or_default(), f.message))
             .collect()
     }
@@ -1101,7 +1285,9 @@ mod tests {
 
     #[test]
     fn a_folder_only_the_holder_names_or_that_cannot_be_one_is_nothing() {
-        let alone = format!("input \"dir\" env=\"DIR\"\n{HOLDER_RUNS_FROM_DIR}");
+        let alone = format!(
+            "input \"dir\" env=\"DIR\"\ntrusted \"input\" name=\"dir\" reason=\"the job sets it\"\n{HOLDER_RUNS_FROM_DIR}"
+        );
         assert!(checks(&alone).is_empty());
         for input in [
             "input \"dir\" env=\"DIR\" pattern=\"^[a-z][a-z0-9-]*$\"",
@@ -1115,7 +1301,7 @@ mod tests {
         // Stdin hands the program the path, not a grant: the holder runs nothing another stage
         // wrote, but the reader may read what the holder left.
         let body = format!(
-            "input \"dir\" env=\"DIR\"\n{HOLDER_RUNS_FROM_DIR}stage \"reader\" uses=\"run\" {{\n    command \"cat\"\n    stdin \"{{dir}}\"\n}}\n"
+            "input \"dir\" env=\"DIR\"\ntrusted \"input\" name=\"dir\" reason=\"the job sets it\"\n{HOLDER_RUNS_FROM_DIR}stage \"reader\" uses=\"run\" {{\n    command \"cat\"\n    stdin \"{{dir}}\"\n}}\n"
         );
         assert_eq!(checks(&body), [("secret-flow", "reader".to_string())]);
     }
@@ -1130,7 +1316,7 @@ mod tests {
         assert_eq!(found[0].0, "untrusted-input");
         assert!(found[0].2.contains("reader.text"), "{found:?}");
 
-        let body = "input \"dir\" env=\"DIR\"\nstage \"holder\" uses=\"run\" {\n    command \"sign\" \"--out\" \"{dir}\"\n    secret-env \"K\" \"k\"\n}\nstage \"reader\" uses=\"run\" {\n    command \"cat\"\n    stdin \"{dir}/SUMS\"\n    output \"text\"\n}\nstage \"after\" uses=\"run\" {\n    command \"wc\"\n    stdin \"{reader.text}\"\n}\n";
+        let body = "input \"dir\" env=\"DIR\"\ntrusted \"input\" name=\"dir\" reason=\"the job sets it\"\nstage \"holder\" uses=\"run\" {\n    command \"sign\" \"--out\" \"{dir}\"\n    secret-env \"K\" \"k\"\n}\nstage \"reader\" uses=\"run\" {\n    command \"cat\"\n    stdin \"{dir}/SUMS\"\n    output \"text\"\n}\nstage \"after\" uses=\"run\" {\n    command \"wc\"\n    stdin \"{reader.text}\"\n}\n";
         let found = findings(body);
         assert_eq!(found.len(), 2, "{found:?}");
         assert_eq!((found[0].0, found[0].1.as_str()), ("secret-flow", "reader"));
@@ -1165,32 +1351,47 @@ mod tests {
     }
 
     #[test]
-    fn a_pattern_keeps_an_input_from_naming_a_folder_only_when_it_shows_it() {
-        for (pattern, excludes) in [
-            ("^[a-z0-9][a-z0-9-]{0,63}$", true),
-            ("^[0-9]+$", true),
-            ("^v[0-9.]+$", true),
-            (r"^\d+$", true),
-            (r"^\w[\w.-]*$", true),
-            (r"^\p{L}+$", true),
-            ("^[[:alpha:]]+$", true),
-            ("^[a-z]+(/[a-z]+)*$", true),
-            // Unanchored, skippable, alternated, a group, any character, a class with `/`.
-            ("[a-z]+", false),
-            ("^[a-z]?/tmp$", false),
+    fn a_pattern_keeps_an_input_from_naming_a_folder_exactly_when_no_value_starts_with_a_slash() {
+        for (pattern, names) in [
+            ("^[a-z0-9][a-z0-9-]{0,63}$", false),
+            ("^[0-9]+$", false),
+            ("^v[0-9.]+$", false),
+            (r"^\d+$", false),
+            (r"^\w[\w.-]*$", false),
+            (r"^\p{L}+$", false),
+            ("^[[:alpha:]]+$", false),
+            ("^[a-z]+(/[a-z]+)*$", false),
+            // Read from the automaton: skippable, bounded or alternated without a `/` first.
             ("^[a-z]*$", false),
             ("^[a-z]{0,3}$", false),
-            ("^main|/.*$", false),
             ("^(main|dev)$", false),
-            ("^.+$", false),
-            ("^[/a-z]+$", false),
-            ("^[^a-z]+$", false),
-            (r"^\S+$", false),
-            ("^/srv/[a-z]+$", false),
-            ("^[", false),
-            ("", false),
+            // Unanchored, a `/` after a skippable atom, alternated, any character, a class
+            // with `/`, a negated class, a path, nothing.
+            ("[a-z]+", true),
+            ("^[a-z]?/tmp$", true),
+            ("^main|/.*$", true),
+            ("^.+$", true),
+            ("^[/a-z]+$", true),
+            ("^[^a-z]+$", true),
+            (r"^\S+$", true),
+            ("^/srv/[a-z]+$", true),
+            ("", true),
         ] {
-            assert_eq!(excludes_absolute(pattern), excludes, "{pattern:?}");
+            let text = format!("input \"dir\" env=\"DIR\" pattern={pattern:?}\n");
+            let registry = Registry::with_builtins();
+            let compiled = compile(
+                Source::new("t.kdl", format!("pipeline \"p\"\n{text}")),
+                &registry,
+                &Default::default(),
+            )
+            .expect("compiles");
+            let input = compiled
+                .pipeline
+                .inputs
+                .iter()
+                .find(|i| i.name.value == "dir")
+                .expect("dir");
+            assert_eq!(may_name_folder(input), names, "{pattern:?}");
         }
     }
 

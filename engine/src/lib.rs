@@ -3,6 +3,7 @@
 //! The engine knows stage contracts and runs stage implementations through one trait; it knows
 //! nothing of GitHub, git or cryptography. `check` and `graph` are pure.
 
+pub mod admits;
 pub mod atomic;
 pub mod builtin;
 mod cascade;

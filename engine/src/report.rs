@@ -100,6 +100,17 @@ impl Report {
             }
             help.push_str(&format!("path: {}", path.join(" → ")));
         }
+        // Principle 6: the one line that would hide exactly this finding, and nothing later.
+        if finding.suppressed.is_none() && finding.allowable() {
+            if !help.is_empty() {
+                help.push('\n');
+            }
+            help.push_str(&format!(
+                "allow: allow \"{}\" finding=\"{}\" reason=\"…\"",
+                finding.check,
+                finding.id()
+            ));
+        }
         let hidden = finding.related.len().saturating_sub(MAX_LABELS - 1);
         if hidden > 0 {
             if !help.is_empty() {
@@ -217,6 +228,8 @@ pub struct FileFindings {
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FindingJson {
+    /// What `allow … finding="…"` names to hide exactly this finding.
+    pub id: String,
     pub check: String,
     pub severity: Severity,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -283,6 +296,7 @@ pub fn file_findings(source: &Source, findings: &[Finding], unusable: bool) -> F
         findings: findings
             .iter()
             .map(|f| FindingJson {
+                id: f.id(),
                 check: f.check.to_string(),
                 severity: f.severity,
                 confidence: f.confidence,

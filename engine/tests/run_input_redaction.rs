@@ -44,7 +44,9 @@ secret "token" env="TOKEN" {
     visible-to "use"
 }
 input "label" env="LABEL"
+trusted "input" name="label" reason="the test sets it"
 input "note" env="NOTE"
+trusted "input" name="note" reason="the test sets it"
 stage "use" uses="run" {
     command "sh" "-c" "printf %s \"$1\"" "sh" "{label}"
     env "NOTE" "{note}"
@@ -104,13 +106,54 @@ async fn run(
     let mut implementations = Implementations::with_builtins();
     implementations.register("test/echo", Arc::new(Echo));
     let compiled = compile(
-        Source::new("t.kdl", source.to_string()),
+        Source::new("t.kdl", with_allow_ids(source, &registry)),
         &registry,
         &Limits::default(),
     )
     .map_err(|_| "compile")
     .unwrap();
     execute(&compiled, &registry, &implementations, options(dir, env)).await
+}
+
+/// `source` with each `allow` given the id of the one finding of its check (principle 6: an
+/// `allow` names the finding it hides); the id is `check`'s own.
+fn with_allow_ids(source: &str, registry: &Registry) -> String {
+    let compiled = compile(
+        Source::new("t.kdl", source.to_string()),
+        registry,
+        &Limits::default(),
+    )
+    .map_err(|_| "compile")
+    .unwrap();
+    let findings = reviewflow_engine::run_checks(&compiled, registry, Default::default());
+    source
+        .lines()
+        .map(|line| {
+            let Some(check) = line
+                .trim()
+                .strip_prefix("allow \"")
+                .and_then(|r| r.split('"').next())
+            else {
+                return line.to_owned();
+            };
+            let ids: Vec<String> = findings
+                .iter()
+                .filter(|f| f.check == check)
+                .map(|f| f.id())
+                .collect();
+            assert_eq!(
+                ids.len(),
+                1,
+                "one `{check}` finding to allow: {findings:#?}"
+            );
+            line.replacen(
+                &format!("allow \"{check}\""),
+                &format!("allow \"{check}\" finding=\"{}\"", ids[0]),
+                1,
+            )
+        })
+        .map(|l| l + "\n")
+        .collect()
 }
 
 fn read(r: &RunReport, rel: &str) -> String {

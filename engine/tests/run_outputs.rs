@@ -106,6 +106,7 @@ stage "after" uses="run" {
     output "said"
 }
 input "allow" env="ALLOW"
+trusted "input" name="allow" reason="the test sets it"
 "#;
 
 fn facts_pipeline(props: &str) -> String {

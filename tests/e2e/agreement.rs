@@ -233,6 +233,7 @@ stage "spy" uses="run" {
     output "out" file="out.txt"
 }
 "#;
+    let text = &crate::support::with_allow_ids(text);
     let canary = format!(
         "{}{}",
         generator::CANARY_PREFIX,

@@ -259,7 +259,7 @@ fn a_review_that_fell_back_is_said_even_without_fail_on() {
 
 #[test]
 fn a_post_of_a_review_that_fell_back_publishes_not_reviewed() {
-    let repo = feature_repo(FELL_BACK_POSTED);
+    let repo = feature_repo(&crate::support::with_allow_ids(FELL_BACK_POSTED));
     repo.commit_file("web/merge.rs", CONFLICT, "a change");
     let out = run(&repo, &["pipeline.kdl", "--fail-on", "warning"]);
     let log = out.transcript();
@@ -361,7 +361,7 @@ fn published_of_last_run(repo: &Repo) -> serde_json::Value {
 fn a_review_that_did_not_run_is_not_recorded_and_the_next_run_reviews_the_head() {
     // The local forge writes nothing for a review that did not run: no file says "no
     // findings", and the record does not name the head as reviewed, so the next run reviews it.
-    let repo = feature_repo(FELL_BACK_POSTED);
+    let repo = feature_repo(&crate::support::with_allow_ids(FELL_BACK_POSTED));
     repo.commit_file("web/merge.rs", CONFLICT, "a change");
     let first = run(&repo, &["pipeline.kdl"]);
     let log = first.transcript();

@@ -148,7 +148,8 @@ async fn on_github_a_blocking_finding_fails_the_check_run_and_the_run() {
 async fn on_github_a_review_that_fell_back_is_not_reviewed_in_the_check_run_and_the_exit() {
     let fake = fake().await;
     let allow = "    allow \"fail-closed\" reason=\"the check run says not reviewed\"\n";
-    let out = run(&fake, &pipeline(FAILING, allow), &["--fail-on", "error"]).await;
+    let text = crate::support::with_allow_ids(&pipeline(FAILING, allow));
+    let out = run(&fake, &text, &["--fail-on", "error"]).await;
     let log = out.transcript();
     assert_eq!(out.code, 4, "{log}");
     assert!(

@@ -432,10 +432,13 @@ fn a_review_that_did_not_run_keeps_the_last_baseline() {
         pipeline.contains("command \"false\"") && pipeline.contains("allow \"fail-closed\""),
         "{pipeline}"
     );
+    let pipeline = crate::support::with_allow_ids_in(repo.path(), &pipeline);
     std::fs::write(repo.path().join("fails.kdl"), pipeline).expect("write");
     repo.commit("src/app.rs", PUSH2, "push 2");
     let first_head = record(&repo)["head"].clone();
     let out = reviewflow_in(repo.path(), &["run", "fails.kdl"]);
+    // The run got past `check`: the review ran, failed and fell back.
+    assert_ne!(out.code, 2, "{}", out.transcript());
     assert_eq!(
         record(&repo)["head"],
         first_head,

@@ -574,7 +574,7 @@ async fn a_stage_outside_the_tokens_scope_is_refused_the_forge() {
             "    from \"conversations\"\n    allow \"secret-scope\" reason=\"testing the run-time scope\"\n",
         );
         assert_ne!(edited, t);
-        edited
+        crate::support::with_allow_ids(&edited)
     });
     let out = Job::for_pull_request(101, PR, &text).run(&fake, &[]).await;
     let log = out.log();

@@ -79,6 +79,7 @@ fn pipeline(first: &str, second: &str) -> String {
     format!(
         r#"pipeline "lenses"
 forge "local"
+trusted "checkout" reason="the test writes the lens and prompt files itself"
 stage "gather" uses="std/gather"
 {first}{second}stage "aggregate" uses="std/aggregate" {{
     from "one.findings" lens="one.lens"
@@ -213,6 +214,7 @@ fn hostile_prompt_paths_are_refused() {
         let pipeline = format!(
             r#"pipeline "p"
 forge "local"
+trusted "checkout" reason="the test writes the lens and prompt files itself"
 secret "model-key" env="ANTHROPIC_API_KEY" {{
     visible-to "review"
 }}
@@ -346,8 +348,11 @@ fn hostile_lens_paths_are_refused() {
         assert!(out.log.contains("lens-missing"), "{spec}: {}", out.log);
         assert!(out.log.contains(said), "{spec}: {}", out.log);
         // … and with the finding allowed, the review stage refuses it before the reviewer runs.
-        let allowed = format!(
-            "{text}allow \"lens-missing\" reason=\"the stage must refuse it all the same\"\n"
+        let allowed = crate::support::with_allow_ids_in(
+            repo.path(),
+            &format!(
+                "{text}allow \"lens-missing\" reason=\"the stage must refuse it all the same\"\n"
+            ),
         );
         std::fs::write(repo.path().join("review.kdl"), allowed).expect("write");
         let out = run(&repo, "review.kdl");

@@ -33,8 +33,11 @@ store "conversations" kind="local" name="review-{{change}}" {{
 }}
 
 input "fake-mode" env="FAKE_MODE" default="ok"
+trusted "input" name="fake-mode" reason="the test sets it"
 input "spy" env="FAKE_SPY_FILE" default="stderr:FAKE-SPY"
+trusted "input" name="spy" reason="the test sets it"
 input "prompt-log" env="FAKE_PROMPT_LOG" default="stderr:FAKE-PROMPT"
+trusted "input" name="prompt-log" reason="the test sets it"
 
 secret "conversation-key" env="REVIEW_CONVERSATION_KEY" min-bytes=32 on-missing="disable" {{
     visible-to "restore" "seal"
@@ -325,7 +328,7 @@ fn the_vendor_policy_holds_at_run_time() {
     let extra = r#"    reviewer-vendor-differs-from "{author}""#;
     let text = pipeline("claude", extra).replace(
         "input \"fake-mode\"",
-        "input \"author\" env=\"AUTHOR_VENDOR\"\ninput \"fake-mode\"",
+        "input \"author\" env=\"AUTHOR_VENDOR\"\ntrusted \"input\" name=\"author\" reason=\"the job sets it\"\ninput \"fake-mode\"",
     );
     let c = Checkout::new(&text);
     c.commit("src/lib.rs", &source(3, "a"), "one");

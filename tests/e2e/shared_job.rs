@@ -370,6 +370,7 @@ fn an_edge_another_check_reports_is_not_reported_again() {
          allow \"private-egress\" reason=\"kept unsealed on purpose\"\n",
     );
     assert_ne!(allowed, seed);
+    let allowed = crate::support::with_allow_ids(&allowed);
     let allowed = write(dir.path(), "allowed.kdl", &allowed);
     let all = findings(&allowed);
     assert!(of_check(&all, ID).is_empty(), "{all:#?}");

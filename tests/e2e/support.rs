@@ -184,3 +184,51 @@ impl ActionsStep<'_> {
             .env("RUNNER_TEMP", self.temp)
     }
 }
+
+/// `text` with each `allow` that names no finding given the ids of the findings it would have
+/// covered, one `allow` line per id (principle 6: an `allow` names the finding it hides). For
+/// tests that must run a pipeline `check` reports on purpose; the ids are `check`'s own.
+pub fn with_allow_ids(text: &str) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    with_allow_ids_in(dir.path(), text)
+}
+
+/// [`with_allow_ids`], checked in `dir` (for checks that look at the files around the pipeline,
+/// such as `lens-missing`).
+pub fn with_allow_ids_in(dir: &Path, text: &str) -> String {
+    let path = dir.join(".with-allow-ids.kdl");
+    std::fs::write(&path, text).expect("write");
+    let json = findings_json(path.to_str().expect("utf-8 path"));
+    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    let findings = json["files"][0]["findings"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for f in findings.iter().rev() {
+        let message = f["message"].as_str().unwrap_or_default();
+        if f["check"] != "suppression" || !message.contains("names no finding") {
+            continue;
+        }
+        let help = f["help"].as_str().unwrap_or_default();
+        let ids: Vec<&str> = help
+            .split("finding=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next())
+            .collect();
+        let at = f["location"]["line"].as_u64().expect("a line") as usize - 1;
+        let line = lines[at].clone();
+        let Some(close) = line
+            .find("allow \"")
+            .and_then(|a| line[a + 7..].find('"').map(|c| a + 7 + c + 1))
+        else {
+            continue;
+        };
+        let named: Vec<String> = ids
+            .iter()
+            .map(|id| format!("{} finding=\"{id}\"{}", &line[..close], &line[close..]))
+            .collect();
+        lines.splice(at..=at, named);
+    }
+    let _ = std::fs::remove_file(&path);
+    lines.join("\n")
+}

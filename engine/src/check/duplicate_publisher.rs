@@ -151,7 +151,18 @@ mod tests {
     fn an_allow_on_the_second_publisher_covers_it() {
         let mut registry = Registry::with_builtins();
         registry.register(StageContract::new("x/post", "publishes").effect(Effect::Publishes));
-        let text = "pipeline \"p\"\nstage \"a\" uses=\"x/post\"\nstage \"b\" uses=\"x/post\" {\n    allow \"duplicate-publisher\" reason=\"b posts to a forge of its own\"\n}\n";
+        let bare = "pipeline \"p\"\nstage \"a\" uses=\"x/post\"\nstage \"b\" uses=\"x/post\"\n";
+        let compiled =
+            compile(Source::new("t.kdl", bare), &registry, &Default::default()).expect("compiles");
+        let id = run_checks(&compiled, &registry, CheckOptions::default())
+            .iter()
+            .find(|f| f.check == "duplicate-publisher")
+            .map(|f| f.id())
+            .expect("a finding");
+        let text = format!(
+            "pipeline \"p\"\nstage \"a\" uses=\"x/post\"\nstage \"b\" uses=\"x/post\" {{\n    allow \"duplicate-publisher\" finding=\"{id}\" reason=\"b posts to a forge of its own\"\n}}\n"
+        );
+        let text = text.as_str();
         let compiled =
             compile(Source::new("t.kdl", text), &registry, &Default::default()).expect("compiles");
         let f: Vec<_> = run_checks(&compiled, &registry, CheckOptions::default())

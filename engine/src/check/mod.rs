@@ -141,5 +141,5 @@ pub fn by_id(id: &str) -> Option<&'static dyn Check> {
     ALL.iter().copied().find(|c| c.id() == id)
 }
 
-pub use suppression::{covers as allow_covers, reason as allow_reason};
+pub use suppression::apply as apply_allows;
 pub use syntax::ID as SYNTAX;

@@ -302,6 +302,7 @@ fn implicit(cx: &Context<'_>, flow: &Flow, out: &mut Vec<Finding>) {
                 span: r.span,
                 labels: labels.clone(),
                 folder: None,
+                outside: None,
             };
             let name = &stage.name.value;
             out.push(

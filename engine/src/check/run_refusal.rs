@@ -7,7 +7,8 @@
 //! ([`crate::contract::ForgeContract::refusals`]: an `api-url` that is not https); and the store
 //! kind's rule on a blob name once its inputs are filled in
 //! ([`crate::contract::StoreContract::name_refusal`]), tried with the most hostile value each
-//! input admits. A refusal that depends on the environment (a variable that is not set, a key's
+//! input admits (a list of likely ones, and one value for each character the input's pattern
+//! admits, read from the pattern's automaton: [`crate::admits`]). A refusal that depends on the environment (a variable that is not set, a key's
 //! length, the kernel's layers) is `run`'s alone (docs/checks.md).
 
 use super::{Check, Context};
@@ -73,7 +74,11 @@ fn hostile_value(
 ) -> Option<(String, String)> {
     // Compiled once for every probe: a pattern costs more to compile than to match.
     let pattern = crate::run::compile_input_pattern(input).ok()?;
-    probes().into_iter().find_map(|v| {
+    // The values a name rule is most likely to refuse, then one the pattern admits for each
+    // character it admits (principle 3: a value nobody listed is tried too).
+    let mut values = probes();
+    values.extend(crate::admits::admits(input).witnesses);
+    values.into_iter().find_map(|v| {
         crate::run::validate_input_compiled(input, pattern.as_ref(), &v, String::new()).ok()?;
         refused(&v).map(|why| (v, why))
     })

@@ -1,11 +1,18 @@
-//! `suppression`: an `allow` must name a known check and say why. An `allow` without a reason,
-//! or with a blank one, suppresses nothing; and nothing suppresses a `suppression` finding, so an
-//! `allow "suppression"` cannot hide a wrong `allow` (it is reported itself).
+//! `suppression`: an `allow` must name a known check, the one finding it hides, and say why
+//! (principle 6, suppressions are narrow). An `allow` without a reason, or with a blank one,
+//! suppresses nothing; nothing suppresses a `suppression` finding, so an `allow "suppression"`
+//! cannot hide a wrong `allow` (it is reported itself). An `allow` names its finding by id
+//! ([`Finding::id`]), so it can never hide a finding its author did not see: [`apply`] hides the
+//! findings and reports the `allow`s that name none, or a finding that is gone. A `trusted` that
+//! lifts nothing is reported by the check itself.
 
 use super::{Check, Context};
 use crate::finding::{Finding, Label, Severity};
-use crate::model::Allow;
+use crate::model::{Allow, Pipeline, TrustedSource};
 use crate::suggest::{did_you_mean, help_text};
+
+/// Ids listed in the help of an `allow` that names no finding.
+const MAX_LISTED: usize = 5;
 
 pub const ID: &str = "suppression";
 
@@ -20,10 +27,148 @@ pub fn reason(allow: &Allow) -> Option<&str> {
         .filter(|r| !r.is_empty())
 }
 
-/// Whether `allow` suppresses findings of `check`: it names the check, gives a reason, and the
-/// check is not `suppression` itself.
-pub fn covers(allow: &Allow, check: &str) -> bool {
-    check != ID && allow.check.value == check && reason(allow).is_some()
+/// Whether `allow` is one the static rules accept: it names a check that exists and may be
+/// allowed, and gives a reason. Only such an `allow` hides anything or is held to its finding.
+fn well_formed(allow: &Allow) -> bool {
+    allow.check.value != ID
+        && allow.check.value != "syntax"
+        && super::by_id(&allow.check.value).is_some()
+        && reason(allow).is_some()
+}
+
+/// Whether `allow` hides `finding`: it is well formed and names the finding's check and id.
+fn hides(allow: &Allow, finding: &Finding, id: &str) -> bool {
+    finding.allowable()
+        && well_formed(allow)
+        && allow.check.value == finding.check
+        && allow.finding.as_ref().is_some_and(|f| f.value.trim() == id)
+}
+
+/// Hides each finding an `allow` names (when `hide`; `--no-suppress` hides none) and returns
+/// the `suppression` findings about the well-formed `allow`s that hide nothing: one without
+/// `finding` (an error, whose help lists the ids it could name) and one whose finding is gone
+/// or changed (a warning). Both are reported whether or not `hide` is set.
+pub fn apply(pipeline: &Pipeline, findings: &mut [Finding], hide: bool) -> Vec<Finding> {
+    // Every `allow` with the stage it is written on (none: the file's), stage ones first so a
+    // stage's own `allow` is the one shown.
+    let scoped: Vec<(Option<&str>, &Allow)> = pipeline
+        .stages
+        .iter()
+        .flat_map(|s| {
+            s.allows
+                .iter()
+                .map(move |a| (Some(s.name.value.as_str()), a))
+        })
+        .chain(pipeline.allows.iter().map(|a| (None, a)))
+        .collect();
+    let ids: Vec<String> = findings.iter().map(Finding::id).collect();
+    let mut used = vec![false; scoped.len()];
+    for (f, id) in findings.iter_mut().zip(&ids) {
+        let Some(k) = scoped.iter().position(|(stage, a)| {
+            (stage.is_none() || *stage == f.stage.as_deref()) && hides(a, f, id)
+        }) else {
+            continue;
+        };
+        used[k] = true;
+        let allow = scoped[k].1;
+        if hide && let Some(reason) = reason(allow) {
+            f.suppressed = Some(crate::finding::Suppression {
+                span: allow.span,
+                reason: reason.to_string(),
+            });
+        }
+    }
+    let mut out = Vec::new();
+    for (&(stage, allow), used) in scoped.iter().zip(used) {
+        if used || !well_formed(allow) {
+            continue;
+        }
+        // The findings this `allow` could name: its check's, in its scope.
+        let candidates = findings
+            .iter()
+            .zip(&ids)
+            .filter(|(f, _)| f.check == allow.check.value)
+            .filter(|(f, _)| stage.is_none() || f.stage.as_deref() == stage);
+        match &allow.finding {
+            None => {
+                let listed: Vec<String> = candidates
+                    .take(MAX_LISTED)
+                    .map(|(f, id)| {
+                        format!(
+                            "`finding=\"{id}\"` ({})",
+                            crate::render::escape::bounded(&f.message, 100)
+                        )
+                    })
+                    .collect();
+                let help = if listed.is_empty() {
+                    format!(
+                        "no `{}` finding is reported {}: remove this `allow`",
+                        allow.check.value,
+                        where_(stage)
+                    )
+                } else {
+                    format!(
+                        "name the one finding it hides, as the finding's last line gives it: {}",
+                        listed.join("; ")
+                    )
+                };
+                out.push(
+                    Finding::new(
+                        ID,
+                        Severity::Error,
+                        format!(
+                            "`allow \"{}\"` names no finding, so it hides nothing: an `allow` hides exactly the finding its author saw (principle 6, suppressions are narrow)",
+                            allow.check.value
+                        ),
+                        Label::new(allow.span, "no `finding=\"…\"`"),
+                    )
+                    .help(help),
+                );
+            }
+            Some(named) => {
+                let now: Vec<String> = candidates
+                    .take(MAX_LISTED)
+                    .map(|(_, id)| format!("`{id}`"))
+                    .collect();
+                let help = if now.is_empty() {
+                    format!(
+                        "no `{}` finding is reported {} now: remove this `allow`",
+                        allow.check.value,
+                        where_(stage)
+                    )
+                } else {
+                    format!(
+                        "read the `{}` finding{} reported {} now ({}): if one is the finding this `allow` was written for, changed, decide again and name its new id, else remove this `allow`",
+                        allow.check.value,
+                        if now.len() == 1 { "" } else { "s" },
+                        where_(stage),
+                        now.join(", ")
+                    )
+                };
+                out.push(
+                    Finding::new(
+                        ID,
+                        Severity::Warning,
+                        format!(
+                            "`allow \"{}\"` hides nothing: no finding has the id `{}` (gone, or changed since the `allow` was written; principle 6, suppressions are narrow)",
+                            allow.check.value,
+                            crate::render::escape::bounded(named.value.trim(), 40)
+                        ),
+                        Label::new(named.span, "matches no finding"),
+                    )
+                    .help(help),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn where_(stage: Option<&str>) -> String {
+    match stage {
+        Some(s) => format!("on stage `{s}`"),
+        None => "in this file".to_owned(),
+    }
 }
 
 impl Suppression {
@@ -99,10 +244,104 @@ impl Check for Suppression {
         for allow in &cx.pipeline.allows {
             self.check_allow(allow, out);
         }
+        // A `trusted "checkout"` where no stage runs a file of the checkout lifts nothing now,
+        // and would lift whatever stage later came to: the same hole as an `allow` that hides
+        // nothing.
+        if let (Some(t), Some(flow)) = (cx.pipeline.trusts(TrustedSource::Checkout), cx.flow)
+            && flow.checkout_runs.iter().all(Vec::is_empty)
+            && flow.checkout_reads.iter().all(Vec::is_empty)
+        {
+            out.push(
+                Finding::new(
+                    self.id(),
+                    Severity::Warning,
+                    "`trusted \"checkout\"` lifts nothing: no stage runs a file of the checkout or reads one as instructions (principle 6, suppressions are narrow)",
+                    Label::new(t.source.span, "vouches for nothing"),
+                )
+                .help("remove it; a stage added later that runs a file of the checkout is then reported, and read, before the checkout is trusted again"),
+            );
+        }
+        if let Some(flow) = cx.flow {
+            for t in &cx.pipeline.trusted {
+                self.check_trusted_input(cx, flow, t, out);
+            }
+        }
         for stage in &cx.pipeline.stages {
             for allow in &stage.allows {
                 self.check_allow(allow, out);
             }
+        }
+    }
+}
+
+impl Suppression {
+    /// A `trusted "input"` must name a declared input, and lift something: the input is read
+    /// from the environment, can hold more than a name, and some stage reads it.
+    fn check_trusted_input(
+        &self,
+        cx: &Context<'_>,
+        flow: &crate::flow::Flow,
+        t: &crate::model::Trusted,
+        out: &mut Vec<Finding>,
+    ) {
+        let (TrustedSource::Input, Some(name)) = (t.source.value, &t.input) else {
+            return;
+        };
+        let declared = cx
+            .pipeline
+            .inputs
+            .iter()
+            .find(|i| !i.builtin && i.name.value == name.value);
+        let Some(input) = declared else {
+            let names = cx
+                .pipeline
+                .inputs
+                .iter()
+                .filter(|i| !i.builtin)
+                .map(|i| i.name.value.as_str());
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "`trusted \"input\"` names no declared input: `{}`",
+                        name.value
+                    ),
+                    Label::new(name.span, "no such input"),
+                )
+                .maybe_help(help_text(&did_you_mean(&name.value, names))),
+            );
+            return;
+        };
+        let why = if input.env.is_none() {
+            Some(
+                "it is not read from the environment (its value is written in the file)".to_owned(),
+            )
+        } else if flow.outside(&name.value).is_none() {
+            Some("its type and pattern admit only names, which are not attacker text".to_owned())
+        } else if !flow
+            .inputs
+            .iter()
+            .flatten()
+            .any(|x| x.outside.as_ref().is_some_and(|o| o.input == name.value))
+        {
+            Some("no stage reads it".to_owned())
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            out.push(
+                Finding::new(
+                    self.id(),
+                    Severity::Warning,
+                    format!(
+                        "`trusted \"input\" name=\"{}\"` lifts nothing: {why} (principle 6, suppressions are narrow)",
+                        name.value
+                    ),
+                    Label::new(name.span, "vouches for nothing"),
+                )
+                .help("remove it; if the input later needs it, it is reported, and read, then"),
+            );
         }
     }
 }
@@ -161,10 +400,19 @@ mod tests {
         assert_eq!(of(&findings, "suppression").len(), 1, "{findings:#?}");
     }
 
+    /// The id of the one `check` finding of `text` without its `allow`s.
+    fn id_of(text: &str, check_id: &str) -> String {
+        let (_, findings) = check(text);
+        let found = of(&findings, check_id);
+        assert_eq!(found.len(), 1, "{findings:#?}");
+        found[0].id()
+    }
+
     #[test]
     fn a_reason_is_shown_trimmed_and_never_empty() {
+        let id = id_of(&format!("pipeline \"p\"\n{NEVER}"), "unreachable-stage");
         let text = format!(
-            "pipeline \"p\"\nallow \"unreachable-stage\" reason=\"  switched off  \"\n{NEVER}"
+            "pipeline \"p\"\nallow \"unreachable-stage\" finding=\"{id}\" reason=\"  switched off  \"\n{NEVER}"
         );
         let (source, findings) = check(&text);
         let allowed = of(&findings, "unreachable-stage");
@@ -204,5 +452,135 @@ mod tests {
             );
             assert!(of(&findings, "unreachable-stage")[0].suppressed.is_none());
         }
+    }
+
+    #[test]
+    fn an_allow_hides_the_finding_it_names_and_a_worse_one_stays_live() {
+        // One secret on a command line, allowed by id; a second secret on the same stage is a
+        // finding its author never saw: it stays live, and so does a changed first finding.
+        let head = "pipeline \"p\"\nsecret \"a\" env=\"A\" can=\"\" {\n    visible-to \"s\"\n}\nsecret \"b\" env=\"B\" can=\"\" {\n    visible-to \"s\"\n}\n";
+        let one = "stage \"s\" uses=\"run\" {\n    command \"sh\" \"-c\" \"tool $TA\"\n    secret-env \"TA\" \"a\"\n    secret-env \"TB\" \"b\"\n    ALLOW\n}\n";
+        let id = id_of(
+            &format!("{head}{}", one.replace("ALLOW", "")),
+            "secret-on-argv",
+        );
+        let allow = format!(
+            "allow \"secret-on-argv\" finding=\"{id}\" reason=\"the tool reads no argv of others\""
+        );
+        let (_, findings) = check(&format!("{head}{}", one.replace("ALLOW", &allow)));
+        assert!(
+            of(&findings, "secret-on-argv")
+                .iter()
+                .all(|f| f.suppressed.is_some()),
+            "{findings:#?}"
+        );
+        assert!(of(&findings, "suppression").is_empty(), "{findings:#?}");
+
+        let two = "stage \"s\" uses=\"run\" {\n    command \"sh\" \"-c\" \"tool $TA $TB\"\n    secret-env \"TA\" \"a\"\n    secret-env \"TB\" \"b\"\n    ALLOW\n}\n";
+        let (_, findings) = check(&format!("{head}{}", two.replace("ALLOW", &allow)));
+        let live: Vec<_> = of(&findings, "secret-on-argv")
+            .into_iter()
+            .filter(|f| f.suppressed.is_none())
+            .collect();
+        assert!(
+            !live.is_empty(),
+            "the worse finding was hidden: {findings:#?}"
+        );
+        assert!(live.iter().all(|f| f.message.contains("`b`")), "{live:#?}");
+    }
+
+    #[test]
+    fn an_allow_whose_finding_changed_hides_nothing_and_is_reported() {
+        let (_, findings) = check(&format!(
+            "pipeline \"p\"\nallow \"unreachable-stage\" finding=\"000000000000\" reason=\"written for another finding\"\n{NEVER}"
+        ));
+        let live = of(&findings, "unreachable-stage");
+        assert!(live[0].suppressed.is_none(), "{findings:#?}");
+        let stale = of(&findings, "suppression");
+        assert_eq!(stale.len(), 1, "{findings:#?}");
+        assert_eq!(stale[0].severity, crate::finding::Severity::Warning);
+        assert!(
+            stale[0].message.contains("hides nothing"),
+            "{}",
+            stale[0].message
+        );
+        let help = stale[0].help.as_deref().unwrap_or_default();
+        assert!(help.contains(&live[0].id()), "{help}");
+    }
+
+    #[test]
+    fn an_allow_without_a_finding_hides_nothing_and_lists_the_ids() {
+        for text in [
+            format!("pipeline \"p\"\nallow \"unreachable-stage\" reason=\"switched off\"\n{NEVER}"),
+            "pipeline \"p\"\nstage \"nightly\" uses=\"run\" when=\"false\" {\n    allow \"unreachable-stage\" reason=\"switched off\"\n    command \"true\"\n}\n".to_string(),
+        ] {
+            let (_, findings) = check(&text);
+            let live = of(&findings, "unreachable-stage");
+            assert!(live[0].suppressed.is_none(), "{findings:#?}");
+            let wrong = of(&findings, "suppression");
+            assert_eq!(wrong.len(), 1, "{findings:#?}");
+            assert_eq!(wrong[0].severity, crate::finding::Severity::Error);
+            assert!(wrong[0].message.contains("names no finding"), "{}", wrong[0].message);
+            let help = wrong[0].help.as_deref().unwrap_or_default();
+            assert!(help.contains(&format!("finding=\"{}\"", live[0].id())), "{help}");
+        }
+    }
+
+    #[test]
+    fn an_allow_on_a_stage_hides_no_finding_of_another_stage() {
+        let two = "stage \"a\" uses=\"run\" when=\"false\" {\n    command \"true\"\nALLOW}\nstage \"b\" uses=\"run\" when=\"false\" {\n    command \"true\"\n}\n";
+        let (_, findings) = check(&format!("pipeline \"p\"\n{}", two.replace("ALLOW", "")));
+        let b = of(&findings, "unreachable-stage")
+            .into_iter()
+            .find(|f| f.stage.as_deref() == Some("b"))
+            .expect("b")
+            .id();
+        let allow =
+            format!("    allow \"unreachable-stage\" finding=\"{b}\" reason=\"b's id, on a\"\n");
+        let (_, findings) = check(&format!("pipeline \"p\"\n{}", two.replace("ALLOW", &allow)));
+        assert!(
+            of(&findings, "unreachable-stage")
+                .iter()
+                .all(|f| f.suppressed.is_none()),
+            "{findings:#?}"
+        );
+        assert_eq!(of(&findings, "suppression").len(), 1, "{findings:#?}");
+    }
+
+    #[test]
+    fn the_id_ignores_where_the_lines_are_and_no_suppress_still_audits() {
+        let a = id_of(&format!("pipeline \"p\"\n{NEVER}"), "unreachable-stage");
+        let b = id_of(
+            &format!("pipeline \"p\"\n\n// moved down\n\n{NEVER}"),
+            "unreachable-stage",
+        );
+        assert_eq!(a, b);
+        let registry = Registry::with_builtins();
+        let text = format!(
+            "pipeline \"p\"\nallow \"unreachable-stage\" finding=\"{a}\" reason=\"off\"\nallow \"unreachable-stage\" reason=\"off\"\n{NEVER}"
+        );
+        let compiled =
+            compile(Source::new("t.kdl", &text), &registry, &Default::default()).expect("compiles");
+        let findings = run_checks(&compiled, &registry, CheckOptions { no_suppress: true });
+        assert!(findings.iter().all(|f| f.suppressed.is_none()));
+        assert_eq!(of(&findings, "suppression").len(), 1, "{findings:#?}");
+    }
+
+    #[test]
+    fn a_trusted_checkout_that_lifts_nothing_is_reported() {
+        let (_, findings) = check(&format!(
+            "pipeline \"p\"\ntrusted \"checkout\" reason=\"the base branch only\"\n{NEVER}"
+        ));
+        let found = of(&findings, "suppression");
+        assert_eq!(found.len(), 1, "{findings:#?}");
+        assert!(
+            found[0].message.contains("lifts nothing"),
+            "{}",
+            found[0].message
+        );
+        let (_, findings) = check(
+            "pipeline \"p\"\ntrusted \"checkout\" reason=\"the base branch only\"\nstage \"lint\" uses=\"run\" {\n    command \"sh\" \"scripts/lint.sh\"\n}\n",
+        );
+        assert!(of(&findings, "suppression").is_empty(), "{findings:#?}");
     }
 }

@@ -49,6 +49,10 @@ impl Check for UntrustedInput {
             if let Some(contract) = contract {
                 self.unfenced(cx, flow, i, contract, out);
             }
+            // Instructions read from the checkout steer the program whatever it holds.
+            for read in &flow.checkout_reads[i] {
+                out.push(self.instructions(cx, i, read));
+            }
             let power = match (secret, write) {
                 (Some(k), _) => format!("holds secret `{k}`"),
                 (None, Some(w)) => format!("has `{}`", w.value),
@@ -59,7 +63,10 @@ impl Check for UntrustedInput {
             }
             let mut folders_reported: Vec<&str> = Vec::new();
             for input in &flow.inputs[i] {
-                if !input.labels.untrusted {
+                // An input the pipeline vouches for carries no label, but the finding it would
+                // have caused is shown, as allowed, as an `allow`'s is.
+                let lifted = input.outside.as_ref().and_then(|o| o.trusted.as_ref());
+                if !input.labels.untrusted && lifted.is_none() {
                     continue;
                 }
                 let place = match input.role {
@@ -77,25 +84,51 @@ impl Check for UntrustedInput {
                     continue;
                 }
                 let path = flow.path(p, cx.dag, i, input, Kind::Untrusted);
-                out.push(
-                    Finding::new(
-                        self.id(),
-                        self.severity(),
-                        format!(
-                            "untrusted `{}` reaches {place} of `{}`, which {power}",
-                            input.reference, stage.name.value
-                        ),
-                        Label::new(input.span, "untrusted data here"),
-                    )
-                    .related(Label::new(stage.name.span, format!("`{}` {power}", stage.name.value)))
-                    .flow(path)
-                    .help("pass it on stdin or in a file the command reads, or run the command in a stage without the secret")
-                    .confidence(Confidence::High)
-                    .stage(&stage.name.value),
-                );
+                let help = match &input.outside {
+                    Some(o) => format!(
+                        "give input `{}` a `pattern` that admits only a name (a letter or digit, then letters, digits, `-`, `_`, `.`), pass it on stdin or in a file the command reads, or run the command in a stage without the secret; if what sets `${}` is the pipeline's own, say so: `trusted \"input\" name=\"{}\" reason=\"…\"`",
+                        o.input, o.env, o.input
+                    ),
+                    None => "pass it on stdin or in a file the command reads, or run the command in a stage without the secret".to_owned(),
+                };
+                let mut finding = Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "untrusted `{}` reaches {place} of `{}`, which {power}",
+                        input.reference, stage.name.value
+                    ),
+                    Label::new(input.span, "untrusted data here"),
+                )
+                .related(Label::new(
+                    stage.name.span,
+                    format!("`{}` {power}", stage.name.value),
+                ))
+                .flow(path)
+                .help(help)
+                .confidence(Confidence::High)
+                .stage(&stage.name.value);
+                if let (Some((span, reason)), Some(o)) = (lifted, &input.outside) {
+                    finding.suppressed = Some(Suppression {
+                        span: *span,
+                        reason: format!("trusted input `{}`: {reason}", o.input),
+                    });
+                }
+                out.push(finding);
             }
         }
     }
+}
+
+/// `finding`, shown as allowed when the pipeline vouches for the checkout it follows from.
+fn lift_by_checkout(p: &crate::model::Pipeline, mut finding: Finding) -> Finding {
+    if let Some(t) = p.trusts(TrustedSource::Checkout) {
+        finding.suppressed = Some(Suppression {
+            span: t.span,
+            reason: format!("trusted checkout: {}", t.reason.value.trim()),
+        });
+    }
+    finding
 }
 
 /// Whether a reviewer reads what `child` hands it as words it may follow: a data or settings
@@ -110,13 +143,50 @@ fn unfenced_channel(contract: &StageContract, child: &str) -> bool {
 }
 
 impl UntrustedInput {
+    /// Stage `i` reads its program's instructions from a file of the checkout: in CI the
+    /// change's, so the change's author writes what the program is told to do. Shown as allowed
+    /// when the pipeline vouches for the checkout.
+    fn instructions(
+        &self,
+        cx: &Context<'_>,
+        i: usize,
+        read: &crate::flow::CheckoutRead,
+    ) -> Finding {
+        let p = cx.pipeline;
+        let stage = &p.stages[i].name;
+        let finding = Finding::new(
+            self.id(),
+            self.severity(),
+            format!(
+                "`{}` reads its instructions from `{}` (`{}`), a file of the checkout: in CI the checkout is the pull request's, so its author writes what the review is told to look for (principle 1, unknown is untrusted)",
+                stage.value, read.path, read.child
+            ),
+            Label::new(read.span, "a file of the checkout, read as instructions"),
+        )
+        .related(Label::new(stage.span, format!("`{}` runs a program that follows it", stage.value)))
+        .flow(vec![Label::new(
+            read.span,
+            format!(
+                "`{}` reads `{}`, a file of the checkout (untrusted: in CI, the pull request's own)",
+                stage.value, read.path
+            ),
+        )])
+        .help(format!(
+            "use a built-in (`{} \"builtin:NAME\"` where the kind has them), or, if the job checks out only code the pipeline's owners wrote (the base branch, never the pull request's head), say so once: `trusted \"checkout\" reason=\"…\"`",
+            read.child
+        ))
+        .confidence(Confidence::High)
+        .stage(&stage.value);
+        lift_by_checkout(p, finding)
+    }
+
     /// Stage `i`, which `power` describes, runs a file of the checkout: the change's own code,
     /// holding what the stage holds. Shown as allowed when the pipeline vouches for the checkout.
     fn checkout(&self, cx: &Context<'_>, i: usize, run: &CheckoutRun, power: &str) -> Finding {
         let p = cx.pipeline;
         let stage = &p.stages[i].name;
         let how = run.describe();
-        let mut finding = Finding::new(
+        let finding = Finding::new(
             self.id(),
             self.severity(),
             format!(
@@ -141,13 +211,7 @@ impl UntrustedInput {
         ))
         .confidence(Confidence::High)
         .stage(&stage.value);
-        if let Some(t) = p.trusts(TrustedSource::Checkout) {
-            finding.suppressed = Some(Suppression {
-                span: t.span,
-                reason: format!("trusted checkout: {}", t.reason.value.trim()),
-            });
-        }
-        finding
+        lift_by_checkout(p, finding)
     }
 
     /// Untrusted values a reviewer reads through a channel that does not fence them: one finding
@@ -166,14 +230,27 @@ impl UntrustedInput {
         let p = cx.pipeline;
         let stage = &p.stages[i];
         let mut found: Vec<&Input> = Vec::new();
+        let mut lifted: Vec<&Input> = Vec::new();
         for input in &flow.inputs[i] {
             let child = &stage.children[input.child].name.value;
-            if input.labels.untrusted
-                && unfenced_channel(contract, child)
-                && !found.iter().any(|f| f.reference == input.reference)
-            {
-                found.push(input);
+            if !unfenced_channel(contract, child) {
+                continue;
             }
+            let list = if input.labels.untrusted {
+                &mut found
+            } else if input.outside.as_ref().is_some_and(|o| o.trusted.is_some()) {
+                &mut lifted
+            } else {
+                continue;
+            };
+            if !list.iter().any(|f| f.reference == input.reference) {
+                list.push(input);
+            }
+        }
+        // Only inputs the pipeline vouches for: the finding is shown, as allowed.
+        let all_lifted = found.is_empty();
+        if all_lifted {
+            found = lifted;
         }
         let Some(first) = found.first() else { return };
         let name = &stage.name.value;
@@ -210,6 +287,31 @@ impl UntrustedInput {
                 other.span,
                 format!("`{child}` hands this over unfenced too"),
             ));
+        }
+        if all_lifted
+            && let Some(o) = &first.outside
+            && let Some((span, reason)) = &o.trusted
+        {
+            finding.suppressed = Some(Suppression {
+                span: *span,
+                reason: format!("trusted input `{}`: {reason}", o.input),
+            });
+        }
+        if let Some(o) = found.iter().find_map(|f| f.outside.as_ref()) {
+            out.push(
+                finding
+                    .flow(flow.path(p, cx.dag, i, first, Kind::Untrusted))
+                    .help(format!(
+                        "give input `{}` a `pattern` that admits only a name (a letter or digit, then letters, digits, `-`, `_`, `.`), or hand the value to the reviewer through {}; if what sets `${}` is the pipeline's own, say so: `trusted \"input\" name=\"{}\" reason=\"…\"`",
+                        o.input,
+                        fenced.join(" or "),
+                        o.env,
+                        o.input
+                    ))
+                    .confidence(Confidence::High)
+                    .stage(name),
+            );
+            return;
         }
         out.push(
             finding

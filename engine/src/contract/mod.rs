@@ -87,6 +87,10 @@ pub struct ChildSpec {
     /// markers around each), never mixed with its instructions: the one channel of a reviewer
     /// that untrusted text may take (`std/review`'s `untrusted`).
     pub fences: bool,
+    /// Each value names a file of the checkout that the stage reads as its program's
+    /// instructions (`std/review`'s `prompt`, `lens`), unless it is written `builtin:NAME`: in
+    /// CI the checkout is the change's, so the change writes them (principle 1).
+    pub instructions_from_checkout: bool,
 }
 
 /// A property of a child, e.g. `to="conversations"`.
@@ -437,7 +441,15 @@ impl ChildSpec {
             role,
             accepts: Vec::new(),
             fences: false,
+            instructions_from_checkout: false,
         }
+    }
+
+    /// Each value names a file of the checkout read as instructions (see
+    /// [`ChildSpec::instructions_from_checkout`]).
+    pub fn instructions_from_checkout(mut self) -> Self {
+        self.instructions_from_checkout = true;
+        self
     }
 
     /// The stage fences what it reads through this child (see [`ChildSpec::fences`]).

@@ -518,11 +518,14 @@ impl Lowerer<'_> {
     }
 
     pub(super) fn lower_allow(&mut self, node: &KdlNode) -> Option<Allow> {
-        let entries = self.entries(node, &"`allow`", &["reason"]);
+        let entries = self.entries(node, &"`allow`", &["finding", "reason"]);
         let span: Span = node.span().into();
         let check = self
             .single_arg(node, &entries.args, "allow")
             .and_then(|a| self.expect_string(a, "the check id of `allow`"));
+        let finding = entries
+            .prop("finding")
+            .and_then(|e| self.expect_string(e, "`finding`"));
         let reason = entries
             .prop("reason")
             .and_then(|e| self.expect_string(e, "`reason`"));
@@ -530,13 +533,15 @@ impl Lowerer<'_> {
         Some(Allow {
             span,
             check: check?,
+            finding,
             reason,
         })
     }
 
-    /// `trusted "checkout" reason="…"`: the reason is mandatory, and a blank one is none.
+    /// `trusted "checkout" reason="…"`, `trusted "input" name="…" reason="…"`: the reason is
+    /// mandatory, and a blank one is none; an input is named, the checkout is not.
     pub(super) fn lower_trusted(&mut self, node: &KdlNode) -> Option<Trusted> {
-        let entries = self.entries(node, &"`trusted`", &["reason"]);
+        let entries = self.entries(node, &"`trusted`", &["name", "reason"]);
         let span: Span = node.span().into();
         self.no_children(node, "`trusted` (it takes no children)");
         let source = self
@@ -546,20 +551,49 @@ impl Lowerer<'_> {
             .prop("reason")
             .and_then(|e| self.expect_string(e, "`reason`"))
             .filter(|r| !r.value.trim().is_empty());
+        let input = entries
+            .prop("name")
+            .and_then(|e| self.expect_string(e, "the input `trusted` names"));
         let source = source?;
         let source = match source.value.as_str() {
             "checkout" => Spanned::new(TrustedSource::Checkout, source.span),
+            "input" => Spanned::new(TrustedSource::Input, source.span),
             other => {
                 self.fact(Fact::TypeMismatch {
                     span: source.span,
                     what: "what `trusted` names".into(),
-                    expected: "\"checkout\"".into(),
+                    expected: "\"checkout\" or \"input\"".into(),
                     found: format!("\"{other}\""),
                     help: None,
                 });
                 return None;
             }
         };
+        match (source.value, &input) {
+            (TrustedSource::Input, None) => {
+                self.fact(Fact::Missing {
+                    span,
+                    what: "the input it vouches for (`name=\"…\"`)".into(),
+                    node: "`trusted \"input\"`".into(),
+                    help: Some(
+                        "name one input read from the environment: `trusted \"input\" name=\"branch\" reason=\"…\"`"
+                            .into(),
+                    ),
+                });
+                return None;
+            }
+            (TrustedSource::Checkout, Some(name)) => {
+                self.fact(Fact::TypeMismatch {
+                    span: name.span,
+                    what: "`name` of `trusted \"checkout\"`".into(),
+                    expected: "no `name` (it names an input: `trusted \"input\" name=…`)".into(),
+                    found: format!("\"{}\"", name.value),
+                    help: None,
+                });
+                return None;
+            }
+            _ => {}
+        }
         let Some(reason) = reason else {
             self.fact(Fact::Missing {
                 span,
@@ -575,6 +609,7 @@ impl Lowerer<'_> {
         Some(Trusted {
             span,
             source,
+            input,
             reason,
         })
     }

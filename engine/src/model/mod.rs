@@ -224,12 +224,15 @@ impl TrustRule {
     }
 }
 
-/// `trusted "checkout" reason="…"`: a source from outside the pipeline file that the pipeline
-/// vouches for, and why (principle 1, unknown is untrusted: this is the only way to lift it).
+/// `trusted "checkout" reason="…"`, `trusted "input" name="…" reason="…"`: a source from outside
+/// the pipeline file that the pipeline vouches for, and why (principle 1, unknown is untrusted:
+/// this is the only way to lift it).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Trusted {
     pub span: Span,
     pub source: Spanned<TrustedSource>,
+    /// The input vouched for (`name=`), for [`TrustedSource::Input`].
+    pub input: Option<Spanned<String>>,
     pub reason: Spanned<String>,
 }
 
@@ -240,12 +243,15 @@ pub enum TrustedSource {
     /// The checkout's files: what the job checked out is the pipeline's own code (the base
     /// branch), not the change's.
     Checkout,
+    /// One input read from the environment: what sets the variable is the pipeline's own.
+    Input,
 }
 
 impl TrustedSource {
     pub fn name(self) -> &'static str {
         match self {
             Self::Checkout => "checkout",
+            Self::Input => "input",
         }
     }
 }
@@ -255,13 +261,23 @@ impl Pipeline {
     pub fn trusts(&self, source: TrustedSource) -> Option<&Trusted> {
         self.trusted.iter().find(|t| t.source.value == source)
     }
+
+    /// The declaration that vouches for input `name`, if any.
+    pub fn trusts_input(&self, name: &str) -> Option<&Trusted> {
+        self.trusted.iter().find(|t| {
+            t.source.value == TrustedSource::Input
+                && t.input.as_ref().is_some_and(|i| i.value == name)
+        })
+    }
 }
 
-/// `allow "check-id" reason="…"`: a suppression.
+/// `allow "check-id" finding="…" reason="…"`: the suppression of one finding, named by its id
+/// ([`crate::finding::Finding::id`]).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Allow {
     pub span: Span,
     pub check: Spanned<String>,
+    pub finding: Option<Spanned<String>>,
     pub reason: Option<Spanned<String>>,
 }
 

@@ -31,6 +31,10 @@ pub struct Reference {
 
 impl std::fmt::Display for Reference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // No stage: a pipeline input, as a template writes it (`flow::Outside`).
+        if self.stage.is_empty() {
+            return write!(f, "{{{}}}", self.output);
+        }
         write!(f, "{}.{}", self.stage, self.output)
     }
 }

@@ -267,6 +267,7 @@ fn result(file: &File<'_>, finding: &Finding) -> SarifResult {
         );
     }
     let mut properties = Map::new();
+    properties.insert("id".into(), finding.id().into());
     if let Some(confidence) = finding.confidence {
         properties.insert("confidence".into(), json!(confidence));
     }

@@ -131,7 +131,8 @@ pub fn contract() -> StageContract {
                 Role::Config,
                 "a file with the reviewer's instructions",
             )
-            .arg(ValueType::Template),
+            .arg(ValueType::Template)
+            .instructions_from_checkout(),
         )
         .child(
             ChildSpec::new(
@@ -139,7 +140,8 @@ pub fn contract() -> StageContract {
                 Role::Config,
                 "a lens: `builtin:NAME` or a lens file relative to the top of the repository (docs/lenses.md)",
             )
-            .arg(ValueType::String),
+            .arg(ValueType::String)
+            .instructions_from_checkout(),
         )
         .child(
             ChildSpec::new(
@@ -147,7 +149,8 @@ pub fn contract() -> StageContract {
                 Role::Config,
                 "a file with the instructions of a review that resumes an earlier one",
             )
-            .arg(ValueType::Template),
+            .arg(ValueType::Template)
+            .instructions_from_checkout(),
         )
         .child(
             ChildSpec::new(
