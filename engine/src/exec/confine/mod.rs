@@ -7,6 +7,7 @@
 //! ([`ConfineSpec`]). The engine is a child subreaper: what a stage leaves behind is ended when
 //! the stage ends ([`reaper`]). What held is reported once per run ([`Isolation`]).
 
+mod builder;
 pub mod cgroup;
 mod child;
 mod grants;

@@ -190,13 +190,13 @@ impl Isolation {
         layers.push(gate(
             layer::NETWORK_NAMESPACE,
             namespaces.is_ok(),
-            "a stage that declares no network runs in a network namespace of its own with only loopback: no UDP, no DNS, no service of the host's loopback".into(),
+            format!("a stage that declares no network runs in a network namespace of its own with only loopback, made {}: no UDP, no DNS, no service of the host's loopback", super::namespaces::made_by()),
             format!("{why_not}: a stage without `network` still sends UDP and reaches the host's loopback services and unix sockets"),
         ));
         layers.push(gate(
             layer::MOUNT_NAMESPACE,
             namespaces.is_ok(),
-            "each child sees the file system read-only but for its own folder and declared grants, and cannot reach other stages' folders, .reviewflow, the runs or the checkout's .git at all".into(),
+            format!("each child sees the file system read-only but for its own folder and declared grants, and cannot reach other stages' folders, .reviewflow, the runs or the checkout's .git at all; made {}", super::namespaces::made_by()),
             format!("{why_not}: a child can change the mode, times and xattrs of files it may not write, and connect to a socket in a folder it may not read"),
         ));
         layers.extend(process_layers.iter().cloned());
