@@ -281,3 +281,104 @@ fn view_ops(view: &View) -> io::Result<Vec<Op>> {
     ops.push(Op::OpenNs(c"/proc/self/ns/mnt"));
     Ok(ops)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::CommandExt as _;
+
+    use super::*;
+    use crate::exec::confine::privileges::ChildSteps;
+
+    /// Makes a user namespace and a mount namespace of its own (where it holds every
+    /// capability), then tries to undo the view: unmount a covered folder, remount the
+    /// read-only view writable, bind the checkout without what covers its `.git`.
+    const UNDO: &str = r#"
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def err():
+    return os.strerror(ctypes.get_errno())
+checkout = sys.argv[1]
+git = os.path.join(checkout, ".git")
+r = libc.unshare(0x10000000 | 0x00020000)
+print("unshare", "made" if r == 0 else "refused: " + err())
+for target in [git, checkout, "/"]:
+    print("umount", target, "UNDONE" if libc.umount2(target.encode(), 2) == 0 else err())
+    print("remount", target, "UNDONE" if libc.mount(None, target.encode(), None, 32 | 4096, None) == 0 else err())
+print("bind", "UNDONE" if libc.mount(checkout.encode(), b"/tmp", None, 4096, None) == 0 else err())
+for path in [os.path.join(git, "config"), os.path.join("/tmp", ".git", "config")]:
+    try:
+        print("READ", open(path).read())
+    except OSError as e:
+        print("read", path, e.strerror)
+try:
+    open(os.path.join(checkout, "pwned"), "w").write("x")
+    print("WROTE")
+except OSError as e:
+    print("write", e.strerror)
+"#;
+
+    /// Without Landlock (which refuses a confined child every mount call): what holds the view
+    /// is that its mounts were made in a more privileged user namespace than any the child can
+    /// make, so they are locked together in the one it makes.
+    #[test]
+    fn a_child_cannot_undo_its_view_from_a_user_namespace_of_its_own() {
+        if let Err(why) = available() {
+            println!("SKIPPED-LAYER mount-namespace: {why}");
+            return;
+        }
+        if std::process::Command::new("python3")
+            .arg("-c")
+            .arg("import ctypes")
+            .status()
+            .map_or(true, |s| !s.success())
+        {
+            println!("SKIPPED python3 is missing");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let checkout = dir.path().join("checkout");
+        let root = dir.path().join("run");
+        let work = root.join("stage");
+        std::fs::create_dir_all(checkout.join(".git")).expect("mkdir");
+        std::fs::create_dir_all(&work).expect("mkdir");
+        std::fs::write(checkout.join(".git/config"), "extraheader = secret\n").expect("write");
+        let view = View {
+            work: Some(work),
+            work_root: Some(root),
+            write: Vec::new(),
+            cover: vec![checkout.join(".git")],
+        };
+        let mnt = build_view(&view).expect("view");
+        let steps = ChildSteps {
+            parent: rustix::process::getpid().as_raw_nonzero().get(),
+            drop_capabilities: true,
+            cap_last: super::super::kernel().cap_last,
+            landlock: None,
+            cgroup_procs: None,
+            cgroup_dir: None,
+            user_ns: user_ns(),
+            net_ns: None,
+            mnt_ns: Some(mnt.as_raw_fd()),
+        };
+        let mut cmd = std::process::Command::new("python3");
+        cmd.arg("-c").arg(UNDO).arg(&checkout);
+        // SAFETY: the same steps a stage's child runs before its exec: system calls only.
+        unsafe {
+            cmd.pre_exec(move || {
+                steps.enter()?;
+                steps.apply()
+            });
+        }
+        let out = cmd.output().expect("python3 runs");
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(log.contains("unshare made"), "the attack needs its own namespaces:\n{log}");
+        for said in ["UNDONE", "READ", "WROTE", "secret"] {
+            assert!(!log.contains(said), "{said}:\n{log}");
+        }
+        assert!(!checkout.join("pwned").exists(), "{log}");
+    }
+}
