@@ -90,6 +90,15 @@ impl Case {
         case
     }
 
+    /// The same, for uid 65534 without a delegated cgroup: the `cgroup` layer is missing.
+    fn without_cgroup() -> Self {
+        let mut case = Self::new(User::Unprivileged);
+        if let Some(d) = case.delegated.take() {
+            let _ = std::fs::remove_dir(d);
+        }
+        case
+    }
+
     fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
@@ -347,7 +356,7 @@ fn layer_held_or_said(case: &Case, layer: &str, log: &str, pipeline: &str) -> bo
 }
 
 /// The layers reviewflow makes in a user namespace of its own when it does not run as root.
-const NAMESPACE_LAYERS: [&str; 2] = ["network-namespace", "mount-namespace"];
+const NAMESPACE_LAYERS: [&str; 3] = ["network-namespace", "mount-namespace", "pid-namespace"];
 
 /// Whether the kernel lets uid 65534 make a user namespace and hold, inside it, the
 /// capabilities a network and a mount namespace need (Ubuntu 24.04's AppArmor lets it make one
@@ -517,8 +526,31 @@ stage "b" uses="run" {
 #[test]
 fn nothing_a_stage_starts_outlives_it() {
     for user in users() {
-        let mark = format!("reviewflow-leftover-{}-{user:?}", std::process::id());
-        let case = Case::new(user);
+        leftovers_end_with_their_stage(Case::new(user), "cgroup");
+    }
+}
+
+/// Without the `cgroup` layer (uid 65534 without a delegated cgroup), each stage's PID
+/// namespace is what ends its leftovers.
+#[test]
+fn nothing_a_stage_starts_outlives_it_without_a_cgroup() {
+    if !users().contains(&User::Unprivileged) {
+        return;
+    }
+    let case = Case::without_cgroup();
+    assert!(case.delegated.is_none());
+    leftovers_end_with_their_stage(case, "pid-namespace");
+}
+
+/// Runs [`LEFTOVERS`] as `case`'s user: nothing of stage `a` is alive once it has ended, when
+/// `layer` holds.
+fn leftovers_end_with_their_stage(case: Case, layer: &str) {
+    let user = case.user;
+    {
+        let mark = format!(
+            "reviewflow-leftover-{}-{user:?}-{layer}",
+            std::process::id()
+        );
         case.script("leftovers.py", LEFTOVERS);
         let pipeline = LEFTOVERS_PIPELINE.replace("MARK", &mark);
         let mut live = case.start(&pipeline);
@@ -540,8 +572,8 @@ fn nothing_a_stage_starts_outlives_it() {
                 );
             }
         }
-        if !layer_held_or_said(&case, "cgroup", &log, &pipeline) {
-            continue;
+        if !layer_held_or_said(&case, layer, &log, &pipeline) {
+            return;
         }
         assert!(
             during.is_empty(),

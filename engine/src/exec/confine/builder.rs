@@ -59,6 +59,9 @@ pub(super) enum Op {
     OpenNs(&'static CStr),
     /// A TCP listener on `127.0.0.1`, a free port, non-blocking: the next result.
     Listen,
+    /// Starts the holder of a PID namespace the builder made (`unshare(CLONE_NEWPID)` before):
+    /// its init, on the stack whose top is given ([`hold`]). Its pid is [`Built::holder`].
+    Holder(usize),
 }
 
 impl Op {
@@ -88,6 +91,7 @@ impl Op {
             Op::Chdir(path) => format!("open {}", s(path)),
             Op::OpenNs(path) => format!("open {}", s(path)),
             Op::Listen => "listen on 127.0.0.1".into(),
+            Op::Holder(_) => "start the PID namespace's init".into(),
         }
     }
 
@@ -109,6 +113,18 @@ fn unshare_name(flags: libc::c_int) -> &'static str {
 /// Runs `ops` in a builder process; returns the descriptors the steps that yield one opened,
 /// in order. Blocking (a few system calls, no wait on anything but the builder).
 pub(super) fn run(ops: &[Op]) -> io::Result<Vec<OwnedFd>> {
+    run_full(ops).map(|built| built.fds)
+}
+
+/// What a builder made.
+pub(super) struct Built {
+    pub(super) fds: Vec<OwnedFd>,
+    /// The pid of the holder [`Op::Holder`] started, if any.
+    pub(super) holder: Option<libc::pid_t>,
+}
+
+/// [`run`], with the holder's pid.
+pub(super) fn run_full(ops: &[Op]) -> io::Result<Built> {
     let slots: Vec<AtomicI32> = ops
         .iter()
         .filter(|op| op.yields())
@@ -119,6 +135,7 @@ pub(super) fn run(ops: &[Op]) -> io::Result<Vec<OwnedFd>> {
         slots: &slots,
         failed: AtomicI32::new(-1),
         errno: AtomicI32::new(0),
+        holder: AtomicI32::new(0),
     };
     linux::clone_and_wait(&context)?;
     // SAFETY: each non-negative slot is a descriptor the builder opened in the table this
@@ -129,8 +146,12 @@ pub(super) fn run(ops: &[Op]) -> io::Result<Vec<OwnedFd>> {
         .filter(|&fd| fd >= 0)
         .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
         .collect();
+    let holder = Some(context.holder.load(Ordering::Relaxed)).filter(|&p| p > 0);
     let failed = context.failed.load(Ordering::Relaxed);
     if failed >= 0 {
+        if let Some(pid) = holder {
+            linux::end(pid);
+        }
         let e = io::Error::from_raw_os_error(context.errno.load(Ordering::Relaxed));
         let what = usize::try_from(failed)
             .ok()
@@ -141,7 +162,78 @@ pub(super) fn run(ops: &[Op]) -> io::Result<Vec<OwnedFd>> {
     if fds.len() != slots.len() {
         return Err(io::Error::other("the namespace builder ended early"));
     }
-    Ok(fds)
+    Ok(Built { fds, holder })
+}
+
+/// The init of a PID namespace ([`Op::Holder`]): PID 1 there, so that every process a stage's
+/// children start is in it and ends with it. It runs in the engine's memory (no copy of it, no
+/// program to find) on a stack of its own, and does only this: it closes every descriptor it
+/// was given, then reaps whatever is re-parented to it, forever, with every signal blocked
+/// (inside its namespace no signal but those it handles reaches a PID 1, and it handles none).
+/// The engine ends it with SIGKILL, which ends everything left in the namespace.
+extern "C" fn hold(_: *mut std::ffi::c_void) -> libc::c_int {
+    // SAFETY: plain system calls on values on this stack.
+    unsafe {
+        libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+        let mut chld: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut chld);
+        libc::sigaddset(&mut chld, libc::SIGCHLD);
+        loop {
+            while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG | libc::__WALL) > 0 {}
+            libc::sigwaitinfo(&chld, std::ptr::null_mut());
+        }
+    }
+}
+
+/// A stack for a holder, unmapped on drop (only once the holder has been reaped).
+#[derive(Debug)]
+pub(super) struct HolderStack {
+    base: usize,
+}
+
+impl HolderStack {
+    const SIZE: usize = 64 * 1024;
+
+    pub(super) fn new() -> io::Result<Self> {
+        // SAFETY: an anonymous private mapping; no existing memory is touched.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                Self::SIZE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Self {
+            base: base as usize,
+        })
+    }
+
+    /// The top of the stack, for [`Op::Holder`].
+    pub(super) fn top(&self) -> usize {
+        self.base + Self::SIZE
+    }
+}
+
+impl Drop for HolderStack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`; its holder has been reaped (`end`).
+        unsafe {
+            libc::munmap(self.base as *mut std::ffi::c_void, Self::SIZE);
+        }
+    }
+}
+
+/// Ends a holder (and with it everything in its PID namespace) and reaps it. Blocking: the
+/// kernel ends the namespace's processes before the holder is reaped. Returns whether it was
+/// reaped (its stack may then be unmapped).
+pub(super) fn end_holder(pid: libc::pid_t) -> bool {
+    linux::end(pid)
 }
 
 /// A new user namespace with `uid` and `gid` mapped to themselves and nothing else, `setgroups`
@@ -239,6 +331,8 @@ struct Context<'a> {
     /// The index of the step that failed; -1 when none did.
     failed: AtomicI32,
     errno: AtomicI32,
+    /// The holder's pid ([`Op::Holder`]).
+    holder: AtomicI32,
 }
 
 mod linux {
@@ -251,6 +345,13 @@ mod linux {
 
     /// The builder's stack: a few system calls deep.
     const STACK: usize = 64 * 1024;
+
+    /// SIGKILL to the holder `pid`, then reaps it: whether it was reaped.
+    pub(super) fn end(pid: libc::pid_t) -> bool {
+        // SAFETY: a plain system call on a child of this process not reaped yet.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        wait(pid, 0).is_ok()
+    }
 
     pub(super) fn clone_and_wait(context: &Context<'_>) -> io::Result<()> {
         // SAFETY: `main` reads `context`, which outlives the wait.
@@ -337,6 +438,25 @@ mod linux {
         let context = unsafe { &*(arg as *const Context<'_>) };
         let mut slot = 0;
         for (i, op) in context.ops.iter().enumerate() {
+            if let Op::Holder(top) = op {
+                // Its own descriptor table and signal handlers (a copy: it closes the one and
+                // blocks every signal), the engine's memory. Its parent, this builder, exits at
+                // once: the engine, a subreaper, adopts it.
+                // SAFETY: `hold` makes only system calls, on the stack the parent mapped for it
+                // and keeps until it has reaped it.
+                let pid = unsafe {
+                    libc::clone(
+                        super::hold,
+                        *top as *mut c_void,
+                        libc::CLONE_VM | libc::SIGCHLD,
+                        std::ptr::null_mut(),
+                    )
+                };
+                if pid > 0 {
+                    context.holder.store(pid, Ordering::Relaxed);
+                    continue;
+                }
+            }
             match step(op) {
                 Ok(fd) => {
                     if let Some(fd) = fd
@@ -477,6 +597,8 @@ mod linux {
                     check(fd)?;
                     return Ok(Some(fd));
                 }
+                // Started by `main`; here only when `clone` failed.
+                Op::Holder(_) => return Err(errno()),
                 Op::Listen => {
                     let fd = libc::socket(
                         libc::AF_INET,

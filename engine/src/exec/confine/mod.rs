@@ -15,6 +15,7 @@ mod kernel;
 #[cfg(target_os = "linux")]
 mod landlock;
 pub mod namespaces;
+pub mod pidns;
 mod privileges;
 pub mod reaper;
 mod report;

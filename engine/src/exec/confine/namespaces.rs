@@ -104,7 +104,7 @@ fn owner() -> Result<Option<RawFd>, String> {
 }
 
 /// The first step of every build: into the process's user namespace, when it has one.
-fn enter_owner() -> io::Result<Vec<Op>> {
+pub(super) fn enter_owner() -> io::Result<Vec<Op>> {
     match owner() {
         Ok(Some(fd)) => Ok(vec![Op::EnterUser(fd)]),
         Ok(None) => Ok(Vec::new()),
@@ -357,6 +357,7 @@ except OSError as e:
             cgroup_procs: None,
             cgroup_dir: None,
             user_ns: user_ns(),
+            pid_ns: None,
             net_ns: None,
             mnt_ns: Some(mnt.as_raw_fd()),
         };
@@ -375,7 +376,10 @@ except OSError as e:
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(log.contains("unshare made"), "the attack needs its own namespaces:\n{log}");
+        assert!(
+            log.contains("unshare made"),
+            "the attack needs its own namespaces:\n{log}"
+        );
         for said in ["UNDONE", "READ", "WROTE", "secret"] {
             assert!(!log.contains(said), "{said}:\n{log}");
         }

@@ -4,7 +4,8 @@
 //!    was born in it (`clone3` with `CLONE_INTO_CGROUP`, `exec::process::spawn`), so that
 //!    nothing it ever starts is outside it; then, when the engine does not run as root, the
 //!    engine's user namespace (which gives it, there only, the capabilities the next two
-//!    `setns` need); then its stage's network namespace and its own mount namespace
+//!    `setns` need); then, where the cgroup layer is missing, its stage's PID namespace (for
+//!    what it starts: `pidns.rs`); then its stage's network namespace and its own mount namespace
 //!    (`namespaces.rs`; entering a mount namespace resets the working folder, hence before it is
 //!    set);
 //! 1. a parent-death signal (SIGKILL), then a check that the parent has not already died (it
@@ -39,6 +40,8 @@ pub(crate) struct ChildSteps {
     pub(super) cgroup_dir: Option<RawFd>,
     /// The user namespace to enter before the others (the engine does not run as root).
     pub(super) user_ns: Option<RawFd>,
+    /// The PID namespace to start every process in (not the child itself: its children).
+    pub(super) pid_ns: Option<RawFd>,
     /// The network namespace to enter.
     pub(super) net_ns: Option<RawFd>,
     /// The mount namespace to enter.
@@ -87,6 +90,9 @@ impl ChildSteps {
             }
             if let Some(user) = self.user_ns {
                 check(libc::setns(user, libc::CLONE_NEWUSER))?;
+            }
+            if let Some(pid) = self.pid_ns {
+                check(libc::setns(pid, libc::CLONE_NEWPID))?;
             }
             if let Some(net) = self.net_ns {
                 check(libc::setns(net, libc::CLONE_NEWNET))?;
