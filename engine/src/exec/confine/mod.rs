@@ -3,9 +3,11 @@
 //!
 //! Every child [`process::run`](crate::exec::process::run) starts gets, between its start and
 //! its `execve`: its own process group, a parent-death signal, no new privileges, no capabilities
-//! (as root), and when its spec or its stage asks for it a Landlock ruleset built by the parent
-//! ([`ConfineSpec`]). The engine is a child subreaper: what a stage leaves behind is ended when
-//! the stage ends ([`reaper`]). What held is reported once per run ([`Isolation`]).
+//! (as root, or in the engine's user namespace), its stage's namespaces where the engine can make
+//! them ([`namespaces`], [`pidns`]), and when its spec or its stage asks for it a Landlock ruleset
+//! built by the parent ([`ConfineSpec`]). The engine is a child subreaper: what a stage leaves
+//! behind is ended when the stage ends ([`reaper`]). What held is reported once per run
+//! ([`Isolation`]).
 
 mod builder;
 pub mod cgroup;
