@@ -90,8 +90,9 @@ impl Drop for StagePids {
                 return;
             }
             if rc < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                // Not ours to wait for (reaped elsewhere): it no longer runs either way.
-                drop(self.stack.take());
+                // Not ours to wait for (the engine is no subreaper, and it was adopted by
+                // another): killed, but it may still run, so its stack stays mapped.
+                std::mem::forget(self.stack.take());
                 return;
             }
             // The kernel ends the holder only once every process of its namespace has been
