@@ -1,15 +1,19 @@
 //! What each isolation layer costs a child or a stage (docs/performance.md), measured on its own:
 //! a cgroup made, joined by nothing and ended (per child); a network namespace with loopback up
-//! (per stage); a child's mount namespace over a run's work root (per child).
+//! (per stage); a child's mount namespace over a run's work root (per child); a stage's PID
+//! namespace with its init, made and ended (per stage, where the cgroup layer is missing).
 //!
-//! `cargo bench -p reviewflow-engine --bench layers`. Each needs root; a layer this process
-//! cannot make is skipped with a line saying so.
+//! `cargo bench -p reviewflow-engine --bench layers`. As root, or as any user where the kernel
+//! lets it make a user namespace (the namespaces are then made in it: run the bench binary as
+//! such a user to compare); a layer this process cannot make is skipped with a line saying so.
+//! The user namespace itself is made once per process: its time is printed, not benched.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use reviewflow_engine::exec::confine::cgroup::ChildCgroup;
 use reviewflow_engine::exec::confine::namespaces::{self, StageNet, View};
+use reviewflow_engine::exec::confine::pidns::StagePids;
 
 fn layers(c: &mut Criterion) {
     let mut group = c.benchmark_group("layers");
@@ -25,11 +29,20 @@ fn layers(c: &mut Criterion) {
         }
         other => println!("cgroup: not held here ({other:?}); skipped"),
     }
+    let first = std::time::Instant::now();
     if let Err(why) = namespaces::available() {
         println!("namespaces: {why}; skipped");
         group.finish();
         return;
     }
+    println!(
+        "namespaces made {}: the first (the probe, with the user namespace where there is one) took {:?}",
+        namespaces::made_by(),
+        first.elapsed()
+    );
+    group.bench_function("pid namespace per stage", |b| {
+        b.iter(|| drop(black_box(StagePids::create().expect("pidns"))));
+    });
     group.bench_function("network namespace per stage", |b| {
         b.iter(|| black_box(StageNet::create().expect("netns")));
     });

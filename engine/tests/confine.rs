@@ -745,6 +745,7 @@ async fn the_manifest_records_which_layers_held() {
             layer::CGROUP,
             layer::NETWORK_NAMESPACE,
             layer::MOUNT_NAMESPACE,
+            layer::PID_NAMESPACE,
             "not-dumpable",
         ]
     );

@@ -59,6 +59,7 @@ fn every_layer_has_a_row_and_every_row_names_tests_that_exist() {
         "cgroup",
         "network-namespace",
         "mount-namespace",
+        "pid-namespace",
         "landlock-filesystem",
         "landlock-network",
         "landlock-scopes",

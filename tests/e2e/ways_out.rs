@@ -4,9 +4,11 @@
 //!
 //! Each test runs the binary as root and, from root, as an unprivileged user (uid 65534) with a
 //! delegated cgroup, as a systemd user session has one. Where a layer cannot hold (no namespace
-//! without root), the test asserts the honest degradation instead — the run names the missing
-//! layer, and `isolation "strict"` refuses — and says which layer it could not test in a line the
-//! harness shows. Synchronisation is on events: lines the run prints, files the test writes.
+//! without root where the kernel denies unprivileged user namespaces), the test asserts the
+//! honest degradation instead — the run names the missing layer, and `isolation "strict"`
+//! refuses — and says which layer it could not test in a line the harness shows. Where the kernel
+//! lets uid 65534 make a user namespace and hold capabilities in it, the namespace layers must
+//! hold for it too. Synchronisation is on events: lines the run prints, files the test writes.
 
 use std::io::{BufRead as _, BufReader};
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
@@ -84,6 +86,15 @@ impl Case {
             std::fs::set_permissions(case.dir.path(), std::fs::Permissions::from_mode(0o755))
                 .expect("chmod");
             case.delegated = delegate_cgroup();
+        }
+        case
+    }
+
+    /// The same, for uid 65534 without a delegated cgroup: the `cgroup` layer is missing.
+    fn without_cgroup() -> Self {
+        let mut case = Self::new(User::Unprivileged);
+        if let Some(d) = case.delegated.take() {
+            let _ = std::fs::remove_dir(d);
         }
         case
     }
@@ -321,10 +332,15 @@ fn layer_held_or_said(case: &Case, layer: &str, log: &str, pipeline: &str) -> bo
     if held_layers(case).iter().any(|l| l == layer) {
         return true;
     }
-    let must_hold = std::env::var("CI").is_ok_and(|v| v == "true") && case.user == User::Root;
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let must_hold = (ci && case.user == User::Root)
+        || (case.user == User::Unprivileged
+            && NAMESPACE_LAYERS.contains(&layer)
+            && unprivileged_user_namespaces());
     assert!(
         !must_hold,
-        "CI runs as root with every layer: {layer} must hold\n{log}"
+        "{:?}: {layer} must hold here (CI runs as root with every layer; the kernel lets uid {NOBODY} make a user namespace)\n{log}",
+        case.user
     );
     println!(
         "SKIPPED-LAYER {layer} ({:?}): not held here, the attack it stops was not tried; checking the run says so",
@@ -343,6 +359,41 @@ fn layer_held_or_said(case: &Case, layer: &str, log: &str, pipeline: &str) -> bo
         "the refusal names {layer}"
     );
     false
+}
+
+/// The layers reviewflow makes in a user namespace of its own when it does not run as root.
+const NAMESPACE_LAYERS: [&str; 3] = ["network-namespace", "mount-namespace", "pid-namespace"];
+
+/// Whether the kernel lets uid 65534 make a user namespace and hold, inside it, the
+/// capabilities a network and a mount namespace need (Ubuntu 24.04's AppArmor lets it make one
+/// and denies them). Tried once, as that user, with util-linux's `unshare`.
+fn unprivileged_user_namespaces() -> bool {
+    static PROBE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PROBE.get_or_init(|| {
+        let ok = is_root()
+            && Command::new("setpriv")
+                .args([
+                    &format!("--reuid={NOBODY}"),
+                    &format!("--regid={NOBODY}"),
+                    "--clear-groups",
+                    "unshare",
+                    "-U",
+                    "-r",
+                    "-n",
+                    "-m",
+                    "true",
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+        if !ok {
+            println!(
+                "SKIPPED-LAYER network-namespace, mount-namespace (uid {NOBODY}): this kernel does not let an unprivileged user hold capabilities in a user namespace"
+            );
+        }
+        ok
+    })
 }
 
 /// Processes anywhere whose command line holds `mark`.
@@ -481,8 +532,31 @@ stage "b" uses="run" {
 #[test]
 fn nothing_a_stage_starts_outlives_it() {
     for user in users() {
-        let mark = format!("reviewflow-leftover-{}-{user:?}", std::process::id());
-        let case = Case::new(user);
+        leftovers_end_with_their_stage(Case::new(user), "cgroup");
+    }
+}
+
+/// Without the `cgroup` layer (uid 65534 without a delegated cgroup), each stage's PID
+/// namespace is what ends its leftovers.
+#[test]
+fn nothing_a_stage_starts_outlives_it_without_a_cgroup() {
+    if !users().contains(&User::Unprivileged) {
+        return;
+    }
+    let case = Case::without_cgroup();
+    assert!(case.delegated.is_none());
+    leftovers_end_with_their_stage(case, "pid-namespace");
+}
+
+/// Runs [`LEFTOVERS`] as `case`'s user: nothing of stage `a` is alive once it has ended, when
+/// `layer` holds.
+fn leftovers_end_with_their_stage(case: Case, layer: &str) {
+    let user = case.user;
+    {
+        let mark = format!(
+            "reviewflow-leftover-{}-{user:?}-{layer}",
+            std::process::id()
+        );
         case.script("leftovers.py", LEFTOVERS);
         let pipeline = LEFTOVERS_PIPELINE.replace("MARK", &mark);
         let mut live = case.start(&pipeline);
@@ -504,8 +578,8 @@ fn nothing_a_stage_starts_outlives_it() {
                 );
             }
         }
-        if !layer_held_or_said(&case, "cgroup", &log, &pipeline) {
-            continue;
+        if !layer_held_or_said(&case, layer, &log, &pipeline) {
+            return;
         }
         assert!(
             during.is_empty(),
@@ -729,7 +803,7 @@ stage "maker" uses="run" {
     output "f" file="f.txt" type="file"
 }
 stage "vandal" uses="run" {
-    command "sh" "-c" "cd \"$WS\"; for f in .reviewflow/runs/*/outputs/maker/f .reviewflow/runs/*/manifest.json .git/config .git/hooks/pre-commit; do (echo tampered >> \"$f\") 2>/dev/null && echo \"WROTE $f\" || echo \"refused $f\"; done; cat .git/config 2>&1 | head -3; echo vandal done"
+    command "sh" "-c" "cd \"$WS\"; for f in .reviewflow/runs/*/outputs/maker/f .reviewflow/runs/*/manifest.json .git/config .git/hooks/pre-commit; do (echo tampered >> \"$f\") 2>/dev/null && echo \"WROTE $f\" || echo \"refused $f\"; done; cat .git/config 2>&1 | head -3; for f in .git/config .reviewflow/runs; do test -e \"$f\" && echo \"REACHED $f\"; done; echo vandal done"
     env "WS" "{workspace}"
     needs "maker"
 }
@@ -756,6 +830,11 @@ fn the_checkout_named_by_an_input_is_not_a_way_in() {
         );
         assert!(log.contains("vandal done"), "{user:?}: {log}");
         assert!(!log.contains("WROTE "), "{user:?}: {log}");
+        // Unreachable, not only unreadable: no path leads there (Landlock alone lets a stage
+        // see that they are there).
+        if layer_held_or_said(&case, "mount-namespace", &log, WORKSPACE_PIPELINE) {
+            assert!(!log.contains("REACHED "), "{user:?}: {log}");
+        }
         assert!(
             log.contains("input `workspace` names") && log.contains("a folder that holds"),
             "{user:?}: the refused grant is said: {log}"
@@ -779,6 +858,77 @@ fn the_checkout_named_by_an_input_is_not_a_way_in() {
             git_config
         );
         assert!(!case.path("checkout/.git/hooks/pre-commit").exists());
+        assert_nothing_leaked(&log);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The view cannot be undone: a child that makes a user namespace of its own, where it holds
+// every capability, finds the mounts of its view locked (made in a more privileged user
+// namespace), and Landlock refuses it every mount call anyway.
+
+const UNDO: &str = r#"
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def err():
+    return os.strerror(ctypes.get_errno())
+checkout = os.getcwd()
+git = os.path.join(checkout, ".git")
+r = libc.unshare(0x10000000 | 0x00020000)
+print("unshare", "made" if r == 0 else "refused: " + err(), flush=True)
+for target in [git, checkout, "/"]:
+    if libc.umount2(target.encode(), 2) == 0:
+        print("UNDONE umount", target, flush=True)
+    else:
+        print("umount", target, "refused:", err(), flush=True)
+    # MS_REMOUNT | MS_BIND: read-write again.
+    if libc.mount(None, target.encode(), None, 32 | 4096, None) == 0:
+        print("UNDONE remount", target, flush=True)
+    else:
+        print("remount", target, "refused:", err(), flush=True)
+# A bind of the checkout without what is mounted beneath it would show `.git` again.
+if libc.mount(checkout.encode(), b"/tmp", None, 4096, None) == 0:
+    print("UNDONE bind", checkout, flush=True)
+else:
+    print("bind", checkout, "refused:", err(), flush=True)
+try:
+    print("READ", open(os.path.join(git, "config")).read(), flush=True)
+except OSError as e:
+    print("read .git/config refused:", e.strerror, flush=True)
+try:
+    open(os.path.join(checkout, "pwned"), "w").write("x")
+    print("WROTE pwned", flush=True)
+except OSError as e:
+    print("write refused:", e.strerror, flush=True)
+print("undo done", flush=True)
+"#;
+
+const UNDO_PIPELINE: &str = r#"
+pipeline "undo"
+stage "undo" uses="run" {
+    command "python3" "scripts/undo.py"
+}
+"#;
+
+#[test]
+fn a_stage_cannot_undo_its_view() {
+    for user in users() {
+        let case = Case::new(user);
+        case.script("undo.py", UNDO);
+        let out = case.command(UNDO_PIPELINE).output().expect("runs");
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(log.contains("undo done"), "{user:?}: {log}");
+        if !layer_held_or_said(&case, "mount-namespace", &log, UNDO_PIPELINE) {
+            continue;
+        }
+        for said in ["UNDONE", "READ", "WROTE"] {
+            assert!(!log.contains(said), "{user:?}: {said}\n{log}");
+        }
+        assert!(!case.path("checkout/pwned").exists(), "{user:?}: {log}");
         assert_nothing_leaked(&log);
     }
 }

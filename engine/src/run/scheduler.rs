@@ -640,6 +640,10 @@ async fn run_stage(
     // Where every child ran in a cgroup of its own that was empty when its leader exited,
     // nothing of the stage is left to look for.
     if scope.spawned() && scope.base().is_some() && scope.left_something() {
+        // Its PID namespace first, where it has one: that ends everything in it, whatever
+        // it forged; the sweep then finds nothing of it.
+        let pids = Arc::clone(&scope);
+        let _ = tokio::task::spawn_blocking(move || pids.end_pid_namespace()).await;
         end_orphans_of(&scope, &end_status).await;
     }
     let result = match result {

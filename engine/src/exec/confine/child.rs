@@ -92,6 +92,8 @@ pub(crate) async fn prepare(
             landlock: None,
             cgroup_procs: cgroup.as_ref().map(ChildCgroup::procs_fd),
             cgroup_dir: cgroup.as_ref().map(ChildCgroup::dir_fd),
+            user_ns: None,
+            pid_ns: None,
             net_ns: None,
             mnt_ns: None,
         }),
@@ -131,6 +133,18 @@ pub(crate) async fn prepare(
             })?;
         if let Some(steps) = prepared.steps.as_mut() {
             steps.mnt_ns = Some(mnt.as_raw_fd());
+            // Kept by the process for its whole life: nothing to hold here.
+            steps.user_ns = namespaces::user_ns();
+            steps.drop_capabilities |= steps.user_ns.is_some();
+        }
+        if prepared.cgroup.is_none() {
+            let pid = stage.pid_ns().map_err(|source| ConfineError::Layer {
+                what: "make the stage's PID namespace",
+                source,
+            })?;
+            if let Some(steps) = prepared.steps.as_mut() {
+                steps.pid_ns = pid;
+            }
         }
         prepared._mnt = Some(mnt);
     }

@@ -3,10 +3,13 @@
 //!
 //! Every child [`process::run`](crate::exec::process::run) starts gets, between its start and
 //! its `execve`: its own process group, a parent-death signal, no new privileges, no capabilities
-//! (as root), and when its spec or its stage asks for it a Landlock ruleset built by the parent
-//! ([`ConfineSpec`]). The engine is a child subreaper: what a stage leaves behind is ended when
-//! the stage ends ([`reaper`]). What held is reported once per run ([`Isolation`]).
+//! (as root, or in the engine's user namespace), its stage's namespaces where the engine can make
+//! them ([`namespaces`], [`pidns`]), and when its spec or its stage asks for it a Landlock ruleset
+//! built by the parent ([`ConfineSpec`]). The engine is a child subreaper: what a stage leaves
+//! behind is ended when the stage ends ([`reaper`]). What held is reported once per run
+//! ([`Isolation`]).
 
+mod builder;
 pub mod cgroup;
 mod child;
 mod grants;
@@ -14,6 +17,7 @@ mod kernel;
 #[cfg(target_os = "linux")]
 mod landlock;
 pub mod namespaces;
+pub mod pidns;
 mod privileges;
 pub mod reaper;
 mod report;

@@ -2,14 +2,18 @@
 //!
 //! 0. before its working folder is set ([`ChildSteps::enter`]): it joins its cgroup, unless it
 //!    was born in it (`clone3` with `CLONE_INTO_CGROUP`, `exec::process::spawn`), so that
-//!    nothing it ever starts is outside it; then it enters its stage's network namespace and its
-//!    own mount namespace (`namespaces.rs`; entering a mount namespace resets the working
-//!    folder, hence before it is set);
+//!    nothing it ever starts is outside it; then, when the engine does not run as root, the
+//!    engine's user namespace (which gives it, there only, the capabilities the next two
+//!    `setns` need); then, where the cgroup layer is missing, its stage's PID namespace (for
+//!    what it starts: `pidns.rs`); then its stage's network namespace and its own mount namespace
+//!    (`namespaces.rs`; entering a mount namespace resets the working folder, hence before it is
+//!    set);
 //! 1. a parent-death signal (SIGKILL), then a check that the parent has not already died (it
 //!    could have between the `clone` and the `prctl`, and the signal would never come);
 //! 2. no new privileges: `sudo` and every setuid or file-capability program gain nothing;
-//! 3. as root, every capability dropped: the bounding set first (so that an `execve` as uid 0
-//!    cannot grant them back), then the ambient set, then effective, permitted and inheritable;
+//! 3. as root, or in the engine's user namespace, every capability dropped: the bounding set
+//!    first (so that an `execve` as uid 0 cannot grant them back), then the ambient set, then
+//!    effective, permitted and inheritable;
 //! 4. the Landlock ruleset built by the parent, plus a rule for the child's own `/proc/<pid>`.
 //!
 //! This runs in the child between its `clone` and its `execve`, in the parent's memory
@@ -24,7 +28,7 @@ use std::os::fd::RawFd;
 pub(crate) struct ChildSteps {
     /// The parent's pid, to notice that it died before the parent-death signal was armed.
     pub(super) parent: i32,
-    /// Drop every capability (the engine runs as root).
+    /// Drop every capability (the engine runs as root, or the child enters `user_ns`).
     pub(super) drop_capabilities: bool,
     /// The highest capability number to drop from the bounding set.
     pub(super) cap_last: u32,
@@ -34,6 +38,10 @@ pub(crate) struct ChildSteps {
     pub(super) cgroup_procs: Option<RawFd>,
     /// The folder of the child's cgroup, to be born in (`CLONE_INTO_CGROUP`).
     pub(super) cgroup_dir: Option<RawFd>,
+    /// The user namespace to enter before the others (the engine does not run as root).
+    pub(super) user_ns: Option<RawFd>,
+    /// The PID namespace to start every process in (not the child itself: its children).
+    pub(super) pid_ns: Option<RawFd>,
     /// The network namespace to enter.
     pub(super) net_ns: Option<RawFd>,
     /// The mount namespace to enter.
@@ -79,6 +87,12 @@ impl ChildSteps {
                 if written != 1 {
                     return Err(io::Error::last_os_error());
                 }
+            }
+            if let Some(user) = self.user_ns {
+                check(libc::setns(user, libc::CLONE_NEWUSER))?;
+            }
+            if let Some(pid) = self.pid_ns {
+                check(libc::setns(pid, libc::CLONE_NEWPID))?;
             }
             if let Some(net) = self.net_ns {
                 check(libc::setns(net, libc::CLONE_NEWNET))?;

@@ -20,6 +20,7 @@ pub mod layer {
     pub const CGROUP: &str = "cgroup";
     pub const NETWORK_NAMESPACE: &str = "network-namespace";
     pub const MOUNT_NAMESPACE: &str = "mount-namespace";
+    pub const PID_NAMESPACE: &str = "pid-namespace";
 }
 
 /// How much isolation the pipeline requires (`isolation "strict"`).
@@ -190,14 +191,28 @@ impl Isolation {
         layers.push(gate(
             layer::NETWORK_NAMESPACE,
             namespaces.is_ok(),
-            "a stage that declares no network runs in a network namespace of its own with only loopback: no UDP, no DNS, no service of the host's loopback".into(),
+            format!("a stage that declares no network runs in a network namespace of its own with only loopback, made {}: no UDP, no DNS, no service of the host's loopback", super::namespaces::made_by()),
             format!("{why_not}: a stage without `network` still sends UDP and reaches the host's loopback services and unix sockets"),
         ));
         layers.push(gate(
             layer::MOUNT_NAMESPACE,
             namespaces.is_ok(),
-            "each child sees the file system read-only but for its own folder and declared grants, and cannot reach other stages' folders, .reviewflow, the runs or the checkout's .git at all".into(),
+            format!("each child sees the file system read-only but for its own folder and declared grants, and cannot reach other stages' folders, .reviewflow, the runs or the checkout's .git at all; made {}", super::namespaces::made_by()),
             format!("{why_not}: a child can change the mode, times and xattrs of files it may not write, and connect to a socket in a folder it may not read"),
+        ));
+        let cgroup_held = matches!(
+            super::cgroup::availability(),
+            super::cgroup::Availability::Held(_)
+        );
+        layers.push(gate(
+            layer::PID_NAMESPACE,
+            cgroup_held || namespaces.is_ok(),
+            if cgroup_held {
+                "not needed: the cgroup layer holds, and ends whatever a stage started".into()
+            } else {
+                format!("the cgroup layer is missing: each stage's children start every process in a PID namespace of the stage's, made {}, whose init the engine kills when the stage ends, and the kernel with it everything in it, whatever it forged", super::namespaces::made_by())
+            },
+            format!("{why_not}: without the cgroup layer, what a stage leaves behind is found by the subreaper and a marker in its environment, which it can forge"),
         ));
         layers.extend(process_layers.iter().cloned());
         Self {

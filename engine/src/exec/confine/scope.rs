@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::cgroup::ChildCgroup;
 use super::namespaces::StageNet;
+use super::pidns::StagePids;
 use super::spec::ConfineSpec;
 
 /// The variable that marks every child of a stage (and what it leaves behind) with the stage's
@@ -36,6 +37,9 @@ pub struct StageScope {
     /// The stage's network namespace, made when first needed: its own, or one it shares with
     /// the run's other stages that have nothing to hide ([`NetSlot`]).
     net: NetSlot,
+    /// The stage's PID namespace, where the `cgroup` layer is missing: made on first use,
+    /// ended when the stage ends ([`StageScope::end_pid_namespace`]).
+    pids: Mutex<Option<StagePids>>,
 }
 
 /// Where a stage's network namespace is kept: a stage that holds a secret or reads a private
@@ -54,6 +58,7 @@ impl StageScope {
             uncontained: AtomicBool::new(false),
             left: AtomicBool::new(false),
             net: NetSlot::default(),
+            pids: Mutex::new(None),
         }
     }
 
@@ -104,6 +109,30 @@ impl StageScope {
         Ok(net)
     }
 
+    /// The PID namespace the stage's children start their processes in, made on first use:
+    /// only where the `cgroup` layer is missing and the engine can make namespaces.
+    pub(crate) fn pid_ns(&self) -> std::io::Result<Option<std::os::fd::RawFd>> {
+        use std::os::fd::AsRawFd as _;
+        if !pid_namespaces() {
+            return Ok(None);
+        }
+        let mut slot = self.pids.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            *slot = Some(StagePids::create()?);
+        }
+        Ok(slot.as_ref().map(|p| p.fd().as_raw_fd()))
+    }
+
+    /// Ends every process in the stage's PID namespace, if it has one (blocking, bounded).
+    pub fn end_pid_namespace(&self) {
+        let pids = self
+            .pids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        drop(pids);
+    }
+
     /// The value of [`STAGE_MARKER_VAR`] in this stage's children.
     pub fn marker(&self) -> &str {
         &self.marker
@@ -127,6 +156,15 @@ impl StageScope {
     pub async fn run<F: Future>(self: Arc<Self>, future: F) -> F::Output {
         STAGE.scope(self, future).await
     }
+}
+
+/// Whether stages get a PID namespace each: the `cgroup` layer is missing, and the engine can
+/// make namespaces.
+pub fn pid_namespaces() -> bool {
+    !matches!(
+        super::cgroup::availability(),
+        super::cgroup::Availability::Held(_)
+    ) && super::namespaces::available().is_ok()
 }
 
 /// The stage the calling task runs, if any.
