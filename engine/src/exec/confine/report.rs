@@ -47,8 +47,9 @@ impl From<crate::model::IsolationLevel> for Level {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Layer {
     /// `no-new-privileges`, `capabilities-dropped`, `parent-death-signal`, `subreaper`,
-    /// `landlock-filesystem`, `landlock-network`, `landlock-scopes`, and the binary's own
-    /// (`scrubbed-environment`, `not-dumpable`, `watchdog`).
+    /// `inherited-descriptors`, `cgroup`, `pid-namespace`, `network-namespace`,
+    /// `mount-namespace`, `landlock-filesystem`, `landlock-network`, `landlock-scopes`, and the
+    /// binary's own (`scrubbed-environment`, `not-dumpable`, `watchdog`).
     pub name: String,
     pub held: bool,
     /// What it does for the run, or why it is missing.
