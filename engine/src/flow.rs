@@ -239,9 +239,7 @@ impl Flow {
                         .unwrap_or_default()
                 })
                 .collect(),
-            checkout_trusted: pipeline
-                .trusts(crate::model::TrustedSource::Checkout)
-                .is_some(),
+            checkout_trusted: pipeline.checkout_vouched().is_some(),
             outside: outside_inputs(pipeline),
         };
         for &i in order {

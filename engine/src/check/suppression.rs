@@ -247,6 +247,27 @@ impl Check for Suppression {
         // A `trusted "checkout"` where no stage runs a file of the checkout lifts nothing now,
         // and would lift whatever stage later came to: the same hole as an `allow` that hides
         // nothing.
+        // A trigger that checks out the change contradicts `trusted "checkout"`: it lifts
+        // nothing ([`crate::model::Pipeline::checkout_vouched`]), and says why.
+        if let Some(t) = cx.pipeline.trusts(TrustedSource::Checkout)
+            && cx.pipeline.checkout_vouched().is_none()
+            && let Some(trigger) = cx
+                .pipeline
+                .triggers
+                .iter()
+                .find(|t| t.event.value == crate::model::TriggerEvent::PullRequest)
+        {
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    "`trusted \"checkout\"` is contradicted by the trigger `pull_request`: on that event the job checks out the pull request's merge commit, the change's own files, so it vouches for nothing (principle 6, suppressions are narrow)",
+                    Label::new(t.source.span, "cannot hold"),
+                )
+                .related(Label::new(trigger.event.span, "checks out the change"))
+                .help("run the review on `pull_request_target`, which checks out the base branch, and remove `pull_request`; or remove `trusted \"checkout\"` and fix what it was lifting"),
+            );
+        }
         if let (Some(t), Some(flow)) = (cx.pipeline.trusts(TrustedSource::Checkout), cx.flow)
             && flow.checkout_runs.iter().all(Vec::is_empty)
             && flow.checkout_reads.iter().all(Vec::is_empty)

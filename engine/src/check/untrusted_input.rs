@@ -17,7 +17,7 @@ use crate::span::Span;
 
 /// How many writers of a folder a finding names.
 const NAMED_WRITERS: usize = 3;
-use crate::model::{Access, TrustedSource};
+use crate::model::Access;
 
 pub struct UntrustedInput;
 
@@ -122,7 +122,7 @@ impl Check for UntrustedInput {
 
 /// `finding`, shown as allowed when the pipeline vouches for the checkout it follows from.
 fn lift_by_checkout(p: &crate::model::Pipeline, mut finding: Finding) -> Finding {
-    if let Some(t) = p.trusts(TrustedSource::Checkout) {
+    if let Some(t) = p.checkout_vouched() {
         finding.suppressed = Some(Suppression {
             span: t.span,
             reason: format!("trusted checkout: {}", t.reason.value.trim()),

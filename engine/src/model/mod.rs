@@ -262,6 +262,18 @@ impl Pipeline {
         self.trusted.iter().find(|t| t.source.value == source)
     }
 
+    /// The `trusted "checkout"` that holds: none when a declared trigger checks out the change
+    /// itself (`pull_request` runs on the pull request's merge commit), which the declaration
+    /// cannot vouch for.
+    pub fn checkout_vouched(&self) -> Option<&Trusted> {
+        let contradicted = self
+            .triggers
+            .iter()
+            .any(|t| t.event.value == TriggerEvent::PullRequest);
+        self.trusts(TrustedSource::Checkout)
+            .filter(|_| !contradicted)
+    }
+
     /// The declaration that vouches for input `name`, if any.
     pub fn trusts_input(&self, name: &str) -> Option<&Trusted> {
         self.trusted.iter().find(|t| {
