@@ -24,7 +24,8 @@ pub struct Limits {
     pub max_bytes: usize,
     /// Deepest nesting of children blocks.
     pub max_depth: usize,
-    /// Deepest nesting of slash-dashed children blocks (`/-{`), each of which doubles parse time.
+    /// Deepest nesting of commented-out children blocks (`a /-{`, or `/-a {`: a slash-dashed
+    /// node's), each of which doubles parse time.
     pub max_slashdash_depth: usize,
     /// Longest string literal, in bytes.
     pub max_string_bytes: usize,
@@ -176,6 +177,13 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<Scan, LimitError> {
     let mut value_end = usize::MAX;
     // A children block just closed, on this node: only `/-{` may follow it.
     let mut after_children = false;
+    // Whether the next token starts a node, and whether the node being read is slash-dashed:
+    // the parser's time doubles with every commented-out block it is inside, whether the block
+    // was commented out itself (`a /-{`) or with its node (`/-a {`).
+    let mut node_start = true;
+    let mut node_slashdashed = false;
+    // A line continuation (`\`) is open: the next newline does not end the node.
+    let mut continued = false;
     // The `/-` after a children block that must comment out a block.
     let mut needs_block: Option<usize> = None;
     while i < b.len() {
@@ -192,6 +200,7 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<Scan, LimitError> {
             // Whitespace and newlines keep a pending slashdash alive; a newline ends the node.
             if newline > 0 {
                 after_children = false;
+                node_start |= !std::mem::take(&mut continued);
             }
             i += newline.max(len);
             continue;
@@ -218,6 +227,10 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<Scan, LimitError> {
                 });
             }
             after_children = false;
+            continued = false;
+            if std::mem::take(&mut node_start) {
+                node_slashdashed = pending_slashdash;
+            }
         }
         match c {
             '/' if b.get(i + 1) == Some(&b'/') => {
@@ -285,7 +298,7 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<Scan, LimitError> {
                 continue;
             }
             '{' => {
-                let slashdashed = pending_slashdash;
+                let slashdashed = pending_slashdash || node_slashdashed;
                 stack.push(slashdashed);
                 if slashdashed {
                     slashdashed_open += 1;
@@ -297,6 +310,8 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<Scan, LimitError> {
                     }
                 }
                 scan.depth = scan.depth.max(stack.len());
+                // The block's first node is still to come.
+                node_start = true;
                 if stack.len() > limits.max_depth {
                     return Err(LimitError::TooDeep {
                         span: Span::new(i, 1),
@@ -305,9 +320,12 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<Scan, LimitError> {
                 }
             }
             '}' => {
-                if stack.pop() == Some(true) {
+                // Back on the node that owns the block, slash-dashed if the block counted so.
+                node_slashdashed = stack.pop() == Some(true);
+                if node_slashdashed {
                     slashdashed_open -= 1;
                 }
+                node_start = false;
                 after_children = true;
                 value_end = i + 1;
                 pending_slashdash = false;
@@ -316,10 +334,14 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<Scan, LimitError> {
             }
             // A line continuation keeps a pending slashdash alive.
             '\\' => {
+                continued = true;
                 i += 1;
                 continue;
             }
-            ';' => after_children = false,
+            ';' => {
+                after_children = false;
+                node_start = true;
+            }
             c if is_identifier_char(c) => {
                 if !word_before {
                     word_start = i;
@@ -883,6 +905,40 @@ mod tests {
             check_limits(&text, &limits()),
             Err(LimitError::SlashdashTooDeep { .. })
         ));
+    }
+
+    /// A slash-dashed node's children block is commented out as `/-{` is, and each level of
+    /// them doubled kdl's time (a 528-byte fuzzed file took 11 s): it counts the same.
+    #[test]
+    fn nested_slashdashed_nodes_are_refused() {
+        for text in [
+            format!("{}{}", "/-a {\n b\n".repeat(20), "}\n".repeat(20)),
+            format!("{}{}", "/-a { b;".repeat(20), "}".repeat(20)),
+            format!("{}{}", "/-(t)\"a\" 1 {\n b\n".repeat(20), "}\n".repeat(20)),
+            format!("{}{}", "/-\na {\n b\n".repeat(20), "}\n".repeat(20)),
+            format!(
+                "{}{}",
+                "/-a \\ // continued\n 1 {\n b\n".repeat(20),
+                "}\n".repeat(20)
+            ),
+            format!("{}{}", "a /-{ b }\n/-c {\n".repeat(20), "}\n".repeat(20)),
+            "/-a {\n b`\n".repeat(12),
+        ] {
+            assert!(
+                matches!(
+                    check_limits(&text, &limits()),
+                    Err(LimitError::SlashdashTooDeep { max: 3, .. })
+                ),
+                "{text:.40?}"
+            );
+        }
+        // Three levels pass, and a slash-dashed node's closed block leaves the next node plain.
+        let three = format!("{}{}", "/-a {\n b\n".repeat(3), "}\n".repeat(3));
+        assert!(check_limits(&three, &limits()).is_ok());
+        let siblings = format!("{}{}", "/-a { }\nb {\n".repeat(20), "}\n".repeat(20));
+        assert!(check_limits(&siblings, &limits()).is_ok());
+        let argument = format!("{}{}", "a /-x {\n b\n".repeat(20), "}\n".repeat(20));
+        assert!(check_limits(&argument, &limits()).is_ok());
     }
 
     #[test]

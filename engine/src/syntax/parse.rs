@@ -342,7 +342,10 @@ fn limit_error(e: LimitError) -> SyntaxError {
         },
         LimitError::SlashdashTooDeep { span, max } => SyntaxError {
             span,
-            message: format!("slash-dashed children blocks (`/-{{`) nest deeper than {max} levels"),
+            message: format!(
+                "commented-out children blocks (`/-{{`, or a slash-dashed node's) nest deeper \
+                 than {max} levels"
+            ),
             label: "too deep".into(),
             help: Some("delete commented-out blocks instead of nesting them".into()),
         },
