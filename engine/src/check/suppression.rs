@@ -604,4 +604,23 @@ mod tests {
         );
         assert!(of(&findings, "suppression").is_empty(), "{findings:#?}");
     }
+
+    #[test]
+    fn a_trusted_checkout_a_pull_request_trigger_contradicts_lifts_nothing() {
+        let stage = "secret \"t\" env=\"T\" can=\"\" {\n    visible-to \"lint\"\n}\nstage \"lint\" uses=\"run\" {\n    command \"sh\" \"scripts/lint.sh\"\n    secret-env \"T\" \"t\"\n}\n";
+        for (trigger, holds) in [("pull_request_target", true), ("pull_request", false)] {
+            let (_, findings) = check(&format!(
+                "pipeline \"p\"\ntrigger \"{trigger}\"\ntrusted \"checkout\" reason=\"the base branch only\"\n{stage}"
+            ));
+            let lifted = of(&findings, "untrusted-input");
+            assert_eq!(lifted.len(), 1, "{findings:#?}");
+            assert_eq!(
+                lifted[0].suppressed.is_some(),
+                holds,
+                "{trigger}: {findings:#?}"
+            );
+            let wrong = of(&findings, "suppression");
+            assert_eq!(wrong.len(), usize::from(!holds), "{trigger}: {findings:#?}");
+        }
+    }
 }
