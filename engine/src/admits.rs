@@ -176,7 +176,8 @@ fn build(dfa: &DFA, cache: &mut Cache) -> Option<Graph> {
     let start = dfa
         .start_state(cache, &start::Config::new().anchored(Anchored::No))
         .ok()?;
-    let mut index: HashMap<Node, usize> = HashMap::new();
+    // Looked up once per edge: a fast hash, not SipHash.
+    let mut index: rustc_hash::FxHashMap<Node, usize> = rustc_hash::FxHashMap::default();
     let mut graph = Graph {
         nodes: Vec::new(),
         edges: Vec::new(),
@@ -211,10 +212,24 @@ fn build(dfa: &DFA, cache: &mut Cache) -> Option<Graph> {
         }
         graph.accepting[n] = eoi.is_match();
         let mut edges = Vec::new();
+        // ASCII bytes of one class lead to one state: one transition per class.
+        let mut by_class: [Option<LazyStateID>; 256] = [None; 256];
         'chars: for &c in &chars {
             let mut t = s;
-            for &b in c.encode_utf8(&mut buf).as_bytes() {
-                t = dfa.next_state(cache, t, b).ok()?;
+            for (k, &b) in c.encode_utf8(&mut buf).as_bytes().iter().enumerate() {
+                t = if k == 0 && b.is_ascii() {
+                    let class = usize::from(dfa.byte_classes().get(b));
+                    match by_class[class] {
+                        Some(known) => known,
+                        None => {
+                            let next = dfa.next_state(cache, t, b).ok()?;
+                            by_class[class] = Some(next);
+                            next
+                        }
+                    }
+                } else {
+                    dfa.next_state(cache, t, b).ok()?
+                };
                 if t.is_quit() {
                     return None;
                 }
@@ -350,7 +365,8 @@ fn summarise(g: &Graph) -> Admits {
     let dist = chain_lengths(g.nodes.len(), |n| {
         out_ways[n].flatten().map(|(_, next)| next)
     });
-    let mut best: HashMap<char, (usize, usize, usize)> = HashMap::new();
+    let mut best: std::collections::BTreeMap<char, (usize, usize, usize)> =
+        std::collections::BTreeMap::new();
     for from in 0..g.nodes.len() {
         if from != 0 && in_ways[from].is_none() {
             continue;
@@ -391,48 +407,51 @@ fn summarise(g: &Graph) -> Admits {
 }
 
 /// An admitted value of at least [`LONG`] characters, when the pattern admits any length: a
-/// way to a node on a cycle of live nodes, around the cycle until long enough, and out.
+/// way to a node on a cycle of live nodes, around the cycle until long enough, and out. One
+/// depth-first walk over the live nodes finds a cycle (an edge back to a node on its path).
 fn long_value(
     g: &Graph,
     in_ways: &[Option<(usize, char)>],
     out_ways: &[Option<Option<(char, usize)>>],
 ) -> Option<String> {
     let live = |n: usize| (n == 0 || in_ways[n].is_some()) && out_ways[n].is_some();
-    for u in (0..g.nodes.len()).filter(|&u| live(u)) {
-        // A shortest way from u back to u through live nodes.
-        let mut back: HashMap<usize, (usize, char)> = HashMap::new();
-        let mut queue = VecDeque::from([u]);
-        let mut cycle = None;
-        'search: while let Some(from) = queue.pop_front() {
-            for &(c, to) in &g.edges[from] {
-                if !live(to) {
-                    continue;
-                }
-                if to == u {
-                    let mut chars = vec![c];
-                    let mut at = from;
-                    while at != u {
-                        let (prev, pc) = back[&at];
-                        chars.push(pc);
-                        at = prev;
-                    }
-                    cycle = Some(chars.into_iter().rev().collect::<String>());
-                    break 'search;
-                }
-                if let std::collections::hash_map::Entry::Vacant(e) = back.entry(to) {
-                    e.insert((from, c));
-                    queue.push_back(to);
-                }
-            }
+    if !live(0) {
+        return None;
+    }
+    // 0: not seen, 1: on the path, 2: done.
+    let mut state = vec![0u8; g.nodes.len()];
+    // The path: (node, next edge to try, the character that entered it).
+    let mut path: Vec<(usize, usize, char)> = vec![(0, 0, '\0')];
+    state[0] = 1;
+    while let Some(&mut (node, ref mut next, _)) = path.last_mut() {
+        let Some(&(c, to)) = g.edges[node].get(*next) else {
+            state[node] = 2;
+            path.pop();
+            continue;
+        };
+        *next += 1;
+        if !live(to) {
+            continue;
         }
-        if let Some(cycle) = cycle {
-            let times = LONG.div_ceil(cycle.chars().count().max(1));
-            return Some(format!(
-                "{}{}{}",
-                prefix_to(in_ways, u),
-                cycle.repeat(times),
-                suffix_from(out_ways, u)
-            ));
+        match state[to] {
+            0 => {
+                state[to] = 1;
+                path.push((to, 0, c));
+            }
+            1 => {
+                // A cycle: from `to` along the path to `node`, then `c` back to `to`.
+                let at = path.iter().position(|&(n, _, _)| n == to)?;
+                let mut cycle: String = path[at + 1..].iter().map(|&(_, _, ch)| ch).collect();
+                cycle.push(c);
+                let times = LONG.div_ceil(cycle.chars().count().max(1));
+                return Some(format!(
+                    "{}{}{}",
+                    prefix_to(in_ways, to),
+                    cycle.repeat(times),
+                    suffix_from(out_ways, to)
+                ));
+            }
+            _ => {}
         }
     }
     None
