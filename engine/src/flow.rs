@@ -174,6 +174,8 @@ pub struct Flow {
     /// By stage: the files of the checkout it reads as its program's instructions
     /// ([`checkout_instructions`]), whether or not the pipeline vouches for the checkout.
     pub checkout_reads: Vec<Vec<CheckoutRead>>,
+    /// By stage: the tree of files a reviewer's program works in ([`world_of`]).
+    pub worlds: Vec<Option<World>>,
     /// The pipeline vouches for the checkout (`trusted "checkout"`): what it runs from there
     /// carries no label.
     checkout_trusted: bool,
@@ -238,6 +240,11 @@ impl Flow {
                         .map(|c| checkout_instructions(s, c))
                         .unwrap_or_default()
                 })
+                .collect(),
+            worlds: pipeline
+                .stages
+                .iter()
+                .map(|s| registry.get(&s.uses.value).and_then(|c| world_of(s, c)))
                 .collect(),
             checkout_trusted: pipeline.checkout_vouched().is_some(),
             outside: outside_inputs(pipeline),
@@ -492,6 +499,15 @@ impl Flow {
         !self.checkout_trusted && self.checkout_runs.get(i).is_some_and(|r| !r.is_empty())
     }
 
+    /// The tree stage `i`'s program works in, when what it reads there is untrusted: a
+    /// commit's (whatever the checkout is), or the checkout the pipeline does not vouch for.
+    pub fn untrusted_world(&self, i: usize) -> Option<&World> {
+        self.worlds
+            .get(i)?
+            .as_ref()
+            .filter(|w| !(self.checkout_trusted && **w == World::Checkout))
+    }
+
     /// Principle 1: what a program from the checkout writes is the change's. Every output of
     /// stage `i` whose labels follow its inputs (an opaque stage's, a reviewer's comment) is
     /// untrusted when it runs a file of the checkout; returns the labels the stage adds.
@@ -503,7 +519,7 @@ impl Flow {
         labels: &mut LabelSet,
         mut added: LabelSet,
     ) -> LabelSet {
-        if !self.runs_untrusted_checkout(i) {
+        if !self.runs_untrusted_checkout(i) && self.untrusted_world(i).is_none() {
             return added;
         }
         let follows_inputs = contract.is_some_and(|k| {
@@ -520,15 +536,26 @@ impl Flow {
 
     /// The first step of a path whose label stage `p` added by running a file of the checkout.
     fn checkout_source(&self, pipeline: &Pipeline, p: usize, kind: Kind) -> Option<String> {
-        if kind != Kind::Untrusted || !self.runs_untrusted_checkout(p) {
+        if kind != Kind::Untrusted {
             return None;
         }
-        let run = self.checkout_runs[p].first()?;
-        Some(format!(
-            "`{}` {}, a file of the checkout (untrusted: in CI, the pull request's own)",
-            pipeline.stages[p].name.value,
-            run.describe()
-        ))
+        let name = &pipeline.stages[p].name.value;
+        if self.runs_untrusted_checkout(p)
+            && let Some(run) = self.checkout_runs[p].first()
+        {
+            return Some(format!(
+                "`{name}` {} (untrusted: in CI, the pull request's own)",
+                run.describe()
+            ));
+        }
+        match self.untrusted_world(p)? {
+            World::Checkout => Some(format!(
+                "`{name}`'s reviewer works in the checkout and reads its files (untrusted: in CI, the pull request's own)"
+            )),
+            World::Commit(commit) => Some(format!(
+                "`{name}`'s reviewer works in the tree of `{commit}` and reads its files (untrusted: a commit's files are whoever wrote them, in CI the pull request's)"
+            )),
+        }
     }
 
     /// The first stage but `reader` that may write the folder `input` names and leave `kind`
@@ -627,7 +654,13 @@ impl Flow {
                 break;
             };
             let added_here = lookup(&self.added[p], &current.output).is_some_and(|a| a.has(kind));
-            if added_here {
+            // A reviewer that read untrusted data and works in an untrusted tree: the data is
+            // the clearer path.
+            let world_only = kind == Kind::Untrusted
+                && !self.runs_untrusted_checkout(p)
+                && self.untrusted_world(p).is_some();
+            let via_input = world_only && self.inputs[p].iter().any(|i| i.labels.has(kind));
+            if added_here && !via_input {
                 let message = self.checkout_source(pipeline, p, kind).unwrap_or_else(|| {
                     source_message(
                         pipeline,
@@ -898,6 +931,40 @@ pub fn granted_inputs<'a>(stage: &'a Stage, contract: &StageContract) -> Vec<(&'
     out
 }
 
+/// The tree of files a reviewer's program works in, and so reads at will.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum World {
+    /// The checkout (in CI, the pull request's files unless the job checks out the base).
+    Checkout,
+    /// The tree of the commit this reference names (`std/review`'s `workspace "gather.head"`):
+    /// no `trusted "checkout"` vouches for it.
+    Commit(String),
+}
+
+/// Principle 1: the tree a stage that runs a reviewer works in: the commit its contract's
+/// working-tree child names ([`crate::contract::ChildSpec::working_tree`]), or else the
+/// checkout.
+pub fn world_of(stage: &Stage, contract: &StageContract) -> Option<World> {
+    if contract.reviewer_kinds.is_empty() {
+        return None;
+    }
+    let commit = stage.children.iter().find_map(|child| {
+        let marked = contract
+            .child_spec(&child.name.value)
+            .is_some_and(|s| s.working_tree);
+        marked.then(|| child.args.first()).flatten()
+    });
+    Some(match commit {
+        Some(value) => World::Commit(match &value.value {
+            Value::Reference(r) => r.to_string(),
+            Value::String(s) => s.clone(),
+            Value::Template(t) => t.source_text(),
+            _ => "a commit".to_owned(),
+        }),
+        None => World::Checkout,
+    })
+}
+
 /// A file of the checkout that a stage reads as its program's instructions (a reviewer's
 /// `prompt` or `lens` file).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -961,18 +1028,72 @@ pub enum CheckoutHow {
     PathEntry(String),
     /// This interpreter runs it.
     Interpreter(String),
+    /// This interpreter, given no script file (`-m`, `-c`, `-e`, or none), looks its modules
+    /// up in its working folder first.
+    Modules(String),
+    /// A relative path in the value of this environment variable (`PYTHONPATH`,
+    /// `NODE_OPTIONS`, …): whatever the program takes from it is the checkout's.
+    Environment(String),
 }
 
 impl CheckoutRun {
-    /// "runs `scripts/lint.sh` with `sh`".
+    /// "runs `scripts/lint.sh` with `sh`, a file of the checkout".
     pub fn describe(&self) -> String {
         match &self.how {
-            CheckoutHow::Program => format!("runs `{}`", self.path),
+            CheckoutHow::Program => format!("runs `{}`, a file of the checkout", self.path),
             CheckoutHow::PathEntry(entry) => format!(
-                "runs `{}`, found through the relative `PATH` entry `{entry}`",
+                "runs `{}`, found through the relative `PATH` entry `{entry}`, a file of the checkout",
                 self.path
             ),
-            CheckoutHow::Interpreter(i) => format!("runs `{}` with `{i}`", self.path),
+            CheckoutHow::Interpreter(i) => {
+                format!("runs `{}` with `{i}`, a file of the checkout", self.path)
+            }
+            CheckoutHow::Modules(_) => format!(
+                "runs `{}`, which looks its modules up in its working folder, the checkout, first",
+                self.path
+            ),
+            CheckoutHow::Environment(var) => {
+                format!("takes `{}` from the checkout through `${var}`", self.path)
+            }
+        }
+    }
+
+    /// The first way out, for a help.
+    pub fn fix(&self, stage: &str) -> String {
+        match &self.how {
+            CheckoutHow::Modules(i) if i.starts_with("python") || i.starts_with("pypy") => {
+                format!(
+                    "start `{i}` with `-I` (isolated: neither its working folder nor `PYTHONPATH` is on its module path) or `-P`, or run an installed script by its absolute path"
+                )
+            }
+            CheckoutHow::Modules(i) => format!(
+                "give `{i}` an installed script by its absolute path instead of code on its command line or input"
+            ),
+            CheckoutHow::Environment(var) => format!(
+                "point `${var}` at an installed folder (an absolute path), or leave it out of `{stage}`"
+            ),
+            _ => format!(
+                "run a program installed outside the checkout (an absolute path, or a name found on `PATH`) in `{stage}`"
+            ),
+        }
+    }
+
+    /// What follows when the checkout is the change's.
+    pub fn consequence(&self) -> &'static str {
+        match &self.how {
+            CheckoutHow::Environment(_) => {
+                "a program may load its author's code from the path (as `PYTHONPATH` makes Python do)"
+            }
+            _ => "its author's code runs with it",
+        }
+    }
+
+    /// What the span it names is, for a label.
+    pub fn label(&self) -> &'static str {
+        match &self.how {
+            CheckoutHow::Modules(_) => "modules looked up in the checkout, run as code",
+            CheckoutHow::Environment(_) => "a path into the checkout",
+            _ => "a file of the checkout, run as code",
         }
     }
 }
@@ -990,11 +1111,6 @@ const INTERPRETERS: &[&str] = &[
     "csh",
     "tcsh",
     "busybox",
-    "python",
-    "python2",
-    "python3",
-    "pypy",
-    "pypy3",
     "node",
     "nodejs",
     "deno",
@@ -1055,6 +1171,34 @@ pub fn checkout_programs(stage: &Stage, contract: &StageContract) -> Vec<Checkou
         .find(|e| !e.starts_with('/') && !e.starts_with('{'))
         .map(|e| if e.is_empty() { "." } else { e });
     let mut out = Vec::new();
+    // A relative path in any other variable's value: the program (or what it loads, such as
+    // Python through `PYTHONPATH`, Node through `NODE_OPTIONS=--require ./x`) takes it from the
+    // checkout. Which variables load code is the program's business: every one is counted.
+    for child in stage
+        .children
+        .iter()
+        .filter(|c| role_of(&c.name.value) == Some(Role::Environment))
+    {
+        let (Some(name), Some(value)) = (child.args.first(), child.args.get(1)) else {
+            continue;
+        };
+        let Some(name) = leading_literal(&name.value) else {
+            continue;
+        };
+        if name == "PATH" {
+            continue;
+        }
+        let Some(text) = leading_literal(&value.value) else {
+            continue;
+        };
+        if let Some(path) = relative_paths(text).next() {
+            out.push(CheckoutRun {
+                path: path.to_string(),
+                span: value.span,
+                how: CheckoutHow::Environment(name.to_string()),
+            });
+        }
+    }
     for child in stage
         .children
         .iter()
@@ -1111,26 +1255,35 @@ fn checkout_program(
         });
     }
     let name = base_name(program);
-    let interpreter = INTERPRETERS.contains(&name)
-        || name
-            .strip_prefix("python")
-            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
-    if !interpreter {
+    let python = name
+        .strip_prefix("python")
+        .or_else(|| name.strip_prefix("pypy"))
+        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    if python {
+        return python_program(name, *span, args);
+    }
+    if !INTERPRETERS.contains(&name) {
         return None;
     }
+    // Node resolves what code given on its command line `require`s from its working folder.
+    let modules_from_cwd = matches!(name, "node" | "nodejs");
+    let mut script_given = false;
     for (word, span) in args {
         // Code written in the pipeline file itself, not a file.
-        if matches!(*word, "-c" | "-e" | "--eval" | "-Command") {
-            return None;
+        if matches!(
+            *word,
+            "-c" | "-e" | "--eval" | "-p" | "--print" | "-Command"
+        ) {
+            return modules_from_cwd.then(|| CheckoutRun {
+                path: format!("{name} {word} …"),
+                span: *span,
+                how: CheckoutHow::Modules(name.to_string()),
+            });
         }
-        let script = !word.starts_with('-')
-            && (is_relative_file(word)
-                || word.rsplit_once('.').is_some_and(|(stem, ext)| {
-                    !stem.is_empty()
-                        && !stem.contains('/')
-                        && SCRIPT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
-                }));
-        if script {
+        if !word.starts_with('-') {
+            script_given = true;
+        }
+        if is_script(word) {
             return Some(CheckoutRun {
                 path: (*word).to_string(),
                 span: *span,
@@ -1138,7 +1291,102 @@ fn checkout_program(
             });
         }
     }
-    None
+    // Node given no script reads its code from its input, and resolves as above.
+    (modules_from_cwd && !script_given).then(|| CheckoutRun {
+        path: name.to_string(),
+        span: *span,
+        how: CheckoutHow::Modules(name.to_string()),
+    })
+}
+
+/// A word an interpreter runs as a file of the checkout: a relative path, or a bare name with a
+/// script's extension.
+fn is_script(word: &str) -> bool {
+    !word.starts_with('-')
+        && (is_relative_file(word)
+            || word.rsplit_once('.').is_some_and(|(stem, ext)| {
+                !stem.is_empty()
+                    && !stem.contains('/')
+                    && SCRIPT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
+            }))
+}
+
+/// What Python runs from the checkout. Given a script, its folder comes first on the module
+/// path; given `-m`, `-c` or no script (its input), its working folder does: the checkout,
+/// unless `-I` (isolated) or `-P` keeps it off. `-I` also ignores `PYTHONPATH`.
+fn python_program(name: &str, program_span: Span, args: &[(&str, Span)]) -> Option<CheckoutRun> {
+    let mut guarded = false;
+    let mut words = args.iter();
+    while let Some((word, span)) = words.next() {
+        if *word == "--" || !word.starts_with('-') || *word == "-" {
+            if *word == "--" || *word == "-" {
+                break;
+            }
+            if is_script(word) {
+                return Some(CheckoutRun {
+                    path: (*word).to_string(),
+                    span: *span,
+                    how: CheckoutHow::Interpreter(name.to_string()),
+                });
+            }
+            // An installed script: its own folder comes first, not the checkout.
+            return None;
+        }
+        if word.starts_with("--") {
+            continue;
+        }
+        // A cluster of one-letter options (`-Im`, `-uc`): `m` and `c` take the rest or the next
+        // word; `W` and `X` take an argument too.
+        for (k, c) in word.char_indices().skip(1) {
+            match c {
+                'I' | 'P' => guarded = true,
+                'm' | 'c' => {
+                    if guarded {
+                        return None;
+                    }
+                    let rest = &word[k + 1..];
+                    let what = if rest.is_empty() {
+                        words.next().map(|(w, _)| *w).unwrap_or("")
+                    } else {
+                        rest
+                    };
+                    let path = if c == 'm' {
+                        format!("{name} -m {what}")
+                    } else {
+                        format!("{name} -c …")
+                    };
+                    return Some(CheckoutRun {
+                        path,
+                        span: *span,
+                        how: CheckoutHow::Modules(name.to_string()),
+                    });
+                }
+                'W' | 'X' => {
+                    if k + 1 == word.len() {
+                        words.next();
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    // No script: Python reads its code from its input.
+    (!guarded).then(|| CheckoutRun {
+        path: name.to_string(),
+        span: program_span,
+        how: CheckoutHow::Modules(name.to_string()),
+    })
+}
+
+/// The relative paths in an environment variable's value: its words and list entries (split at
+/// `:`, `;`, `,`, `=` and white space) that are `.`, `..`, or a relative path.
+fn relative_paths(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| matches!(c, ';' | ',' | '=') || c.is_whitespace())
+        // A URL's `:` separates no list entries.
+        .filter(|w| !w.contains("://"))
+        .flat_map(|w| w.split(':'))
+        .filter(|w| matches!(*w, "." | "..") || is_relative_file(w))
 }
 
 /// A path relative to the working folder: it has a `/` and does not start with one, nor is it
@@ -1420,7 +1668,28 @@ mod tests {
             (&["eslint", "."], None, None),
             (&["/usr/local/bin/lint", "scripts/lint.sh"], None, None),
             (&["sh", "-c", "./x"], None, None),
-            (&["python3", "-c", "print(1)", "a/b.py"], None, None),
+            // Python given a module, code or nothing looks its modules up in the checkout
+            // first, unless `-I` or `-P` keeps its working folder off its path.
+            (
+                &["python3", "-m", "ci.upload"],
+                None,
+                Some("python3 -m ci.upload"),
+            ),
+            (&["python3", "-um", "pip"], None, Some("python3 -m pip")),
+            (
+                &["python3", "-c", "print(1)", "a/b.py"],
+                None,
+                Some("python3 -c …"),
+            ),
+            (&["python3"], None, Some("python3")),
+            (&["python3", "-I", "-m", "ci.upload"], None, None),
+            (&["python3", "-Pc", "import x"], None, None),
+            (&["python3", "-X", "dev", "/opt/x.py"], None, None),
+            (&["python3", "/opt/x.py", "-m", "y"], None, None),
+            // Node resolves what `-e` code requires from its working folder.
+            (&["node", "-e", "require('x')"], None, Some("node -e …")),
+            (&["perl", "-e", "print 1"], None, None),
+            (&["node", "/opt/x.js"], None, None),
             (&["cat", "scripts/lint.sh"], None, None),
             (&["sh", "https://example.com/x.sh"], None, None),
             (&["sh", "--posix"], None, None),

@@ -57,6 +57,9 @@ pub const ACTIONS_TOKEN_VARIABLES: &[&str] = &["GITHUB_TOKEN", "GH_TOKEN"];
 pub enum Capability<'a> {
     /// What its `can=` says.
     Declared(&'a [crate::span::Spanned<Permission>]),
+    /// A `can=` that a stage writing with the secret contradicts ([`contradicting_write`]): a
+    /// declared capability is held against what the pipeline does, so it may do anything.
+    Contradicted(&'a [crate::span::Spanned<Permission>]),
     /// No `can=`, and a forge token (the forge's `token=`, or GitHub Actions' token by its
     /// variable): it may do anything the token was granted, writes included.
     ForgeToken,
@@ -75,7 +78,7 @@ impl Capability<'_> {
     pub fn writes(self) -> bool {
         match self {
             Self::Declared(list) => list.iter().any(|p| p.value.access == Access::Write),
-            Self::ForgeToken | Self::Undeclared => true,
+            Self::ForgeToken | Self::Undeclared | Self::Contradicted(_) => true,
             Self::Nothing => false,
         }
     }
@@ -86,7 +89,7 @@ impl Capability<'_> {
             Self::Declared(list) => list
                 .iter()
                 .any(|p| p.value.scope == wanted.scope && p.value.access >= wanted.access),
-            Self::ForgeToken | Self::Undeclared => true,
+            Self::ForgeToken | Self::Undeclared | Self::Contradicted(_) => true,
             Self::Nothing => false,
         }
     }
@@ -104,6 +107,9 @@ impl Capability<'_> {
                 words.join(" ")
             }
             Self::ForgeToken => "whatever the token was granted".into(),
+            Self::Contradicted(_) => {
+                "more than its `can=` says: a stage that holds it writes with it".into()
+            }
             Self::Undeclared => {
                 "anything: it has no `can=`, and unknown authority can do anything its kind can"
                     .into()
@@ -123,6 +129,9 @@ pub fn capability<'p>(
 ) -> Capability<'p> {
     let secret = &pipeline.secrets[k];
     if let Some(can) = &secret.can {
+        if contradicting_write(registry, pipeline, k).is_some() {
+            return Capability::Contradicted(&can.value);
+        }
         return Capability::Declared(&can.value);
     }
     let forge_token = crate::flow::forge_token(pipeline) == Some(secret.name.value.as_str());
@@ -138,6 +147,39 @@ pub fn capability<'p>(
     } else {
         Capability::Undeclared
     }
+}
+
+/// A write that a stage does with secret `k` and its `can=` does not cover: (stage, permission).
+/// A stage whose contract knows what it does (`std/post`, not a `run` stage) writes with the
+/// forge's token when it holds it; a `run` stage's writes are `permissions`' own finding.
+pub fn contradicting_write<'p>(
+    registry: &crate::registry::Registry,
+    pipeline: &'p crate::model::Pipeline,
+    k: usize,
+) -> Option<(usize, &'p crate::span::Spanned<Permission>)> {
+    let secret = &pipeline.secrets[k];
+    let can = &secret.can.as_ref()?.value;
+    if crate::flow::forge_token(pipeline) != Some(secret.name.value.as_str()) {
+        return None;
+    }
+    let declared = Capability::Declared(can);
+    pipeline.stages.iter().enumerate().find_map(|(i, stage)| {
+        let holds = secret
+            .visible_to
+            .iter()
+            .any(|v| v.value == stage.name.value);
+        let known = registry
+            .get(&stage.uses.value)
+            .is_some_and(|c| !c.opaque && crate::flow::uses_forge(c));
+        if !(holds && known) {
+            return None;
+        }
+        stage
+            .permissions
+            .iter()
+            .find(|w| w.value.access == Access::Write && !declared.covers(&w.value))
+            .map(|w| (i, w))
+    })
 }
 
 /// Whether a secret read from `var` seals or opens conversations: some secret read from it is

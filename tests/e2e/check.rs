@@ -658,3 +658,68 @@ fn a_misspelt_secret_is_one_error() {
         "{findings:#?}"
     );
 }
+
+/// (check, stage) of the live findings of `text`, written to a temp file.
+fn live_checks(text: &str) -> Vec<(String, String)> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("p.kdl");
+    std::fs::write(&path, text).expect("written");
+    let json = findings_json(path.to_str().expect("utf-8"));
+    json["files"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["suppressed"].is_null())
+        .map(|f| {
+            (
+                f["check"].as_str().unwrap_or("").to_string(),
+                f["stage"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+const LINKED_ISSUE: &str = r#"pipeline "p"
+forge "github" token="t"
+secret "t" env="GITHUB_TOKEN" can="CAN" {
+    visible-to "gather" "linked" "post"
+}
+stage "gather" uses="std/gather"
+stage "linked" uses="run" {
+    command "/usr/local/bin/check-linked-issue"
+    stdin "{gather.body}"
+    secret-env "GH_TOKEN" "t"
+    output "comment" type="text"
+}
+stage "post" uses="std/post" permissions="pull-requests:write" {
+    comment "linked.comment"
+    require-head "gather.head"
+}
+"#;
+
+/// Principle 2: a `can=` that a stage writing with the token contradicts is not believed: the
+/// contradiction is reported, and a program that reads the change while holding the token is
+/// taken to hold a token that writes.
+#[test]
+fn a_read_only_claim_the_publisher_contradicts_is_not_believed() {
+    let pair = |c: &str, s: &str| (c.to_string(), s.to_string());
+    let contradicted = live_checks(&LINKED_ISSUE.replace("CAN", "pull-requests:read"));
+    assert!(
+        contradicted.contains(&pair("permissions", "post")),
+        "{contradicted:?}"
+    );
+    assert!(
+        contradicted.contains(&pair("write-token-injection", "linked")),
+        "{contradicted:?}"
+    );
+    // Declared as it is used: the program holds a token that writes, reported for what it is.
+    let honest = live_checks(&LINKED_ISSUE.replace("CAN", "pull-requests:write"));
+    assert!(
+        !honest.iter().any(|(c, _)| c == "permissions"),
+        "{honest:?}"
+    );
+    assert!(
+        honest.contains(&pair("write-token-injection", "linked")),
+        "{honest:?}"
+    );
+}

@@ -147,7 +147,14 @@ fn the_self_review_example_runs_with_claude_and_codex() {
             "secret \"model-key\" env=\"{var}\" {{\n    visible-to \"adversarial\" \"engineering\"\n}}\n"
         );
         let pipeline = example
-            .replacen("forge \"local\"\n", &format!("forge \"local\"\n{secret}"), 1)
+            // The fake CLIs are told a file of the checkout, which the test writes.
+            .replacen(
+                "forge \"local\"\n",
+                &format!(
+                    "forge \"local\"\ntrusted \"checkout\" reason=\"the test writes the checkout\"\n{secret}"
+                ),
+                1,
+            )
             .replace(
                 "    reviewer \"rules\"\n",
                 &format!(

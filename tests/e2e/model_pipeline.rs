@@ -27,6 +27,9 @@ fn pipeline(reviewer: &str, extra: &str) -> String {
         r#"pipeline "model-review"
 
 forge "local"
+// The fake CLIs are told files of the checkout (`FAKE_FINDING_PATH`, `FAKE_READ_FILE`), and
+// the test writes the checkout.
+trusted "checkout" reason="the test writes the checkout"
 
 store "conversations" kind="local" name="review-{{change}}" {{
     trust local=#true

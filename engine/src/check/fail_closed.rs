@@ -1,4 +1,4 @@
-//! `fail-closed`: a failure never reads as a success. Five parts, each reporting a root cause
+//! `fail-closed`: a failure never reads as a success. Seven parts, each reporting a root cause
 //! once, labelled where it is written:
 //!
 //! - guards ([`guards`]): a stage that keeps or publishes, or whose output is kept or
@@ -18,11 +18,14 @@
 //! - publishing ([`publish`]): a review that falls back, is gated out or disabled never reaches
 //!   a publishing stage as a review with no findings;
 //! - restoring ([`restore`]): a stage that restores a conversation fails closed to a fresh
-//!   review, not to a failed run (a warning).
+//!   review, not to a failed run (a warning);
+//! - steered reviews ([`steered`]): a stage that reviews untrusted data is not gated by a bit
+//!   that a program chose after reading untrusted data.
 
 mod expr;
 mod publish;
 mod restore;
+mod steered;
 mod vetting;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -60,6 +63,7 @@ impl Check for FailClosed {
         vetting.unscanned(cx, &feeds_sink, out);
         vetting::narrowed(cx, &feeds_sink, out);
         publish::not_reviewed(cx, order, out);
+        steered::steered_reviews(cx, out);
         restore::availability(cx, out);
     }
 }

@@ -32,6 +32,11 @@ impl Check for Permissions {
             .as_ref()
             .and_then(|f| cx.registry.forge(&f.kind.value))
             .filter(|c| !c.permissions.is_empty());
+        for k in 0..p.secrets.len() {
+            if let Some((i, w)) = crate::permission::contradicting_write(cx.registry, p, k) {
+                out.push(self.contradicted(cx, k, i, w));
+            }
+        }
         for (i, stage) in p.stages.iter().enumerate() {
             let Some(contract) = cx.registry.get(&stage.uses.value) else {
                 continue;
@@ -139,6 +144,48 @@ impl Check for Permissions {
 }
 
 impl Permissions {
+    /// Principle 2: secret `k`'s `can=` says less than stage `i` does with it (`w`).
+    fn contradicted(
+        &self,
+        cx: &Context<'_>,
+        k: usize,
+        i: usize,
+        w: &Spanned<Permission>,
+    ) -> Finding {
+        let p = cx.pipeline;
+        let secret = &p.secrets[k];
+        let token = secret.name.value.as_str();
+        let name = p.stages[i].name.value.as_str();
+        let can: Vec<String> = secret
+            .can
+            .iter()
+            .flat_map(|c| c.value.iter().map(|p| p.value.to_string()))
+            .collect();
+        let mut finding = Finding::new(
+            self.id(),
+            self.severity(),
+            format!(
+                "`{name}` writes `{}` with the forge's token `{token}`, whose `can=` says only `{}`: the declaration is contradicted, so `{token}` is taken to do anything its kind can",
+                w.value,
+                can.join(" ")
+            ),
+            Label::new(w.span, "written with the forge's token"),
+        );
+        if let Some(c) = &secret.can {
+            finding = finding.related(Label::new(
+                c.span,
+                format!("`{token}` says it can do only this"),
+            ));
+        }
+        finding
+            .help(format!(
+                "a declared capability is held against what the pipeline does with the credential (principle 2): if `{token}` can do it, add `{}` to its `can=`; a stage that should only read gets a token of its own, minted read-only",
+                w.value
+            ))
+            .confidence(Confidence::High)
+            .stage(name)
+    }
+
     /// A `run` stage declares a write permission that no secret it holds can use.
     fn unbacked(&self, cx: &Context<'_>, i: usize, perm: &Spanned<Permission>) -> Finding {
         let p = cx.pipeline;

@@ -271,12 +271,17 @@ impl Check for Suppression {
         if let (Some(t), Some(flow)) = (cx.pipeline.trusts(TrustedSource::Checkout), cx.flow)
             && flow.checkout_runs.iter().all(Vec::is_empty)
             && flow.checkout_reads.iter().all(Vec::is_empty)
+            // A reviewer in the checkout whose outputs the checkout alone makes untrusted.
+            && !flow.worlds.iter().enumerate().any(|(i, w)| {
+                *w == Some(crate::flow::World::Checkout)
+                    && !flow.inputs[i].iter().any(|x| x.labels.untrusted)
+            })
         {
             out.push(
                 Finding::new(
                     self.id(),
                     Severity::Warning,
-                    "`trusted \"checkout\"` lifts nothing: no stage runs a file of the checkout or reads one as instructions (principle 6, suppressions are narrow)",
+                    "`trusted \"checkout\"` lifts nothing: no stage runs a file of the checkout, reads one as instructions, or runs a reviewer there that reads nothing else untrusted (principle 6, suppressions are narrow)",
                     Label::new(t.source.span, "vouches for nothing"),
                 )
                 .help("remove it; a stage added later that runs a file of the checkout is then reported, and read, before the checkout is trusted again"),

@@ -190,24 +190,25 @@ impl UntrustedInput {
             self.id(),
             self.severity(),
             format!(
-                "`{}` {how}, a file of the checkout, and {power}: in CI the checkout is the pull request's, so its author's code runs with it (principle 1, unknown is untrusted)",
-                stage.value
+                "`{}` {how}, and {power}: in CI the checkout is the pull request's, so {} (principle 1, unknown is untrusted)",
+                stage.value,
+                run.consequence()
             ),
-            Label::new(run.span, "a file of the checkout, run as code"),
+            Label::new(run.span, run.label()),
         )
         .related(Label::new(stage.span, format!("`{}` {power}", stage.value)))
         .flow(vec![
             Label::new(
                 run.span,
                 format!(
-                    "`{}` {how}, a file of the checkout (untrusted: in CI, the pull request's own)",
+                    "`{}` {how} (untrusted: in CI, the pull request's own)",
                     stage.value
                 ),
             ),
         ])
         .help(format!(
-            "run a program installed outside the checkout (an absolute path, or a name found on `PATH`) in `{}`, and the checkout's own script in a stage that holds nothing, handing on what it makes as a declared output; if the job checks out only code the pipeline's owners wrote (the base branch, never the pull request's head), say so once: `trusted \"checkout\" reason=\"…\"`",
-            stage.value
+            "{}, and the checkout's own script in a stage that holds nothing, handing on what it makes as a declared output; if the job checks out only code the pipeline's owners wrote (the base branch, never the pull request's head), say so once: `trusted \"checkout\" reason=\"…\"`",
+            run.fix(&stage.value)
         ))
         .confidence(Confidence::High)
         .stage(&stage.value);

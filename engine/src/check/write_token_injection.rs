@@ -105,7 +105,7 @@ impl Check for WriteTokenInjection {
                 .collect();
             // A read-only token for what it can write, to suggest.
             let reads = match can {
-                Capability::Declared(list) => {
+                Capability::Declared(list) | Capability::Contradicted(list) => {
                     let mut words: Vec<String> = Vec::new();
                     for p in list.iter().filter(|p| p.value.access == Access::Write) {
                         let w = format!("{}:read", p.value.scope);
@@ -120,6 +120,7 @@ impl Check for WriteTokenInjection {
             let forge_token = crate::flow::forge_token(p) == Some(token);
             let what = match can {
                 Capability::Declared(_) => format!("which can write ({})", can.describe_writes()),
+                Capability::Contradicted(_) => "whose `can=` a stage that writes with it contradicts, so it is taken to write (a declared capability is held against what the pipeline does)".into(),
                 Capability::Undeclared => "a secret that says nothing of what it can do, so it is taken to write (unknown authority can do anything its kind can)".into(),
                 _ if forge_token => "the forge's token, which can write".into(),
                 _ => format!(
@@ -133,6 +134,10 @@ impl Check for WriteTokenInjection {
                 .find(|s| s.value == token)
                 .map_or(stage.name.span, |s| s.span);
             let declared = match &secret.can {
+                Some(c) if matches!(can, Capability::Contradicted(_)) => Label::new(
+                    c.span,
+                    format!("`{token}` says it can do this, and a stage writes more with it"),
+                ),
                 Some(c) => Label::new(c.span, format!("`{token}` can do this")),
                 None if can == Capability::Undeclared => Label::new(
                     secret.name.span,

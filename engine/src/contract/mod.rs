@@ -91,6 +91,9 @@ pub struct ChildSpec {
     /// instructions (`std/review`'s `prompt`, `lens`), unless it is written `builtin:NAME`: in
     /// CI the checkout is the change's, so the change writes them (principle 1).
     pub instructions_from_checkout: bool,
+    /// The value is a commit whose tree the stage's program works in (`std/review`'s
+    /// `workspace`): the program reads that commit's files, in CI the change's (principle 1).
+    pub working_tree: bool,
 }
 
 /// A property of a child, e.g. `to="conversations"`.
@@ -442,7 +445,15 @@ impl ChildSpec {
             accepts: Vec::new(),
             fences: false,
             instructions_from_checkout: false,
+            working_tree: false,
         }
+    }
+
+    /// The value names the commit whose tree the program works in (see
+    /// [`ChildSpec::working_tree`]).
+    pub fn working_tree(mut self) -> Self {
+        self.working_tree = true;
+        self
     }
 
     /// Each value names a file of the checkout read as instructions (see

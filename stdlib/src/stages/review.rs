@@ -159,7 +159,8 @@ pub fn contract() -> StageContract {
                 "the commit a model reviewer runs in, exported from the repository (e.g. gather.head)",
             )
             .arg(ValueType::Reference)
-            .accepts(&[OutputType::Sha]),
+            .accepts(&[OutputType::Sha])
+            .working_tree(),
         )
         .child(
             ChildSpec::new(
