@@ -147,9 +147,37 @@ enum Node {
 
 struct Graph {
     nodes: Vec<Node>,
-    /// Edges by node: (character, target node index).
-    edges: Vec<Vec<(char, usize)>>,
+    /// The alphabet in units: the characters each leads alike from every state (the ASCII
+    /// characters of one byte class of the DFA, or one character beyond ASCII), in the order
+    /// of their smallest character, each unit's characters in order.
+    units: Vec<Vec<char>>,
+    /// Edges by node: (unit, target node index), in unit order.
+    edges: Vec<Vec<(usize, usize)>>,
     accepting: Vec<bool>,
+}
+
+impl Graph {
+    /// The character a path through unit `u` is written with: its smallest.
+    fn rep(&self, u: usize) -> char {
+        self.units[u][0]
+    }
+}
+
+/// The alphabet's units for `dfa` (see [`Graph::units`]).
+fn units(dfa: &DFA) -> Vec<Vec<char>> {
+    let classes = dfa.byte_classes();
+    let mut by_class: [Option<usize>; 256] = [None; 256];
+    let mut units: Vec<Vec<char>> = Vec::new();
+    for b in 0u8..=0x7f {
+        let class = usize::from(classes.get(b));
+        let u = *by_class[class].get_or_insert_with(|| {
+            units.push(Vec::new());
+            units.len() - 1
+        });
+        units[u].push(char::from(b));
+    }
+    units.extend(BEYOND_ASCII.iter().map(|&c| vec![c]));
+    units
 }
 
 /// Explores the pattern's automaton; `None` when it cannot finish.
@@ -180,6 +208,7 @@ fn build(dfa: &DFA, cache: &mut Cache) -> Option<Graph> {
     let mut index: rustc_hash::FxHashMap<Node, usize> = rustc_hash::FxHashMap::default();
     let mut graph = Graph {
         nodes: Vec::new(),
+        units: units(dfa),
         edges: Vec::new(),
         accepting: Vec::new(),
     };
@@ -194,7 +223,6 @@ fn build(dfa: &DFA, cache: &mut Cache) -> Option<Graph> {
         })
     };
     add(Node::State(start), &mut graph, &mut queue);
-    let chars = alphabet();
     let mut buf = [0u8; 4];
     while let Some(n) = queue.pop_front() {
         if graph.nodes.len() > MAX_STATES {
@@ -202,8 +230,7 @@ fn build(dfa: &DFA, cache: &mut Cache) -> Option<Graph> {
         }
         let Node::State(s) = graph.nodes[n] else {
             graph.accepting[n] = true;
-            let edges = chars.iter().map(|&c| (c, n)).collect();
-            graph.edges[n] = edges;
+            graph.edges[n] = (0..graph.units.len()).map(|u| (u, n)).collect();
             continue;
         };
         let eoi = dfa.next_eoi_state(cache, s).ok()?;
@@ -212,39 +239,25 @@ fn build(dfa: &DFA, cache: &mut Cache) -> Option<Graph> {
         }
         graph.accepting[n] = eoi.is_match();
         let mut edges = Vec::new();
-        // ASCII bytes of one class lead to one state: one transition per class.
-        let mut by_class: [Option<LazyStateID>; 256] = [None; 256];
-        'chars: for &c in &chars {
+        'units: for u in 0..graph.units.len() {
             let mut t = s;
-            for (k, &b) in c.encode_utf8(&mut buf).as_bytes().iter().enumerate() {
-                t = if k == 0 && b.is_ascii() {
-                    let class = usize::from(dfa.byte_classes().get(b));
-                    match by_class[class] {
-                        Some(known) => known,
-                        None => {
-                            let next = dfa.next_state(cache, t, b).ok()?;
-                            by_class[class] = Some(next);
-                            next
-                        }
-                    }
-                } else {
-                    dfa.next_state(cache, t, b).ok()?
-                };
+            for &b in graph.rep(u).encode_utf8(&mut buf).as_bytes() {
+                t = dfa.next_state(cache, t, b).ok()?;
                 if t.is_quit() {
                     return None;
                 }
                 if t.is_match() {
                     // A match ended before this byte: the value is admitted whatever follows.
                     let m = add(Node::Matched, &mut graph, &mut queue);
-                    edges.push((c, m));
-                    continue 'chars;
+                    edges.push((u, m));
+                    continue 'units;
                 }
                 if t.is_dead() {
-                    continue 'chars;
+                    continue 'units;
                 }
             }
             let m = add(Node::State(t), &mut graph, &mut queue);
-            edges.push((c, m));
+            edges.push((u, m));
         }
         graph.edges[n] = edges;
     }
@@ -257,8 +270,8 @@ fn ways_out(g: &Graph) -> Vec<Option<Option<(char, usize)>>> {
     let n = g.nodes.len();
     let mut reverse: Vec<Vec<(char, usize)>> = vec![Vec::new(); n];
     for (from, edges) in g.edges.iter().enumerate() {
-        for &(c, to) in edges {
-            reverse[to].push((c, from));
+        for &(u, to) in edges {
+            reverse[to].push((g.rep(u), from));
         }
     }
     let mut out: Vec<Option<Option<(char, usize)>>> = vec![None; n];
@@ -287,10 +300,10 @@ fn ways_in(g: &Graph) -> Vec<Option<(usize, char)>> {
     seen[0] = true;
     let mut queue = VecDeque::from([0usize]);
     while let Some(from) = queue.pop_front() {
-        for &(c, to) in &g.edges[from] {
+        for &(u, to) in &g.edges[from] {
             if !seen[to] {
                 seen[to] = true;
-                out[to] = Some((from, c));
+                out[to] = Some((from, g.rep(u)));
                 queue.push_back(to);
             }
         }
@@ -365,37 +378,40 @@ fn summarise(g: &Graph) -> Admits {
     let dist = chain_lengths(g.nodes.len(), |n| {
         out_ways[n].flatten().map(|(_, next)| next)
     });
-    let mut best: std::collections::BTreeMap<char, (usize, usize, usize)> =
-        std::collections::BTreeMap::new();
+    // By unit: the shortest (length, from, to); every character of a unit leads alike.
+    let mut best: Vec<Option<(usize, usize, usize)>> = vec![None; g.units.len()];
+    let mut first_units = vec![false; g.units.len()];
     for from in 0..g.nodes.len() {
         if from != 0 && in_ways[from].is_none() {
             continue;
         }
-        for &(c, to) in &g.edges[from] {
+        for &(u, to) in &g.edges[from] {
             if !alive(to) {
                 continue;
             }
-            admits.anywhere.insert(c);
             if from == 0 {
-                admits.first.insert(c);
+                first_units[u] = true;
             }
             let len = depth[from] + 1 + dist[to];
-            if best.get(&c).is_none_or(|&(l, _, _)| len < l) {
-                best.insert(c, (len, from, to));
+            if best[u].is_none_or(|(l, _, _)| len < l) {
+                best[u] = Some((len, from, to));
             }
         }
     }
-    let mut values: Vec<(char, String)> = best
-        .into_iter()
-        .map(|(c, (_, from, to))| {
-            let value = format!(
-                "{}{c}{}",
-                prefix_to(&in_ways, from),
-                suffix_from(&out_ways, to)
-            );
-            (c, value)
-        })
-        .collect();
+    let mut values: Vec<(char, String)> = Vec::new();
+    for (u, found) in best.iter().enumerate() {
+        let Some((_, from, to)) = *found else {
+            continue;
+        };
+        admits.anywhere.extend(g.units[u].iter().copied());
+        if first_units[u] {
+            admits.first.extend(g.units[u].iter().copied());
+        }
+        let (prefix, suffix) = (prefix_to(&in_ways, from), suffix_from(&out_ways, to));
+        for &c in &g.units[u] {
+            values.push((c, format!("{prefix}{c}{suffix}")));
+        }
+    }
     values.sort();
     for (_, v) in values {
         push(v, &mut admits.witnesses);
@@ -424,11 +440,12 @@ fn long_value(
     let mut path: Vec<(usize, usize, char)> = vec![(0, 0, '\0')];
     state[0] = 1;
     while let Some(&mut (node, ref mut next, _)) = path.last_mut() {
-        let Some(&(c, to)) = g.edges[node].get(*next) else {
+        let Some(&(u, to)) = g.edges[node].get(*next) else {
             state[node] = 2;
             path.pop();
             continue;
         };
+        let c = g.rep(u);
         *next += 1;
         if !live(to) {
             continue;
@@ -466,6 +483,26 @@ mod tests {
         let re = regex::Regex::new(pattern).expect("a pattern");
         for w in &a.witnesses {
             assert!(re.is_match(w), "{pattern}: witness {w:?} is not admitted");
+        }
+        // The alphabet is walked a byte class at a time: every character found is still
+        // shown by a value that holds it, and every character left out is one no value holds.
+        for c in &a.anywhere {
+            assert!(
+                a.witnesses.iter().any(|w| w.contains(*c)),
+                "{pattern}: no witness holds {c:?}"
+            );
+        }
+        for c in alphabet().into_iter().filter(|c| !a.anywhere.contains(c)) {
+            let holds = |w: &String| w.contains(c);
+            assert!(
+                !a.witnesses.iter().any(holds),
+                "{pattern}: {c:?} is in a witness but not found"
+            );
+            let probe = format!("a{c}b");
+            if !re.is_match(&probe) {
+                continue;
+            }
+            panic!("{pattern}: {probe:?} is admitted but {c:?} was not found");
         }
         a
     }

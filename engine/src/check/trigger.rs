@@ -43,11 +43,60 @@ impl Check for Trigger {
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         self.pull_request_secrets(cx, out);
+        self.every_branch(cx, out);
         self.unread_store(cx, out);
     }
 }
 
+/// Whether a `branches` filter admits every base branch: none written, or a pattern of
+/// wildcards alone (`**`, `*`) among those it admits (`!` patterns only take away).
+fn admits_every_branch(branches: Option<&[String]>) -> bool {
+    let Some(patterns) = branches else {
+        return true;
+    };
+    patterns
+        .iter()
+        .filter(|p| !p.starts_with('!'))
+        .any(|p| p.chars().all(|c| matches!(c, '*' | '/' | '?' | '+')))
+}
+
 impl Trigger {
+    /// Principle 3: `pull_request_target` runs the base branch's workflow with the
+    /// repository's secrets; without a `branches` filter that names the branches whose workflow
+    /// was reviewed, a pull request into any other branch runs that branch's copy.
+    fn every_branch(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let p = cx.pipeline;
+        let Some(flow) = cx.flow else { return };
+        if p.secrets.is_empty() && flow.held.iter().all(Vec::is_empty) {
+            return;
+        }
+        for t in &p.triggers {
+            if t.event.value != TriggerEvent::PullRequestTarget {
+                continue;
+            }
+            let branches = t.branches.as_ref().map(|b| b.value.as_slice());
+            if !admits_every_branch(branches) {
+                continue;
+            }
+            let (span, what) = match &t.branches {
+                Some(b) => (b.span, "admits every branch"),
+                None => (t.event.span, "no `branches`: every base branch"),
+            };
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    "`pull_request_target` runs on a pull request into any branch, with the repository's secrets: a pull request into a branch nobody reviewed runs that branch's copy of the workflow and the pipeline (principle 3, allow-lists)",
+                    Label::new(span, what),
+                )
+                .help(
+                    "name the branches whose workflow was reviewed: `branches=\"main\"` (patterns such as `release/**` too), and keep the secrets in an environment restricted to them",
+                )
+                .confidence(Confidence::High),
+            );
+        }
+    }
+
     fn pull_request_secrets(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let p = cx.pipeline;
         let Some(trigger) = p
