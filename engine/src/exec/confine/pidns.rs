@@ -58,21 +58,41 @@ impl StagePids {
             // Only once its init exists can the namespace be opened.
             Op::OpenNs(c"/proc/self/ns/pid_for_children"),
         ]);
-        let built = builder::run_full(&ops)?;
+        let built = match builder::run_full(&ops) {
+            Ok(built) => built,
+            Err(e) => {
+                // An init may have started and not been reaped: nothing it may still run on or
+                // read is freed (a rare failure leaks 64 KiB).
+                std::mem::forget((stack, grace));
+                return Err(e);
+            }
+        };
         let holder = built
             .holder
             .ok_or_else(|| io::Error::other("the PID namespace's init did not start"))?;
-        let Some(ns) = built.fds.into_iter().next() else {
-            builder::end_holder(holder);
-            return Err(io::Error::other("the PID namespace was not opened"));
-        };
-        let ino = rustix::fs::fstat(&ns).map_err(io::Error::from)?.st_ino;
-        Ok(Self {
-            ns,
-            ino,
-            holder,
-            init: Some((stack, grace)),
-        })
+        let ns_and_ino = built
+            .fds
+            .into_iter()
+            .next()
+            .ok_or_else(|| io::Error::other("the PID namespace was not opened"))
+            .and_then(|ns| {
+                let ino = rustix::fs::fstat(&ns).map_err(io::Error::from)?.st_ino;
+                Ok((ns, ino))
+            });
+        match ns_and_ino {
+            Ok((ns, ino)) => Ok(Self {
+                ns,
+                ino,
+                holder,
+                init: Some((stack, grace)),
+            }),
+            Err(e) => {
+                if !builder::end_holder(holder) {
+                    std::mem::forget((stack, grace));
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Makes the grace period the init gives the namespace's processes at the end at least
