@@ -1,7 +1,8 @@
 //! What each isolation layer costs a child or a stage (docs/performance.md), measured on its own:
 //! a cgroup made, joined by nothing and ended (per child); a network namespace with loopback up
 //! (per stage); a child's mount namespace over a run's work root (per child); a stage's PID
-//! namespace with its init, made and ended (per stage, where the cgroup layer is missing).
+//! namespace with its init, made and ended: SIGTERM to the init, which finds the namespace empty
+//! and exits, and its reaping (per stage, where the cgroup layer is missing).
 //!
 //! `cargo bench -p reviewflow-engine --bench layers`. As root, or as any user where the kernel
 //! lets it make a user namespace (the namespaces are then made in it: run the bench binary as
@@ -40,6 +41,11 @@ fn layers(c: &mut Criterion) {
         namespaces::made_by(),
         first.elapsed()
     );
+    // As in a run: the engine is a subreaper, so it adopts the init and reaps it (otherwise
+    // the init is adopted by the host's init, and its end is neither waited for nor measured).
+    if let Err(e) = reviewflow_engine::exec::confine::reaper::become_subreaper() {
+        println!("cannot become a subreaper ({e}): the PID namespace's end is not measured");
+    }
     group.bench_function("pid namespace per stage", |b| {
         b.iter(|| drop(black_box(StagePids::create().expect("pidns"))));
     });

@@ -4,6 +4,7 @@ pub mod confine;
 pub mod process;
 pub mod redact;
 pub mod secret;
+mod stack;
 
 /// Schemas of the executor's formats: the run directory's manifest and events.
 pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {

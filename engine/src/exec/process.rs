@@ -79,12 +79,18 @@ where
     let mut spec = spec;
     let stage = confine::current();
     let confine = spec.confine.take();
-    let mut prepared = confine::prepare(&mut spec.env, confine.as_ref(), &program, stage.as_ref())
-        .await
-        .map_err(|source| ProcessError::Confine {
-            program: program.clone(),
-            source,
-        })?;
+    let mut prepared = confine::prepare(
+        &mut spec.env,
+        confine.as_ref(),
+        &program,
+        stage.as_ref(),
+        spec.grace,
+    )
+    .await
+    .map_err(|source| ProcessError::Confine {
+        program: program.clone(),
+        source,
+    })?;
     // Listen before spawning, so that an immediate exit is not missed.
     let mut sigchld = signal(SignalKind::child()).map_err(supervise)?;
 
@@ -102,8 +108,9 @@ where
         (child, registered)
     };
     // The descriptors of the ruleset and namespaces are no longer needed once the child has
-    // exec'd.
+    // exec'd; its mount namespace is kept until it has exited (`MountView`).
     let cgroup = prepared.take_cgroup();
+    let view = prepared.take_view();
     drop(prepared);
     if let Some(stage) = &stage {
         stage.mark_spawned();
@@ -189,6 +196,7 @@ where
 
     // The leader has exited (seen without reaping it): this wait returns at once.
     let status = leader.reap().map_err(supervise)?;
+    drop(view);
     group.disarm();
     // Whatever the child left in its cgroup (it was killed above) is gone before `run` returns:
     // the caller may read what the child wrote without a process of it still at work.

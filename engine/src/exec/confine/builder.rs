@@ -59,9 +59,13 @@ pub(super) enum Op {
     OpenNs(&'static CStr),
     /// A TCP listener on `127.0.0.1`, a free port, non-blocking: the next result.
     Listen,
-    /// Starts the holder of a PID namespace the builder made (`unshare(CLONE_NEWPID)` before):
-    /// its init, on the stack whose top is given ([`hold`]). Its pid is [`Built::holder`].
-    Holder(usize),
+    /// Starts the init of a PID namespace the builder made (`unshare(CLONE_NEWPID)` before)
+    /// ([`hold`]): on the stack whose top is `stack_top`, reading its grace period from the
+    /// [`InitGrace`] at `grace`. Its pid is [`Built::holder`].
+    Holder {
+        stack_top: usize,
+        grace: usize,
+    },
 }
 
 impl Op {
@@ -91,7 +95,7 @@ impl Op {
             Op::Chdir(path) => format!("open {}", s(path)),
             Op::OpenNs(path) => format!("open {}", s(path)),
             Op::Listen => "listen on 127.0.0.1".into(),
-            Op::Holder(_) => "start the PID namespace's init".into(),
+            Op::Holder { .. } => "start the PID namespace's init".into(),
         }
     }
 
@@ -168,66 +172,88 @@ pub(super) fn run_full(ops: &[Op]) -> io::Result<Built> {
 /// The init of a PID namespace ([`Op::Holder`]): PID 1 there, so that every process a stage's
 /// children start is in it and ends with it. It runs in the engine's memory (no copy of it, no
 /// program to find) on a stack of its own, and does only this: it closes every descriptor it
-/// was given, then reaps whatever is re-parented to it, forever, with every signal blocked
-/// (inside its namespace no signal but those it handles reaches a PID 1, and it handles none).
-/// The engine ends it with SIGKILL, which ends everything left in the namespace.
-extern "C" fn hold(_: *mut std::ffi::c_void) -> libc::c_int {
+/// was given, then reaps whatever is re-parented to it until the engine sends it SIGTERM from
+/// outside the namespace (a signal from inside, whose sender has a pid there, is ignored: a
+/// stage cannot end its own namespace early). Then it forwards SIGTERM to every process of
+/// the namespace (`kill(-1)`: whatever group or session it is in), reaps, and exits once
+/// none is left or when the grace period it reads from `arg` ([`InitGrace`]) has passed; the
+/// kernel then kills whatever remains (SIGKILL to every process of a namespace whose init
+/// exits). The engine may end it sooner with SIGKILL.
+extern "C" fn hold(arg: *mut std::ffi::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the engine's `InitGrace`, kept until this process has been reaped.
+    let grace = unsafe { &*(arg as *const InitGrace) };
     // SAFETY: plain system calls on values on this stack.
     unsafe {
         libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+        // The kernel drops every signal to a namespace's init for which it has no handler
+        // (SIGKILL excepted): a handler makes SIGTERM arrive. Every signal stays blocked (they
+        // were at the clone), so the handler never runs: `sigwaitinfo` takes the signal.
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = ignore_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigaction(libc::SIGTERM, &action, std::ptr::null_mut());
+        let mut waited: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut waited);
+        libc::sigaddset(&mut waited, libc::SIGCHLD);
+        libc::sigaddset(&mut waited, libc::SIGTERM);
+        loop {
+            reap_all();
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            // From outside the namespace the sender's pid reads as 0.
+            if libc::sigwaitinfo(&waited, &mut info) == libc::SIGTERM && info.si_pid() == 0 {
+                break;
+            }
+        }
+        libc::kill(-1, libc::SIGTERM);
+        let mut start: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut start);
+        let grace_ms = grace.0.load(Ordering::SeqCst);
         let mut chld: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut chld);
         libc::sigaddset(&mut chld, libc::SIGCHLD);
         loop {
-            while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG | libc::__WALL) > 0 {}
-            libc::sigwaitinfo(&chld, std::ptr::null_mut());
+            reap_all();
+            // No process left to signal (zombies count until reaped, by their parent or, for
+            // those the engine adopted, by the engine).
+            if libc::kill(-1, 0) < 0 {
+                break;
+            }
+            let mut now: libc::timespec = std::mem::zeroed();
+            libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now);
+            let elapsed_ms =
+                (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1_000_000;
+            if u64::try_from(elapsed_ms).unwrap_or(0) >= grace_ms {
+                break;
+            }
+            // Woken by an exit among its own children; the engine's adopted ones it polls for.
+            let poll = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 5_000_000,
+            };
+            libc::sigtimedwait(&chld, std::ptr::null_mut(), &poll);
         }
+        libc::_exit(0)
     }
 }
 
-/// A stack for a holder, unmapped on drop (only once the holder has been reaped).
-#[derive(Debug)]
-pub(super) struct HolderStack {
-    base: usize,
+/// Never runs (see [`hold`]).
+extern "C" fn ignore_signal(_: libc::c_int) {}
+
+/// Reaps every exited child of the calling process, without waiting.
+///
+/// # Safety
+/// A plain system call; callable in the init.
+unsafe fn reap_all() {
+    // SAFETY: a null status pointer is allowed.
+    while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG | libc::__WALL) } > 0 {}
 }
 
-impl HolderStack {
-    const SIZE: usize = 64 * 1024;
+/// The grace period of a PID namespace's init, in milliseconds: written by the engine before it
+/// sends SIGTERM, read by the init ([`hold`]) after. It lives as long as the init's stack.
+#[derive(Debug, Default)]
+pub(super) struct InitGrace(pub(super) std::sync::atomic::AtomicU64);
 
-    pub(super) fn new() -> io::Result<Self> {
-        // SAFETY: an anonymous private mapping; no existing memory is touched.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                Self::SIZE,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Self {
-            base: base as usize,
-        })
-    }
-
-    /// The top of the stack, for [`Op::Holder`].
-    pub(super) fn top(&self) -> usize {
-        self.base + Self::SIZE
-    }
-}
-
-impl Drop for HolderStack {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`; its holder has been reaped (`end`).
-        unsafe {
-            libc::munmap(self.base as *mut std::ffi::c_void, Self::SIZE);
-        }
-    }
-}
+/// The size of a holder's stack ([`Op::Holder`]): a few system calls deep.
+pub(super) const HOLDER_STACK: usize = 64 * 1024;
 
 /// Ends a holder (and with it everything in its PID namespace) and reaps it. Blocking: the
 /// kernel ends the namespace's processes before the holder is reaped. Returns whether it was
@@ -342,6 +368,7 @@ mod linux {
     use std::sync::atomic::Ordering;
 
     use super::{Context, Op, When};
+    use crate::exec::stack::Stack;
 
     /// The builder's stack: a few system calls deep.
     const STACK: usize = 64 * 1024;
@@ -393,39 +420,23 @@ mod linux {
         entry: extern "C" fn(*mut c_void) -> libc::c_int,
         arg: *mut c_void,
     ) -> io::Result<libc::pid_t> {
-        // SAFETY: an anonymous private mapping; no existing memory is touched.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                STACK,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let page = 4096;
-        // SAFETY: the mapping's lowest page: an overflow faults instead of writing elsewhere.
-        // CLONE_VM | CLONE_VFORK: the child runs `entry` on the new stack in this memory while
-        // this thread waits; `arg` outlives the wait.
+        let stack = Stack::new(STACK)?;
+        // SAFETY: CLONE_VM | CLONE_VFORK: the child runs `entry` on the new stack in this memory
+        // while this thread waits; `arg` outlives the wait, and so does `stack` (dropped after).
         unsafe {
-            libc::mprotect(base, page, libc::PROT_NONE);
             let mut all: libc::sigset_t = std::mem::zeroed();
             let mut old: libc::sigset_t = std::mem::zeroed();
             libc::sigfillset(&mut all);
             libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
             let pid = libc::clone(
                 entry,
-                base.wrapping_byte_add(STACK),
+                stack.top(),
                 libc::CLONE_VM | libc::CLONE_VFORK | flags | libc::SIGCHLD,
                 arg,
             );
             let err = io::Error::last_os_error();
             libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-            libc::munmap(base, STACK);
+            drop(stack);
             if pid < 0 {
                 return Err(err);
             }
@@ -438,18 +449,18 @@ mod linux {
         let context = unsafe { &*(arg as *const Context<'_>) };
         let mut slot = 0;
         for (i, op) in context.ops.iter().enumerate() {
-            if let Op::Holder(top) = op {
+            if let Op::Holder { stack_top, grace } = op {
                 // Its own descriptor table and signal handlers (a copy: it closes the one and
                 // blocks every signal), the engine's memory. Its parent, this builder, exits at
                 // once: the engine, a subreaper, adopts it.
                 // SAFETY: `hold` makes only system calls, on the stack the parent mapped for it
-                // and keeps until it has reaped it.
+                // and reading the grace the parent keeps, both until it has reaped it.
                 let pid = unsafe {
                     libc::clone(
                         super::hold,
-                        *top as *mut c_void,
+                        *stack_top as *mut c_void,
                         libc::CLONE_VM | libc::SIGCHLD,
-                        std::ptr::null_mut(),
+                        *grace as *mut c_void,
                     )
                 };
                 if pid > 0 {
@@ -598,7 +609,7 @@ mod linux {
                     return Ok(Some(fd));
                 }
                 // Started by `main`; here only when `clone` failed.
-                Op::Holder(_) => return Err(errno()),
+                Op::Holder { .. } => return Err(errno()),
                 Op::Listen => {
                     let fd = libc::socket(
                         libc::AF_INET,

@@ -40,7 +40,7 @@ pub enum ConfineError {
 pub(crate) struct Prepared {
     steps: Option<ChildSteps>,
     _ruleset: Option<OwnedFd>,
-    _mnt: Option<OwnedFd>,
+    mnt: Option<OwnedFd>,
     _net: Option<Arc<StageNet>>,
     cgroup: Option<ChildCgroup>,
 }
@@ -55,16 +55,41 @@ impl Prepared {
     pub(crate) fn take_cgroup(&mut self) -> Option<ChildCgroup> {
         self.cgroup.take()
     }
+
+    /// The child's mount namespace: whoever supervises the child keeps it until the child has
+    /// exited, then hands it to [`namespaces::release`] ([`MountView`]).
+    pub(crate) fn take_view(&mut self) -> MountView {
+        MountView(self.mnt.take())
+    }
+}
+
+/// A child's mount namespace, held by the engine until the child has exited.
+///
+/// Why: the last reference to a mount namespace tears it down (every mount in it unmounted, and
+/// the kernel waits for an RCU grace period before it frees them). Dropped by the child's exit,
+/// that happens before its parent is told of the exit, so every stage would wait for it; held
+/// here, it is released on a thread of its own, off the stage's path.
+#[derive(Debug, Default)]
+pub(crate) struct MountView(Option<OwnedFd>);
+
+impl Drop for MountView {
+    fn drop(&mut self) {
+        if let Some(fd) = self.0.take() {
+            namespaces::release(fd);
+        }
+    }
 }
 
 /// Decides how the child of `spec` starts and prepares it: the stage marker and `TMPDIR` in its
 /// environment (`env`), the privilege steps, and the Landlock ruleset of `confine` (or of the
-/// stage's confinement when the spec names none).
+/// stage's confinement when the spec names none). `grace` is the child's grace period, which
+/// its stage's PID namespace gives its processes at the stage's end too.
 pub(crate) async fn prepare(
     env: &mut Vec<(String, String)>,
     confine: Option<&ConfineSpec>,
     program: &Path,
     stage: Option<&Arc<StageScope>>,
+    grace: std::time::Duration,
 ) -> Result<Prepared, ConfineError> {
     if let Some(stage) = stage {
         env.retain(|(name, _)| name != STAGE_MARKER_VAR);
@@ -103,6 +128,7 @@ pub(crate) async fn prepare(
     let Some(confine) = confine else {
         return Ok(prepared);
     };
+    let mut view = None;
     if let Some(stage) = stage
         && namespaces::available().is_ok()
     {
@@ -118,27 +144,19 @@ pub(crate) async fn prepare(
             }
             prepared._net = Some(net);
         }
-        let view = View {
+        view = Some(View {
             work: confine.work.clone(),
             work_root: confine.work_root.clone(),
             write: confine.write.clone(),
             cover: confine.cover.clone(),
-        };
-        let mnt = tokio::task::spawn_blocking(move || namespaces::build_view(&view))
-            .await
-            .map_err(|e| ConfineError::Ruleset(e.to_string()))?
-            .map_err(|source| ConfineError::Layer {
-                what: "make the child's mount namespace",
-                source,
-            })?;
+        });
         if let Some(steps) = prepared.steps.as_mut() {
-            steps.mnt_ns = Some(mnt.as_raw_fd());
             // Kept by the process for its whole life: nothing to hold here.
             steps.user_ns = namespaces::user_ns();
             steps.drop_capabilities |= steps.user_ns.is_some();
         }
         if prepared.cgroup.is_none() {
-            let pid = stage.pid_ns().map_err(|source| ConfineError::Layer {
+            let pid = stage.pid_ns(grace).map_err(|source| ConfineError::Layer {
                 what: "make the stage's PID namespace",
                 source,
             })?;
@@ -146,7 +164,6 @@ pub(crate) async fn prepare(
                 steps.pid_ns = pid;
             }
         }
-        prepared._mnt = Some(mnt);
     }
     if confine.strict && kernel.landlock_abi < ABI_SCOPES {
         return Err(ConfineError::Unavailable {
@@ -165,10 +182,24 @@ pub(crate) async fn prepare(
         .find(|(name, _)| name == "PATH")
         .map(|(_, v)| v.clone());
     let program = program.to_path_buf();
-    // Resolving and opening paths is blocking file work: off the runtime threads.
-    let built = tokio::task::spawn_blocking(move || ruleset(&kernel, &confine, path_var, &program))
-        .await
-        .map_err(|e| ConfineError::Ruleset(e.to_string()))??;
+    // Making the mount namespace and resolving and opening paths is blocking work: off the
+    // runtime threads, in one hand-off.
+    let (mnt, built) = tokio::task::spawn_blocking(move || {
+        let mnt = view
+            .map(|view| namespaces::build_view(&view))
+            .transpose()
+            .map_err(|source| ConfineError::Layer {
+                what: "make the child's mount namespace",
+                source,
+            })?;
+        ruleset(&kernel, &confine, path_var, &program).map(|built| (mnt, built))
+    })
+    .await
+    .map_err(|e| ConfineError::Ruleset(e.to_string()))??;
+    if let (Some(steps), Some(mnt)) = (prepared.steps.as_mut(), &mnt) {
+        steps.mnt_ns = Some(mnt.as_raw_fd());
+    }
+    prepared.mnt = mnt;
     if let (Some(steps), Some((fd, own_proc))) = (prepared.steps.as_mut(), built) {
         steps.landlock = Some((fd.as_raw_fd(), own_proc));
         prepared._ruleset = Some(fd);

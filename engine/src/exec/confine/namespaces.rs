@@ -162,6 +162,34 @@ fn cstr(path: &Path) -> io::Result<CString> {
         .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
 }
 
+/// Closes `fd`, a namespace's descriptor, on a thread of its own: when it is the last
+/// reference, the kernel's teardown of the namespace (for a mount namespace: unmounting every
+/// mount, then an RCU grace period) keeps no stage waiting. Inline where no thread can start.
+pub(crate) fn release(fd: OwnedFd) {
+    use std::sync::Mutex;
+    use std::sync::mpsc::{Sender, channel};
+    static RELEASER: OnceLock<Option<Mutex<Sender<OwnedFd>>>> = OnceLock::new();
+    let sender = RELEASER.get_or_init(|| {
+        let (tx, rx) = channel::<OwnedFd>();
+        std::thread::Builder::new()
+            .name("reviewflow-ns-release".into())
+            .spawn(move || rx.into_iter().for_each(drop))
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    let fd = match sender {
+        Some(tx) => match tx.lock() {
+            Ok(tx) => match tx.send(fd) {
+                Ok(()) => return,
+                Err(back) => back.0,
+            },
+            Err(_) => fd,
+        },
+        None => fd,
+    };
+    drop(fd);
+}
+
 /// What one child's mount namespace shows.
 #[derive(Debug, Clone, Default)]
 pub struct View {

@@ -110,8 +110,12 @@ impl StageScope {
     }
 
     /// The PID namespace the stage's children start their processes in, made on first use:
-    /// only where the `cgroup` layer is missing and the engine can make namespaces.
-    pub(crate) fn pid_ns(&self) -> std::io::Result<Option<std::os::fd::RawFd>> {
+    /// only where the `cgroup` layer is missing and the engine can make namespaces. Its init
+    /// gives them at least `grace` between SIGTERM and SIGKILL at the stage's end.
+    pub(crate) fn pid_ns(
+        &self,
+        grace: std::time::Duration,
+    ) -> std::io::Result<Option<std::os::fd::RawFd>> {
         use std::os::fd::AsRawFd as _;
         if !pid_namespaces() {
             return Ok(None);
@@ -120,10 +124,14 @@ impl StageScope {
         if slot.is_none() {
             *slot = Some(StagePids::create()?);
         }
+        if let Some(pids) = slot.as_ref() {
+            pids.at_least(grace);
+        }
         Ok(slot.as_ref().map(|p| p.fd().as_raw_fd()))
     }
 
-    /// Ends every process in the stage's PID namespace, if it has one (blocking, bounded).
+    /// Ends every process in the stage's PID namespace, if it has one: SIGTERM to each, then
+    /// SIGKILL after the grace period to what is left (blocking, bounded).
     pub fn end_pid_namespace(&self) {
         let pids = self
             .pids

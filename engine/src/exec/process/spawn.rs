@@ -80,6 +80,7 @@ mod linux {
 
     use super::{Launch, Spawned};
     use crate::exec::confine::ChildSteps;
+    use crate::exec::stack::Stack;
 
     /// The child's stack: it runs little more than a few system calls.
     const STACK: usize = 256 * 1024;
@@ -122,57 +123,6 @@ mod linux {
         }
         // SAFETY: a new descriptor that nothing else owns.
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-    }
-
-    /// An anonymous stack with a guard page below it, unmapped on drop.
-    struct Stack {
-        base: *mut c_void,
-    }
-
-    impl Stack {
-        fn new() -> io::Result<Self> {
-            // SAFETY: an anonymous private mapping; no existing memory is touched.
-            let base = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    STACK,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-                    -1,
-                    0,
-                )
-            };
-            if base == libc::MAP_FAILED {
-                return Err(io::Error::last_os_error());
-            }
-            let stack = Self { base };
-            // SAFETY: the lowest page of the mapping just made: an overflow faults instead of
-            // writing into the parent's memory.
-            if unsafe { libc::mprotect(base, page_size(), libc::PROT_NONE) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(stack)
-        }
-
-        fn top(&self) -> *mut c_void {
-            // The stack grows down from the end of the mapping (16-byte aligned: page aligned).
-            self.base.wrapping_byte_add(STACK)
-        }
-    }
-
-    impl Drop for Stack {
-        fn drop(&mut self) {
-            // SAFETY: the mapping made in `new`; the child no longer runs on it (it has called
-            // execve or exited before `clone` returned).
-            unsafe {
-                libc::munmap(self.base, STACK);
-            }
-        }
-    }
-
-    fn page_size() -> usize {
-        // SAFETY: sysconf has no preconditions.
-        usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
     }
 
     pub(in crate::exec::process) fn spawn(launch: Launch<'_>) -> io::Result<Spawned> {
@@ -219,7 +169,7 @@ mod linux {
             error: AtomicI32::new(0),
         };
         let mut context = context;
-        let stack = Stack::new()?;
+        let stack = Stack::new(STACK)?;
         let started = with_signals_blocked(|| {
             // Born in its cgroup where the kernel can (no migration afterwards, no window
             // outside it); otherwise the child joins it by writing `cgroup.procs`.
@@ -382,8 +332,8 @@ mod linux {
             let args = CloneArgs::into_cgroup(
                 (libc::CLONE_VM | libc::CLONE_VFORK) as u64,
                 u64::try_from(cgroup).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?,
-                stack.base as u64,
-                super::STACK as u64,
+                stack.base() as u64,
+                stack.size() as u64,
             );
             let entry = child_main as extern "C" fn(*mut libc::c_void) -> libc::c_int;
             let arg = std::ptr::from_ref(context);

@@ -172,18 +172,26 @@ impl ChildSpec {
             .iter()
             .find(|(name, _)| name == "PATH")
             .map(|(_, value)| value.clone());
-        for dir in path.iter().flat_map(|p| p.split(':')).map(Path::new) {
-            if !dir.is_absolute() {
-                continue;
-            }
-            let candidate = dir.join(&self.program);
-            // tokio::fs runs the stat off the runtime threads.
-            if let Ok(meta) = tokio::fs::metadata(&candidate).await
-                && meta.is_file()
-                && meta.permissions().mode() & 0o111 != 0
-            {
-                return Ok(candidate);
-            }
+        // The stats are blocking file work: off the runtime threads, in one hand-off.
+        let (program, searched) = (self.program.clone(), path.clone());
+        let found = tokio::task::spawn_blocking(move || {
+            searched
+                .iter()
+                .flat_map(|p| p.split(':'))
+                .map(Path::new)
+                // Relative entries are never searched.
+                .filter(|dir| dir.is_absolute())
+                .map(|dir| dir.join(&program))
+                .find(|candidate| {
+                    std::fs::metadata(candidate)
+                        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                })
+        })
+        .await
+        .ok()
+        .flatten();
+        if let Some(candidate) = found {
+            return Ok(candidate);
         }
         Err(ProcessError::ProgramNotFound {
             program: self.program.to_string_lossy().into_owned(),
