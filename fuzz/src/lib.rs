@@ -106,7 +106,8 @@ fn spans(doc: &kdl::KdlDocument) -> Vec<(usize, usize)> {
 /// parser reads as no more nodes and entries than the pre-scan counted tokens, and no deeper
 /// than it counted blocks (a string or comment the two ended in different places would break
 /// one or the other); what the pre-scan refuses as a string or comment left open, kdl refuses
-/// too (in a text of at most eight slashdashes, which kdl reads in bounded time unguarded).
+/// too (in a text of at most eight slashdashes and as many braces as the pre-scan lets nest,
+/// which kdl reads in bounded time and stack unguarded).
 pub fn prescan_parser(data: &[u8]) {
     use reviewflow_engine::syntax::{LimitError, Malformed};
     let Ok(text) = std::str::from_utf8(data) else {
@@ -133,11 +134,14 @@ pub fn prescan_parser(data: &[u8]) {
         // `#"""x"#` is the one malformed string kdl reads (a decided divergence). kdl reads the
         // whole text here, past where the pre-scan stopped counting: nested slashdashes there
         // double its time (the pathology the pre-scan bounds), so a text with more than a few
-        // is left out rather than left to run for minutes.
+        // is left out rather than left to run for minutes; so is a text of more braces than
+        // the pre-scan lets nest, where kdl's recursion overflows the stack (`check` never
+        // gives kdl such a text: the pre-scan refuses it first).
         Err(LimitError::Malformed { span, what })
             if !(what == Malformed::MultiLineOpening
                 && text.as_bytes().get(span.offset) == Some(&b'#'))
-                && text.matches("/-").count() <= 8 =>
+                && text.matches("/-").count() <= 8
+                && text.matches('{').count() <= limits.max_depth =>
         {
             assert!(
                 kdl::KdlDocument::parse_v2(text).is_err(),
