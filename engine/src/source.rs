@@ -35,6 +35,11 @@ impl Source {
         self.lines.position(&self.text, offset)
     }
 
+    /// The offset of the start of the line `offset` is on.
+    pub fn line_start(&self, offset: usize) -> usize {
+        self.lines.line_start(offset.min(self.text.len()))
+    }
+
     /// The text a span covers, or "" when the span is out of range.
     pub fn slice(&self, span: Span) -> &str {
         self.text.get(span.offset..span.end()).unwrap_or("")

@@ -73,13 +73,28 @@ pub struct Position {
 #[derive(Clone, Debug)]
 pub struct LineIndex {
     starts: Vec<usize>,
+    /// Every byte is a character: a column is then a subtraction, not a count along the line
+    /// (a file of one long line and many findings would be quadratic).
+    ascii: bool,
 }
 
 impl LineIndex {
     pub fn new(text: &str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Self { starts }
+        Self {
+            starts,
+            ascii: text.is_ascii(),
+        }
+    }
+
+    /// The offset of the start of the line `offset` is on.
+    pub fn line_start(&self, offset: usize) -> usize {
+        let line = self
+            .starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1);
+        self.starts[line]
     }
 
     pub fn position(&self, text: &str, offset: usize) -> Position {
@@ -89,10 +104,12 @@ impl LineIndex {
             .partition_point(|&s| s <= offset)
             .saturating_sub(1);
         let start = self.starts[line];
-        let column = text
-            .get(start..offset)
-            .map_or(offset - start, |s| s.chars().count())
-            + 1;
+        let column = match self.ascii {
+            true => offset - start,
+            false => text
+                .get(start..offset)
+                .map_or(offset - start, |s| s.chars().count()),
+        } + 1;
         Position {
             line: line + 1,
             column,
@@ -112,5 +129,22 @@ mod tests {
         assert_eq!(idx.position(text, 3), Position { line: 2, column: 1 });
         assert_eq!(idx.position(text, 7), Position { line: 2, column: 4 });
         assert_eq!(idx.position(text, 8), Position { line: 3, column: 1 });
+    }
+
+    /// An ASCII text takes the subtraction; both ways agree, and the line start is the one a
+    /// search back along the line finds.
+    #[test]
+    fn an_ascii_column_is_the_same_as_a_counted_one() {
+        let text = "pipeline \"p\"\n  needs \"a\" \"b\"\n\nx";
+        let idx = LineIndex::new(text);
+        for offset in 0..=text.len() {
+            let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+            assert_eq!(idx.line_start(offset), start, "{offset}");
+            assert_eq!(
+                idx.position(text, offset).column,
+                text[start..offset].chars().count() + 1,
+                "{offset}"
+            );
+        }
     }
 }

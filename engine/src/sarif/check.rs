@@ -327,7 +327,9 @@ fn region(file: &File<'_>, span: Span) -> Value {
 fn point(file: &File<'_>, offset: usize) -> (usize, usize, usize) {
     let text = file.source.text();
     let line = file.source.position(offset).line;
-    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    // From the line index, not a search back along the line: one long line of many findings
+    // would be quadratic.
+    let line_start = file.source.line_start(offset);
     if file.ascii {
         return (line, offset - line_start + 1, offset);
     }
