@@ -16,11 +16,6 @@ use crate::span::Span;
 
 pub struct Binding;
 
-/// The input that names the change: the forge's own, set by reviewflow from the forge (its
-/// event, or the input the forge's `pull-request` names). An input of the pipeline's that the
-/// author calls `pr` may hold any number (principle 3: allow-lists, not names that look right).
-const CHANGE: &str = "change";
-
 /// The `bind` child of a stage, as field → (template, span).
 fn binding_of<'a>(cx: &Context<'_>, stage: &'a Stage) -> Option<&'a Child> {
     let contract = cx.registry.get(&stage.uses.value)?;
@@ -139,7 +134,7 @@ impl Binding {
                 // The name: one finding per store.
                 if let Some(t) = &store.blob_name
                     && !named.contains(&store_name)
-                    && !t.value.inputs().any(|(n, _)| n == CHANGE)
+                    && !t.value.inputs().any(|(n, _)| n == "change" || n == "pr")
                 {
                     named.push(store_name);
                     out.push(
@@ -217,7 +212,7 @@ impl Check for Binding {
                 .flat_map(|(t, _)| t.inputs().map(|(n, _)| n))
                 .collect();
             let names_repo = inputs.contains(&"repo");
-            let names_change = inputs.contains(&CHANGE);
+            let names_change = inputs.contains(&"change") || inputs.contains(&"pr");
             if !names_repo || !names_change {
                 let missing = match (names_repo, names_change) {
                     (false, false) => "the repository or the change",
