@@ -556,6 +556,33 @@ async fn the_head_moving_before_post_posts_and_keeps_nothing() {
     assert_eq!(fake.check_runs().len(), 1);
 }
 
+/// Without `require-head`, post still requires the head the run read when it opened the forge,
+/// which is the head `std/gather` reviewed on GitHub (docs/language.md): a push since then posts
+/// and keeps nothing either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_require_head_post_still_requires_the_gathered_head() {
+    let fake = FakeGithub::start().await;
+    first_push(&fake).await;
+    push(&fake, HEAD1, HEAD2, 101);
+    fake.push_after(PR, 1, "5555555555555555555555555555555555555555");
+    let text = pipeline(|t| {
+        let edited = fast(t).replace("    require-head \"gather.head\"\n", "");
+        assert!(!edited.contains("require-head"), "{edited}");
+        edited
+    });
+    let out = Job::for_pull_request(101, PR, &text).run(&fake, &[]).await;
+    let log = out.log();
+    assert_eq!(out.code, 1, "{log}");
+    assert!(log.contains("head moved"), "{log}");
+    assert_eq!(out.output("artifact-name"), None, "nothing kept: {log}");
+    let body = fake.comments(PR)[0]["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(marker_head(&body).as_deref(), Some(HEAD1), "{body}");
+    assert_eq!(fake.check_runs().len(), 1);
+}
+
 /// The token's scope is enforced when the run uses the forge, not only proved by `check`: a
 /// stage outside it is refused the forge even when the finding is allowed (restore falls back to
 /// a fresh review).

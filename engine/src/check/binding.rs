@@ -37,6 +37,17 @@ fn fields(child: &Child) -> BTreeMap<&str, (&Template, Span)> {
         .collect()
 }
 
+/// The inputs that name the change under review (principle 3, an allow-list): the builtin
+/// `change`, and those the forge's own setting for it is made of (`pull-request="{pr}"`).
+/// An input is not the change because of its name.
+fn change_inputs<'a>(cx: &Context<'a>) -> Vec<&'a str> {
+    let p = cx.pipeline;
+    p.forge
+        .as_ref()
+        .and_then(|f| Some((f, cx.registry.forge(&f.kind.value)?)))
+        .map_or_else(|| vec!["change"], |(f, c)| c.change_inputs(f))
+}
+
 /// Why a bound value could be empty, if it could.
 fn can_be_empty(p: &Pipeline, t: &Template) -> Option<String> {
     if t.segments.is_empty() {
@@ -90,6 +101,7 @@ impl Binding {
     /// Where a binder's blob is found and which one it opens: the store's name names the change,
     /// and a restore from a store this pipeline's posts keep into opens only the posted blob.
     fn where_found(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let change = change_inputs(cx);
         let p = cx.pipeline;
         // Stores some stage keeps blobs in (`upload … to=`).
         let mut kept: Vec<(&str, Span)> = Vec::new();
@@ -134,7 +146,7 @@ impl Binding {
                 // The name: one finding per store.
                 if let Some(t) = &store.blob_name
                     && !named.contains(&store_name)
-                    && !t.value.inputs().any(|(n, _)| n == "change" || n == "pr")
+                    && !t.value.inputs().any(|(n, _)| change.contains(&n))
                 {
                     named.push(store_name);
                     out.push(
@@ -201,6 +213,7 @@ impl Check for Binding {
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let p = cx.pipeline;
+        let change = change_inputs(cx);
         // Each binder's own binding.
         for stage in &p.stages {
             let Some(bind) = binding_of(cx, stage) else {
@@ -212,21 +225,43 @@ impl Check for Binding {
                 .flat_map(|(t, _)| t.inputs().map(|(n, _)| n))
                 .collect();
             let names_repo = inputs.contains(&"repo");
-            let names_change = inputs.contains(&"change") || inputs.contains(&"pr");
+            let names_change = inputs.iter().any(|n| change.contains(n));
             if !names_repo || !names_change {
                 let missing = match (names_repo, names_change) {
                     (false, false) => "the repository or the change",
                     (false, true) => "the repository",
                     _ => "the change",
                 };
+                // An input in the `change` field that is not the forge's change: say why.
+                let unrelated: Vec<&str> = f
+                    .get("change")
+                    .map(|(t, _)| t.inputs().map(|(n, _)| n).collect())
+                    .unwrap_or_default();
+                let why = match unrelated.first() {
+                    Some(input) if !names_change => format!(
+                        " (`{{{input}}}` is not the change the forge reviews: the forge does not read its change from `{input}`, so nothing ties its value to this review)"
+                    ),
+                    _ => String::new(),
+                };
+                let prop = p
+                    .forge
+                    .as_ref()
+                    .and_then(|f| cx.registry.forge(&f.kind.value))
+                    .and_then(|c| c.change.as_deref());
+                let help = match (unrelated.first(), prop) {
+                    (Some(input), Some(prop)) if !names_change => format!(
+                        "bind change=\"{{change}}\", or have the forge review the change that input names: `forge … {prop}=\"{{{input}}}\"`"
+                    ),
+                    _ => "bind repo=\"{repo}\" change=\"{change}\" (and the project, if reviews are per project)".to_string(),
+                };
                 out.push(
                     Finding::new(
                         self.id(),
                         self.severity(),
-                        format!("the binding of `{}` does not name {missing}: a blob could be replayed into another review", stage.name.value),
+                        format!("the binding of `{}` does not name {missing}{why}: a blob could be replayed into another review", stage.name.value),
                         Label::new(bind.name.span, "binds too little"),
                     )
-                    .help("bind repo=\"{repo}\" change=\"{change}\" (and the project, if reviews are per project)")
+                    .help(help)
                     .confidence(Confidence::High)
                     .stage(&stage.name.value),
                 );

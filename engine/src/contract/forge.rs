@@ -21,6 +21,10 @@ pub struct ForgeContract {
     /// The permissions this forge's token can carry (`pull-requests:write`). Empty: a forge
     /// without permissions (a folder), where a publishing stage declares none.
     pub permissions: Vec<String>,
+    /// The property that names the change under review when it is set (`pull-request`): a
+    /// value names the change when it holds the builtin `{change}` or an input this
+    /// property's template is made of, and nothing else does (the `binding` check).
+    pub change: Option<String>,
     /// What the forge kind refuses in its settings before it opens (`api-url`), decidable from
     /// the file: the function the run calls when it opens the forge, so that `check`
     /// (`run-refusal`) reports it with the same words (principle 7).
@@ -40,8 +44,31 @@ impl ForgeContract {
             props: Vec::new(),
             token: None,
             permissions: Vec::new(),
+            change: None,
             refusals: None,
         }
+    }
+
+    /// The property that names the change under review ([`Self::change`]); declared with
+    /// [`Self::prop`] as well.
+    pub fn change(mut self, prop: &str) -> Self {
+        self.change = Some(prop.into());
+        self
+    }
+
+    /// The inputs that name the change in `forge`'s settings: `change`, and those of the
+    /// template of the property that names it, when set.
+    pub fn change_inputs<'a>(&self, forge: &'a crate::model::Forge) -> Vec<&'a str> {
+        let mut names = vec!["change"];
+        if let Some(crate::model::Value::Template(t)) = self
+            .change
+            .as_deref()
+            .and_then(|prop| forge.setting(prop))
+            .map(|v| &v.value)
+        {
+            names.extend(t.inputs().map(|(n, _)| n));
+        }
+        names
     }
 
     pub fn refusals(mut self, refusals: ForgeRefusals) -> Self {

@@ -41,6 +41,7 @@ pub fn contract() -> ForgeContract {
         ValueType::Template,
         "the pull request's number (default: the event payload at GITHUB_EVENT_PATH), e.g. \"{pr}\"",
     )
+    .change("pull-request")
     .prop(
         "project",
         ValueType::Template,
