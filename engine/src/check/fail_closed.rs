@@ -1,4 +1,4 @@
-//! `fail-closed`: a failure never reads as a success. Seven parts, each reporting a root cause
+//! `fail-closed`: a failure never reads as a success. Eight parts, each reporting a root cause
 //! once, labelled where it is written:
 //!
 //! - guards ([`guards`]): a stage that keeps or publishes, or whose output is kept or
@@ -20,12 +20,15 @@
 //! - restoring ([`restore`]): a stage that restores a conversation fails closed to a fresh
 //!   review, not to a failed run (a warning);
 //! - steered reviews ([`steered`]): a stage that reviews untrusted data is not gated by a bit
-//!   that a program chose after reading untrusted data.
+//!   that a program chose after reading untrusted data;
+//! - partial subjects ([`subject`]): a review whose verdict is published reviews the change,
+//!   not only what changed since the last review, when it cannot resume.
 
 mod expr;
 mod publish;
 mod restore;
 mod steered;
+mod subject;
 mod vetting;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -64,6 +67,7 @@ impl Check for FailClosed {
         vetting::narrowed(cx, &feeds_sink, out);
         publish::not_reviewed(cx, order, out);
         steered::steered_reviews(cx, out);
+        subject::partial_subjects(cx, &feeds_sink, out);
         restore::availability(cx, out);
     }
 }

@@ -94,6 +94,10 @@ pub struct ChildSpec {
     /// The value is a commit whose tree the stage's program works in (`std/review`'s
     /// `workspace`): the program reads that commit's files, in CI the change's (principle 1).
     pub working_tree: bool,
+    /// A fenced slot for what a resumed try reads instead of the stage's subject (`std/review`'s
+    /// `since-last-review`): a part of the change is what it is for. Every other fenced slot is
+    /// the subject, which a fresh try reviews whole (principle 4).
+    pub delta: bool,
 }
 
 /// A property of a child, e.g. `to="conversations"`.
@@ -197,6 +201,9 @@ pub struct OutputSpec {
     pub ty: OutputType,
     pub doc: String,
     pub labels: LabelRule,
+    /// It holds only a part of what the stage gathered (`std/gather`'s `since-last-review`:
+    /// what changed since the last review): a review of it alone is not a review of the change.
+    pub part: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -367,7 +374,16 @@ impl StageContract {
             ty,
             doc: doc.into(),
             labels,
+            part: false,
         });
+        self
+    }
+
+    /// Marks `output` as a part of what the stage gathered (see [`OutputSpec::part`]).
+    pub fn part(mut self, output: &str) -> Self {
+        if let Some(o) = self.outputs.iter_mut().find(|o| o.name == output) {
+            o.part = true;
+        }
         self
     }
 
@@ -446,7 +462,14 @@ impl ChildSpec {
             fences: false,
             instructions_from_checkout: false,
             working_tree: false,
+            delta: false,
         }
+    }
+
+    /// A fenced slot for a part of the change (see [`ChildSpec::delta`]).
+    pub fn delta(mut self) -> Self {
+        self.delta = true;
+        self
     }
 
     /// The value names the commit whose tree the program works in (see

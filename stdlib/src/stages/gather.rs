@@ -76,6 +76,7 @@ pub fn contract() -> StageContract {
         "the diff from the last reviewed head to this head (the whole diff when that head is gone)",
         untrusted(),
     )
+    .part("since-last-review")
     .output(
         "ranges",
         OutputType::Ranges,

@@ -187,7 +187,8 @@ pub fn contract() -> StageContract {
                 "what a resumed review reads instead of the `untrusted` inputs, fenced likewise",
             )
             .many(ValueType::Reference)
-            .fenced(),
+            .fenced()
+            .delta(),
         )
         .child(
             ChildSpec::new(
