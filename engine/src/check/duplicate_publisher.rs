@@ -10,7 +10,7 @@
 use super::{Check, Context};
 use crate::contract::Effect;
 use crate::finding::{Confidence, Finding, Label, Severity};
-use crate::model::{Expr, Stage};
+use crate::model::{Expr, Stage, Value};
 use crate::policy::can_be_true;
 
 pub struct DuplicatePublisher;
@@ -53,6 +53,9 @@ impl Check for DuplicatePublisher {
                     .is_some_and(|c| c.has_effect(Effect::Publishes))
             })
             .collect();
+        if let Some(first) = publishers.first() {
+            self.unkeyed_narrowing(cx, first, out);
+        }
         for (i, later) in publishers.iter().enumerate() {
             let Some(first) = publishers[..i].iter().find(|a| both_run(a, later)) else {
                 continue;
@@ -75,6 +78,94 @@ impl Check for DuplicatePublisher {
                 .confidence(Confidence::High)
                 .stage(&later.name.value),
             );
+        }
+    }
+}
+
+impl DuplicatePublisher {
+    /// Across runs: an input that narrows what a run reviews (`std/gather`'s `path
+    /// "projects/{project}/"`) keys the review the forge publishes (`forge … project=
+    /// "{project}"`), or a run for another value replaces the review, its record and its check
+    /// run with a review of another part of the change. Judged where the forge kind can key its
+    /// review by a setting of its own (on GitHub, `project`).
+    fn unkeyed_narrowing(&self, cx: &Context<'_>, publisher: &Stage, out: &mut Vec<Finding>) {
+        let p = cx.pipeline;
+        let Some(forge) = &p.forge else { return };
+        let Some(prop) = cx
+            .registry
+            .forge(&forge.kind.value)
+            .and_then(|c| c.key.as_deref())
+        else {
+            return;
+        };
+        let keyed: Vec<&str> = match forge.setting(prop).map(|v| &v.value) {
+            Some(Value::Template(t)) => t.inputs().map(|(n, _)| n).collect(),
+            _ => Vec::new(),
+        };
+        let mut reported: Vec<&str> = Vec::new();
+        for stage in &p.stages {
+            let Some(contract) = cx.registry.get(&stage.uses.value) else {
+                continue;
+            };
+            for child in &stage.children {
+                if !contract
+                    .child_spec(&child.name.value)
+                    .is_some_and(|s| s.narrows)
+                {
+                    continue;
+                }
+                for arg in &child.args {
+                    let Value::Template(t) = &arg.value else {
+                        continue;
+                    };
+                    for (input, span) in t.inputs() {
+                        // The change and the repository key every review already.
+                        if matches!(input, "change" | "repo")
+                            || keyed.contains(&input)
+                            || reported.contains(&input)
+                        {
+                            continue;
+                        }
+                        reported.push(input);
+                        let by = if keyed.is_empty() {
+                            "the change and the pipeline alone".to_string()
+                        } else {
+                            format!(
+                                "the change, the pipeline and {}",
+                                keyed
+                                    .iter()
+                                    .map(|k| format!("`{{{k}}}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        };
+                        out.push(
+                            Finding::new(
+                                self.id(),
+                                self.severity(),
+                                format!(
+                                    "`{}` cuts what a run reviews by `{{{input}}}`, but the forge keys the review `{}` publishes by {by}: a run for another `{input}` replaces this review, its record and its check run with a review of another part of the change (principle 4: a verdict covers what it claims)",
+                                    stage.name.value, publisher.name.value
+                                ),
+                                Label::new(span, "chooses what a run reviews"),
+                            )
+                            .related(Label::new(forge.kind.span, format!("keys the review by {by}")))
+                            .help(format!(
+                                "key the review by it too: `forge \"{}\" … {prop}=\"{}\"`",
+                                forge.kind.value,
+                                keyed
+                                    .iter()
+                                    .map(|k| format!("{{{k}}}"))
+                                    .chain(std::iter::once(format!("{{{input}}}")))
+                                    .collect::<Vec<_>>()
+                                    .join("-")
+                            ))
+                            .confidence(Confidence::High)
+                            .stage(&stage.name.value),
+                        );
+                    }
+                }
+            }
         }
     }
 }

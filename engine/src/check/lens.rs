@@ -106,6 +106,7 @@ mod tests {
         name: "plain",
         vendor: None,
         credentials: &[],
+        api_url: None,
     }];
 
     fn registry() -> Registry {

@@ -23,6 +23,10 @@ pub struct StageReviewer<'a> {
     pub kind: &'static ReviewerKind,
     /// The reviewer's name in the file (`"claude"`).
     pub name_span: Span,
+    /// The `env` child that moves the reviewer's model API to another host (its kind's
+    /// [`ReviewerKind::api_url`]), if the stage has one: then the kind no longer says whose
+    /// model answers.
+    pub moved_api: Option<Span>,
 }
 
 impl<'a> StageReviewer<'a> {
@@ -35,19 +39,28 @@ impl<'a> StageReviewer<'a> {
         let child = stage.children_named(REVIEWER).next()?;
         let name = child.args.first()?;
         let kind = contract.reviewer_kind(name.value.as_str()?)?;
+        let moved_api = kind.api_url.and_then(|var| {
+            stage
+                .children_named("env")
+                .find(|c| c.args.first().and_then(|a| a.value.as_str()) == Some(var))
+                .map(|c| c.name.span)
+        });
         Some(Self {
             contract,
             child,
             kind,
             name_span: name.span,
+            moved_api,
         })
     }
 
-    /// The vendor of the reviewer's model: its kind's, else the one `vendor=` declares (a
-    /// reviewer's name means that reviewer's vendor), with the span that says so. `None` when
-    /// neither is known, as the stage decides at run time.
+    /// The vendor of the reviewer's model: its kind's while its API is the vendor's own, else
+    /// the one `vendor=` declares (a reviewer's name means that reviewer's vendor), with the
+    /// span that says so. `None` when neither is known, as the stage decides at run time.
     pub fn vendor(&self) -> Option<Spanned<&'static str>> {
-        if let Some(v) = self.kind.vendor {
+        if let Some(v) = self.kind.vendor
+            && self.moved_api.is_none()
+        {
             return Some(Spanned::new(v, self.name_span));
         }
         let declared = self.declared_vendor()?;
@@ -112,16 +125,19 @@ mod tests {
             name: "plain",
             vendor: None,
             credentials: &[],
+            api_url: None,
         },
         ReviewerKind {
             name: "alpha-cli",
             vendor: Some("alpha"),
             credentials: &["ALPHA_KEY"],
+            api_url: None,
         },
         ReviewerKind {
             name: "beta-cli",
             vendor: Some("beta"),
             credentials: &["BETA_KEY", "BETA_TOKEN"],
+            api_url: None,
         },
     ];
 

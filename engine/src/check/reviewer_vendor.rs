@@ -105,6 +105,23 @@ impl Check for ReviewerVendor {
                                 fix,
                             )
                         }
+                        None if reviewer.moved_api.is_some() => {
+                            let var = reviewer.kind.api_url.unwrap_or("…");
+                            let at = reviewer.moved_api.unwrap_or(reviewer.name_span);
+                            let own = reviewer.kind.vendor.unwrap_or("…");
+                            (
+                                Label::new(
+                                    at,
+                                    format!(
+                                        "`{var}` moves `{kind}`'s API to another host, which chooses whose model answers"
+                                    ),
+                                ),
+                                format!(
+                                    "say whose model the host runs: `{} \"{kind}\" vendor=\"{own}\"` (the run refuses when it is the work's vendor), or leave `{var}` out so that `{kind}` talks to {own}'s own API",
+                                    super::reviewer::REVIEWER,
+                                ),
+                            )
+                        }
                         None => {
                             let other = contract
                                 .vendors()
@@ -123,7 +140,11 @@ impl Check for ReviewerVendor {
                             )
                         }
                     };
-                    let help = match (others.is_empty(), fix.ends_with('?')) {
+                    // Through a gateway the fix is the declaration, not another reviewer.
+                    let help = match (
+                        others.is_empty() || reviewer.moved_api.is_some(),
+                        fix.ends_with('?'),
+                    ) {
                         (true, _) => fix,
                         (false, true) => format!(
                             "{fix} Or use a reviewer whose vendor is known: {}",

@@ -25,6 +25,9 @@ pub struct ForgeContract {
     /// value names the change when it holds the builtin `{change}` or an input this
     /// property's template is made of, and nothing else does (the `binding` check).
     pub change: Option<String>,
+    /// The property whose value keys the review the forge publishes, besides the change and the
+    /// pipeline (`project`: one comment and check run per pull request, pipeline and project).
+    pub key: Option<String>,
     /// What the forge kind refuses in its settings before it opens (`api-url`), decidable from
     /// the file: the function the run calls when it opens the forge, so that `check`
     /// (`run-refusal`) reports it with the same words (principle 7).
@@ -45,6 +48,7 @@ impl ForgeContract {
             token: None,
             permissions: Vec::new(),
             change: None,
+            key: None,
             refusals: None,
         }
     }
@@ -53,6 +57,13 @@ impl ForgeContract {
     /// [`Self::prop`] as well.
     pub fn change(mut self, prop: &str) -> Self {
         self.change = Some(prop.into());
+        self
+    }
+
+    /// The property that keys the published review ([`Self::key`]); declared with
+    /// [`Self::prop`] as well.
+    pub fn key(mut self, prop: &str) -> Self {
+        self.key = Some(prop.into());
         self
     }
 

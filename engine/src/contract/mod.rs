@@ -98,6 +98,10 @@ pub struct ChildSpec {
     /// `since-last-review`): a part of the change is what it is for. Every other fenced slot is
     /// the subject, which a fresh try reviews whole (principle 4).
     pub delta: bool,
+    /// The value narrows what the stage gathers (`std/gather`'s `path`): an input in it chooses
+    /// which part of the change a run reviews, so the review a run publishes is keyed by it
+    /// (principle 4, the `duplicate-publisher` check).
+    pub narrows: bool,
 }
 
 /// A property of a child, e.g. `to="conversations"`.
@@ -463,7 +467,14 @@ impl ChildSpec {
             instructions_from_checkout: false,
             working_tree: false,
             delta: false,
+            narrows: false,
         }
+    }
+
+    /// The value narrows what the stage gathers (see [`ChildSpec::narrows`]).
+    pub fn narrows(mut self) -> Self {
+        self.narrows = true;
+        self
     }
 
     /// A fenced slot for a part of the change (see [`ChildSpec::delta`]).

@@ -17,6 +17,10 @@ pub struct ReviewerKind {
     /// The environment variables the model's CLI authenticates with; the only secrets it may
     /// be given.
     pub credentials: &'static [&'static str],
+    /// The environment variable that moves its model API to another host (`OPENAI_BASE_URL`):
+    /// set, the host there answers, and which vendor's model that is the host's to say, not the
+    /// kind's (principle 2). `None` for a reviewer whose API cannot be moved.
+    pub api_url: Option<&'static str>,
 }
 
 impl ReviewerKind {
@@ -81,21 +85,25 @@ mod tests {
             name: "plain",
             vendor: None,
             credentials: &[],
+            api_url: None,
         },
         ReviewerKind {
             name: "alpha-cli",
             vendor: Some("alpha"),
             credentials: &["ALPHA_KEY"],
+            api_url: None,
         },
         ReviewerKind {
             name: "beta-cli",
             vendor: Some("beta"),
             credentials: &[],
+            api_url: None,
         },
         ReviewerKind {
             name: "alpha-other",
             vendor: Some("alpha"),
             credentials: &[],
+            api_url: None,
         },
     ];
 

@@ -42,6 +42,7 @@ pub fn contract() -> ForgeContract {
         "the pull request's number (default: the event payload at GITHUB_EVENT_PATH), e.g. \"{pr}\"",
     )
     .change("pull-request")
+    .key("project")
     .prop(
         "project",
         ValueType::Template,

@@ -27,7 +27,8 @@ pub fn contract() -> StageContract {
             Role::Config,
             "cut the diff to files under this path",
         )
-        .arg(ValueType::Template),
+        .arg(ValueType::Template)
+        .narrows(),
     )
     .child(ChildSpec::new(
         "since-last-review",

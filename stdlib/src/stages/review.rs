@@ -16,21 +16,25 @@ pub const REVIEWER_KINDS: &[ReviewerKind] = &[
         name: "rules",
         vendor: None,
         credentials: &[],
+        api_url: None,
     },
     ReviewerKind {
         name: "command",
         vendor: None,
         credentials: &[],
+        api_url: None,
     },
     ReviewerKind {
         name: "claude",
         vendor: Some("anthropic"),
         credentials: &["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"],
+        api_url: Some("ANTHROPIC_BASE_URL"),
     },
     ReviewerKind {
         name: "codex",
         vendor: Some("openai"),
         credentials: &["OPENAI_API_KEY", "CODEX_API_KEY"],
+        api_url: Some("OPENAI_BASE_URL"),
     },
 ];
 
@@ -99,7 +103,7 @@ pub fn contract() -> StageContract {
                 "vendor",
                 ValueType::String,
                 false,
-                "the vendor of the model behind a `command` reviewer",
+                "the vendor of the model behind a `command` reviewer, or behind a gateway an `env` moves a model reviewer's API to",
             )
             .prop(
                 "max-turns",

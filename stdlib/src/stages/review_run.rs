@@ -360,7 +360,20 @@ fn check_vendor_policy(
         .and_then(|c| c.prop("vendor"))
         .and_then(Resolved::text)
         .map(|v| v.to_ascii_lowercase());
+    // The CLI's vendor holds while its API is the vendor's own: an `env` that moves it to
+    // another host (the kind's `api_url`, as `check` reads it) leaves only `vendor=` to say.
+    let moved = cx
+        .contract
+        .reviewer_kind(reviewer)
+        .and_then(|k| k.api_url)
+        .is_some_and(|var| {
+            cx.children
+                .iter()
+                .filter(|c| c.name == "env")
+                .any(|c| c.args.first().and_then(Resolved::text).as_deref() == Some(var))
+        });
     let ours = cli
+        .filter(|_| !moved)
         .map(|c| c.vendor().to_owned())
         .or_else(|| declared.as_deref().and_then(vendor_of).map(str::to_owned));
     match ours {

@@ -62,6 +62,7 @@ const MISSING: reviewflow_engine::contract::ReviewerKind =
         name: "",
         vendor: None,
         credentials: &[],
+        api_url: None,
     };
 
 /// Which CLI.
