@@ -723,3 +723,25 @@ fn a_read_only_claim_the_publisher_contradicts_is_not_believed() {
         "{honest:?}"
     );
 }
+
+/// A stage with network is a way out for every private value it reads (principle 5): a reviewer
+/// with TCP 443 that resumes the restored conversation can send it anywhere. Not a twin: the
+/// same reviewer reads untrusted data with network, which `shared-network` shows too.
+#[test]
+fn a_reviewer_with_network_is_a_way_out_for_the_conversation_it_resumes() {
+    let text =
+        std::fs::read_to_string(root().join("tests/fixtures/pipelines/reviewer-with-network.kdl"))
+            .expect("the fixture");
+    let with = live_checks(&text);
+    assert!(
+        with.contains(&("private-egress".to_string(), "review".to_string())),
+        "{with:?}"
+    );
+    let without = live_checks(&text.replace(" network=\"443\"", ""));
+    assert!(
+        !without
+            .iter()
+            .any(|(c, _)| c == "private-egress" || c == "shared-network"),
+        "{without:?}"
+    );
+}

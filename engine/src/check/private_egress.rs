@@ -47,10 +47,16 @@ impl Check for PrivateEgress {
                 if !input.labels.private || input.folder.is_some() {
                     continue;
                 }
+                // A stage with network is a way out for everything it reads: its program can
+                // send it anywhere the ports reach (a reviewer's fetch tool, a prompt injection).
+                let networked = !contract.opaque
+                    && !matches!(input.role, Role::Publish | Role::Keep)
+                    && !stage.network.is_empty();
                 let how = match input.role {
                     Role::Publish => "is published by",
                     Role::Keep => "is kept in a store by",
                     _ if contract.opaque => "is handed to the command of",
+                    _ if networked => "reaches the network through",
                     _ => continue,
                 };
                 // What a command printed from private data is that command's finding, unless an
@@ -73,7 +79,14 @@ impl Check for PrivateEgress {
                         Label::new(input.span, "private data leaves the run here"),
                     )
                     .flow(path)
-                    .help(help(cx, input, &stage.name.value))
+                    .help(if networked {
+                        format!(
+                            "take `network=` off `{}`: a reviewer's only way out is then the model API, through reviewflow's proxy; or give it no private data",
+                            stage.name.value
+                        )
+                    } else {
+                        help(cx, input, &stage.name.value)
+                    })
                     .confidence(Confidence::High)
                     .stage(&stage.name.value),
                 );
