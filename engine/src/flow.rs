@@ -128,6 +128,18 @@ pub struct Outside {
     pub trusted: Option<(Span, String)>,
 }
 
+impl Outside {
+    /// The suppression its `trusted "input"` gives a finding it would have caused, if any.
+    pub fn lifted(&self) -> Option<crate::finding::Suppression> {
+        self.trusted
+            .as_ref()
+            .map(|(span, reason)| crate::finding::Suppression {
+                span: *span,
+                reason: format!("trusted input `{}`: {reason}", self.input),
+            })
+    }
+}
+
 /// A folder named by a pipeline input, which other stages may write and the reading stage names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Folder {

@@ -108,11 +108,8 @@ impl Check for UntrustedInput {
                 .help(help)
                 .confidence(Confidence::High)
                 .stage(&stage.name.value);
-                if let (Some((span, reason)), Some(o)) = (lifted, &input.outside) {
-                    finding.suppressed = Some(Suppression {
-                        span: *span,
-                        reason: format!("trusted input `{}`: {reason}", o.input),
-                    });
+                if let Some(lifted) = input.outside.as_ref().and_then(|o| o.lifted()) {
+                    finding.suppressed = Some(lifted);
                 }
                 out.push(finding);
             }
@@ -132,12 +129,14 @@ fn lift_by_checkout(p: &crate::model::Pipeline, mut finding: Finding) -> Finding
 }
 
 /// Whether a reviewer reads what `child` hands it as words it may follow: a data or settings
-/// channel its contract does not fence. A conversation slot (`resume`) is the reviewer's own
-/// earlier conversation, resumed whole; whose it may be is `trust`'s business.
+/// channel its contract does not fence, and does not say the stage keeps to itself. A
+/// conversation slot (`resume`) is the reviewer's own earlier conversation, resumed whole; whose
+/// it may be is `trust`'s business.
 fn unfenced_channel(contract: &StageContract, child: &str) -> bool {
     contract.child_spec(child).is_some_and(|spec| {
         matches!(spec.role, Role::Data | Role::Config)
             && !spec.fences
+            && !spec.read_by_the_stage
             && spec.accepts.as_slice() != [OutputType::Conversation]
     })
 }
@@ -289,14 +288,8 @@ impl UntrustedInput {
                 format!("`{child}` hands this over unfenced too"),
             ));
         }
-        if all_lifted
-            && let Some(o) = &first.outside
-            && let Some((span, reason)) = &o.trusted
-        {
-            finding.suppressed = Some(Suppression {
-                span: *span,
-                reason: format!("trusted input `{}`: {reason}", o.input),
-            });
+        if all_lifted && let Some(lifted) = first.outside.as_ref().and_then(|o| o.lifted()) {
+            finding.suppressed = Some(lifted);
         }
         if let Some(o) = found.iter().find_map(|f| f.outside.as_ref()) {
             out.push(

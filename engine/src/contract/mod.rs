@@ -102,6 +102,10 @@ pub struct ChildSpec {
     /// which part of the change a run reviews, so the review a run publishes is keyed by it
     /// (principle 4, the `duplicate-publisher` check).
     pub narrows: bool,
+    /// The stage reads the value itself and never hands it to the program it runs
+    /// (`std/review`'s `reviewer-vendor-differs-from`). Undeclared, a value is taken to reach the
+    /// program (principle 1).
+    pub read_by_the_stage: bool,
 }
 
 /// A property of a child, e.g. `to="conversations"`.
@@ -468,7 +472,14 @@ impl ChildSpec {
             working_tree: false,
             delta: false,
             narrows: false,
+            read_by_the_stage: false,
         }
+    }
+
+    /// The stage reads the value itself (see [`ChildSpec::read_by_the_stage`]).
+    pub fn read_by_the_stage(mut self) -> Self {
+        self.read_by_the_stage = true;
+        self
     }
 
     /// The value narrows what the stage gathers (see [`ChildSpec::narrows`]).

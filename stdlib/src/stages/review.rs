@@ -119,7 +119,8 @@ pub fn contract() -> StageContract {
                 Role::Config,
                 "the vendor (or reviewer) whose model wrote the work: the reviewer must be another vendor's",
             )
-            .arg(ValueType::Template),
+            .arg(ValueType::Template)
+            .read_by_the_stage(),
         )
         .child(
             ChildSpec::new(

@@ -288,33 +288,42 @@ mod tests {
         }
     }
 
-    /// A leftover that left the stage's group and session gets SIGTERM from the namespace's
-    /// init, and so its chance to clean up, before anything is killed; and the namespace ends
-    /// as soon as it is empty, not after the whole grace period.
-    #[test]
-    fn a_setsid_leftover_gets_sigterm_before_its_namespace_ends() {
+    /// A stage's PID namespace with a `grace` period, and in it a `setsid` leftover running
+    /// `script` (which writes `$DIR/ready` when set up), once it is ready; `None` (and a line
+    /// the harness shows) where the layer is missing.
+    fn setsid_leftover(grace: Duration, script: &str) -> Option<(StagePids, tempfile::TempDir)> {
         if let Err(why) = super::super::namespaces::available() {
             println!("SKIPPED-LAYER pid-namespace: {why}");
-            return;
+            return None;
         }
         super::super::reaper::become_subreaper().expect("subreaper");
         let dir = tempfile::tempdir().expect("tempdir");
         let pids = StagePids::create().expect("pid namespace");
-        pids.at_least(Duration::from_secs(30));
-        // It traps SIGTERM, writes `termed` on it and exits; a SIGKILL leaves no file. It waits
-        // for a child that says `ready` from a fresh shell (whose SIGTERM is the default, so
-        // that no copy of the trap keeps it alive), then replaces itself with `sleep`.
-        std::fs::write(
-            dir.path().join("leftover.sh"),
-            "trap 'echo bye > \"$DIR/termed\"; exit 0' TERM\nsh -c 'echo > \"$DIR/ready\"; exec sleep 300' &\nwait\n",
-        )
-        .expect("write");
+        pids.at_least(grace);
+        std::fs::write(dir.path().join("leftover.sh"), script).expect("write");
         start_in(
             &pids,
             r#"setsid sh "$DIR/leftover.sh" </dev/null >/dev/null 2>&1 &"#,
             dir.path(),
         );
         wait_for(&dir.path().join("ready"));
+        Some((pids, dir))
+    }
+
+    /// A leftover that left the stage's group and session gets SIGTERM from the namespace's
+    /// init, and so its chance to clean up, before anything is killed; and the namespace ends
+    /// as soon as it is empty, not after the whole grace period.
+    #[test]
+    fn a_setsid_leftover_gets_sigterm_before_its_namespace_ends() {
+        // It traps SIGTERM, writes `termed` on it and exits; a SIGKILL leaves no file. It waits
+        // for a child that says `ready` from a fresh shell (whose SIGTERM is the default, so
+        // that no copy of the trap keeps it alive), then replaces itself with `sleep`.
+        let Some((pids, dir)) = setsid_leftover(
+            Duration::from_secs(30),
+            "trap 'echo bye > \"$DIR/termed\"; exit 0' TERM\nsh -c 'echo > \"$DIR/ready\"; exec sleep 300' &\nwait\n",
+        ) else {
+            return;
+        };
         let started = Instant::now();
         drop(pids);
         let took = started.elapsed();
@@ -331,25 +340,12 @@ mod tests {
     /// A leftover that ignores SIGTERM is killed once the grace period is over.
     #[test]
     fn a_leftover_that_ignores_sigterm_is_killed_after_the_grace() {
-        if let Err(why) = super::super::namespaces::available() {
-            println!("SKIPPED-LAYER pid-namespace: {why}");
-            return;
-        }
-        super::super::reaper::become_subreaper().expect("subreaper");
-        let dir = tempfile::tempdir().expect("tempdir");
-        let pids = StagePids::create().expect("pid namespace");
-        pids.at_least(Duration::from_millis(300));
-        std::fs::write(
-            dir.path().join("leftover.sh"),
+        let Some((pids, _dir)) = setsid_leftover(
+            Duration::from_millis(300),
             "trap '' TERM\necho > \"$DIR/ready\"\nwhile :; do sleep 1; done\n",
-        )
-        .expect("write");
-        start_in(
-            &pids,
-            r#"setsid sh "$DIR/leftover.sh" </dev/null >/dev/null 2>&1 &"#,
-            dir.path(),
-        );
-        wait_for(&dir.path().join("ready"));
+        ) else {
+            return;
+        };
         let ino = pids.ino;
         drop(pids);
         // Nothing of the namespace is alive.
