@@ -239,7 +239,7 @@ impl Check for Binding {
                     .unwrap_or_default();
                 let why = match unrelated.first() {
                     Some(input) if !names_change => format!(
-                        " (`{{{input}}}` is not the change the forge reviews: the forge does not read its change from `{input}`, so nothing ties its value to this review)"
+                        " (`{{{input}}}` is not the change the forge reviews: the forge does not read its change from `{input}`, so nothing ties its value to this review; principle 3: what names the change is an allow-list)"
                     ),
                     _ => String::new(),
                 };

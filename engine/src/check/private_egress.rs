@@ -56,7 +56,9 @@ impl Check for PrivateEgress {
                     Role::Publish => "is published by",
                     Role::Keep => "is kept in a store by",
                     _ if contract.opaque => "is handed to the command of",
-                    _ if networked => "reaches the network through",
+                    _ if networked => {
+                        "reaches the network (principle 5: a stage with network is a way out for what it reads) through"
+                    }
                     _ => continue,
                 };
                 // What a command printed from private data is that command's finding, unless an
