@@ -724,12 +724,13 @@ fn outside_inputs(pipeline: &Pipeline) -> HashMap<String, Outside> {
         .filter(|i| !i.builtin && i.ty.value == InputType::String);
     for input in text {
         let Some(env) = &input.env else { continue };
-        // A pattern that is no regular expression is `type-mismatch`'s, and `run` refuses it.
-        if crate::run::compile_input_pattern(input).is_err() {
-            continue;
-        }
         let admits = crate::admits::admits(input);
         if admits.only_names() {
+            continue;
+        }
+        // A pattern that is no regular expression is `type-mismatch`'s, and `run` refuses it
+        // (asked second: a name's pattern is the common case, and compiled ones are cloned).
+        if crate::run::compile_input_pattern(input).is_err() {
             continue;
         }
         out.insert(

@@ -38,21 +38,32 @@ fn probes() -> Vec<String> {
 /// `t` with each input filled in: `hostile` for `(name, value)`, builtins by their shape, and a
 /// plain `x` for the others.
 fn fill(t: &Template, hostile: Option<(&str, &str)>) -> String {
-    t.segments
-        .iter()
-        .map(|s| match s {
-            Segment::Literal { text } => text.clone(),
-            Segment::Input { name, .. } => match hostile {
-                Some((h, v)) if h == name => v.to_owned(),
-                _ => BUILTIN_SHAPES
-                    .iter()
-                    .find(|(b, _)| b == name)
-                    .map_or("x", |(_, shape)| shape)
-                    .to_owned(),
-            },
-            Segment::Reference { .. } => String::new(),
-        })
-        .collect()
+    // Written into one string of the right size: it is filled once per value tried.
+    let mut out = String::with_capacity(
+        t.segments
+            .iter()
+            .map(|s| segment_text(s, hostile).len())
+            .sum(),
+    );
+    for s in &t.segments {
+        out.push_str(segment_text(s, hostile));
+    }
+    out
+}
+
+/// What [`fill`] writes for segment `s`.
+fn segment_text<'a>(s: &'a Segment, hostile: Option<(&'a str, &'a str)>) -> &'a str {
+    match s {
+        Segment::Literal { text } => text,
+        Segment::Input { name, .. } => match hostile {
+            Some((h, v)) if h == name => v,
+            _ => BUILTIN_SHAPES
+                .iter()
+                .find(|(b, _)| b == name)
+                .map_or("x", |(_, shape)| shape),
+        },
+        Segment::Reference { .. } => "",
+    }
 }
 
 /// Whether a stage names store `name` (in a child's arguments or properties).
@@ -77,7 +88,7 @@ fn hostile_value(
     // The values a name rule is most likely to refuse, then one the pattern admits for each
     // character it admits (principle 3: a value nobody listed is tried too).
     let mut values = probes();
-    values.extend(crate::admits::admits(input).witnesses);
+    values.extend(crate::admits::admits(input).witnesses.iter().cloned());
     values.into_iter().find_map(|v| {
         crate::run::validate_input_compiled(input, pattern.as_ref(), &v, String::new()).ok()?;
         refused(&v).map(|why| (v, why))
