@@ -355,6 +355,48 @@ fn the_vendor_policy_holds_at_run_time() {
     assert_ne!(typo.code, 0, "an unknown vendor refuses: {}", typo.log);
 }
 
+/// `run` holds a reviewer behind a gateway to the rule `check` proves (principle 7): its API
+/// moved by `env "OPENAI_BASE_URL"`, `codex` is of the vendor its `vendor=` names, and of none
+/// without it. `check`'s finding is allowed here, so that `run`'s own refusal is what is seen.
+#[test]
+fn a_reviewer_behind_a_gateway_is_held_to_its_declared_vendor_at_run_time() {
+    let extra = "    reviewer-vendor-differs-from \"{author}\"\n    env \"OPENAI_BASE_URL\" \"http://127.0.0.1:9/v1\"";
+    let text = pipeline("codex", extra).replace(
+        "input \"fake-mode\"",
+        "input \"author\" env=\"AUTHOR_VENDOR\"\ntrusted \"input\" name=\"author\" reason=\"the job sets it\"\ninput \"fake-mode\"",
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("p.kdl");
+    std::fs::write(&file, &text).expect("written");
+    let json = crate::support::findings_json(file.to_str().expect("utf-8"));
+    let ids: Vec<String> = json["files"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["check"] == "reviewer-vendor")
+        .filter_map(|f| f["id"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(ids.len(), 1, "check reports the gateway: {json:#}");
+    let allowed = text.replace(
+        extra,
+        &format!(
+            "{extra}\n    allow \"reviewer-vendor\" finding=\"{}\" reason=\"the test drives run's own refusal\"",
+            ids[0]
+        ),
+    );
+    let c = Checkout::new(&allowed);
+    c.commit("src/lib.rs", &source(3, "a"), "one");
+    let out = c.run(&[("AUTHOR_VENDOR", "anthropic")]);
+    assert_ne!(out.code, 0, "{}", out.log);
+    assert!(
+        out.log
+            .contains("the vendor of the `codex` reviewer is unknown"),
+        "{}",
+        out.log
+    );
+    assert!(tagged(&out.log, "FAKE-SPY").is_empty(), "the CLI never ran");
+}
+
 #[test]
 fn the_cli_gets_its_credential_and_nothing_else_of_the_jobs() {
     for reviewer in ["claude", "codex"] {
