@@ -536,14 +536,18 @@ async fn a_failed_post_fails_the_run_and_a_newer_unposted_conversation_is_skippe
     assert_eq!(marker_head(&body).as_deref(), Some(head3), "{body}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_head_moving_before_post_posts_and_keeps_nothing() {
+/// A push lands after the run opened the pull request (the second read, post's, sees it): the
+/// run of `pipeline` (`examples/review.kdl` when `None`) fails, and posts and keeps nothing.
+async fn a_push_after_the_run_opened_posts_and_keeps_nothing(pipeline: Option<&str>) {
     let fake = FakeGithub::start().await;
     first_push(&fake).await;
     push(&fake, HEAD1, HEAD2, 101);
-    // The run reads the pull request once when it opens; the second read (post's) sees a push.
     fake.push_after(PR, 1, "5555555555555555555555555555555555555555");
-    let out = Job::new(101).run(&fake, &[]).await;
+    let job = match pipeline {
+        Some(text) => Job::for_pull_request(101, PR, text),
+        None => Job::new(101),
+    };
+    let out = job.run(&fake, &[]).await;
     let log = out.log();
     assert_eq!(out.code, 1, "{log}");
     assert!(log.contains("head moved"), "{log}");
@@ -556,31 +560,22 @@ async fn the_head_moving_before_post_posts_and_keeps_nothing() {
     assert_eq!(fake.check_runs().len(), 1);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_head_moving_before_post_posts_and_keeps_nothing() {
+    a_push_after_the_run_opened_posts_and_keeps_nothing(None).await;
+}
+
 /// Without `require-head`, post still requires the head the run read when it opened the forge,
 /// which is the head `std/gather` reviewed on GitHub (docs/language.md): a push since then posts
 /// and keeps nothing either.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_require_head_post_still_requires_the_gathered_head() {
-    let fake = FakeGithub::start().await;
-    first_push(&fake).await;
-    push(&fake, HEAD1, HEAD2, 101);
-    fake.push_after(PR, 1, "5555555555555555555555555555555555555555");
     let text = pipeline(|t| {
         let edited = fast(t).replace("    require-head \"gather.head\"\n", "");
         assert!(!edited.contains("require-head"), "{edited}");
         edited
     });
-    let out = Job::for_pull_request(101, PR, &text).run(&fake, &[]).await;
-    let log = out.log();
-    assert_eq!(out.code, 1, "{log}");
-    assert!(log.contains("head moved"), "{log}");
-    assert_eq!(out.output("artifact-name"), None, "nothing kept: {log}");
-    let body = fake.comments(PR)[0]["body"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    assert_eq!(marker_head(&body).as_deref(), Some(HEAD1), "{body}");
-    assert_eq!(fake.check_runs().len(), 1);
+    a_push_after_the_run_opened_posts_and_keeps_nothing(Some(&text)).await;
 }
 
 /// The token's scope is enforced when the run uses the forge, not only proved by `check`: a

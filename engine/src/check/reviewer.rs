@@ -3,7 +3,7 @@
 //! first argument of its `reviewer` child. The engine names no reviewer and no vendor.
 
 use super::Context;
-use crate::contract::{ReviewerKind, StageContract};
+use crate::contract::{ReviewerKind, Role, StageContract};
 use crate::model::{Child, Segment, Stage, Template, Value};
 use crate::span::{Span, Spanned};
 
@@ -41,7 +41,13 @@ impl<'a> StageReviewer<'a> {
         let kind = contract.reviewer_kind(name.value.as_str()?)?;
         let moved_api = kind.api_url.and_then(|var| {
             stage
-                .children_named("env")
+                .children
+                .iter()
+                .filter(|c| {
+                    contract
+                        .child_spec(&c.name.value)
+                        .is_some_and(|s| s.role == Role::Environment)
+                })
                 .find(|c| c.args.first().and_then(|a| a.value.as_str()) == Some(var))
                 .map(|c| c.name.span)
         });
