@@ -329,7 +329,8 @@ fn what_a_workflow_cannot_run_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(
         dir.path().join("two.kdl"),
-        "pipeline \"two\"\nforge \"github\" token=\"github-token\"\n\
+        "pipeline \"two\"\ntrigger \"pull_request_target\" branches=\"main\"\n\
+         forge \"github\" token=\"github-token\"\n\
          secret \"github-token\" env=\"GITHUB_TOKEN\" {\n    visible-to \"a\"\n}\n\
          secret \"one\" env=\"ONE\" environment=\"first\" {\n    visible-to \"a\"\n}\n\
          secret \"other\" env=\"OTHER\" environment=\"second\" {\n    visible-to \"a\"\n}\n\
@@ -347,6 +348,34 @@ fn what_a_workflow_cannot_run_is_refused() {
         "{}",
         run.stderr
     );
+}
+
+/// No event is assumed: the widest, `pull_request_target` into any branch, would give the secrets
+/// to every branch's copy of the workflow.
+#[test]
+fn a_pipeline_without_a_trigger_is_not_exported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(root().join("examples/review.kdl")).expect("example");
+    let without: String = text
+        .lines()
+        .filter(|line| !line.starts_with("trigger "))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_ne!(without, text, "the example writes its triggers");
+    std::fs::write(dir.path().join("review.kdl"), &without).expect("write");
+    let out = dir.path().join("review.yml");
+    let run = reviewflow_in(
+        dir.path(),
+        &["export", "github", "review.kdl", "--out", "review.yml"],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("the pipeline names no trigger"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists(), "nothing is written");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! `trigger`: the events the exported workflow runs on (`trigger`, default `pull_request_target`)
+//! `trigger`: the events the exported workflow runs on (`trigger`; without one, nothing is exported)
 //! fit what the pipeline needs from them.
 //!
 //! - On `pull_request` the workflow is the pull request's own: a fork's run gets no secret, and
@@ -17,7 +17,8 @@ use crate::span::Span;
 
 pub struct Trigger;
 
-/// The events the pipeline runs on, with where each is written (none for the default).
+/// The events the pipeline runs on, with where each is written: without a `trigger` (not exported),
+/// the one a review of a fork's pull request needs.
 fn events(p: &Pipeline) -> Vec<(TriggerEvent, Option<Span>)> {
     if p.triggers.is_empty() {
         return vec![(TriggerEvent::PullRequestTarget, None)];

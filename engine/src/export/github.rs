@@ -71,6 +71,16 @@ pub fn workflow(src: &Source<'_>) -> Result<String, ExportError> {
     let parts =
         partition(src.pipeline, src.registry, src.dag, src.flow).ok_or(ExportError::Cycle)?;
     validate(src.pipeline)?;
+    // Which events run the review is the pipeline's to say: none is assumed (the widest one,
+    // `pull_request_target` into any branch, would hand the secrets to every branch's workflow).
+    if src.pipeline.triggers.is_empty() {
+        return Err(ExportError::Unexportable(
+            "the pipeline names no trigger, and a workflow runs only on the events it is given: \
+             write the events the review runs on, e.g. `trigger \"pull_request_target\" \
+             branches=\"main\"` (the branches whose workflow was reviewed)"
+                .into(),
+        ));
+    }
     if parts.jobs.is_empty() {
         return Err(ExportError::Unexportable(
             "the pipeline has no stage, and a workflow needs at least one job".into(),
@@ -248,7 +258,7 @@ struct On<'a> {
     branches: Option<&'a [String]>,
 }
 
-/// The pipeline's triggers in a fixed order, or the default one.
+/// The pipeline's triggers in a fixed order (a pipeline without one is not exported).
 fn triggers(pipeline: &Pipeline) -> Vec<On<'_>> {
     let mut out: Vec<On<'_>> = pipeline
         .triggers
@@ -262,13 +272,6 @@ fn triggers(pipeline: &Pipeline) -> Vec<On<'_>> {
             branches: t.branches.as_ref().map(|b| b.value.as_slice()),
         })
         .collect();
-    if out.is_empty() {
-        out.push(On {
-            event: TriggerEvent::PullRequestTarget,
-            types: DEFAULT_TRIGGER_TYPES.to_vec(),
-            branches: None,
-        });
-    }
     out.sort_by_key(|t| t.event);
     out
 }
