@@ -1047,6 +1047,10 @@ pub enum CheckoutHow {
     /// A relative path in the value of this environment variable (`PYTHONPATH`,
     /// `NODE_OPTIONS`, …): whatever the program takes from it is the checkout's.
     Environment(String),
+    /// The program (`path`) works in the checkout, and reads its folder's files by itself as
+    /// most tools do (`npm` its `package.json` scripts and `.npmrc`, `make` its `Makefile`):
+    /// which ones is the program's business, so every one is counted.
+    WorkingFolder,
 }
 
 impl CheckoutRun {
@@ -1068,6 +1072,10 @@ impl CheckoutRun {
             CheckoutHow::Environment(var) => {
                 format!("takes `{}` from the checkout through `${var}`", self.path)
             }
+            CheckoutHow::WorkingFolder => format!(
+                "runs `{}` with the checkout as its working folder, where a program reads files by itself (its configuration, its build files, its modules)",
+                self.path
+            ),
         }
     }
 
@@ -1085,6 +1093,9 @@ impl CheckoutRun {
             CheckoutHow::Environment(var) => format!(
                 "point `${var}` at an installed folder (an absolute path), or leave it out of `{stage}`"
             ),
+            CheckoutHow::WorkingFolder => format!(
+                "give `{stage}` a working folder the change did not write: `cwd \"{{work}}\"` (the stage's own folder) or an installed one (an absolute path)"
+            ),
             _ => format!(
                 "run a program installed outside the checkout (an absolute path, or a name found on `PATH`) in `{stage}`"
             ),
@@ -1097,6 +1108,9 @@ impl CheckoutRun {
             CheckoutHow::Environment(_) => {
                 "a program may load its author's code from the path (as `PYTHONPATH` makes Python do)"
             }
+            CheckoutHow::WorkingFolder => {
+                "its author writes what the program reads there (a `.npmrc` whose `registry=` receives the token, a `Makefile`, a `package.json` script)"
+            }
             _ => "its author's code runs with it",
         }
     }
@@ -1106,6 +1120,7 @@ impl CheckoutRun {
         match &self.how {
             CheckoutHow::Modules(_) => "modules looked up in the checkout, run as code",
             CheckoutHow::Environment(_) => "a path into the checkout",
+            CheckoutHow::WorkingFolder => "a program that works in the checkout",
             _ => "a file of the checkout, run as code",
         }
     }
@@ -1158,13 +1173,15 @@ pub fn checkout_programs(stage: &Stage, contract: &StageContract) -> Vec<Checkou
         return Vec::new();
     }
     let role_of = |name: &str| contract.child_spec(name).map(|s| s.role);
-    // An absolute or interpolated working folder is not the checkout.
-    let in_checkout = stage
+    // The working folder is the checkout unless it is shown to be elsewhere: an absolute path
+    // written in the file, or the stage's own folder (`{work}`). A relative or interpolated one
+    // may be the checkout (an input can name it: `GITHUB_WORKSPACE`).
+    let in_checkout = !stage
         .children
         .iter()
         .filter(|c| c.name.value == "cwd" && role_of("cwd") == Some(Role::Path))
         .filter_map(|c| c.args.first())
-        .all(|v| leading_literal(&v.value).is_some_and(|t| !t.starts_with('/') && !t.is_empty()));
+        .any(|v| outside_the_checkout(&v.value));
     if !in_checkout {
         return Vec::new();
     }
@@ -1224,18 +1241,44 @@ pub fn checkout_programs(stage: &Stage, contract: &StageContract) -> Vec<Checkou
             .collect();
         if let Some(run) = checkout_program(&words, relative_path_entry) {
             out.push(run);
+        } else if contract.opaque
+            && let rest = past_env(&words)
+            && let Some((_, span)) = rest.first()
+        {
+            // The pipeline's own program, in the checkout: what it reads there by itself is the
+            // change's too (principle 1). A reviewer's working tree is `World`'s.
+            let path = match child.args.get(words.len() - rest.len()).map(|a| &a.value) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Template(t)) => t.source_text(),
+                _ => "…".to_string(),
+            };
+            out.push(CheckoutRun {
+                path,
+                span: *span,
+                how: CheckoutHow::WorkingFolder,
+            });
         }
     }
     out
 }
 
-/// The file of the checkout one command line runs, if any (see [`checkout_programs`]).
-fn checkout_program(
-    words: &[(&str, Span)],
-    relative_path_entry: Option<&str>,
-) -> Option<CheckoutRun> {
+/// Whether a working folder is shown to be outside the checkout: an absolute path written in
+/// the file, or the stage's own folder.
+fn outside_the_checkout(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.starts_with('/'),
+        Value::Template(t) => match t.segments.first() {
+            Some(crate::model::Segment::Literal { text }) => text.starts_with('/'),
+            Some(crate::model::Segment::Work { .. }) => true,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// A command line past `env [-i] [NAME=value]…`, which runs what follows.
+fn past_env<'a, 'b>(words: &'b [(&'a str, Span)]) -> &'b [(&'a str, Span)] {
     let mut rest = words;
-    // `env [-i] [NAME=value]… program …` runs `program`.
     while let Some(((word, _), tail)) = rest.split_first() {
         if base_name(word) != "env" {
             break;
@@ -1249,7 +1292,15 @@ fn checkout_program(
             }
         }
     }
-    let ((program, span), args) = rest.split_first()?;
+    rest
+}
+
+/// The file of the checkout one command line runs, if any (see [`checkout_programs`]).
+fn checkout_program(
+    words: &[(&str, Span)],
+    relative_path_entry: Option<&str>,
+) -> Option<CheckoutRun> {
+    let ((program, span), args) = past_env(words).split_first()?;
     if is_relative_file(program) {
         return Some(CheckoutRun {
             path: (*program).to_string(),
@@ -1530,7 +1581,7 @@ mod tests {
         findings(body).into_iter().map(|(c, s, _)| (c, s)).collect()
     }
 
-    const HOLDER_RUNS_FROM_DIR: &str = "stage \"holder\" uses=\"run\" {\n    command \"{dir}/deploy.sh\"\n    secret-env \"K\" \"k\"\n}\n";
+    const HOLDER_RUNS_FROM_DIR: &str = "stage \"holder\" uses=\"run\" {\n    cwd \"{work}\"\n    command \"{dir}/deploy.sh\"\n    secret-env \"K\" \"k\"\n}\n";
 
     /// The writer is declared after the holder and neither waits for the other: a folder joins
     /// stages whatever order they run in.
@@ -1569,13 +1620,13 @@ mod tests {
     /// reached through the reader, and the writer's own secret reaches a reader out of scope.
     #[test]
     fn what_a_folder_holds_flows_on_and_carries_the_writers_labels() {
-        let body = "input \"dir\" env=\"DIR\"\nstage \"writer\" uses=\"run\" {\n    command \"fetch\" \"--into\" \"{dir}\"\n}\nstage \"reader\" uses=\"run\" {\n    command \"cat\"\n    stdin \"{dir}\"\n    env \"TOOLS\" \"{dir}\"\n    output \"text\"\n}\nstage \"holder\" uses=\"run\" {\n    command \"publish\" \"{reader.text}\"\n    secret-env \"K\" \"k\"\n}\n";
+        let body = "input \"dir\" env=\"DIR\"\nstage \"writer\" uses=\"run\" {\n    command \"fetch\" \"--into\" \"{dir}\"\n}\nstage \"reader\" uses=\"run\" {\n    command \"cat\"\n    stdin \"{dir}\"\n    env \"TOOLS\" \"{dir}\"\n    output \"text\"\n}\nstage \"holder\" uses=\"run\" {\n    cwd \"{work}\"\n    command \"publish\" \"{reader.text}\"\n    secret-env \"K\" \"k\"\n}\n";
         let found = findings(body);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].0, "untrusted-input");
         assert!(found[0].2.contains("reader.text"), "{found:?}");
 
-        let body = "input \"dir\" env=\"DIR\"\ntrusted \"input\" name=\"dir\" reason=\"the job sets it\"\nstage \"holder\" uses=\"run\" {\n    command \"sign\" \"--out\" \"{dir}\"\n    secret-env \"K\" \"k\"\n}\nstage \"reader\" uses=\"run\" {\n    command \"cat\"\n    stdin \"{dir}/SUMS\"\n    output \"text\"\n}\nstage \"after\" uses=\"run\" {\n    command \"wc\"\n    stdin \"{reader.text}\"\n}\n";
+        let body = "input \"dir\" env=\"DIR\"\ntrusted \"input\" name=\"dir\" reason=\"the job sets it\"\nstage \"holder\" uses=\"run\" {\n    cwd \"{work}\"\n    command \"sign\" \"--out\" \"{dir}\"\n    secret-env \"K\" \"k\"\n}\nstage \"reader\" uses=\"run\" {\n    command \"cat\"\n    stdin \"{dir}/SUMS\"\n    output \"text\"\n}\nstage \"after\" uses=\"run\" {\n    command \"wc\"\n    stdin \"{reader.text}\"\n}\n";
         let found = findings(body);
         assert_eq!(found.len(), 2, "{found:?}");
         assert_eq!((found[0].0, found[0].1.as_str()), ("secret-flow", "reader"));
@@ -1780,11 +1831,36 @@ mod tests {
         }
     }
 
+    /// A program that works in the checkout reads its files by itself (principle 1): a holder
+    /// there is reported, as a warning; in its own folder or an absolute one it is not, and a
+    /// relative working folder is still the checkout.
+    #[test]
+    fn a_holder_working_in_the_checkout_is_reported_unless_shown_elsewhere() {
+        for (cwd, reported) in [
+            ("", true),
+            ("    cwd \"packages/app\"\n", true),
+            ("    cwd \"{work}\"\n", false),
+            ("    cwd \"{work}/out\"\n", false),
+            ("    cwd \"/opt/tool\"\n", false),
+        ] {
+            let body = format!(
+                "stage \"holder\" uses=\"run\" {{\n{cwd}    command \"env\" \"CI=1\" \"npm\" \"ci\"\n    secret-env \"K\" \"k\"\n}}\n"
+            );
+            let found = findings(&body);
+            let working = found.iter().any(|(check, stage, message)| {
+                *check == "untrusted-input"
+                    && stage == "holder"
+                    && message.contains("runs `npm` with the checkout as its working folder")
+            });
+            assert_eq!(working, reported, "{cwd}: {found:?}");
+        }
+    }
+
     /// What a program from the checkout writes is the change's: it reaches a holder's command
     /// line as untrusted, the path starting at the stage that ran it.
     #[test]
     fn the_outputs_of_a_stage_that_runs_a_checkout_file_are_untrusted() {
-        let body = "stage \"gen\" uses=\"run\" {\n    command \"./gen-version\"\n    output \"version\"\n}\nstage \"holder\" uses=\"run\" {\n    command \"tag\" \"{gen.version}\"\n    secret-env \"K\" \"k\"\n}\n";
+        let body = "stage \"gen\" uses=\"run\" {\n    command \"./gen-version\"\n    output \"version\"\n}\nstage \"holder\" uses=\"run\" {\n    cwd \"{work}\"\n    command \"tag\" \"{gen.version}\"\n    secret-env \"K\" \"k\"\n}\n";
         let found = findings(body);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(

@@ -5,7 +5,17 @@
 use reviewflow_engine::export::github::{ExportError, Source, workflow};
 use reviewflow_engine::flow::Flow;
 
+/// The workflow of `text`, which runs on `pull_request_target` unless it names its triggers
+/// (a pipeline without one is not exported: `a_pipeline_without_a_trigger_is_refused`).
 fn export(text: &str) -> Result<String, ExportError> {
+    if text.lines().any(|l| l.starts_with("trigger ")) {
+        export_as_written(text)
+    } else {
+        export_as_written(&text.replacen('\n', "\ntrigger \"pull_request_target\"\n", 1))
+    }
+}
+
+fn export_as_written(text: &str) -> Result<String, ExportError> {
     let registry = reviewflow_stdlib::registry();
     let compiled = reviewflow_engine::compile::compile(
         reviewflow_engine::Source::new("p.kdl", text),
@@ -201,10 +211,24 @@ fn on_block(text: &str) -> Vec<&str> {
         .collect()
 }
 
+/// No event is assumed: the widest, `pull_request_target` into every branch, would hand the
+/// secrets to every branch's copy of the workflow.
 #[test]
-fn without_a_trigger_the_workflow_runs_on_pull_request_target_and_checks_out_the_base() {
-    let text = export("pipeline \"p\"\nstage \"a\" uses=\"run\" {\n    command \"true\"\n}\n")
-        .expect("exports");
+fn a_pipeline_without_a_trigger_is_refused() {
+    let refused =
+        export_as_written("pipeline \"p\"\nstage \"a\" uses=\"run\" {\n    command \"true\"\n}\n");
+    assert!(
+        matches!(&refused, Err(ExportError::Unexportable(m)) if m.contains("names no trigger")),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn pull_request_target_runs_on_the_default_types_and_checks_out_the_base() {
+    let text = export_as_written(
+        "pipeline \"p\"\ntrigger \"pull_request_target\"\nstage \"a\" uses=\"run\" {\n    command \"true\"\n}\n",
+    )
+    .expect("exports");
     assert_eq!(
         on_block(&text),
         [

@@ -301,21 +301,25 @@ secret "hook" env="HOOK" {{
 }}
 stage "gather" uses="std/gather"
 {filler}stage "notify" uses="run" {{
+    cwd "{{work}}"
     command "notify"
     secret-env "HOOK" "hook"
     output "out"
 }}
 stage "archive" uses="run" {{
+    cwd "{{work}}"
     command "archive"
     secret-env "HOOK" "hook"
     output "out"
 }}
 stage "publish" uses="run" {{
+    cwd "{{work}}"
     command "publish"
     secret-env "HOOK" "hook"
     output "out"
 }}
 stage "late" uses="run" {{
+    cwd "{{work}}"
     command "late"
     secret-env "HOOK" "hook"
     output "out"

@@ -950,3 +950,18 @@ fn github_actions_masks_first_groups_stages_and_writes_a_summary() {
     );
     assert!(text.contains("| leak | succeeded |"), "{text}");
 }
+
+/// `{work}` is the stage's own folder: `cwd "{work}"` starts the program there (outside the
+/// checkout), and what it writes by a relative name is the `file=` output of the same name.
+#[test]
+fn work_names_the_stages_own_folder_as_its_working_folder() {
+    let case = Case::new(
+        "pipeline \"work\"\nstage \"here\" uses=\"run\" {\n    cwd \"{work}\"\n    command \"sh\" \"-c\" \"[ \\\"$1\\\" = \\\"$REVIEWFLOW_WORK_DIR\\\" ] && [ \\\"$(pwd -P)\\\" = \\\"$(cd \\\"$1\\\" && pwd -P)\\\" ] && echo same > same.txt\" \"sh\" \"{work}\"\n    output \"same\" file=\"same.txt\"\n}\n",
+    );
+    let out = case.run(&[], &[]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let run = case.last_run();
+    let same = std::fs::read_to_string(case.path(&format!("runs/{run}/outputs/here/same")))
+        .expect("kept output");
+    assert_eq!(same.trim(), "same");
+}

@@ -430,7 +430,7 @@ fn a_long_chain_is_named_by_its_ends() {
         "pipeline \"chain\"\nforge \"github\" token=\"github-token\"\n\
          secret \"github-token\" env=\"GITHUB_TOKEN\" {\n    visible-to \"gather\" \"w\"\n}\n\
          stage \"gather\" uses=\"std/gather\"\n\
-         stage \"w\" uses=\"run\" permissions=\"statuses:write\" {\n    \
+         stage \"w\" uses=\"run\" permissions=\"statuses:write\" {\n    cwd \"{work}\"\n    \
          command \"set-status\" \"{gather.head}\"\n    secret-env \"GH_TOKEN\" \"github-token\"\n}\n",
     );
     let n = 1000;

@@ -67,6 +67,8 @@ fn can_be_empty(p: &Pipeline, t: &Template) -> Option<String> {
                     "`{reference}` is absent when its stage is skipped or falls back"
                 ));
             }
+            // A folder's path: never empty.
+            Segment::Work { .. } => {}
             Segment::Input { name, .. } => {
                 let Some(input) = p.input(name) else { continue };
                 if input.builtin

@@ -63,6 +63,8 @@ fn segment_text<'a>(s: &'a Segment, hostile: Option<(&'a str, &'a str)>) -> &'a 
                 .map_or("x", |(_, shape)| shape),
         },
         Segment::Reference { .. } => "",
+        // The shape of a work folder's path, as `run` fills it in.
+        Segment::Work { .. } => "/tmp/reviewflow-run/stage-0123abcd",
     }
 }
 

@@ -380,8 +380,7 @@ mod tests {
     use crate::{CheckOptions, Source, compile, run_checks};
 
     /// A `run` stage that never runs: one `unreachable-stage` warning to allow.
-    const NEVER: &str =
-        "stage \"nightly\" uses=\"run\" when=\"false\" {\n    command \"true\"\n}\n";
+    const NEVER: &str = "stage \"nightly\" uses=\"run\" when=\"false\" {\n    cwd \"{work}\"\n    command \"true\"\n}\n";
 
     fn check(text: &str) -> (Source, Vec<Finding>) {
         let registry = Registry::with_builtins();

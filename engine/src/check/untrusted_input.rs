@@ -12,7 +12,7 @@
 use super::{Check, Context};
 use crate::contract::{OutputType, Role, StageContract};
 use crate::finding::{Confidence, Finding, Label, Severity, Suppression};
-use crate::flow::{CheckoutRun, Flow, Input, Kind};
+use crate::flow::{CheckoutHow, CheckoutRun, Flow, Input, Kind};
 use crate::span::Span;
 
 /// How many writers of a folder a finding names.
@@ -75,6 +75,15 @@ impl Check for UntrustedInput {
                     Role::Path => "a path",
                     _ => continue,
                 };
+                // A `file` output passed whole is a path the run made (a copy in the stage's own
+                // folder): its words are the run's, and the program reads the untrusted content
+                // as data, the way the fix of a checkout script hands on what it makes.
+                if input.folder.is_none()
+                    && is_file_output(cx, &input.reference)
+                    && whole_word(&stage.children[input.child], &input.reference)
+                {
+                    continue;
+                }
                 if let Some(folder) = &input.folder {
                     if folders_reported.contains(&folder.input.as_str()) {
                         continue;
@@ -115,6 +124,43 @@ impl Check for UntrustedInput {
             }
         }
     }
+}
+
+/// Whether `child` passes `reference` only as whole words (`"{build.site}"`), never inside one.
+fn whole_word(child: &crate::model::Child, reference: &crate::model::Reference) -> bool {
+    use crate::model::{Segment, Value};
+    let mut seen = false;
+    for arg in child
+        .args
+        .iter()
+        .chain(child.props.iter().map(|p| &p.value))
+    {
+        match &arg.value {
+            Value::Reference(r) if r == reference => seen = true,
+            Value::Template(t) if t.references().any(|r| r == reference) => {
+                if let [Segment::Reference { .. }] = t.segments.as_slice() {
+                    seen = true;
+                } else {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    seen
+}
+
+/// Whether `reference` is a `file` output of a stage.
+fn is_file_output(cx: &Context<'_>, reference: &crate::model::Reference) -> bool {
+    cx.pipeline
+        .stages
+        .iter()
+        .find(|s| s.name.value == reference.stage)
+        .is_some_and(|s| {
+            crate::graph::outputs_of(s, cx.registry)
+                .iter()
+                .any(|(name, ty)| *name == reference.output && *ty == OutputType::File)
+        })
 }
 
 /// `finding`, shown as allowed when the pipeline vouches for the checkout it follows from.
@@ -185,9 +231,15 @@ impl UntrustedInput {
         let p = cx.pipeline;
         let stage = &p.stages[i].name;
         let how = run.describe();
+        // A program seen to run the change's code is certain; one that works in the checkout
+        // reads what it reads there by itself, which the file does not show.
+        let (severity, confidence) = match run.how {
+            CheckoutHow::WorkingFolder => (Severity::Warning, Confidence::Medium),
+            _ => (self.severity(), Confidence::High),
+        };
         let finding = Finding::new(
             self.id(),
-            self.severity(),
+            severity,
             format!(
                 "`{}` {how}, and {power}: in CI the checkout is the pull request's, so {} (principle 1, unknown is untrusted)",
                 stage.value,
@@ -206,10 +258,14 @@ impl UntrustedInput {
             ),
         ])
         .help(format!(
-            "{}, and the checkout's own script in a stage that holds nothing, handing on what it makes as a declared output; if the job checks out only code the pipeline's owners wrote (the base branch, never the pull request's head), say so once: `trusted \"checkout\" reason=\"…\"`",
-            run.fix(&stage.value)
+            "{}, and {} in a stage that holds nothing, handing on what it makes as a declared output; if the job checks out only code the pipeline's owners wrote (the base branch, never the pull request's head), say so once: `trusted \"checkout\" reason=\"…\"`",
+            run.fix(&stage.value),
+            match run.how {
+                CheckoutHow::WorkingFolder => "what needs the checkout",
+                _ => "the checkout's own script",
+            }
         ))
-        .confidence(Confidence::High)
+        .confidence(confidence)
         .stage(&stage.value);
         lift_by_checkout(p, finding)
     }

@@ -76,11 +76,16 @@ impl Lowerer<'_> {
             .and_then(|e| self.expect_string(e, "`default`"));
         self.no_children(node, "`input` (it takes no children)");
         let Some(name) = name else { return };
-        if super::BUILTIN_INPUTS.iter().any(|(b, _)| *b == name.value) {
+        let work = name.value == crate::model::WORK;
+        if work || super::BUILTIN_INPUTS.iter().any(|(b, _)| *b == name.value) {
             self.fact(Fact::Duplicate {
                 span: name.span,
                 first: name.span,
-                what: format!("input `{}`, which the forge sets", name.value),
+                what: if work {
+                    "input `work`: `{work}` is each stage's own work folder".into()
+                } else {
+                    format!("input `{}`, which the forge sets", name.value)
+                },
                 name: name.value.clone(),
             });
             return;

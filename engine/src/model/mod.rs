@@ -5,7 +5,7 @@ mod template;
 mod value;
 
 pub use expr::{Expr, ExprError, parse_expr};
-pub use template::{Segment, Template, TemplateError, parse_template};
+pub use template::{Segment, Template, TemplateError, WORK, parse_template};
 pub use value::{Reference, Value};
 
 use schemars::JsonSchema;

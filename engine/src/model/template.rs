@@ -27,7 +27,14 @@ pub enum Segment {
     Reference {
         reference: Reference,
     },
+    /// `{work}`: the stage's own work folder, a different one for each stage and each run.
+    Work {
+        span: Span,
+    },
 }
+
+/// The name `{work}` is read as: no input may take it.
+pub const WORK: &str = "work";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TemplateError {
@@ -80,6 +87,7 @@ impl Template {
                     out.push_str(&reference.to_string());
                     out.push('}');
                 }
+                Segment::Work { .. } => out.push_str("{work}"),
             }
         }
         out
@@ -145,6 +153,8 @@ pub fn parse_template(text: &str, base: Span) -> Result<Template, TemplateError>
                         });
                     };
                     segments.push(Segment::Reference { reference });
+                } else if name == WORK {
+                    segments.push(Segment::Work { span });
                 } else {
                     segments.push(Segment::Input {
                         name: name.into(),

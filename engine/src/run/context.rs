@@ -94,33 +94,40 @@ impl std::fmt::Debug for StageSecrets {
 }
 
 /// A stage's private temp folder, created on first use (mode 0700) and removed by the executor
-/// once the stage has ended and its children are reaped.
+/// once the stage has ended and its children are reaped. Its path is chosen up front, so that
+/// `{work}` names it before it exists.
 #[derive(Debug)]
 pub(crate) struct WorkDir {
-    parent: PathBuf,
-    prefix: String,
+    path: PathBuf,
     dir: OnceCell<PathBuf>,
 }
 
 impl WorkDir {
-    pub(crate) fn new(parent: PathBuf, prefix: String) -> Self {
+    /// A folder named `prefix` and a random suffix in `parent` (the run's own work root, which
+    /// only the run writes: nothing else can take the name first).
+    pub(crate) fn new(parent: &Path, prefix: &str) -> Self {
         Self {
-            parent,
-            prefix,
+            path: parent.join(format!("{prefix}{}", super::console::random_hex(8))),
             dir: OnceCell::new(),
         }
+    }
+
+    /// Where the folder is, or will be once a child needs it.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
     }
 
     async fn get(&self) -> Result<&Path, StageError> {
         let dir = self
             .dir
             .get_or_try_init(|| async {
-                // One `mkdir` (another name on the rare collision): cheaper here than the
-                // hand-off to a blocking thread.
-                tempfile::Builder::new()
-                    .prefix(&self.prefix)
-                    .tempdir_in(&self.parent)
-                    .map(tempfile::TempDir::keep)
+                // One `mkdir`: cheaper here than the hand-off to a blocking thread. A folder
+                // already there is an error, never reused.
+                use std::os::unix::fs::DirBuilderExt as _;
+                std::fs::DirBuilder::new()
+                    .mode(0o700)
+                    .create(&self.path)
+                    .map(|()| self.path.clone())
                     .map_err(|e| StageError::io("create a work folder", e))
             })
             .await?;
@@ -159,8 +166,7 @@ impl WorkDir {
     #[cfg(test)]
     pub(crate) fn at(dir: PathBuf) -> Self {
         Self {
-            parent: PathBuf::new(),
-            prefix: String::new(),
+            path: dir.clone(),
             dir: OnceCell::new_with(Some(dir)),
         }
     }

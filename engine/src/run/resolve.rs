@@ -13,6 +13,8 @@ pub(crate) struct Values<'a> {
     pub dag: &'a Dag,
     pub outputs: &'a [Option<StageOutputs>],
     pub inputs: &'a BTreeMap<String, String>,
+    /// The work folder of the stage being resolved (`{work}`); none outside a stage.
+    pub work: Option<&'a std::path::Path>,
 }
 
 impl Values<'_> {
@@ -46,6 +48,11 @@ impl Values<'_> {
                 Segment::Reference { reference } => {
                     if let Some(v) = self.get(reference) {
                         out.push_str(&v.render());
+                    }
+                }
+                Segment::Work { .. } => {
+                    if let Some(work) = self.work {
+                        out.push_str(&work.to_string_lossy());
                     }
                 }
             }

@@ -181,6 +181,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                 dag: plan.dag,
                 outputs: &outputs,
                 inputs: &shared.inputs,
+                work: None,
             })
             .when(stage)
             {
@@ -268,10 +269,20 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
             let Some(Reverse(i)) = waiting.pop() else {
                 break;
             };
+            // In the run's work root, so that the run's end (and the next run, after a kill)
+            // finds it.
+            let work = WorkDir::new(
+                &shared.work_root,
+                &format!(
+                    "{}-",
+                    super::keep::component(&pipeline.stages[i].name.value)
+                ),
+            );
             let children = Values {
                 dag: plan.dag,
                 outputs: &outputs,
                 inputs: &shared.inputs,
+                work: Some(work.path()),
             }
             .children(&pipeline.stages[i]);
             let (secrets, _) = plan.secrets.for_stage(pipeline, plan.flow, i);
@@ -286,6 +297,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
             let handle = set.spawn(run_stage(
                 shared.clone(),
                 i,
+                work,
                 children,
                 secrets,
                 input_files,
@@ -550,6 +562,7 @@ fn finish(
 async fn run_stage(
     shared: Arc<Shared>,
     i: usize,
+    work: WorkDir,
     children: Vec<ResolvedChild>,
     secrets: StageSecrets,
     input_files: Vec<InputFile>,
@@ -560,11 +573,6 @@ async fn run_stage(
     let started = Instant::now();
     let stage = &shared.pipeline.stages[i];
     let name = &stage.name.value;
-    // In the run's work root, so that the run's end (and the next run, after a kill) finds it.
-    let work = WorkDir::new(
-        shared.work_root.clone(),
-        format!("{}-", super::keep::component(name)),
-    );
     // Every child of the stage carries its marker and its confinement: the run's, plus the
     // TCP ports the stage declares.
     let scope = StageScope::new(

@@ -98,7 +98,7 @@ pub fn render_inputs(t: &Template, inputs: &BTreeMap<String, String>) -> String 
         .map(|s| match s {
             Segment::Literal { text } => text.clone(),
             Segment::Input { name, .. } => inputs.get(name).cloned().unwrap_or_default(),
-            Segment::Reference { .. } => String::new(),
+            Segment::Reference { .. } | Segment::Work { .. } => String::new(),
         })
         .collect()
 }
