@@ -71,6 +71,12 @@ fn can_be_empty(p: &Pipeline, t: &Template) -> Option<String> {
             Segment::Work { .. } => {}
             Segment::Input { name, .. } => {
                 let Some(input) = p.input(name) else { continue };
+                // Read from nowhere but the file, it holds its default and nothing else.
+                if input.env.is_none()
+                    && input.default.as_ref().is_some_and(|d| !d.value.is_empty())
+                {
+                    continue;
+                }
                 if input.builtin
                     || matches!(
                         input.ty.value,

@@ -85,6 +85,12 @@ fn hostile_value(
     input: &Input,
     refused: &dyn Fn(&str) -> Option<String>,
 ) -> Option<(String, String)> {
+    // An input read from nowhere but the file is the file's constant: its default is all it
+    // can hold (principle 1 is about values from outside the file).
+    if input.env.is_none() {
+        let value = input.default.as_ref()?.value.clone();
+        return refused(&value).map(|why| (value, why));
+    }
     // Compiled once for every probe: a pattern costs more to compile than to match.
     let pattern = crate::run::compile_input_pattern(input).ok()?;
     // The values a name rule is most likely to refuse, then one the pattern admits for each
@@ -266,6 +272,20 @@ impl RunRefusal {
             else {
                 continue;
             };
+            if input.env.is_none() {
+                push(
+                    out,
+                    span,
+                    format!("input `{input_name}` is {value:?}"),
+                    format!(
+                        "input `{input_name}` is {value:?} (its default, the only value it holds): {why}"
+                    ),
+                    format!(
+                        "give input `{input_name}` a default that is a name: letters, digits, `.`, `_` and `-`, starting with a letter or digit"
+                    ),
+                );
+                continue;
+            }
             push(
                 out,
                 span,
