@@ -46,6 +46,7 @@ impl Check for Trigger {
         self.pull_request_secrets(cx, out);
         self.every_branch(cx, out);
         self.unread_store(cx, out);
+        self.unreviewed_pushes(cx, out);
     }
 }
 
@@ -92,6 +93,42 @@ impl Trigger {
                 )
                 .help(
                     "name the branches whose workflow was reviewed: `branches=\"main\"` (patterns such as `release/**` too), and keep the secrets in an environment restricted to them",
+                )
+                .confidence(Confidence::High),
+            );
+        }
+    }
+
+    /// Principle 4: a pipeline that publishes a review says which head it reviewed; with
+    /// `types` that leave out `synchronize`, a push after the pull request was opened starts no
+    /// review, and the verdict on the earlier head stays up beside the new one.
+    fn unreviewed_pushes(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let p = cx.pipeline;
+        let publishes = p.stages.iter().any(|s| {
+            cx.registry
+                .get(&s.uses.value)
+                .is_some_and(|c| c.has_effect(crate::contract::Effect::Publishes))
+        });
+        if !publishes {
+            return;
+        }
+        for t in &p.triggers {
+            let Some(types) = &t.types else { continue };
+            if types.value.iter().any(|ty| ty == "synchronize") {
+                continue;
+            }
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "`{}` starts no review when the pull request is pushed to (`types` leaves out `synchronize`): the review published for an earlier head stays up while the new commits go unreviewed (principle 4, coverage is a promise)",
+                        t.event.value.name()
+                    ),
+                    Label::new(types.span, "no `synchronize`"),
+                )
+                .help(
+                    "add `synchronize` to `types` (the default types have it: `opened synchronize reopened ready_for_review`)",
                 )
                 .confidence(Confidence::High),
             );
