@@ -604,3 +604,77 @@ fn the_local_forge_writes_to_the_folder_it_names() {
         "nothing written through the link"
     );
 }
+
+/// A `vendor=` that the stage's own model key contradicts is not believed at run time either
+/// (principle 2, as `check` reads it): given only Anthropic's key, a `command` reviewer that says
+/// `vendor="openai"` is Anthropic's, so it never reviews work Anthropic's model wrote.
+#[test]
+fn a_declared_vendor_the_reviewers_key_contradicts_is_not_believed_at_run_time() {
+    let c = Checkout::new();
+    let script = c.path().join("vendor-reviewer.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nset -e\nmkdir -p \"$REVIEWFLOW_CONVERSATION_OUT\"\n\
+         printf 'reviewed\\n' > \"$REVIEWFLOW_CONVERSATION_OUT/c.txt\"\n\
+         printf '{\"version\":1,\"comment\":\"ok\",\"findings\":[],\"conversation\":\"c.txt\",\"resumed\":false}' > \"$REVIEWFLOW_RESULT\"\n",
+    )
+    .expect("write");
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .expect("chmod");
+    let pipeline = std::fs::read_to_string(c.path().join("examples/local.kdl"))
+        .expect("read")
+        .replace(
+            "stage \"review\"",
+            "input \"author\" env=\"AUTHOR_VENDOR\" pattern=\"^[a-z]+$\"\n\
+             secret \"model-key\" env=\"ANTHROPIC_API_KEY\" {\n    visible-to \"review\"\n}\n\
+             stage \"review\"",
+        )
+        .replace(
+            "reviewer \"rules\"",
+            &format!(
+                "reviewer \"command\" vendor=\"openai\"\n    command \"{}\"\n    \
+                 reviewer-vendor-differs-from \"{{author}}\"\n    \
+                 secret-env \"ANTHROPIC_API_KEY\" \"model-key\"",
+                script.display()
+            ),
+        )
+        .replace("resume \"restore.conversation\"\n", "");
+    std::fs::write(c.path().join("vendor.kdl"), pipeline).expect("write");
+    let key = (
+        "ANTHROPIC_API_KEY",
+        "sk-ant-api03-fake-key-for-the-vendor-test-0123456789",
+    );
+    let same = c.run(
+        "vendor.kdl",
+        &[
+            ("AUTHOR_VENDOR", "anthropic"),
+            key,
+            ("REVIEW_CONVERSATION_KEY", KEY),
+        ],
+    );
+    assert!(
+        same.all().contains(
+            "the work was written by anthropic's model and the `command` reviewer runs anthropic's"
+        ),
+        "{}",
+        same.all()
+    );
+    assert_ne!(same.code, 0, "{}", same.all());
+    assert!(
+        !same.all().contains("try 1"),
+        "no try started: {}",
+        same.all()
+    );
+    let other = c.run(
+        "vendor.kdl",
+        &[
+            ("AUTHOR_VENDOR", "openai"),
+            key,
+            ("REVIEW_CONVERSATION_KEY", KEY),
+        ],
+    );
+    assert_eq!(other.code, 0, "openai's work is reviewed: {}", other.all());
+}

@@ -27,6 +27,9 @@ pub struct StageReviewer<'a> {
     /// [`ReviewerKind::api_url`]), if the stage has one: then the kind no longer says whose
     /// model answers.
     pub moved_api: Option<Span>,
+    /// The model keys the stage gives its reviewer, known by their variables (a reviewer kind's
+    /// credentials): each key's vendor, variable and where it is given.
+    pub keys: Vec<(&'static str, &'a str, Span)>,
 }
 
 impl<'a> StageReviewer<'a> {
@@ -51,13 +54,41 @@ impl<'a> StageReviewer<'a> {
                 .find(|c| c.args.first().and_then(|a| a.value.as_str()) == Some(var))
                 .map(|c| c.name.span)
         });
+        let keys = stage
+            .children
+            .iter()
+            .filter(|c| {
+                contract
+                    .child_spec(&c.name.value)
+                    .is_some_and(|s| s.role == Role::SecretSlot)
+            })
+            .filter_map(|c| {
+                let var = c.args.first()?.value.as_str()?;
+                let vendor = contract.keys_vendor([var])?;
+                Some((vendor, var, c.args.first()?.span))
+            })
+            .collect();
         Some(Self {
             contract,
             child,
             kind,
             name_span: name.span,
             moved_api,
+            keys,
         })
+    }
+
+    /// Principle 2: a `vendor=` the stage's own model keys contradict is not believed. The
+    /// keys the stage gives its reviewer are one vendor's, and not the declared one's: the
+    /// key's vendor, its variable and where it is given.
+    pub fn contradicted(&self) -> Option<(&'static str, &'a str, Span)> {
+        let declared = self.declared_vendor()?;
+        let declared = self.contract.vendor_named(declared.value)?;
+        let vendor = self
+            .contract
+            .keys_vendor(self.keys.iter().map(|(_, var, _)| *var))?;
+        let &(_, var, span) = self.keys.first()?;
+        (vendor != declared).then_some((vendor, var, span))
     }
 
     /// The vendor of the reviewer's model: its kind's while its API is the vendor's own, else
@@ -68,6 +99,9 @@ impl<'a> StageReviewer<'a> {
             && self.moved_api.is_none()
         {
             return Some(Spanned::new(v, self.name_span));
+        }
+        if let Some((vendor, _, span)) = self.contradicted() {
+            return Some(Spanned::new(vendor, span));
         }
         let declared = self.declared_vendor()?;
         let vendor = self.contract.vendor_named(declared.value)?;

@@ -181,7 +181,14 @@ impl Check for ReviewerVendor {
                             "run another vendor's model behind `{kind}` and say which in `vendor=`, or {help}"
                         );
                     }
-                    let at = if reviewer.kind.vendor.is_some() {
+                    let at = if let Some((_, var, _)) = reviewer.contradicted() {
+                        help = format!(
+                            "give the reviewer the key of the model it runs: `vendor=` is not believed while the only model key it holds is {v}'s (principle 2: a declaration the stage's own settings contradict is not believed); or {help}"
+                        );
+                        format!(
+                            "`{var}` is {v}'s key: `vendor=` says otherwise, and is not believed"
+                        )
+                    } else if reviewer.kind.vendor.is_some() {
                         format!("`{kind}` runs {v}'s model")
                     } else {
                         format!("the `{kind}` reviewer runs {v}'s model")

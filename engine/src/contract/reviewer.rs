@@ -64,6 +64,29 @@ impl StageContract {
         out
     }
 
+    /// The one vendor whose model keys `vars` are (each a credential of one of the reviewers),
+    /// when the keys among them are all one vendor's; `None` when there are none, or several
+    /// vendors'. A `vendor=` this contradicts is not believed (principle 2), in `check` and `run`.
+    pub fn keys_vendor<'v>(&self, vars: impl IntoIterator<Item = &'v str>) -> Option<&'static str> {
+        let mut found = None;
+        for var in vars {
+            let Some(vendor) = self
+                .reviewer_kinds
+                .iter()
+                .find(|k| k.credentials.contains(&var))
+                .and_then(|k| k.vendor)
+            else {
+                continue;
+            };
+            match found {
+                None => found = Some(vendor),
+                Some(v) if v != vendor => return None,
+                Some(_) => {}
+            }
+        }
+        found
+    }
+
     /// The vendor `word` means: a vendor's name, or the name of a reviewer whose vendor it is
     /// (`"claude"` means its vendor), in any case, blanks around ignored. `None` for any other
     /// word.

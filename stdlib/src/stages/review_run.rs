@@ -372,10 +372,25 @@ fn check_vendor_policy(
                 .filter(|c| c.name == "env")
                 .any(|c| c.args.first().and_then(Resolved::text).as_deref() == Some(var))
         });
+    // A `vendor=` the stage's own model keys contradict is not believed (principle 2, as
+    // `check` reads it): the keys' vendor answers.
+    let keys = cx.contract.keys_vendor(
+        cx.children
+            .iter()
+            .filter(|c| c.name == "secret-env")
+            .filter_map(|c| match c.args.first() {
+                Some(Resolved::String(s)) => Some(s.as_str()),
+                _ => None,
+            }),
+    );
+    let declared = declared
+        .as_deref()
+        .and_then(vendor_of)
+        .map(|d| keys.filter(|k| *k != d).unwrap_or(d));
     let ours = cli
         .filter(|_| !moved)
         .map(|c| c.vendor().to_owned())
-        .or_else(|| declared.as_deref().and_then(vendor_of).map(str::to_owned));
+        .or_else(|| declared.map(str::to_owned));
     match ours {
         None => Err(StageError::failed(format!(
             "reviewer-vendor-differs-from: the vendor of the `{reviewer}` reviewer is unknown \
