@@ -50,6 +50,9 @@ pub struct Lowerer<'s> {
     facts: Vec<Fact>,
     pipeline: Pipeline,
     names: rustc_hash::FxHashMap<(&'static str, String), Span>,
+    /// The stage being lowered's `needs`, for duplicates in one look-up each (a stage may name
+    /// thousands).
+    stage_needs: rustc_hash::FxHashMap<String, Span>,
 }
 
 /// Lowers `doc` (parsed from `source`) into a pipeline, with everything noticed on the way.
@@ -60,6 +63,7 @@ pub fn lower(doc: &KdlDocument, source: &Source, registry: &Registry) -> (Pipeli
         facts: Vec::new(),
         pipeline: Pipeline::default(),
         names: rustc_hash::FxHashMap::default(),
+        stage_needs: rustc_hash::FxHashMap::default(),
     };
     for (name, _) in BUILTIN_INPUTS {
         lowerer.pipeline.inputs.push(Input {

@@ -24,6 +24,7 @@ const COMMON_CHILDREN: &[&str] = &["needs", "allow", "fallback"];
 
 impl<'s> Lowerer<'s> {
     pub(super) fn lower_stage(&mut self, node: &KdlNode) {
+        self.stage_needs.clear();
         let entries = self.entries(node, &"`stage`", STAGE_PROPS);
         let head: Span = node.name().span().into();
         let name = self.name_arg(node, &entries.args, "a stage");
@@ -201,15 +202,16 @@ impl<'s> Lowerer<'s> {
                 }
                 for arg in e.args {
                     if let Some(s) = self.expect_string(arg, "a stage in `needs`") {
-                        if let Some(first) = stage.needs.iter().find(|n| n.value == s.value) {
+                        if let Some(&first) = self.stage_needs.get(&s.value) {
                             self.fact(Fact::Duplicate {
                                 span: s.span,
-                                first: first.span,
+                                first,
                                 what: format!("stage `{}` in `needs`", s.value),
                                 name: s.value.clone(),
                             });
                             continue;
                         }
+                        self.stage_needs.insert(s.value.clone(), s.span);
                         stage.needs.push(s);
                     }
                 }
