@@ -188,6 +188,9 @@ pub struct Flow {
     pub checkout_reads: Vec<Vec<CheckoutRead>>,
     /// By stage: the tree of files a reviewer's program works in ([`world_of`]).
     pub worlds: Vec<Option<World>>,
+    /// By stage: it runs the pipeline's own program with `network`: what that program prints
+    /// may be what it fetched, from outside the file (principle 1).
+    pub fetches: Vec<bool>,
     /// The pipeline vouches for the checkout (`trusted "checkout"`): what it runs from there
     /// carries no label.
     checkout_trusted: bool,
@@ -241,6 +244,13 @@ impl Flow {
                         .get(&s.uses.value)
                         .map(|c| checkout_programs(s, c))
                         .unwrap_or_default()
+                })
+                .collect(),
+            fetches: pipeline
+                .stages
+                .iter()
+                .map(|s| {
+                    !s.network.is_empty() && registry.get(&s.uses.value).is_some_and(|c| c.opaque)
                 })
                 .collect(),
             checkout_reads: pipeline
@@ -531,7 +541,10 @@ impl Flow {
         labels: &mut LabelSet,
         mut added: LabelSet,
     ) -> LabelSet {
-        if !self.runs_untrusted_checkout(i) && self.untrusted_world(i).is_none() {
+        if !self.runs_untrusted_checkout(i)
+            && self.untrusted_world(i).is_none()
+            && !self.fetches.get(i).copied().unwrap_or(false)
+        {
             return added;
         }
         let follows_inputs = contract.is_some_and(|k| {
@@ -558,6 +571,11 @@ impl Flow {
             return Some(format!(
                 "`{name}` {} (untrusted: in CI, the pull request's own)",
                 run.describe()
+            ));
+        }
+        if self.fetches.get(p).copied().unwrap_or(false) && self.untrusted_world(p).is_none() {
+            return Some(format!(
+                "`{name}` runs a program with network, which may print what it fetched (untrusted: from outside the file)"
             ));
         }
         match self.untrusted_world(p)? {
