@@ -269,7 +269,7 @@ impl Flow {
                 .map(|s| registry.get(&s.uses.value).and_then(|c| world_of(s, c)))
                 .collect(),
             checkout_trusted: pipeline.checkout_vouched().is_some(),
-            outside: outside_inputs(pipeline),
+            outside: outside_inputs(pipeline, registry),
         };
         for &i in order {
             let stage = &pipeline.stages[i];
@@ -733,8 +733,13 @@ impl Outside {
 /// Principle 1: the pipeline inputs read from the environment whose type and pattern admit more
 /// than a name (a letter or digit, then letters, digits, `-`, `_`, `.`). A builtin input is set
 /// by reviewflow in the forge's shape; an input with only a `default` is written in the file.
-fn outside_inputs(pipeline: &Pipeline) -> HashMap<String, Outside> {
+fn outside_inputs(pipeline: &Pipeline, registry: &Registry) -> HashMap<String, Outside> {
     let mut out = HashMap::new();
+    let authored = pipeline
+        .forge
+        .as_ref()
+        .and_then(|f| registry.forge(&f.kind.value))
+        .map_or(&[][..], |c| c.authored.as_slice());
     // A number, a boolean or a sha is no text: it names no file, word or command.
     let text = pipeline
         .inputs
@@ -758,8 +763,10 @@ fn outside_inputs(pipeline: &Pipeline) -> HashMap<String, Outside> {
                 declared: input.name.span,
                 env: env.value.clone(),
                 admits: describe(&admits),
+                // What the change's author writes is not the pipeline's to vouch for.
                 trusted: pipeline
                     .trusts_input(&input.name.value)
+                    .filter(|_| !authored.contains(&env.value))
                     .map(|t| (t.span, t.reason.value.trim().to_owned())),
             },
         );

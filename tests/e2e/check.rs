@@ -749,3 +749,49 @@ fn a_reviewer_with_network_is_a_way_out_for_the_conversation_it_resumes() {
         "{without:?}"
     );
 }
+
+/// Principle 2: what GitHub's runner sets from what the change's author wrote (the head branch's
+/// name in `GITHUB_HEAD_REF`) is not the pipeline's to vouch for. The `trusted "input"` lifts
+/// nothing and says why, and the finding it would have hidden is shown live.
+#[test]
+fn a_trusted_input_the_forge_says_the_author_wrote_lifts_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("p.kdl");
+    std::fs::write(
+        &file,
+        "pipeline \"preview\"\ntrigger \"pull_request_target\" branches=\"main\"\n\
+         forge \"github\" token=\"github-token\"\n\
+         input \"branch\" env=\"GITHUB_HEAD_REF\"\n\
+         trusted \"input\" name=\"branch\" reason=\"set by GitHub, not by a user\"\n\
+         secret \"github-token\" env=\"GITHUB_TOKEN\" {\n    visible-to \"gather\"\n}\n\
+         secret \"preview-token\" env=\"PREVIEW_TOKEN\" can=\"\" {\n    visible-to \"preview\"\n}\n\
+         stage \"gather\" uses=\"std/gather\"\n\
+         stage \"preview\" uses=\"run\" {\n    cwd \"{work}\"\n    \
+         command \"deploy-preview\" \"--alias\" \"{branch}\"\n    \
+         secret-env \"PREVIEW_TOKEN\" \"preview-token\"\n}\n",
+    )
+    .expect("write");
+    let json = crate::support::findings_json(file.to_str().expect("utf-8"));
+    let live: Vec<(String, String)> = json["files"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["suppressed"].is_null())
+        .map(|f| {
+            (
+                f["check"].as_str().unwrap_or_default().to_owned(),
+                f["message"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert!(
+        live.iter().any(|(c, m)| c == "suppression"
+            && m.contains("`$GITHUB_HEAD_REF` is set by the `github` forge's runner")),
+        "{live:#?}"
+    );
+    assert!(
+        live.iter()
+            .any(|(c, m)| c == "untrusted-input" && m.contains("untrusted `{branch}`")),
+        "{live:#?}"
+    );
+}

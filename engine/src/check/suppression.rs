@@ -339,10 +339,22 @@ impl Suppression {
             );
             return;
         };
+        let authored = cx
+            .pipeline
+            .forge
+            .as_ref()
+            .and_then(|f| cx.registry.forge(&f.kind.value))
+            .zip(input.env.as_ref())
+            .filter(|(c, env)| c.authored.contains(&env.value))
+            .map(|(c, env)| (c.kind.clone(), env.value.clone()));
         let why = if input.env.is_none() {
             Some(
                 "it is not read from the environment (its value is written in the file)".to_owned(),
             )
+        } else if let Some((forge, env)) = authored {
+            Some(format!(
+                "`${env}` is set by the `{forge}` forge's runner from what the change's author wrote, which no declaration makes the pipeline's (principle 2: a declaration the forge's own facts contradict is not believed)"
+            ))
         } else if flow.outside(&name.value).is_none() {
             Some("its type and pattern admit only names, which are not attacker text".to_owned())
         } else if !flow

@@ -28,6 +28,11 @@ pub struct ForgeContract {
     /// The property whose value keys the review the forge publishes, besides the change and the
     /// pipeline (`project`: one comment and check run per pull request, pipeline and project).
     pub key: Option<String>,
+    /// The environment variables the forge's runner sets from what the change's author wrote
+    /// (GitHub's `GITHUB_HEAD_REF`, the head branch's name): an input read from one is attacker
+    /// text whatever the pipeline says, so a `trusted "input"` for it lifts nothing (principle 2:
+    /// a declaration the forge's own facts contradict is not believed).
+    pub authored: Vec<String>,
     /// What the forge kind refuses in its settings before it opens (`api-url`), decidable from
     /// the file: the function the run calls when it opens the forge, so that `check`
     /// (`run-refusal`) reports it with the same words (principle 7).
@@ -49,6 +54,7 @@ impl ForgeContract {
             permissions: Vec::new(),
             change: None,
             key: None,
+            authored: Vec::new(),
             refusals: None,
         }
     }
@@ -57,6 +63,12 @@ impl ForgeContract {
     /// [`Self::prop`] as well.
     pub fn change(mut self, prop: &str) -> Self {
         self.change = Some(prop.into());
+        self
+    }
+
+    /// A variable the runner sets from what the change's author wrote ([`Self::authored`]).
+    pub fn authored(mut self, var: &str) -> Self {
+        self.authored.push(var.into());
         self
     }
 

@@ -43,6 +43,8 @@ pub fn contract() -> ForgeContract {
     )
     .change("pull-request")
     .key("project")
+    // The pull request's head branch: its author names it.
+    .authored("GITHUB_HEAD_REF")
     .prop(
         "project",
         ValueType::Template,
