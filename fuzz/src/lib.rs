@@ -7,11 +7,30 @@ use reviewflow_engine::render::{Drawing, GraphFormat, render_graph};
 use reviewflow_engine::report::{self, Style};
 use reviewflow_engine::syntax::{Limits, check_limits, parse_document, parse_fast};
 use reviewflow_engine::{CheckOptions, Registry, compile, decode, github, run_checks, sarif};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(reviewflow_stdlib::registry)
+}
+
+/// Where `REVIEWFLOW_FUZZ_LAST` names a file, each input is written there before it runs: an
+/// input that kills the process before libFuzzer can save it (a stack overflow without the
+/// sanitizer, where nothing handles the SIGSEGV) is then still on disk. Unset, this does nothing.
+pub fn keep_last(data: &[u8]) {
+    use std::io::{Seek, SeekFrom, Write};
+    static LAST: OnceLock<Option<Mutex<std::fs::File>>> = OnceLock::new();
+    let last = LAST.get_or_init(|| {
+        let path = std::env::var_os("REVIEWFLOW_FUZZ_LAST")?;
+        std::fs::File::create(path).ok().map(Mutex::new)
+    });
+    let Some(Ok(mut file)) = last.as_ref().map(Mutex::lock) else {
+        return;
+    };
+    // Best effort: a failed write costs only the copy, never the run.
+    let _ = file.seek(SeekFrom::Start(0));
+    let _ = file.write_all(data);
+    let _ = file.set_len(data.len() as u64);
 }
 
 /// Bytes as a pipeline file: compile, every check, and every output format `check` and `graph`
