@@ -125,7 +125,7 @@ fn spans(doc: &kdl::KdlDocument) -> Vec<(usize, usize)> {
 /// parser reads as no more nodes and entries than the pre-scan counted tokens, and no deeper
 /// than it counted blocks (a string or comment the two ended in different places would break
 /// one or the other); what the pre-scan refuses as a string or comment left open, kdl refuses
-/// too (in a text of at most eight slashdashes and as many braces as the pre-scan lets nest,
+/// too (in a text of at most four slashdashes and as many braces as the pre-scan lets nest,
 /// which kdl reads in bounded time and stack unguarded).
 pub fn prescan_parser(data: &[u8]) {
     use reviewflow_engine::syntax::{LimitError, Malformed};
@@ -159,7 +159,7 @@ pub fn prescan_parser(data: &[u8]) {
         Err(LimitError::Malformed { span, what })
             if !(what == Malformed::MultiLineOpening
                 && text.as_bytes().get(span.offset) == Some(&b'#'))
-                && text.matches("/-").count() <= 8
+                && text.matches("/-").count() <= 4
                 && text.matches('{').count() <= limits.max_depth =>
         {
             assert!(
