@@ -1,3 +1,6 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| reviewflow_fuzz::diff(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    reviewflow_fuzz::keep_last(data);
+    reviewflow_fuzz::diff(data);
+});

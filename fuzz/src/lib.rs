@@ -7,11 +7,30 @@ use reviewflow_engine::render::{Drawing, GraphFormat, render_graph};
 use reviewflow_engine::report::{self, Style};
 use reviewflow_engine::syntax::{Limits, check_limits, parse_document, parse_fast};
 use reviewflow_engine::{CheckOptions, Registry, compile, decode, github, run_checks, sarif};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(reviewflow_stdlib::registry)
+}
+
+/// Where `REVIEWFLOW_FUZZ_LAST` names a file, each input is written there before it runs: an
+/// input that kills the process before libFuzzer can save it (a stack overflow without the
+/// sanitizer, where nothing handles the SIGSEGV) is then still on disk. Unset, this does nothing.
+pub fn keep_last(data: &[u8]) {
+    use std::io::{Seek, SeekFrom, Write};
+    static LAST: OnceLock<Option<Mutex<std::fs::File>>> = OnceLock::new();
+    let last = LAST.get_or_init(|| {
+        let path = std::env::var_os("REVIEWFLOW_FUZZ_LAST")?;
+        std::fs::File::create(path).ok().map(Mutex::new)
+    });
+    let Some(Ok(mut file)) = last.as_ref().map(Mutex::lock) else {
+        return;
+    };
+    // Best effort: a failed write costs only the copy, never the run.
+    let _ = file.seek(SeekFrom::Start(0));
+    let _ = file.write_all(data);
+    let _ = file.set_len(data.len() as u64);
 }
 
 /// Bytes as a pipeline file: compile, every check, and every output format `check` and `graph`
@@ -106,7 +125,7 @@ fn spans(doc: &kdl::KdlDocument) -> Vec<(usize, usize)> {
 /// parser reads as no more nodes and entries than the pre-scan counted tokens, and no deeper
 /// than it counted blocks (a string or comment the two ended in different places would break
 /// one or the other); what the pre-scan refuses as a string or comment left open, kdl refuses
-/// too (in a text of at most eight slashdashes and as many braces as the pre-scan lets nest,
+/// too (in a text of at most four slashdashes and as many braces as the pre-scan lets nest,
 /// which kdl reads in bounded time and stack unguarded).
 pub fn prescan_parser(data: &[u8]) {
     use reviewflow_engine::syntax::{LimitError, Malformed};
@@ -140,7 +159,7 @@ pub fn prescan_parser(data: &[u8]) {
         Err(LimitError::Malformed { span, what })
             if !(what == Malformed::MultiLineOpening
                 && text.as_bytes().get(span.offset) == Some(&b'#'))
-                && text.matches("/-").count() <= 8
+                && text.matches("/-").count() <= 4
                 && text.matches('{').count() <= limits.max_depth =>
         {
             assert!(

@@ -1,5 +1,8 @@
 //! Every input a fuzz target ever crashed on (`regressions/<target>/`) and every seed
 //! (`seeds/<target>/`), through the same harness on stable: a fixed crash stays fixed.
+//! An input in `regressions/<target>/unfixed/` is kept but not replayed (only a folder's own
+//! files are): its crash is not fixed yet (`docs/fuzzing.md` names each), and the fix moves it
+//! up a folder.
 
 use std::path::Path;
 
