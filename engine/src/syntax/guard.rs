@@ -146,6 +146,9 @@ pub struct Scan {
     pub depth: usize,
     /// Where every string starts and ends (quotes and `#`s included).
     pub strings: Vec<(usize, usize)>,
+    /// Where every comment starts and ends: a block comment from its `/*` to just past its
+    /// `*/`, a line comment from its `//` to the newline that ends it (not included).
+    pub comments: Vec<(usize, usize)>,
 }
 
 /// Scans `text` once and reports the first limit it breaks.
@@ -235,13 +238,17 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<Scan, LimitError> {
         match c {
             '/' if b.get(i + 1) == Some(&b'/') => {
                 after_children = false;
+                let start = i;
                 while i < b.len() && newline_at(b, i) == 0 {
                     i += 1;
                 }
+                scan.comments.push((start, i));
                 continue;
             }
             '/' if b.get(i + 1) == Some(&b'*') => {
+                let start = i;
                 i = skip_block_comment(b, i, limits.max_comment_depth)?;
+                scan.comments.push((start, i));
                 continue;
             }
             '/' if b.get(i + 1) == Some(&b'-') => {

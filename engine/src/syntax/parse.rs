@@ -73,8 +73,10 @@ fn parse_now(text: &str, scan: &Scan) -> Result<KdlDocument, Vec<SyntaxError>> {
     // structure as the file, and the pre-scan has checked every string of the file, so the
     // file then parses without an error to resume from.
     // Its messages quote the file (a block's name), never the copy: offsets are the same.
+    // Comments are masked too: after an error kdl may resume inside one, and read braces the
+    // pre-scan rightly skipped as blocks (1,300 `{` in a comment after `1.0E` overflowed its stack).
     parse_spaced(
-        &mask_strings(text, &scan.strings),
+        &mask(text, &scan.strings, &scan.comments),
         text,
         &scan.tight_slashdashes,
     )?;
@@ -82,18 +84,32 @@ fn parse_now(text: &str, scan: &Scan) -> Result<KdlDocument, Vec<SyntaxError>> {
 }
 
 /// `text` with each string (`start..end`) replaced by a quoted string of `x`s of the same
-/// length: no quote, space or brace left inside it for a parser to resume at.
-fn mask_strings(text: &str, strings: &[(usize, usize)]) -> String {
-    let mut out = Vec::with_capacity(text.len());
-    let mut from = 0;
+/// length, and the inside of each comment by spaces (its delimiters and line ends kept): no
+/// quote or brace left inside either for a parser to resume at.
+fn mask(text: &str, strings: &[(usize, usize)], comments: &[(usize, usize)]) -> String {
+    let mut out = text.as_bytes().to_vec();
     for &(start, end) in strings {
-        out.extend_from_slice(&text.as_bytes()[from..start]);
-        out.push(b'"');
-        out.resize(out.len() + (end - start).saturating_sub(2), b'x');
-        out.push(b'"');
-        from = end;
+        if let Some(inside) = out.get_mut(start..end) {
+            inside.fill(b'x');
+            if let Some(first) = inside.first_mut() {
+                *first = b'"';
+            }
+            if let Some(last) = inside.last_mut() {
+                *last = b'"';
+            }
+        }
     }
-    out.extend_from_slice(&text.as_bytes()[from..]);
+    for &(start, end) in comments {
+        // `//` or `/*` … `*/`: the delimiters stay, so the copy's comments are the file's.
+        let closed = usize::from(out.get(start + 1) == Some(&b'*')) * 2;
+        if let Some(inside) = out.get_mut(start + 2..end.saturating_sub(closed).max(start + 2)) {
+            for byte in inside {
+                if *byte != b'\n' && *byte != b'\r' {
+                    *byte = b' ';
+                }
+            }
+        }
+    }
     // Whole characters were replaced by ASCII: still UTF-8 (if not, nothing is left to parse,
     // which is an error).
     String::from_utf8(out).unwrap_or_else(|_| "{".into())
@@ -481,6 +497,34 @@ mod tests {
             Ok(_) => panic!("accepted {text:.40?}"),
             Err(errors) => errors,
         }
+    }
+
+    /// After an error kdl resumes where it can: inside a comment, thousands of braces the
+    /// pre-scan rightly skipped would be blocks nested past any stack. Run on a thread with the
+    /// test harness's small stack, so an overflow fails here rather than passing on a larger one.
+    #[test]
+    fn braces_in_a_comment_after_an_error_are_no_blocks() {
+        let braces = "{".repeat(3000);
+        let texts: Vec<String> = ["1.0E", "1e", "0x", "1_e", "#tru"]
+            .iter()
+            .flat_map(|bad| {
+                [
+                    format!("a {bad}/*{braces}*/\n"),
+                    format!("a {bad}/* x /* {braces} */ */\n"),
+                    format!("a {bad}//{braces}\nb\n"),
+                    format!("a {bad} /*{braces}\n*/ b\n"),
+                ]
+            })
+            .collect();
+        let run = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                for text in &texts {
+                    assert!(!errors(text).is_empty(), "{text:.20?}");
+                }
+            })
+            .expect("a thread");
+        assert!(run.join().is_ok(), "the parse overflowed or accepted");
     }
 
     /// The diagnostics as `check` shows them.
