@@ -735,10 +735,8 @@ impl Outside {
 /// by reviewflow in the forge's shape; an input with only a `default` is written in the file.
 fn outside_inputs(pipeline: &Pipeline, registry: &Registry) -> HashMap<String, Outside> {
     let mut out = HashMap::new();
-    let authored = pipeline
-        .forge
-        .as_ref()
-        .and_then(|f| registry.forge(&f.kind.value))
+    let authored = registry
+        .forge_of(pipeline)
         .map_or(&[][..], |c| c.authored.as_slice());
     // A number, a boolean or a sha is no text: it names no file, word or command.
     let text = pipeline

@@ -116,6 +116,11 @@ impl Registry {
         self.forges.get(kind)
     }
 
+    /// The contract of the forge `pipeline` names, if it names a registered one.
+    pub fn forge_of(&self, pipeline: &crate::model::Pipeline) -> Option<&ForgeContract> {
+        self.forge(&pipeline.forge.as_ref()?.kind.value)
+    }
+
     pub fn forges(&self) -> impl Iterator<Item = &ForgeContract> {
         self.forges.values()
     }

@@ -611,20 +611,14 @@ fn the_local_forge_writes_to_the_folder_it_names() {
 #[test]
 fn a_declared_vendor_the_reviewers_key_contradicts_is_not_believed_at_run_time() {
     let c = Checkout::new();
-    let script = c.path().join("vendor-reviewer.sh");
-    std::fs::write(
-        &script,
+    c.with_command_reviewer(
+        "vendor",
         "#!/bin/sh\nset -e\nmkdir -p \"$REVIEWFLOW_CONVERSATION_OUT\"\n\
          printf 'reviewed\\n' > \"$REVIEWFLOW_CONVERSATION_OUT/c.txt\"\n\
          printf '{\"version\":1,\"comment\":\"ok\",\"findings\":[],\"conversation\":\"c.txt\",\"resumed\":false}' > \"$REVIEWFLOW_RESULT\"\n",
-    )
-    .expect("write");
-    Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .expect("chmod");
-    let pipeline = std::fs::read_to_string(c.path().join("examples/local.kdl"))
+    );
+    let path = c.path().join("vendor.kdl");
+    let pipeline = std::fs::read_to_string(&path)
         .expect("read")
         .replace(
             "stage \"review\"",
@@ -633,16 +627,12 @@ fn a_declared_vendor_the_reviewers_key_contradicts_is_not_believed_at_run_time()
              stage \"review\"",
         )
         .replace(
-            "reviewer \"rules\"",
-            &format!(
-                "reviewer \"command\" vendor=\"openai\"\n    command \"{}\"\n    \
-                 reviewer-vendor-differs-from \"{{author}}\"\n    \
-                 secret-env \"ANTHROPIC_API_KEY\" \"model-key\"",
-                script.display()
-            ),
-        )
-        .replace("resume \"restore.conversation\"\n", "");
-    std::fs::write(c.path().join("vendor.kdl"), pipeline).expect("write");
+            "reviewer \"command\"",
+            "reviewer \"command\" vendor=\"openai\"\n    \
+             reviewer-vendor-differs-from \"{author}\"\n    \
+             secret-env \"ANTHROPIC_API_KEY\" \"model-key\"",
+        );
+    std::fs::write(&path, pipeline).expect("write");
     let key = (
         "ANTHROPIC_API_KEY",
         "sk-ant-api03-fake-key-for-the-vendor-test-0123456789",

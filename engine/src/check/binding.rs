@@ -251,11 +251,7 @@ impl Check for Binding {
                     ),
                     _ => String::new(),
                 };
-                let prop = p
-                    .forge
-                    .as_ref()
-                    .and_then(|f| cx.registry.forge(&f.kind.value))
-                    .and_then(|c| c.change.as_deref());
+                let prop = cx.registry.forge_of(p).and_then(|c| c.change.as_deref());
                 let help = match (unrelated.first(), prop) {
                     (Some(input), Some(prop)) if !names_change => format!(
                         "bind change=\"{{change}}\", or have the forge review the change that input names: `forge … {prop}=\"{{{input}}}\"`"

@@ -27,10 +27,9 @@ impl Check for Permissions {
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let p = cx.pipeline;
         // A forge whose token carries permissions expects a publishing stage to declare them.
-        let forge = p
-            .forge
-            .as_ref()
-            .and_then(|f| cx.registry.forge(&f.kind.value))
+        let forge = cx
+            .registry
+            .forge_of(p)
             .filter(|c| !c.permissions.is_empty());
         for k in 0..p.secrets.len() {
             if let Some((i, w)) = crate::permission::contradicting_write(cx.registry, p, k) {

@@ -28,8 +28,8 @@ pub struct StageReviewer<'a> {
     /// model answers.
     pub moved_api: Option<Span>,
     /// The model keys the stage gives its reviewer, known by their variables (a reviewer kind's
-    /// credentials): each key's vendor, variable and where it is given.
-    pub keys: Vec<(&'static str, &'a str, Span)>,
+    /// credentials): each key's variable and where it is given.
+    pub keys: Vec<(&'a str, Span)>,
 }
 
 impl<'a> StageReviewer<'a> {
@@ -64,8 +64,8 @@ impl<'a> StageReviewer<'a> {
             })
             .filter_map(|c| {
                 let var = c.args.first()?.value.as_str()?;
-                let vendor = contract.keys_vendor([var])?;
-                Some((vendor, var, c.args.first()?.span))
+                contract.keys_vendor([var])?;
+                Some((var, c.args.first()?.span))
             })
             .collect();
         Some(Self {
@@ -86,8 +86,8 @@ impl<'a> StageReviewer<'a> {
         let declared = self.contract.vendor_named(declared.value)?;
         let vendor = self
             .contract
-            .keys_vendor(self.keys.iter().map(|(_, var, _)| *var))?;
-        let &(_, var, span) = self.keys.first()?;
+            .keys_vendor(self.keys.iter().map(|(var, _)| *var))?;
+        let &(var, span) = self.keys.first()?;
         (vendor != declared).then_some((vendor, var, span))
     }
 

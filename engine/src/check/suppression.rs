@@ -340,10 +340,8 @@ impl Suppression {
             return;
         };
         let authored = cx
-            .pipeline
-            .forge
-            .as_ref()
-            .and_then(|f| cx.registry.forge(&f.kind.value))
+            .registry
+            .forge_of(cx.pipeline)
             .zip(input.env.as_ref())
             .filter(|(c, env)| c.authored.contains(&env.value))
             .map(|(c, env)| (c.kind.clone(), env.value.clone()));
