@@ -20,6 +20,23 @@ pub const SCOPES: &[&str] = &[
     "statuses",
 ];
 
+/// The scopes whose writes only say something about the change, to people and to the forge's
+/// rules: a comment, a label, a review, a check run, a status. A write in any other scope acts:
+/// it changes the repository's code, runs a workflow, publishes a package or a page, deploys, or
+/// signs (docs/checks.md, `fail-closed`'s steered part). A scope not listed here acts.
+pub const INFORMING: &[&str] = &[
+    "checks",
+    "discussions",
+    "issues",
+    "pull-requests",
+    "statuses",
+];
+
+/// Whether `p` is a write that acts (see [`INFORMING`]).
+pub fn acts(p: &Permission) -> bool {
+    p.access == Access::Write && !INFORMING.contains(&p.scope.as_str())
+}
+
 pub fn parse_permission(word: &str) -> Result<Permission, String> {
     let Some((scope, access)) = word.split_once(':') else {
         return Err(format!(
@@ -225,6 +242,23 @@ mod tests {
             .iter()
             .map(|w| Spanned::new(parse_permission(w).expect("a permission"), Span::default()))
             .collect()
+    }
+
+    #[test]
+    fn a_write_acts_unless_it_only_says_something() {
+        let acting: Vec<&str> = SCOPES
+            .iter()
+            .copied()
+            .filter(|scope| acts(&parse_permission(&format!("{scope}:write")).expect("a scope")))
+            .collect();
+        // Every scope is judged; the informing ones are the exceptions, written down.
+        assert_eq!(acting.len() + INFORMING.len(), SCOPES.len());
+        assert!(acting.contains(&"contents") && acting.contains(&"id-token"));
+        assert!(!acting.contains(&"pull-requests") && !acting.contains(&"checks"));
+        // A read never acts.
+        assert!(!acts(
+            &parse_permission("contents:read").expect("a permission")
+        ));
     }
 
     #[test]

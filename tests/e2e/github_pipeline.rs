@@ -287,7 +287,8 @@ async fn two_pushes_resume_the_review_and_update_one_comment() {
     let runs = fake.check_runs();
     assert_eq!(runs.len(), 1, "{runs:?}");
     assert_eq!(runs[0]["head_sha"], HEAD1);
-    assert_eq!(runs[0]["name"], "enroll-review");
+    // The name is a template: one check run per project.
+    assert_eq!(runs[0]["name"], "enroll-review-web");
     assert_eq!(
         runs[0]["conclusion"], "success",
         "a TODO is a warning: {runs:?}"
@@ -650,8 +651,8 @@ async fn many_findings_go_in_batches_of_50_and_inline() {
     fake.add_workflow_run(RunSeed::trusted(100, BASE));
     let text = rules_reviewer(pipeline(|t| {
         let edited = t.replace(
-            "    check-run \"enroll-review\"\n",
-            "    check-run \"enroll-review\"\n    inline \"added\"\n",
+            "    check-run \"enroll-review-{project}\"\n",
+            "    check-run \"enroll-review-{project}\"\n    inline \"added\"\n",
         );
         assert_ne!(edited, t);
         edited

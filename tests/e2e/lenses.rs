@@ -401,3 +401,68 @@ fn the_lenses_page_checks_clean_and_names_the_builtins() {
         assert!(doc.contains(&format!("`builtin:{name}`")), "{name}");
     }
 }
+
+#[test]
+fn a_tolerance_that_does_not_limit_is_refused_by_check_and_by_the_stage() {
+    let one = lensed_review("one", "builtin:adversarial", "[]");
+    let two = lensed_review("two", "builtin:engineering", "[]");
+    let written = |repo: &Repo| {
+        repo.path()
+            .join(".reviewflow/forge/branch-main/review.json")
+            .exists()
+    };
+    for tolerance in ["100_000", "21", "20"] {
+        let text = pipeline(&one, &two).replace(
+            "    request-changes-on \"warning\"\n",
+            &format!("    request-changes-on \"warning\"\n    tolerance {tolerance}\n"),
+        );
+        let repo = repo_with(&[("review.kdl", &text)]);
+        let out = run(&repo, "review.kdl");
+        if tolerance == "20" {
+            assert_eq!(out.code, 0, "{tolerance}: {}", out.log);
+            assert!(!out.log.contains("run-refusal"), "{}", out.log);
+            continue;
+        }
+        // `run` checks first: the refusal is `check`'s, and nothing runs.
+        assert_eq!(out.code, 2, "{tolerance}: {}", out.log);
+        assert!(out.log.contains("run-refusal"), "{tolerance}: {}", out.log);
+        assert!(!written(&repo), "{tolerance}");
+        // Allowed, the stage refuses it itself when it starts, in the same words.
+        let check = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+            .args(["check", "review.kdl", "--format", "json"])
+            .current_dir(repo.path())
+            .output()
+            .expect("check runs");
+        let json: serde_json::Value = serde_json::from_slice(&check.stdout).expect("json");
+        let refusal = json["files"][0]["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .find(|f| f["check"] == "run-refusal")
+            .expect("a run-refusal finding")
+            .clone();
+        let allowed = text.replace(
+            &format!("    tolerance {tolerance}\n"),
+            &format!(
+                "    tolerance {tolerance}\n    allow \"run-refusal\" finding=\"{}\" reason=\"the stage's own refusal is under test\"\n",
+                refusal["id"].as_str().expect("an id")
+            ),
+        );
+        std::fs::write(repo.path().join("review.kdl"), allowed).expect("write");
+        let out = run(&repo, "review.kdl");
+        assert_eq!(out.code, 1, "{tolerance}: {}", out.log);
+        let words = refusal["message"]
+            .as_str()
+            .expect("a message")
+            .split_once("starts: ")
+            .expect("the stage's words")
+            .1
+            .to_owned();
+        assert!(
+            out.log.replace('\n', " ").contains(&words[..40]),
+            "{tolerance}: {words}\n{}",
+            out.log
+        );
+        assert!(!written(&repo), "{tolerance}");
+    }
+}

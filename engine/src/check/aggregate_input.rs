@@ -2,8 +2,13 @@
 //! whose kind runs a reviewer), and its `lens=` that same review's lens; a review with a lens is
 //! read with its `lens=`, or its ceiling and verdict mode would not apply. Findings from any other
 //! stage (a `run` step's output, another aggregate) carry no lens and were never a reviewer's.
+//!
+//! Where a pipeline aggregates, every review with a lens is read by an aggregate: the aggregate's
+//! verdict speaks for the lenses it reads (its `clean`: every lens ran), so a lens that runs and
+//! is left out (a `/-` on its `from`) makes the published review read as one its lenses did
+//! together while one of them found nothing that reaches anyone (principle 4).
 
-use super::lens::{FROM, FROM_LENS, LENS, contract_of, is_aggregate, is_review, reference};
+use super::lens::{FROM, FROM_LENS, LENS, contract_of, is_aggregate, is_review, lenses, reference};
 use super::{Check, Context};
 use crate::finding::{Confidence, Finding, Label, Severity};
 
@@ -23,6 +28,7 @@ impl Check for AggregateInput {
         "an aggregate reads reviews' findings, each with that review's lens"
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        self.every_lens_read(cx, out);
         for stage in &cx.pipeline.stages {
             if !cx.registry.get(&stage.uses.value).is_some_and(is_aggregate) {
                 continue;
@@ -94,6 +100,51 @@ impl Check for AggregateInput {
                     }
                 }
             }
+        }
+    }
+}
+
+impl AggregateInput {
+    /// Every review with a lens is read by an aggregate, where the pipeline has one.
+    fn every_lens_read(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let aggregates: Vec<&crate::model::Stage> = cx
+            .pipeline
+            .stages
+            .iter()
+            .filter(|s| cx.registry.get(&s.uses.value).is_some_and(is_aggregate))
+            .collect();
+        let Some(first) = aggregates.first() else {
+            return;
+        };
+        let read: Vec<&str> = aggregates
+            .iter()
+            .flat_map(|a| a.children_named(FROM))
+            .filter_map(|f| f.args.first())
+            .filter_map(|a| reference(&a.value))
+            .map(|r| r.stage.as_str())
+            .collect();
+        for lens in lenses(cx) {
+            let name = lens.stage.name.value.as_str();
+            if read.contains(&name) {
+                continue;
+            }
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "`{name}` reviews through a lens, but no aggregate reads its findings: `{}`'s verdict speaks for the lenses it reads, and what `{name}` finds reaches no one",
+                        first.name.value
+                    ),
+                    Label::new(lens.span, "a lens no aggregate reads"),
+                )
+                .related(Label::new(first.name.span, "aggregates the other lenses"))
+                .help(format!(
+                    "read it in the aggregate: `from \"{name}.findings\" lens=\"{name}.lens\"`, or remove the stage"
+                ))
+                .confidence(Confidence::High)
+                .stage(name),
+            );
         }
     }
 }

@@ -4,6 +4,11 @@
 //! stages (`std/post`) that can both run in one run write that same place, and the one that
 //! runs last silently replaces the other's review and record.
 //!
+//! Across runs, what tells two runs of the pipeline apart on one head (an input that cuts what a
+//! run reviews, or that keys its comment: `forge … project="{project}"`) keys every record they
+//! publish: a run for another value otherwise replaces the review, or a record the forge finds
+//! by a name alone (a check run, `std/post`'s `check-run`).
+//!
 //! Two publishers whose `when`s cannot both be true (`review.commented` and
 //! `!review.commented`) publish once per run and are not reported.
 
@@ -56,6 +61,7 @@ impl Check for DuplicatePublisher {
         if let Some(first) = publishers.first() {
             self.unkeyed_narrowing(cx, first, out);
         }
+        self.unkeyed_records(cx, &publishers, out);
         for (i, later) in publishers.iter().enumerate() {
             let Some(first) = publishers[..i].iter().find(|a| both_run(a, later)) else {
                 continue;
@@ -165,6 +171,119 @@ impl DuplicatePublisher {
                         );
                     }
                 }
+            }
+        }
+    }
+}
+
+impl DuplicatePublisher {
+    /// A record the forge finds by a name alone (a check run: [`ChildSpec::names_record`]) holds
+    /// every input that tells two runs apart on one head: those that cut what a run reviews and
+    /// those the forge keys the comment by. An input without `env` is the file's own constant and
+    /// tells no runs apart; the change and the repository key every record already.
+    ///
+    /// [`ChildSpec::names_record`]: crate::contract::ChildSpec::names_record
+    fn unkeyed_records(&self, cx: &Context<'_>, publishers: &[&Stage], out: &mut Vec<Finding>) {
+        let p = cx.pipeline;
+        let varies = |input: &str| {
+            p.input(input)
+                .is_some_and(|i| i.env.is_some() && !i.builtin)
+        };
+        // Each input that tells runs apart, with what makes it do so.
+        let mut apart: Vec<(&str, String)> = Vec::new();
+        if let Some(forge) = &p.forge
+            && let Some(prop) = cx
+                .registry
+                .forge(&forge.kind.value)
+                .and_then(|c| c.key.as_deref())
+            && let Some(Value::Template(t)) = forge.setting(prop).map(|v| &v.value)
+        {
+            for (input, _) in t.inputs() {
+                if varies(input) && !apart.iter().any(|(n, _)| *n == input) {
+                    apart.push((
+                        input,
+                        format!("the forge keys the review's comment by `{{{input}}}`"),
+                    ));
+                }
+            }
+        }
+        for stage in &p.stages {
+            let Some(contract) = cx.registry.get(&stage.uses.value) else {
+                continue;
+            };
+            for child in &stage.children {
+                if !contract
+                    .child_spec(&child.name.value)
+                    .is_some_and(|s| s.narrows)
+                {
+                    continue;
+                }
+                for arg in &child.args {
+                    let Value::Template(t) = &arg.value else {
+                        continue;
+                    };
+                    for (input, _) in t.inputs() {
+                        if varies(input) && !apart.iter().any(|(n, _)| *n == input) {
+                            apart.push((
+                                input,
+                                format!(
+                                    "`{}` cuts what a run reviews by `{{{input}}}`",
+                                    stage.name.value
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        if apart.is_empty() {
+            return;
+        }
+        for publisher in publishers {
+            let Some(contract) = cx.registry.get(&publisher.uses.value) else {
+                continue;
+            };
+            for child in &publisher.children {
+                if !contract
+                    .child_spec(&child.name.value)
+                    .is_some_and(|s| s.names_record)
+                {
+                    continue;
+                }
+                let Some(arg) = child.args.first() else {
+                    continue;
+                };
+                let named: Vec<&str> = match &arg.value {
+                    Value::Template(t) => t.inputs().map(|(n, _)| n).collect(),
+                    _ => Vec::new(),
+                };
+                let missing: Vec<&(&str, String)> =
+                    apart.iter().filter(|(n, _)| !named.contains(n)).collect();
+                let Some((first, why)) = missing.first() else {
+                    continue;
+                };
+                let record = &child.name.value;
+                let inputs: Vec<String> =
+                    missing.iter().map(|(n, _)| format!("`{{{n}}}`")).collect();
+                out.push(
+                    Finding::new(
+                        self.id(),
+                        self.severity(),
+                        format!(
+                            "`{}`'s `{record}` is named without {}, which tells runs of this pipeline apart ({why}): runs for two values record the same `{record}` on one head, and the last replaces the other's verdict (principle 4: a verdict covers what it claims)",
+                            publisher.name.value,
+                            inputs.join(", "),
+                        ),
+                        Label::new(arg.span, format!("the same for every `{first}`")),
+                    )
+                    .help(format!(
+                        "name it by {} too: `{record} \"…-{}\"`",
+                        inputs.join(", "),
+                        missing.iter().map(|(n, _)| format!("{{{n}}}")).collect::<Vec<_>>().join("-"),
+                    ))
+                    .confidence(Confidence::High)
+                    .stage(&publisher.name.value),
+                );
             }
         }
     }

@@ -1,4 +1,4 @@
-//! `fail-closed`: a failure never reads as a success. Eight parts, each reporting a root cause
+//! `fail-closed`: a failure never reads as a success. Nine parts, each reporting a root cause
 //! once, labelled where it is written:
 //!
 //! - guards ([`guards`]): a stage that keeps or publishes, or whose output is kept or
@@ -22,11 +22,20 @@
 //! - steered reviews ([`steered`]): a stage that reviews untrusted data is not gated by a bit
 //!   that a program chose after reading untrusted data;
 //! - partial subjects ([`subject`]): a review whose verdict is published reviews the change,
-//!   not only what changed since the last review, when it cannot resume.
+//!   not only what changed since the last review, when it cannot resume, and a verdict on the
+//!   whole head (an approval, a check run) comes from a review of the whole change, not one
+//!   cut by `path`;
+//! - selective publishers ([`selective`]): a stage that publishes a review is not gated by that
+//!   review's verdict.
+//!
+//! A stage keeps or publishes by what it can do, not by its kind alone: the pipeline's own
+//! program (a `run` stage) that may write the forge (a write in its `permissions`, or a secret
+//! that writes) publishes ([`writes_outward`]).
 
 mod expr;
 mod publish;
 mod restore;
+mod selective;
 mod steered;
 mod subject;
 mod vetting;
@@ -66,8 +75,10 @@ impl Check for FailClosed {
         vetting.unscanned(cx, &feeds_sink, out);
         vetting::narrowed(cx, &feeds_sink, out);
         publish::not_reviewed(cx, order, out);
+        selective::selective_publishers(cx, out);
         steered::steered_reviews(cx, out);
         subject::partial_subjects(cx, &feeds_sink, out);
+        subject::cut_verdicts(cx, out);
         restore::availability(cx, out);
     }
 }
@@ -80,7 +91,9 @@ fn feeds_sink(cx: &Context<'_>, order: &[usize]) -> Vec<bool> {
         let Some(contract) = cx.registry.get(&p.stages[i].uses.value) else {
             continue;
         };
-        feeds[i] |= contract.has_effect(Effect::Keeps) || contract.has_effect(Effect::Publishes);
+        feeds[i] |= contract.has_effect(Effect::Keeps)
+            || contract.has_effect(Effect::Publishes)
+            || writes_outward(cx, i);
         if feeds[i] {
             for (producer, edge) in cx.dag.producers(i) {
                 if !edge.data.is_empty() {
@@ -90,6 +103,27 @@ fn feeds_sink(cx: &Context<'_>, order: &[usize]) -> Vec<bool> {
         }
     }
     feeds
+}
+
+/// Whether stage `i` runs the pipeline's own program and may write the forge: a write in its
+/// `permissions` (the job's token in an exported workflow), or a secret it holds that can write
+/// (`permission::capability`). Such a stage publishes, whatever its kind is called (principle 2:
+/// a stage is what it can do).
+pub(super) fn writes_outward(cx: &Context<'_>, i: usize) -> bool {
+    let p = cx.pipeline;
+    let stage = &p.stages[i];
+    if !cx.registry.get(&stage.uses.value).is_some_and(|c| c.opaque) {
+        return false;
+    }
+    stage
+        .permissions
+        .iter()
+        .any(|w| w.value.access == crate::model::Access::Write)
+        || cx.flow.is_some_and(|flow| {
+            flow.held[i]
+                .iter()
+                .any(|&k| crate::permission::capability(cx.registry, p, k).writes())
+        })
 }
 
 /// One way a guard's failure opens a gate.

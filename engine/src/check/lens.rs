@@ -191,8 +191,11 @@ mod tests {
             "from \"b.found\" lens=\"a.lens\"",
         );
         assert_eq!(ids(&crossed), ["aggregate-input"]);
+        // `lint` is no review, and `b`, a lens, is then read by no aggregate.
         let lint = merged.replace("from \"b.found\" lens=\"b.lens\"", "from \"lint.found\"");
-        assert_eq!(ids(&lint), ["aggregate-input"]);
+        assert_eq!(ids(&lint), ["aggregate-input", "aggregate-input"]);
+        let left_out = merged.replace("    from \"b.found\" lens=\"b.lens\"\n", "");
+        assert_eq!(ids(&left_out), ["aggregate-input"]);
         let unlensed = merged.replace("from \"b.found\" lens=\"b.lens\"", "from \"b.found\"");
         assert_eq!(ids(&unlensed), ["aggregate-input"]);
         let direct = merged.replace("findings \"m.found\"", "findings \"a.found\"");

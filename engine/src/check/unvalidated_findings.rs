@@ -2,7 +2,10 @@
 //! publishes comes from an aggregate. A lens's ceiling and verdict mode are applied there, and
 //! there its findings are cross-validated: forged notes stripped, findings on files outside the
 //! change dropped. Published straight from a review, a prompt-injected lens's findings would go
-//! out at any severity.
+//! out at any severity. The same holds for anything else a lens writes: its comment carries the
+//! verdict readers see, and published in place of the aggregate's it says what the lens likes
+//! ("approved by both lenses"), so nothing of a lens stage is published but through an
+//! aggregate.
 
 use super::lens::{contract_of, is_aggregate, lenses, reference};
 use super::{Check, Context};
@@ -22,7 +25,7 @@ impl Check for UnvalidatedFindings {
         Severity::Error
     }
     fn summary(&self) -> &'static str {
-        "with lenses, only an aggregate's findings are published"
+        "with lenses, only an aggregate's findings and comment are published"
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let all = lenses(cx);
@@ -35,9 +38,10 @@ impl Check for UnvalidatedFindings {
                 let Some(spec) = contract.child_spec(&child.name.value) else {
                     continue;
                 };
-                if spec.role != Role::Publish || !spec.accepts.contains(&OutputType::Findings) {
+                if spec.role != Role::Publish {
                     continue;
                 }
+                let findings = spec.accepts.contains(&OutputType::Findings);
                 for arg in &child.args {
                     let Some(r) = reference(&arg.value) else {
                         continue;
@@ -46,6 +50,11 @@ impl Check for UnvalidatedFindings {
                         continue;
                     };
                     if is_aggregate(producer) {
+                        continue;
+                    }
+                    // Findings come from an aggregate whoever wrote them; anything else is
+                    // followed from a lens's own stage.
+                    if !findings && !all.iter().any(|l| l.stage.name.value == r.stage) {
                         continue;
                     }
                     let name = stage.name.value.as_str();
@@ -63,7 +72,7 @@ impl Check for UnvalidatedFindings {
                             format!("`{}` reviews through a lens", first.stage.name.value),
                         ))
                         .help(
-                            "publish the findings of a `std/aggregate` stage that reads every lens (`findings \"aggregate.findings\"`): it applies the lenses' ceilings and drops findings outside the change",
+                            "publish what a `std/aggregate` stage that reads every lens writes (`findings \"aggregate.findings\"`, `comment \"aggregate.comment\"`): it applies the lenses' ceilings, drops findings outside the change and writes the verdict",
                         )
                         .confidence(Confidence::High)
                         .stage(name),

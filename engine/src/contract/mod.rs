@@ -102,6 +102,17 @@ pub struct ChildSpec {
     /// which part of the change a run reviews, so the review a run publishes is keyed by it
     /// (principle 4, the `duplicate-publisher` check).
     pub narrows: bool,
+    /// The value is all the forge keys a record by, beside the head (`std/post`'s `check-run`:
+    /// a check run is found by its name): runs that write the same value on one head replace
+    /// each other's record, so it holds every input that tells such runs apart (principle 4,
+    /// the `duplicate-publisher` check).
+    pub names_record: bool,
+    /// Written (with any word but these), the stage publishes a verdict on the whole head,
+    /// whatever part of the change was reviewed: `std/aggregate`'s `approve` (a pull request is
+    /// approved whole; `never` approves nothing) and `std/post`'s `check-run` (a check run passes
+    /// or fails the head). A review cut by `path` publishes neither as the change's (principle
+    /// 4, `fail-closed`).
+    pub claims_whole: Option<&'static [&'static str]>,
     /// The stage reads the value itself and never hands it to the program it runs
     /// (`std/review`'s `reviewer-vendor-differs-from`). Undeclared, a value is taken to reach the
     /// program (principle 1).
@@ -212,6 +223,9 @@ pub struct OutputSpec {
     /// It holds only a part of what the stage gathered (`std/gather`'s `since-last-review`:
     /// what changed since the last review): a review of it alone is not a review of the change.
     pub part: bool,
+    /// It is the stage's verdict on what it read (`std/review`'s `clean`): a program that read
+    /// the change chose it, and a stage that publishes the review must publish every verdict.
+    pub verdict: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -383,6 +397,7 @@ impl StageContract {
             doc: doc.into(),
             labels,
             part: false,
+            verdict: false,
         });
         self
     }
@@ -391,6 +406,14 @@ impl StageContract {
     pub fn part(mut self, output: &str) -> Self {
         if let Some(o) = self.outputs.iter_mut().find(|o| o.name == output) {
             o.part = true;
+        }
+        self
+    }
+
+    /// Marks `output` as the stage's verdict (see [`OutputSpec::verdict`]).
+    pub fn verdict(mut self, output: &str) -> Self {
+        if let Some(o) = self.outputs.iter_mut().find(|o| o.name == output) {
+            o.verdict = true;
         }
         self
     }
@@ -472,6 +495,8 @@ impl ChildSpec {
             working_tree: false,
             delta: false,
             narrows: false,
+            names_record: false,
+            claims_whole: None,
             read_by_the_stage: false,
         }
     }
@@ -485,6 +510,19 @@ impl ChildSpec {
     /// The value narrows what the stage gathers (see [`ChildSpec::narrows`]).
     pub fn narrows(mut self) -> Self {
         self.narrows = true;
+        self
+    }
+
+    /// The value names a record the forge keys by it alone (see [`ChildSpec::names_record`]).
+    pub fn names_record(mut self) -> Self {
+        self.names_record = true;
+        self
+    }
+
+    /// The value publishes a verdict on the whole head unless it is one of `off` (see
+    /// [`ChildSpec::claims_whole`]).
+    pub fn claims_whole(mut self, off: &'static [&'static str]) -> Self {
+        self.claims_whole = Some(off);
         self
     }
 

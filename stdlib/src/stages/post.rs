@@ -79,9 +79,11 @@ pub fn contract() -> StageContract {
             ChildSpec::new(
                 "check-run",
                 Role::Config,
-                "also record a check run of this name",
+                "also record a check run of this name (a template: `{project}` names one per project)",
             )
-            .arg(ValueType::String),
+            .arg(ValueType::Template)
+            .names_record()
+            .claims_whole(&[]),
         )
         .child(
             ChildSpec::new(

@@ -275,6 +275,7 @@ pub fn contract() -> StageContract {
             "the review reported no findings",
             LabelRule::none(),
         )
+        .verdict("clean")
         .fallback("comment", FallbackValue::Absent)
         .fallback("findings", FallbackValue::Absent)
         .fallback("conversation", FallbackValue::Absent)

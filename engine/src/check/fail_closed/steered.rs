@@ -1,20 +1,28 @@
-//! A review that the change can call off is no review: a stage that reviews untrusted data
-//! (it fences a value for its program, as `std/review`'s `untrusted` does) must not be gated by
-//! a value that a program chose after reading untrusted data.
+//! A review that the change can call off is no review, and an action the change can call on is
+//! the change's own: a stage that reviews untrusted data (it fences a value for its program, as
+//! `std/review`'s `untrusted` does), or one that acts on the repository (a write beyond comments,
+//! labels, check runs and statuses: `permission::INFORMING`), must not be gated by a value that
+//! a program chose after reading untrusted data.
 //!
 //! A reviewer's `clean` or `commented`, a `run` stage's `bool` or its `ok` are bits its program
 //! chooses, and a program that read the change (its diff, its files, its title) chooses them as
 //! the change tells it: a triage pass that a prompt injection makes report nothing, and the full
 //! review it gates never runs. What the publishing stage then shows is "not reviewed" at best,
 //! and nothing at all when it is gated on the review (principle 4: a verdict covers what it
-//! claims; principle 1: the change's text is the attacker's). One finding per gated stage, on
-//! the first such value its `when` reads.
+//! claims; principle 1: the change's text is the attacker's). Gating a merge, a push, a release
+//! or a deployment on the same bit hands the action to whoever writes "report no findings" into
+//! the change. For an action, the bits followed are those that can turn it on: a verdict (an
+//! output its contract marks as one: `std/review`'s `clean`), or any output of the pipeline's own
+//! program; `review.commented` only turns an action off. A verdict may route what people read (a
+//! label, a comment); what the repository becomes stays with people or with the forge's own
+//! rules. One finding per gated stage, on the first such value its `when` reads.
 
 use super::ID;
 use crate::check::Context;
 use crate::contract::Effect;
 use crate::finding::{Confidence, Finding, Label, Severity};
 use crate::model::{Reference, Value};
+use crate::span::Span;
 
 pub(super) fn steered_reviews(cx: &Context<'_>, out: &mut Vec<Finding>) {
     let Some(flow) = cx.flow else { return };
@@ -37,15 +45,28 @@ pub(super) fn steered_reviews(cx: &Context<'_>, out: &mut Vec<Finding>) {
             })
             .map(|r| format!("`{r}`"))
             .collect();
-        if reviewed.is_empty() {
-            continue;
-        }
+        let acting = if reviewed.is_empty() {
+            let Some(acting) = acting(cx, stage) else {
+                continue;
+            };
+            Some(acting)
+        } else {
+            None
+        };
         let mut refs: Vec<&Reference> = Vec::new();
         when.value.collect_references(&mut refs);
         let steered = refs.into_iter().find_map(|r| {
             let g = cx.dag.stage_index(&r.stage)?;
             let guard = cx.registry.get(&p.stages[g].uses.value)?;
             if !(guard.opaque || guard.has_effect(Effect::Executes)) {
+                return None;
+            }
+            // An action is the change's own when the bit can turn it on: a verdict, or whatever
+            // the pipeline's own program prints. A reviewer that did not comment only turns
+            // it off.
+            if acting.is_some()
+                && !(guard.opaque || guard.output_spec(&r.output).is_some_and(|o| o.verdict))
+            {
                 return None;
             }
             let read = flow.inputs[g]
@@ -67,25 +88,76 @@ pub(super) fn steered_reviews(cx: &Context<'_>, out: &mut Vec<Finding>) {
         };
         let name = &stage.name.value;
         let guard = &p.stages[g].name.value;
-        out.push(
-            Finding::new(
-                ID,
-                Severity::Error,
+        let (message, help, label) = match &acting {
+            None => (
                 format!(
                     "whether `{name}` reviews {} is decided by `{r}`, which `{guard}`'s program chooses after reading {read}: the change can call its own review off (principle 4: a verdict covers what it claims)",
                     reviewed.join(", ")
                 ),
-                Label::new(r.span, "chosen by a program that read untrusted data"),
-            )
-            .related(Label::new(
-                p.stages[g].name.span,
-                format!("`{guard}` reads {read}"),
-            ))
-            .help(format!(
-                "run `{name}` whatever `{guard}` says (let a triage rank or route findings, never skip the review), or gate it on what no program that read the change chooses (`gather.changed`)"
-            ))
-            .confidence(Confidence::High)
-            .stage(name),
-        );
+                format!(
+                    "run `{name}` whatever `{guard}` says (let a triage rank or route findings, never skip the review), or gate it on what no program that read the change chooses (`gather.changed`)"
+                ),
+                None,
+            ),
+            Some((span, what)) => (
+                format!(
+                    "whether `{name}` acts on the repository ({what}) is decided by `{r}`, which `{guard}`'s program chooses after reading {read}: the change can call the action on itself (principle 1: the change's text is the attacker's)"
+                ),
+                format!(
+                    "let `{r}` only say something (a label, a comment, a check run: `pull-requests`, `issues`, `checks`, `statuses`) and leave the action to a person or to a rule the forge enforces (a required check run), or gate `{name}` on what no program that read the change chooses"
+                ),
+                Some(Label::new(*span, "acts on the repository")),
+            ),
+        };
+        let mut finding = Finding::new(
+            ID,
+            Severity::Error,
+            message,
+            Label::new(r.span, "chosen by a program that read untrusted data"),
+        )
+        .related(Label::new(
+            p.stages[g].name.span,
+            format!("`{guard}` reads {read}"),
+        ));
+        if let Some(label) = label {
+            finding = finding.related(label);
+        }
+        out.push(finding.help(help).confidence(Confidence::High).stage(name));
     }
+}
+
+/// What `stage` can do that acts on the repository, in words, with where it is written: a write
+/// in its `permissions` outside [`crate::permission::INFORMING`], or a secret it holds that can
+/// write there (one with no `can=` may do anything; the forge's own token is the job's, so its
+/// reach is the stage's `permissions`). Only the pipeline's own programs are judged: a kind of
+/// the standard library says what it does.
+fn acting(cx: &Context<'_>, stage: &crate::model::Stage) -> Option<(Span, String)> {
+    use crate::permission::{Capability, acts, capability};
+    let p = cx.pipeline;
+    if !cx.registry.get(&stage.uses.value).is_some_and(|c| c.opaque) {
+        return None;
+    }
+    if let Some(w) = stage.permissions.iter().find(|w| acts(&w.value)) {
+        return Some((w.span, format!("its `permissions` grant `{}`", w.value)));
+    }
+    let flow = cx.flow?;
+    let i = cx.dag.stage_index(&stage.name.value)?;
+    flow.held[i].iter().find_map(|&k| {
+        let secret = &p.secrets[k];
+        let what = match capability(cx.registry, p, k) {
+            Capability::Declared(list) => list.iter().find(|w| acts(&w.value)).map(|w| {
+                format!(
+                    "it holds `{}`, which can write `{}`",
+                    secret.name.value, w.value
+                )
+            })?,
+            Capability::Undeclared | Capability::Contradicted(_) => format!(
+                "it holds `{}`, which can write {}",
+                secret.name.value,
+                capability(cx.registry, p, k).describe_writes()
+            ),
+            Capability::ForgeToken | Capability::Nothing => return None,
+        };
+        Some((secret.name.span, what))
+    })
 }

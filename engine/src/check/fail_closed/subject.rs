@@ -97,3 +97,136 @@ pub(super) fn partial_subjects(cx: &Context<'_>, feeds_sink: &[bool], out: &mut 
         );
     }
 }
+
+/// A verdict on the whole head (an approval, a check run: [`ChildSpec::claims_whole`]) is
+/// published only by a review of the whole change: a pipeline that cuts what it gathers
+/// (`std/gather`'s `path "src/"`) reviews a part, and the approval it gives, or the check run it
+/// passes, covers files no reviewer read (principle 4). An approval is of the whole pull request
+/// whatever its name, so it is an error. A check run is a warning, and none when its name holds
+/// every input the cut is made of (`check-run "review-{project}"` beside `path
+/// "projects/{project}/"`, or, for an input without `env`, its value: `check-run "review-web"`):
+/// its name then says which part it passes, one check run per part.
+///
+/// [`ChildSpec::claims_whole`]: crate::contract::ChildSpec::claims_whole
+pub(super) fn cut_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    let p = cx.pipeline;
+    // The first cut, and the inputs cuts are made of.
+    let mut cut: Option<(&str, crate::span::Span)> = None;
+    let mut by: Vec<&str> = Vec::new();
+    for stage in &p.stages {
+        let Some(contract) = cx.registry.get(&stage.uses.value) else {
+            continue;
+        };
+        for child in &stage.children {
+            if !contract
+                .child_spec(&child.name.value)
+                .is_some_and(|s| s.narrows)
+            {
+                continue;
+            }
+            for arg in &child.args {
+                cut.get_or_insert((stage.name.value.as_str(), arg.span));
+                if let Value::Template(t) = &arg.value {
+                    by.extend(t.inputs().map(|(n, _)| n));
+                }
+            }
+        }
+    }
+    let Some((cutter, cut_span)) = cut else {
+        return;
+    };
+    for stage in &p.stages {
+        let Some(contract) = cx.registry.get(&stage.uses.value) else {
+            continue;
+        };
+        for child in &stage.children {
+            let Some(spec) = contract.child_spec(&child.name.value) else {
+                continue;
+            };
+            let Some(off) = spec.claims_whole else {
+                continue;
+            };
+            let Some(arg) = child.args.first() else {
+                continue;
+            };
+            let word = match &arg.value {
+                Value::String(s) => Some(s.as_str()),
+                _ => None,
+            };
+            if word.is_some_and(|w| off.contains(&w)) {
+                continue;
+            }
+            let named: Vec<&str> = match &arg.value {
+                Value::Template(t) => t.inputs().map(|(n, _)| n).collect(),
+                _ => Vec::new(),
+            };
+            let record = spec.names_record;
+            // The name holds an input as `{input}`, or, for the file's own constant, its value.
+            let literal: String = match &arg.value {
+                Value::Template(t) => t
+                    .segments
+                    .iter()
+                    .filter_map(|s| match s {
+                        crate::model::Segment::Literal { text } => Some(text.as_str()),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => String::new(),
+            };
+            let holds = |i: &str| {
+                named.contains(&i)
+                    || p.input(i).is_some_and(|input| {
+                        input.env.is_none()
+                            && input
+                                .default
+                                .as_ref()
+                                .is_some_and(|d| !d.value.is_empty() && literal.contains(&d.value))
+                    })
+            };
+            if record && !by.is_empty() && by.iter().all(|i| holds(i)) {
+                continue;
+            }
+            // A name without an input that tells runs apart is `duplicate-publisher`'s finding,
+            // and naming it by that input is this one's fix too: one root cause, one finding.
+            let varies = |i: &str| p.input(i).is_some_and(|i| i.env.is_some() && !i.builtin);
+            if record && by.iter().any(|i| varies(i) && !named.contains(i)) {
+                continue;
+            }
+            let name = &stage.name.value;
+            let what = &child.name.value;
+            let (severity, confidence, claim) = if record {
+                (
+                    Severity::Warning,
+                    Confidence::Medium,
+                    "a check run passes or fails the head, the files outside the cut included, unless its name says which part it covers",
+                )
+            } else {
+                (
+                    Severity::Error,
+                    Confidence::High,
+                    "an approval is of the whole pull request",
+                )
+            };
+            out.push(
+                Finding::new(
+                    ID,
+                    severity,
+                    format!(
+                        "`{name}`'s `{what}` publishes a verdict on the whole head, but `{cutter}` cuts what the run reviews: {claim}, and no reviewer read the rest (principle 4: a verdict covers what it claims)"
+                    ),
+                    Label::new(arg.span, "a verdict on the whole head"),
+                )
+                .related(Label::new(cut_span, "reviews a part of the change"))
+                .help(if record {
+                    format!(
+                        "review the whole change, or name the check run for the part it covers from the inputs the cut is made of (`path \"projects/{{project}}/\"`, `{what} \"review-{{project}}\"`) and require each part's check run"
+                    )
+                } else {
+                    format!("review the whole change, or do not approve (`{what} \"never\"`)")
+                })
+                .confidence(confidence)
+                .stage(name),
+            );
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! A stage that publishes a review publishes every verdict: it is not gated by the verdict of a
+//! review whose comment or findings it publishes.
+//!
+//! A review's verdict (an output its contract marks as one: `std/review`'s `clean`,
+//! `std/aggregate`'s `clean` and `verdict`) is what the publishing stage exists to show. Gated on
+//! it, the stage runs for one verdict only: a review with findings publishes nothing, its check
+//! run is never recorded, and the comment the forge keeps is the last one that passed, standing
+//! as if it were this head's (principle 4: a verdict covers what it claims). `when=
+//! "review.commented"` is no verdict: it routes a review that did not happen, whatever it would
+//! have said. The reviews followed are those whose outputs reach the stage as data, through any
+//! number of stages (a lens through `std/aggregate`). One finding per publishing stage, on the
+//! first verdict its `when` reads.
+
+use super::ID;
+use crate::check::Context;
+use crate::contract::Effect;
+use crate::finding::{Confidence, Finding, Label, Severity};
+use crate::model::Reference;
+
+pub(super) fn selective_publishers(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    let p = cx.pipeline;
+    for (i, stage) in p.stages.iter().enumerate() {
+        let Some(when) = &stage.when else { continue };
+        if !cx
+            .registry
+            .get(&stage.uses.value)
+            .is_some_and(|c| c.has_effect(Effect::Publishes))
+        {
+            continue;
+        }
+        let published = data_ancestors(cx, i);
+        let mut refs: Vec<&Reference> = Vec::new();
+        when.value.collect_references(&mut refs);
+        let verdict = refs.into_iter().find_map(|r| {
+            let g = cx.dag.stage_index(&r.stage)?;
+            if !published[g] {
+                return None;
+            }
+            cx.registry
+                .get(&p.stages[g].uses.value)?
+                .output_spec(&r.output)
+                .is_some_and(|o| o.verdict)
+                .then_some((r, g))
+        });
+        let Some((r, g)) = verdict else { continue };
+        let name = &stage.name.value;
+        let reviewer = &p.stages[g].name.value;
+        out.push(
+            Finding::new(
+                ID,
+                Severity::Error,
+                format!(
+                    "`{name}` publishes `{reviewer}`'s review only when `{r}` lets it run: a review with the other verdict is never published, no check run records it, and the last published comment stands as this head's (principle 4: a verdict covers what it claims)"
+                ),
+                Label::new(r.span, format!("`{reviewer}`'s verdict")),
+            )
+            .related(Label::new(
+                p.stages[g].name.span,
+                format!("`{name}` publishes what `{reviewer}` found"),
+            ))
+            .help(format!(
+                "publish every verdict: drop `{r}` from `{name}`'s `when` (gate it on `{reviewer}.commented`, which routes a review that did not happen, whatever it found), and let `block-on` or `request-changes-on` decide pass or fail"
+            ))
+            .confidence(Confidence::High)
+            .stage(name),
+        );
+    }
+}
+
+/// The stages whose outputs reach stage `i` as data, directly or through others.
+fn data_ancestors(cx: &Context<'_>, i: usize) -> Vec<bool> {
+    let mut seen = vec![false; cx.pipeline.stages.len()];
+    let mut todo = vec![i];
+    while let Some(s) = todo.pop() {
+        for (producer, edge) in cx.dag.producers(s) {
+            if !edge.data.is_empty() && !seen[producer] {
+                seen[producer] = true;
+                todo.push(producer);
+            }
+        }
+    }
+    seen
+}
