@@ -16,7 +16,7 @@ pipeline "review"
 
 // The change is a git range of this checkout (default: the merge base with the default branch,
 // or the parent of HEAD, up to HEAD; `run --base REV --head REV` picks another); the review is
-// written to .reviewflow/forge/<change>/ as markdown, JSON, rdjsonl and SARIF.
+// written to .reviewflow/forge/<change>/<pipeline>/ as markdown, JSON, rdjsonl and SARIF.
 forge "local"
 
 // Sealed conversations are kept in .reviewflow/store/, so the next review resumes this one.
@@ -76,7 +76,7 @@ stage "post" uses="std/post" {
 const NEXT: &str = "\
 Next:
   reviewflow check review.kdl   # prove what the pipeline promises (exit 0: clean)
-  reviewflow run review.kdl     # review the latest change: .reviewflow/forge/<change>/
+  reviewflow run review.kdl     # review the latest change: .reviewflow/forge/<change>/<pipeline>/
   reviewflow explain <check>    # what a finding's check proves, with examples
 
 To resume each review's conversation after the next commit, give it a key of at least 32 bytes,

@@ -713,3 +713,20 @@ fn rule_findings_convert() {
     assert_eq!(f.rule, "todo-added");
     assert_eq!((f.line, f.end_line), (Some(4), None));
 }
+
+#[test]
+fn each_pipeline_has_its_own_folder_in_a_change() {
+    use reviewflow_stdlib::forge::pipeline_component;
+    assert_eq!(pipeline_component("local-review"), "local-review");
+    let (a, b) = ("x".repeat(100), format!("{}y", "x".repeat(100)));
+    let (fa, fb) = (pipeline_component(&a), pipeline_component(&b));
+    assert_ne!(fa, fb, "two long names never share a folder");
+    assert!(fa.len() <= 64 && fa.starts_with("xxxx"), "{fa}");
+    assert_eq!(pipeline_component("a b"), pipeline_component("a b"));
+    assert_ne!(pipeline_component("a b"), pipeline_component("a_b"));
+    let forge = LocalForge::new("/checkout").for_pipeline("local-review");
+    assert_eq!(
+        forge.change_dir("branch-main").expect("a change id"),
+        std::path::Path::new("/checkout/.reviewflow/forge/branch-main/local-review")
+    );
+}

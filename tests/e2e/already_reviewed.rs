@@ -110,7 +110,7 @@ impl Checkout {
     fn posted(&self) -> serde_json::Value {
         let bytes = std::fs::read(
             self.path()
-                .join(".reviewflow/forge/branch-main/posted.json"),
+                .join(".reviewflow/forge/branch-main/local-review/posted.json"),
         )
         .expect("a posted review");
         serde_json::from_slice(&bytes).expect("json")
@@ -123,6 +123,63 @@ fn stop_line(head: &str) -> String {
         "■ gather stopped the run: the head {} was already reviewed: nothing new since — to run it anyway: reviewflow run --force",
         &head[..12]
     )
+}
+
+#[test]
+fn another_pipeline_on_the_same_head_keeps_its_own_record() {
+    let c = Checkout::new();
+    let first = c.run(&[]);
+    assert_eq!(first.code, 0, "{}", first.all());
+    let head = c.head();
+    let mine = c.path().join(".reviewflow/forge/branch-main/local-review");
+    let md = std::fs::read(mine.join("review.md")).expect("local-review's review");
+    // The same pipeline under another name, written beside it: a second pipeline of the repository.
+    let text = std::fs::read_to_string(c.path().join("examples/local.kdl")).expect("example");
+    let other = text.replacen(
+        "pipeline \"local-review\"",
+        "pipeline \"second-opinion\"",
+        1,
+    );
+    assert_ne!(other, text);
+    std::fs::write(c.path().join("examples/other.kdl"), other).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+        .args(["run", "examples/other.kdl"])
+        .current_dir(c.path())
+        .env_remove("GITHUB_ACTIONS")
+        .env("NO_COLOR", "1")
+        .env("REVIEW_CONVERSATION_KEY", KEY)
+        .output()
+        .expect("the binary runs");
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    // It never reviewed this head: it reviews it, and does not stop on the other's record.
+    assert!(!log.contains("was already reviewed"), "{log}");
+    assert!(log.contains("✓ post"), "{log}");
+    // Its own folder, beside the first pipeline's.
+    let mut folders: Vec<String> =
+        std::fs::read_dir(c.path().join(".reviewflow/forge/branch-main"))
+            .expect("the change's folder")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+    folders.sort();
+    assert_eq!(folders, ["local-review", "second-opinion"]);
+    let record: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            c.path()
+                .join(".reviewflow/forge/branch-main/second-opinion/posted.json"),
+        )
+        .expect("its record"),
+    )
+    .expect("json");
+    assert_eq!(record["head"], head.as_str());
+    // The first pipeline's review is untouched, and it still stops on its own record.
+    assert_eq!(
+        std::fs::read(mine.join("review.md")).expect("still there"),
+        md
+    );
+    let again = c.run(&[]);
+    assert_eq!(again.code, 0, "{}", again.all());
+    assert!(again.all().contains(&stop_line(&head)), "{}", again.all());
 }
 
 #[test]

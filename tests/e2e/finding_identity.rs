@@ -29,7 +29,7 @@ fn run(repo: &Repo) -> Run {
 fn read(repo: &Repo, file: &str) -> String {
     std::fs::read_to_string(
         repo.path()
-            .join(".reviewflow/forge/branch-topic")
+            .join(".reviewflow/forge/branch-topic/local-review")
             .join(file),
     )
     .unwrap_or_else(|e| panic!("{file}: {e}"))
@@ -208,7 +208,7 @@ fn a_record_without_a_baseline_is_no_baseline() {
     // As a record written before baselines were kept.
     let path = repo
         .path()
-        .join(".reviewflow/forge/branch-topic/posted.json");
+        .join(".reviewflow/forge/branch-topic/local-review/posted.json");
     let mut record: Value =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("record")).expect("json");
     record

@@ -60,7 +60,7 @@ fn run(dir: &Path, extra: &[&str]) -> (i32, String) {
 }
 
 fn posted_base(dir: &Path) -> String {
-    let text = std::fs::read(dir.join(".reviewflow/forge/branch-main/posted.json"))
+    let text = std::fs::read(dir.join(".reviewflow/forge/branch-main/local-review/posted.json"))
         .expect("a posted review");
     let v: serde_json::Value = serde_json::from_slice(&text).expect("json");
     v["base"].as_str().expect("a base").to_string()

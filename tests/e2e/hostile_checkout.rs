@@ -308,8 +308,11 @@ fn a_corrupt_sidecar_is_skipped_with_a_warning_and_post_works() {
             out.all
         );
         let posted: serde_json::Value = serde_json::from_slice(
-            &std::fs::read(c.path().join(".reviewflow/forge/branch-main/posted.json"))
-                .expect("posted"),
+            &std::fs::read(
+                c.path()
+                    .join(".reviewflow/forge/branch-main/local-review/posted.json"),
+            )
+            .expect("posted"),
         )
         .expect("json");
         assert_eq!(posted["head"], c.git(&["rev-parse", "HEAD"]).as_str());

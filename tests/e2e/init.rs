@@ -51,7 +51,7 @@ fn init_writes_a_pipeline_that_checks_clean_and_runs() {
 
     let run = run_without_key(c.path(), "review.kdl");
     assert_eq!(run.code, 0, "{}", run.transcript());
-    let forge = c.path().join(".reviewflow/forge/branch-main");
+    let forge = c.path().join(".reviewflow/forge/branch-main/review");
     for file in ["posted.json", "review.md", "review.json", "review.sarif"] {
         assert!(
             forge.join(file).is_file(),

@@ -51,10 +51,12 @@ fn repo() -> Repo {
 }
 
 /// The review the local forge wrote.
-fn review(repo: &Repo) -> serde_json::Value {
+fn review(repo: &Repo, pipeline: &str) -> serde_json::Value {
     let path = repo
         .path()
-        .join(".reviewflow/forge/branch-main/review.json");
+        .join(".reviewflow/forge/branch-main")
+        .join(pipeline)
+        .join("review.json");
     serde_json::from_slice(&std::fs::read(&path).expect("the review was written")).expect("json")
 }
 
@@ -122,7 +124,7 @@ fn the_self_review_example_runs_with_the_rules_reviewer() {
     ] {
         assert!(out.log.contains(said), "{said:?} not in:\n{}", out.log);
     }
-    let review = review(&repo);
+    let review = review(&repo, "self-review");
     let findings = review["findings"].as_array().expect("findings");
     assert_eq!(findings.len(), 2, "{review:#}");
     assert!(
@@ -132,7 +134,9 @@ fn the_self_review_example_runs_with_the_rules_reviewer() {
         "{review:#}"
     );
     // Nothing but the local forge's files: no other place was written.
-    let forge = repo.path().join(".reviewflow/forge/branch-main");
+    let forge = repo
+        .path()
+        .join(".reviewflow/forge/branch-main/self-review");
     assert!(forge.join("review.md").is_file() && forge.join("review.sarif").is_file());
 }
 
@@ -196,7 +200,7 @@ fn the_self_review_example_runs_with_claude_and_codex() {
             log.contains("aggregate: ") && log.contains("from 2 lenses"),
             "{cli}:\n{log}"
         );
-        let review = review(&repo);
+        let review = review(&repo, "self-review");
         let findings = review["findings"].as_array().expect("findings");
         assert_eq!(findings.len(), 1, "{cli}: {review:#}");
         assert_eq!(findings[0]["path"], "src/lib.rs", "{cli}: {review:#}");
@@ -308,7 +312,7 @@ fn forged_findings_are_dropped_demoted_and_clamped_and_counted() {
     );
     // Counted, never narrated: the forged finding's path appears nowhere.
     assert!(!out.log.contains("etc/passwd"), "{}", out.log);
-    let review = review(&repo);
+    let review = review(&repo, "lenses");
     let findings = review["findings"].as_array().expect("findings");
     assert_eq!(findings.len(), 2, "{review:#}");
     assert!(
@@ -408,7 +412,7 @@ fn a_tolerance_that_does_not_limit_is_refused_by_check_and_by_the_stage() {
     let two = lensed_review("two", "builtin:engineering", "[]");
     let written = |repo: &Repo| {
         repo.path()
-            .join(".reviewflow/forge/branch-main/review.json")
+            .join(".reviewflow/forge/branch-main/lenses/review.json")
             .exists()
     };
     for tolerance in ["100_000", "21", "20"] {

@@ -85,7 +85,7 @@ impl Checkout {
     fn posted(&self) -> serde_json::Value {
         let text = std::fs::read(
             self.path()
-                .join(".reviewflow/forge/branch-main/posted.json"),
+                .join(".reviewflow/forge/branch-main/local-review/posted.json"),
         )
         .expect("a posted review");
         serde_json::from_slice(&text).expect("json")
@@ -108,7 +108,7 @@ fn two_runs_the_second_resumes_the_first_review() {
     for f in ["review.md", "review.json", "review.rdjsonl", "review.sarif"] {
         assert!(
             c.path()
-                .join(".reviewflow/forge/branch-main")
+                .join(".reviewflow/forge/branch-main/local-review")
                 .join(f)
                 .is_file(),
             "{f}"
@@ -128,8 +128,11 @@ fn two_runs_the_second_resumes_the_first_review() {
         "{log}"
     );
     assert!(log.contains("resumed"), "the log says which try ran: {log}");
-    let md = std::fs::read_to_string(c.path().join(".reviewflow/forge/branch-main/review.md"))
-        .expect("md");
+    let md = std::fs::read_to_string(
+        c.path()
+            .join(".reviewflow/forge/branch-main/local-review/review.md"),
+    )
+    .expect("md");
     assert!(
         md.contains("debug-leftover"),
         "the rules reviewer found the console.log: {md}"
@@ -152,7 +155,7 @@ fn without_the_key_the_review_is_fresh_nothing_is_sealed_and_the_run_succeeds() 
     );
     assert!(
         c.path()
-            .join(".reviewflow/forge/branch-main/review.md")
+            .join(".reviewflow/forge/branch-main/local-review/review.md")
             .is_file(),
         "the review is still posted"
     );
@@ -301,7 +304,7 @@ fn the_post_refuses_when_the_head_moved() {
     );
     assert!(
         !c.path()
-            .join(".reviewflow/forge/branch-main/posted.json")
+            .join(".reviewflow/forge/branch-main/local-review/posted.json")
             .exists()
     );
 }
@@ -389,7 +392,7 @@ impl Checkout {
     /// `review.md` of the change `branch-main` under `dir`, with the SHAs and the run id
     /// replaced by placeholders, for a snapshot.
     fn review_md_in(&self, dir: &str) -> String {
-        let folder = self.path().join(dir).join("branch-main");
+        let folder = self.path().join(dir).join("branch-main/local-review");
         let md = std::fs::read_to_string(folder.join("review.md")).expect("review.md");
         let posted: serde_json::Value =
             serde_json::from_slice(&std::fs::read(folder.join("posted.json")).expect("posted"))
@@ -557,18 +560,25 @@ fn the_local_forge_writes_to_the_folder_it_names() {
     assert_eq!(out.code, 0, "{}", out.all());
     let folder = c.path().join("reviews/local");
     assert!(
-        folder.join("branch-main/review.md").is_file(),
+        folder.join("branch-main/local-review/review.md").is_file(),
         "{}",
         out.all()
     );
-    assert!(folder.join("branch-main/posted.json").is_file());
+    assert!(
+        folder
+            .join("branch-main/local-review/posted.json")
+            .is_file()
+    );
     assert!(folder.join(".gitignore").is_file());
     assert!(
         !c.path().join(".reviewflow/forge").exists(),
         "{}",
         out.all()
     );
-    assert!(out.all().contains("reviews/local/branch-main/review.md"));
+    assert!(
+        out.all()
+            .contains("reviews/local/branch-main/local-review/review.md")
+    );
     // The next run reads the record back from the same folder.
     let again = c.run("dir.kdl", &[]);
     assert_eq!(again.code, 0, "{}", again.all());

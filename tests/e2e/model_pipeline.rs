@@ -180,7 +180,7 @@ impl Checkout {
     fn review_md(&self) -> String {
         std::fs::read_to_string(
             self.path()
-                .join(".reviewflow/forge/branch-feature/review.md"),
+                .join(".reviewflow/forge/branch-feature/model-review/review.md"),
         )
         .expect("a posted review")
     }
@@ -586,7 +586,7 @@ fn when_both_tries_fail_the_stage_fails_and_nothing_is_posted() {
     assert!(out.log.contains("exited with status 101"), "{}", out.log);
     assert!(
         !c.path()
-            .join(".reviewflow/forge/branch-feature/review.md")
+            .join(".reviewflow/forge/branch-feature/model-review/review.md")
             .exists(),
         "nothing posted"
     );

@@ -221,7 +221,7 @@ impl Checkout {
         std::fs::read_to_string(
             self.repo
                 .path()
-                .join(".reviewflow/forge/branch-feature/review.md"),
+                .join(".reviewflow/forge/branch-feature/proxied-review/review.md"),
         )
         .expect("a posted review")
     }

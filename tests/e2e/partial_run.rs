@@ -73,7 +73,9 @@ fn posted(dir: &Path) -> (String, serde_json::Value) {
         .flatten()
         .find(|e| e.path().is_dir())
         .expect("a change folder")
-        .path();
+        .path()
+        // One folder per pipeline inside the change's.
+        .join("local-review");
     let md = std::fs::read_to_string(change.join("review.md")).expect("review.md");
     let mut json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(change.join("review.json")).expect("json"))

@@ -90,8 +90,11 @@ impl Checkout {
     }
 
     fn posted(&self) -> serde_json::Value {
-        let text = std::fs::read(self.path.join(".reviewflow/forge/branch-main/posted.json"))
-            .expect("a posted review");
+        let text = std::fs::read(
+            self.path
+                .join(".reviewflow/forge/branch-main/local-review/posted.json"),
+        )
+        .expect("a posted review");
         serde_json::from_slice(&text).expect("json")
     }
 

@@ -256,7 +256,7 @@ fn review_sarif_passes_the_multitool() {
     repo.commit("assets/blob.bin", "\0\u{1}\u{2}binary\0", "push 1");
     let sarif = repo
         .path()
-        .join(".reviewflow/forge/branch-main/review.sarif");
+        .join(".reviewflow/forge/branch-main/local-review/review.sarif");
     let run = |what: &str| -> (Value, String) {
         let out = reviewflow_in(repo.path(), &["run", "examples/local.kdl"]);
         assert_eq!(out.code, 0, "{what}: {}", out.transcript());

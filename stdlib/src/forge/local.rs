@@ -1,5 +1,7 @@
 //! The local forge: the change is a git range of a checkout, and posting writes the review to
-//! `<dir>/<change id>/` (by default `<checkout>/.reviewflow/forge/<change id>/`).
+//! `<dir>/<change id>/<pipeline>/` (by default `<checkout>/.reviewflow/forge/<change id>/<pipeline>/`):
+//! one review per change and pipeline, as GitHub keeps one comment per pull request and pipeline,
+//! so two pipelines reviewing one change never read or replace each other's record.
 //!
 //! A post renders every file first, stages each beside its destination, checks that the
 //! change's head has not moved, moves the files into place, and writes `posted.json` last. So
@@ -43,6 +45,31 @@ pub struct LocalForge {
     pub checkout: PathBuf,
     /// Where reviews are posted: one folder per change.
     pub dir: PathBuf,
+    /// The folder of one pipeline's reviews inside a change's ([`pipeline_component`]); `None`
+    /// for the change's folder itself (a forge opened without a pipeline).
+    pub pipeline: Option<String>,
+}
+
+/// The folder a pipeline's reviews take inside a change's: its name, when that is a safe
+/// folder name (letters, digits, `.`, `_`, `-`, starting with a letter or digit, at most 64
+/// bytes, as every name the language admits but a long one is); otherwise its first safe
+/// characters and a digest of the whole name, so that two names never share a folder.
+pub fn pipeline_component(name: &str) -> String {
+    if check_id("pipeline", name, 64).is_ok() {
+        return name.to_owned();
+    }
+    let safe: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .take(40)
+        .collect();
+    let digest = hex(&Sha256::digest(name.as_bytes()));
+    let safe = safe.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
+    if safe.is_empty() {
+        format!("p-{}", &digest[..16])
+    } else {
+        format!("{safe}-{}", &digest[..16])
+    }
 }
 
 /// What a post wrote.
@@ -63,7 +90,11 @@ impl LocalForge {
     pub fn new(checkout: impl Into<PathBuf>) -> Self {
         let checkout = checkout.into();
         let dir = checkout.join(DEFAULT_FORGE_DIR);
-        LocalForge { checkout, dir }
+        LocalForge {
+            checkout,
+            dir,
+            pipeline: None,
+        }
     }
 
     /// A forge posting to `dir`.
@@ -71,7 +102,14 @@ impl LocalForge {
         LocalForge {
             checkout: checkout.into(),
             dir: dir.into(),
+            pipeline: None,
         }
+    }
+
+    /// The same forge, keeping `pipeline`'s reviews apart from every other pipeline's.
+    pub fn for_pipeline(mut self, pipeline: &str) -> Self {
+        self.pipeline = Some(pipeline_component(pipeline));
+        self
     }
 
     /// The change under review: `base`/`head` override the defaults of [`git::change_range`].
@@ -83,10 +121,15 @@ impl LocalForge {
         open_change(&self.checkout, base, head)
     }
 
-    /// The folder of a change (the id is checked; nothing is created).
+    /// The folder of a change's reviews, the pipeline's inside it (the id is checked; nothing
+    /// is created).
     pub fn change_dir(&self, change_id: &str) -> Result<PathBuf, ForgeError> {
         check_change_id(change_id)?;
-        Ok(self.dir.join(change_id))
+        let dir = self.dir.join(change_id);
+        Ok(match &self.pipeline {
+            Some(p) => dir.join(p),
+            None => dir,
+        })
     }
 
     /// The review last posted for `change_id`, if any. A record that is malformed, too large,

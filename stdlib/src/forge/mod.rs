@@ -33,7 +33,7 @@ pub use filter::{Filtered, filter_findings, filter_findings_in};
 pub use formats::Format;
 pub use identity::{HeadFiles, fingerprint_all, read_head_files};
 pub use ids::{MAX_CHANGE_ID, MAX_ID, MAX_REVIEWER, check_change_id, check_id, check_reviewer};
-pub use local::{DEFAULT_FORGE_DIR, GITIGNORE, LocalForge, Posted};
+pub use local::{DEFAULT_FORGE_DIR, GITIGNORE, LocalForge, Posted, pipeline_component};
 pub use ranges::{FileRanges, ranges_of};
 pub use record::{MAX_RECORD_BYTES, PostedFile, PostedReview, RECORD_FILE, RECORD_VERSION};
 pub use remote::{

@@ -173,7 +173,9 @@ impl super::ForgeKind for LocalKind {
                     LocalForge::with_dir(&checkout, path)
                 }
                 None => LocalForge::new(&checkout),
-            };
+            }
+            // One review per change and pipeline, as on GitHub.
+            .for_pipeline(open.pipeline);
             let configured = match open.decl.and_then(|d| d.setting("repo")) {
                 Some(setting) => {
                     let name = setting
