@@ -41,7 +41,8 @@ async fn setup(max_run_lookups: usize) -> Setup {
     let fake = FakeGithub::start().await;
     fake.require_token(TOKEN);
     let dir = tempfile::tempdir().unwrap();
-    let store = store_for(&fake, &dir, max_run_lookups, None);
+    // As on a runner, which sets GITHUB_REPOSITORY_ID.
+    let store = store_for(&fake, &dir, max_run_lookups, Some(REPO_ID));
     Setup { fake, store, dir }
 }
 
@@ -306,6 +307,43 @@ async fn a_known_repository_id_refuses_forks_from_the_listing() {
         Judgement::Untrusted(_)
     ));
     assert_eq!(fake.count(RouteKind::WorkflowRun), 0);
+}
+
+/// A flood of artifacts listed as runs of another repository: each is refused from the
+/// listing, without a look-up; the store learns its own id from the runner, or asks once.
+#[tokio::test]
+async fn a_run_listed_in_another_repository_is_refused_without_a_look_up() {
+    for known in [Some(REPO_ID), None] {
+        let fake = FakeGithub::start().await;
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_for(&fake, &dir, 10, known);
+        // The run exists and is trusted by its facts: only the listing tells it apart.
+        fake.add_workflow_run(RunSeed::trusted(800, HEAD));
+        for i in 0..5 {
+            fake.add_artifact_with(ArtifactSeed {
+                repository_id: Some(REPO_ID + 1),
+                ..ArtifactSeed::new(
+                    NAME,
+                    800,
+                    zip_of("conversation.sealed", b"planted"),
+                    &timestamp(i),
+                )
+            });
+        }
+        let candidates = store.list(&name()).await.unwrap();
+        assert_eq!(candidates.len(), 5);
+        for c in &candidates {
+            match store.judge(c).await {
+                Judgement::Untrusted(why) => {
+                    assert!(why.contains("ran in another repository"), "{why}")
+                }
+                other => panic!("{known:?}: {other:?}"),
+            }
+        }
+        assert_eq!(fake.count(RouteKind::WorkflowRun), 0, "{known:?}");
+        let asked = usize::from(known.is_none());
+        assert_eq!(fake.count(RouteKind::Repository), asked, "{known:?}");
+    }
 }
 
 #[tokio::test]

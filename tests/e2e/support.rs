@@ -177,6 +177,9 @@ impl ActionsStep<'_> {
             .env("GITHUB_API_URL", self.api_url)
             .env("GITHUB_SERVER_URL", "https://github.example")
             .env("GITHUB_REPOSITORY", self.repository)
+            // The fake GitHub's id of its repository (`fake_github::REPO_ID`), as the runner
+            // sets it.
+            .env("GITHUB_REPOSITORY_ID", "1296269")
             .env("GITHUB_EVENT_NAME", self.event_name)
             .env("GITHUB_EVENT_PATH", self.event_path)
             .env("GITHUB_RUN_ID", self.run_id.to_string())

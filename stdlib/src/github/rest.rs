@@ -146,6 +146,16 @@ impl Client {
         Ok(artifacts)
     }
 
+    /// This repository's id (`GET /repos/{owner}/{repo}`).
+    pub async fn repository_id(&self) -> Result<u64, GithubError> {
+        #[derive(serde::Deserialize)]
+        struct Repo {
+            id: u64,
+        }
+        let repo: Repo = self.get_json(&self.repo_route()).await?;
+        Ok(repo.id)
+    }
+
     pub async fn workflow_run(&self, id: u64) -> Result<WorkflowRun, GithubError> {
         self.get_json(&format!("{}/actions/runs/{id}", self.repo_route()))
             .await

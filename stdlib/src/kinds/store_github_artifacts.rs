@@ -74,7 +74,8 @@ impl super::StoreKind for ArtifactsKind {
             })
             .collect();
         let config = ArtifactsConfig {
-            repository_id: None,
+            // The runner says which repository the run is of; without it the store asks once.
+            repository_id: (open.env)("GITHUB_REPOSITORY_ID").and_then(|v| v.parse().ok()),
             trust,
             max_run_lookups: open
                 .decl

@@ -50,7 +50,8 @@ pub struct ArtifactTrust {
 
 #[derive(Clone, Debug)]
 pub struct ArtifactsConfig {
-    /// This repository's id, when known; otherwise read from the listing.
+    /// This repository's id, when known (the runner's `GITHUB_REPOSITORY_ID`); otherwise the
+    /// store asks GitHub once.
     pub repository_id: Option<u64>,
     pub trust: Vec<ArtifactTrust>,
     /// The most workflow runs looked up per store.
@@ -70,6 +71,8 @@ pub struct GithubArtifacts {
     trusted: Mutex<HashSet<u64>>,
     /// Names kept in this run.
     kept: Mutex<HashSet<String>>,
+    /// This repository's id: `config.repository_id`, else asked once (`None` when that failed).
+    this_id: tokio::sync::OnceCell<Option<u64>>,
 }
 
 #[derive(Default)]
@@ -108,7 +111,22 @@ impl GithubArtifacts {
             runs: Mutex::default(),
             trusted: Mutex::default(),
             kept: Mutex::default(),
+            this_id: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// This repository's id: the runner's `GITHUB_REPOSITORY_ID`, else one
+    /// `GET /repos/{owner}/{repo}` for the whole run. Known, a listed run of another
+    /// repository is refused without a look-up; unknown (the request failed), the listing's own
+    /// `repository_id` is all there is, and the look-up decides.
+    async fn this_repository_id(&self) -> Option<u64> {
+        if let Some(id) = self.config.repository_id {
+            return Some(id);
+        }
+        *self
+            .this_id
+            .get_or_init(|| async { self.client.repository_id().await.ok() })
+            .await
     }
 
     pub fn client(&self) -> &Client {
@@ -142,9 +160,20 @@ impl GithubArtifacts {
             return Judgement::Untrusted(format!("artifact {artifact} names no workflow run"));
         };
         let repo = self.client.repository();
-        let rules = self.rules_fitting_listing(p, repo);
+        let known = self.this_repository_id().await;
+        // Listed as a run of another repository: no run of this one, refused for free.
+        let listed: Option<u64> = p.get("repository_id").and_then(|v| v.parse().ok());
+        if let (Some(this), Some(listed)) = (known, listed)
+            && this != listed
+        {
+            return Judgement::Untrusted(format!(
+                "run {run} ran in another repository (id {listed}), not in {repo} (id {this})"
+            ));
+        }
+        let this_id = known.or(listed);
+        let rules = self.rules_fitting_listing(p, repo, this_id);
         if rules.is_empty() {
-            return Judgement::Untrusted(self.listing_reason(run, p));
+            return Judgement::Untrusted(self.listing_reason(run, p, this_id));
         }
         let facts = match self.look_up(run).await {
             Lookup::Found(facts) => facts,
@@ -185,12 +214,13 @@ impl GithubArtifacts {
     /// The rules the listing alone does not rule out: a rule naming a branch needs the listed
     /// head branch; a head repository other than this one (by id) needs a rule naming another
     /// repository, and this one needs a rule that does not.
-    fn rules_fitting_listing(&self, p: &Producer, repo: &Repository) -> Vec<&ArtifactTrust> {
+    fn rules_fitting_listing(
+        &self,
+        p: &Producer,
+        repo: &Repository,
+        this_id: Option<u64>,
+    ) -> Vec<&ArtifactTrust> {
         let listed_branch = p.get("head_branch");
-        let this_id = self
-            .config
-            .repository_id
-            .or_else(|| p.get("repository_id").and_then(|v| v.parse().ok()));
         let head_id: Option<u64> = p.get("head_repository_id").and_then(|v| v.parse().ok());
         let foreign_head = match (this_id, head_id) {
             (Some(this), Some(head)) => Some(this != head),
@@ -214,14 +244,10 @@ impl GithubArtifacts {
             .collect()
     }
 
-    fn listing_reason(&self, run: u64, p: &Producer) -> String {
+    fn listing_reason(&self, run: u64, p: &Producer, this_id: Option<u64>) -> String {
         if self.config.trust.is_empty() {
             return "no trust rule names any producer".into();
         }
-        let this_id = self
-            .config
-            .repository_id
-            .or_else(|| p.get("repository_id").and_then(|v| v.parse().ok()));
         match (this_id, p.get("head_repository_id")) {
             (Some(this), Some(head)) if head.parse() != Ok(this) => format!(
                 "run {run} is from another repository (a fork, id {}) and no trust rule names one",

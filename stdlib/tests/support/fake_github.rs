@@ -50,6 +50,8 @@ pub enum RouteKind {
     WorkflowRun,
     /// `GET /repos/{o}/{r}/commits/{ref}`.
     Commit,
+    /// `GET /repos/{o}/{r}`.
+    Repository,
     /// A request to the blob host.
     Blob,
     Unknown,
@@ -150,6 +152,8 @@ pub struct ArtifactSeed {
     pub expired: bool,
     /// The listed size when it should differ from the zip's.
     pub size_in_bytes: Option<u64>,
+    /// The listed `workflow_run.repository_id` when it should differ from this repository's.
+    pub repository_id: Option<u64>,
 }
 
 impl ArtifactSeed {
@@ -161,6 +165,7 @@ impl ArtifactSeed {
             created_at: Some(created_at.into()),
             expired: false,
             size_in_bytes: None,
+            repository_id: None,
         }
     }
 }
@@ -619,6 +624,7 @@ fn classify(method: &Method, path: &str, accept: Option<&str>) -> RouteKind {
         ("GET", ["actions", "artifacts", _, "zip"]) => RouteKind::ArtifactZip,
         ("GET", ["actions", "runs", _]) => RouteKind::WorkflowRun,
         ("GET", ["commits", _]) => RouteKind::Commit,
+        ("GET", []) => RouteKind::Repository,
         _ => RouteKind::Unknown,
     }
 }
@@ -886,6 +892,19 @@ fn answer(
                 }
             }
         }
+        // The fields of GitHub's repository object that a client may read.
+        RouteKind::Repository => ok_json(
+            200,
+            &json!({
+                "id": REPO_ID,
+                "node_id": "MDEwOlJlcG9zaXRvcnkxMjk2MjY5",
+                "name": REPO,
+                "full_name": format!("{OWNER}/{REPO}"),
+                "private": false,
+                "owner": { "login": OWNER, "id": 1, "type": "User" },
+                "default_branch": "main",
+            }),
+        ),
         RouteKind::WorkflowRun => match number(2).and_then(|id| s.runs.get(&id)) {
             Some(run) => ok_json(200, &run_json(&s.api_base, run)),
             None => error(404, "Not Found"),
@@ -1299,14 +1318,14 @@ fn artifact_json(s: &State, id: u64, seed: &ArtifactSeed) -> Value {
         Some(run_id) => match s.runs.get(&run_id) {
             Some(run) => json!({
                 "id": run_id,
-                "repository_id": REPO_ID,
+                "repository_id": seed.repository_id.unwrap_or(REPO_ID),
                 "head_repository_id": run.head_repository.as_ref().map(|(_, id)| *id),
                 "head_branch": run.head_branch,
                 "head_sha": run.head_sha,
             }),
             None => json!({
                 "id": run_id,
-                "repository_id": REPO_ID,
+                "repository_id": seed.repository_id.unwrap_or(REPO_ID),
                 "head_repository_id": Value::Null,
                 "head_branch": Value::Null,
                 "head_sha": Value::Null,
