@@ -18,15 +18,22 @@ use crate::span::Span;
 
 pub struct Trust;
 
-/// Events whose runs use the workflow file as the pull request's head has it.
+/// Events whose runs use the workflow file as the pull request's head has it (a merge queue's
+/// run uses the merge group's commit, which holds the pull request's changes).
 pub(super) const PULL_REQUEST_CODE: &[&str] = &[
     "pull_request",
     "pull_request_review",
     "pull_request_review_comment",
+    "merge_group",
 ];
 
 /// Events whose runs use the workflow file of the branch they were started on.
 const BRANCH_CODE: &[&str] = &["push", "workflow_dispatch"];
+
+/// Events whose runs use the default (or base) branch's workflow file, whatever started them.
+/// With [`BRANCH_CODE`] on a named branch, the only events a rule may admit (principle 3: an
+/// event not known to run a reviewed workflow file is reported, one never seen included).
+const REVIEWED_CODE: &[&str] = &["pull_request_target", "schedule", "workflow_run"];
 
 /// The workflow a fix names when the rule names none.
 const EXAMPLE_WORKFLOW: &str = ".github/workflows/review.yaml";
@@ -178,6 +185,21 @@ fn judge(store: &str, rule: &TrustRule, known: Option<&str>) -> Option<Flaw> {
             ),
         });
     };
+    if !(REVIEWED_CODE.contains(&event.value) || BRANCH_CODE.contains(&event.value)) {
+        return Some(Flaw {
+            span: event.span,
+            message: format!(
+                "a trust rule of store `{store}` admits `{}` runs, an event not known to run a reviewed workflow file: a rule admits only the events whose runs use the base branch's workflow file ({}) or a named branch's ({} with `branch=`)",
+                event.value,
+                REVIEWED_CODE.join(", "),
+                BRANCH_CODE.join(", ")
+            ),
+            label: format!("`{}`: not known to run a reviewed workflow", event.value),
+            help: format!(
+                "trust the job that seals the blobs on an event whose workflow file is reviewed: `{on_target}`{name_wf}"
+            ),
+        });
+    }
     if BRANCH_CODE.contains(&event.value) && branch.is_none() {
         return Some(Flaw {
             span: event.span,
@@ -398,10 +420,28 @@ mod tests {
         let dispatch = format!("trust {WF} event=\"workflow_dispatch\" branch=\"main\"");
         let push = format!("trust {WF} event=\"push\" branch=\"main\"");
         let schedule = format!("trust {WF} event=\"schedule\"");
+        let after = format!("trust {WF} event=\"workflow_run\"");
         assert_eq!(
-            errors(&[&target, &dispatch, &push, &schedule], true),
+            errors(&[&target, &dispatch, &push, &schedule, &after], true),
             Vec::<String>::new()
         );
+    }
+
+    #[test]
+    fn an_event_not_known_to_run_a_reviewed_workflow_is_reported() {
+        // A merge queue's run uses the merge group's commit: the pull request's workflow file.
+        let queue = errors(&[&format!("trust {WF} event=\"merge_group\"")], true);
+        assert_eq!(queue.len(), 1, "{queue:?}");
+        assert!(queue[0].contains("as the pull request has it"), "{queue:?}");
+        // An event never seen is reported too (principle 3).
+        for event in ["issues", "release", "deployment", "not_an_event"] {
+            let e = errors(&[&format!("trust {WF} event=\"{event}\"")], true);
+            assert_eq!(e.len(), 1, "{event}: {e:?}");
+            assert!(
+                e[0].contains("not known to run a reviewed workflow file"),
+                "{e:?}"
+            );
+        }
     }
 
     #[test]
