@@ -1286,13 +1286,16 @@ pub fn checkout_programs(stage: &Stage, contract: &StageContract) -> Vec<Checkou
 }
 
 /// Whether a working folder is shown to be outside the checkout: an absolute path written in
-/// the file, or the stage's own folder.
+/// the file, the stage's own folder, or a folder another stage made.
 fn outside_the_checkout(value: &Value) -> bool {
     match value {
         Value::String(s) => s.starts_with('/'),
         Value::Template(t) => match t.segments.first() {
             Some(crate::model::Segment::Literal { text }) => text.starts_with('/'),
             Some(crate::model::Segment::Work { .. }) => true,
+            // A folder another stage made, kept in the run's folder: what it holds is judged by
+            // that output's labels (`untrusted-input`), not as the checkout.
+            Some(crate::model::Segment::Reference { .. }) => true,
             _ => false,
         },
         _ => false,

@@ -795,3 +795,41 @@ fn a_trusted_input_the_forge_says_the_author_wrote_lifts_nothing() {
         "{live:#?}"
     );
 }
+
+/// A stage that holds a token and works in a folder a networked stage fetched (the pull
+/// request's head): certain, so an error at the working folder, not the medium-confidence
+/// "program in the checkout" warning; the twin, which builds it in a stage holding nothing, is
+/// not reported.
+#[test]
+fn a_working_folder_a_networked_stage_fetched_is_untrusted() {
+    let live = |name: &str| -> Vec<(String, String, String)> {
+        let path = root().join("tests/fixtures/pipelines").join(name);
+        let json = crate::support::findings_json(path.to_str().expect("utf-8"));
+        json["files"][0]["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|f| f["suppressed"].is_null() && f["severity"] != "info")
+            .map(|f| {
+                (
+                    f["check"].as_str().unwrap_or_default().to_owned(),
+                    f["severity"].as_str().unwrap_or_default().to_owned(),
+                    f["message"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let bad = live("fetched-head-built-with-a-token.kdl");
+    assert_eq!(bad.len(), 1, "{bad:#?}");
+    let (check, severity, message) = &bad[0];
+    assert_eq!(
+        (check.as_str(), severity.as_str()),
+        ("untrusted-input", "error")
+    );
+    assert!(
+        message.contains("untrusted `fetch-head.tree` reaches a path of `coverage`"),
+        "{message}"
+    );
+    let good = live("fetched-head-built-by-a-stage-without-the-token.kdl");
+    assert!(good.is_empty(), "{good:#?}");
+}

@@ -78,9 +78,14 @@ impl Check for UntrustedInput {
                 // A `file` output passed whole is a path the run made (a copy in the stage's own
                 // folder): its words are the run's, and the program reads the untrusted content
                 // as data, the way the fix of a checkout script hands on what it makes.
+                // Not so for the working folder: the program runs in it, and what it finds there
+                // (a `Makefile`, a `package.json`, its configuration) steers it.
+                let child = &stage.children[input.child];
+                let working_folder = child.name.value == "cwd" && input.role == Role::Path;
                 if input.folder.is_none()
+                    && !working_folder
                     && is_file_output(cx, &input.reference)
-                    && whole_word(&stage.children[input.child], &input.reference)
+                    && whole_word(child, &input.reference)
                 {
                     continue;
                 }
