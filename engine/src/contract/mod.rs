@@ -113,6 +113,10 @@ pub struct ChildSpec {
     /// or fails the head). A review cut by `path` publishes neither as the change's (principle
     /// 4, `fail-closed`).
     pub claims_whole: Option<&'static [&'static str]>,
+    /// Written with one of these words, the verdict the stage publishes cannot fail
+    /// (`std/post`'s `block-on "never"`: the check run passes whatever the review found), which
+    /// a check run a forge can require must not do unsaid (principle 4, `fail-closed`).
+    pub cannot_fail: &'static [&'static str],
     /// The stage reads the value itself and never hands it to the program it runs
     /// (`std/review`'s `reviewer-vendor-differs-from`). Undeclared, a value is taken to reach the
     /// program (principle 1).
@@ -497,6 +501,7 @@ impl ChildSpec {
             narrows: false,
             names_record: false,
             claims_whole: None,
+            cannot_fail: &[],
             read_by_the_stage: false,
         }
     }
@@ -523,6 +528,13 @@ impl ChildSpec {
     /// [`ChildSpec::claims_whole`]).
     pub fn claims_whole(mut self, off: &'static [&'static str]) -> Self {
         self.claims_whole = Some(off);
+        self
+    }
+
+    /// With one of `words`, the stage's published verdict cannot fail (see
+    /// [`ChildSpec::cannot_fail`]).
+    pub fn cannot_fail(mut self, words: &'static [&'static str]) -> Self {
+        self.cannot_fail = words;
         self
     }
 

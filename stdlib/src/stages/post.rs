@@ -99,7 +99,8 @@ pub fn contract() -> StageContract {
                 Role::Config,
                 "findings at or above this severity fail the check run (default `error`; `any`: every finding)",
             )
-            .arg(words(BLOCK_ON)),
+            .arg(words(BLOCK_ON))
+            .cannot_fail(&["never"]),
         )
         .child(
             ChildSpec::new(

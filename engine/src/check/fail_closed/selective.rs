@@ -10,6 +10,10 @@
 //! have said. The reviews followed are those whose outputs reach the stage as data, through any
 //! number of stages (a lens through `std/aggregate`). One finding per publishing stage, on the
 //! first verdict its `when` reads.
+//!
+//! The same holds for a setting that makes the verdict constant: a check run recorded with
+//! `block-on "never"` passes whatever the review found, so a rule that requires it requires
+//! nothing (a warning: the choice may be meant, and says so with an `allow`).
 
 use super::ID;
 use crate::check::Context;
@@ -18,6 +22,7 @@ use crate::finding::{Confidence, Finding, Label, Severity};
 use crate::model::Reference;
 
 pub(super) fn selective_publishers(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    constant_verdicts(cx, out);
     let p = cx.pipeline;
     for (i, stage) in p.stages.iter().enumerate() {
         let Some(when) = &stage.when else { continue };
@@ -80,4 +85,55 @@ fn data_ancestors(cx: &Context<'_>, i: usize) -> Vec<bool> {
         }
     }
     seen
+}
+
+/// A publisher that records a verdict on the head (a check run: `ChildSpec::claims_whole`) with
+/// a setting under which it cannot fail (`ChildSpec::cannot_fail`).
+fn constant_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    use crate::model::Value;
+    for stage in &cx.pipeline.stages {
+        let Some(contract) = cx.registry.get(&stage.uses.value) else {
+            continue;
+        };
+        let records = stage.children.iter().find(|c| {
+            contract
+                .child_spec(&c.name.value)
+                .is_some_and(|s| s.claims_whole.is_some() && s.names_record)
+        });
+        let Some(record) = records else { continue };
+        for child in &stage.children {
+            let Some(spec) = contract.child_spec(&child.name.value) else {
+                continue;
+            };
+            let Some(arg) = child.args.first() else {
+                continue;
+            };
+            let Value::String(word) = &arg.value else {
+                continue;
+            };
+            if !spec.cannot_fail.contains(&word.as_str()) {
+                continue;
+            }
+            let name = &stage.name.value;
+            let setting = &child.name.value;
+            out.push(
+                Finding::new(
+                    ID,
+                    Severity::Warning,
+                    format!(
+                        "`{name}` records its `{}` with `{setting} \"{word}\"`, under which it passes whatever the review found: a rule that requires it requires nothing (principle 4: a verdict covers what it claims)",
+                        record.name.value
+                    ),
+                    Label::new(arg.span, "cannot fail"),
+                )
+                .related(Label::new(record.name.span, "a verdict on the head"))
+                .help(format!(
+                    "let the findings decide: remove `{setting} \"{word}\"` (the default blocks on errors); to publish findings without blocking, record no `{}`",
+                    record.name.value
+                ))
+                .confidence(Confidence::High)
+                .stage(name),
+            );
+        }
+    }
 }
