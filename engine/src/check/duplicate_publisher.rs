@@ -236,9 +236,6 @@ impl DuplicatePublisher {
                 }
             }
         }
-        if apart.is_empty() {
-            return;
-        }
         for publisher in publishers {
             let Some(contract) = cx.registry.get(&publisher.uses.value) else {
                 continue;
@@ -257,6 +254,38 @@ impl DuplicatePublisher {
                     Value::Template(t) => t.inputs().map(|(n, _)| n).collect(),
                     _ => Vec::new(),
                 };
+                // A name made of inputs alone is whatever sets them says: a required check's
+                // name included (principle 1: a value from outside the file is attacker text).
+                if let Value::Template(t) = &arg.value
+                    && t.segments.iter().all(|s| match s {
+                        crate::model::Segment::Literal { text } => text.trim().is_empty(),
+                        _ => true,
+                    })
+                    && let Some(input) = named.iter().find(|i| varies(i))
+                {
+                    let env = p
+                        .input(input)
+                        .and_then(|i| i.env.as_ref())
+                        .map_or(String::new(), |e| format!("`${}`", e.value));
+                    out.push(
+                        Finding::new(
+                            self.id(),
+                            self.severity(),
+                            format!(
+                                "`{}`'s `{}` is named by `{{{input}}}` alone: whatever sets {env} chooses which record the review writes, the name of a check another workflow reports (a required `build`) included (principle 1: a value from outside the file is attacker text)",
+                                publisher.name.value, child.name.value
+                            ),
+                            Label::new(arg.span, "named from outside the file"),
+                        )
+                        .help(format!(
+                            "give the name a fixed part that no other check has, and the input a `pattern`: `{} \"review-{{{input}}}\"`",
+                            child.name.value
+                        ))
+                        .confidence(Confidence::High)
+                        .stage(&publisher.name.value),
+                    );
+                    continue;
+                }
                 let missing: Vec<&(&str, String)> =
                     apart.iter().filter(|(n, _)| !named.contains(n)).collect();
                 let Some((first, why)) = missing.first() else {
