@@ -82,8 +82,7 @@ fn run_and_graph_read_review_kdl_when_no_file_is_given() {
 fn run_outside_a_git_repository_says_so_in_one_line_with_the_fix() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("review.kdl"), GATHER_ONLY).expect("write");
-    // A folder git would not find a repository above (GIT_CEILING_DIRECTORIES is not passed
-    // through by the binary's own git: the temp folder is outside any repository).
+    // A temp folder: outside any repository.
     let out = run_in(dir.path(), &["review.kdl"]);
     let log = out.transcript();
     assert_eq!(out.code, 2, "{log}");
