@@ -22,7 +22,8 @@ pub enum Command {
     Schema(SchemaArgs),
     /// Run a pipeline that passes check (exit 0 success, 1 a stage failed, 2 unusable input, 3 findings at --fail-on, 4 not reviewed under --fail-on, 130/143 interrupted)
     Run(RunArgs),
-    /// Explain a check: what it proves, a failing and a passing example (no id: list the checks)
+    /// Explain an id an output shows: a check (what it proves, a failing and a passing example), a
+    /// review's rule or a credential detector (no id: list them all)
     Explain(ExplainArgs),
     /// Write a starting review.kdl for this checkout (exit 1 if one exists: it is kept)
     Init,
@@ -58,15 +59,16 @@ pub struct ExportGithubArgs {
 
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// The check's id, as `check` reports it (e.g. `secret-scope`)
-    #[arg(value_name = "CHECK")]
+    /// A check's id, as `check` reports it (e.g. `secret-scope`), or a rule or detector a review
+    /// or a scan shows (e.g. `todo-added`, `aws`, `adversarial/…`)
+    #[arg(value_name = "ID")]
     pub check: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The pipeline file
-    #[arg(value_name = "FILE")]
+    /// The pipeline file (as for `check`, the current folder's `review.kdl` when none is given)
+    #[arg(value_name = "FILE", default_value = "review.kdl")]
     pub file: PathBuf,
     /// At most this many stages at once, 1 or more (default: the number of cores)
     #[arg(long, value_name = "N", value_parser = parse_jobs)]
@@ -145,8 +147,8 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct GraphArgs {
-    /// The pipeline file
-    #[arg(value_name = "FILE")]
+    /// The pipeline file (as for `check`, the current folder's `review.kdl` when none is given)
+    #[arg(value_name = "FILE", default_value = "review.kdl")]
     pub file: PathBuf,
     #[arg(long, value_enum, default_value_t = GraphFormat::Mermaid)]
     pub format: GraphFormat,

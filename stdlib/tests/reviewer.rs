@@ -751,16 +751,20 @@ async fn a_restored_conversation_holding_a_link_is_not_resumed() {
 }
 
 #[tokio::test]
-async fn a_missing_program_fails_each_try_with_the_reason() {
+async fn a_missing_program_is_said_once_and_no_try_runs() {
     let dir = TempDir::new().unwrap();
     let mut spec = reviewer("ok", &dir);
     spec.program_and_args = vec!["no-such-reviewer".to_owned()];
-    let err = run(&spec, None, &dir).await.result.unwrap_err();
+    let run = run(&spec, None, &dir).await;
+    let err = run.result.unwrap_err();
     assert!(
         err.to_string()
-            .contains("the reviewer cannot be started: program \"no-such-reviewer\" not found"),
+            .contains("the reviewer program `no-such-reviewer` is not installed"),
         "{err}"
     );
+    // A missing program is not transient: no try, no status line of one.
+    assert!(err.tries().is_empty(), "{err}");
+    assert!(run.status.is_empty(), "{:?}", run.status);
 }
 
 /// The stage will spawn the review on a multi-threaded runtime: its future must be `Send`.

@@ -32,7 +32,7 @@ fn explain_escapes_an_unknown_check_id() {
     assert_escaped("explain", &run);
     assert!(
         run.stderr
-            .contains("no check is called `\\u{1b}]0;pwn\\u{7}\\u{1b}[31mX`"),
+            .contains("no check, rule or detector is called `\\u{1b}]0;pwn\\u{7}\\u{1b}[31mX`"),
         "{}",
         run.stderr
     );

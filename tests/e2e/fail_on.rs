@@ -109,7 +109,7 @@ fn fail_on_error_with_a_blocking_finding_exits_3() {
     let log = out.transcript();
     assert_eq!(out.code, 3, "{log}");
     assert!(
-        log.contains("post: published 3 error, 0 warning, 0 info"),
+        log.contains("post: published 3 errors, 0 warnings, 0 info"),
         "{log}"
     );
     assert!(
@@ -190,7 +190,7 @@ fn fail_on_new_counts_only_the_findings_a_push_added() {
     assert_eq!(out.code, 0, "{log}");
     assert!(
         log.contains(
-            "post: published 0 error, 1 warning, 0 info (new: 0 error, 0 warning, 0 info)"
+            "post: published 0 errors, 1 warning, 0 info (new: 0 errors, 0 warnings, 0 info)"
         ),
         "{log}"
     );
@@ -209,7 +209,7 @@ fn fail_on_new_counts_only_the_findings_a_push_added() {
     let out = run(&repo, &args);
     let log = out.transcript();
     assert_eq!(out.code, 3, "{log}");
-    assert!(log.contains("(new: 0 error, 1 warning, 0 info)"), "{log}");
+    assert!(log.contains("(new: 0 errors, 1 warning, 0 info)"), "{log}");
 }
 
 #[test]

@@ -19,6 +19,7 @@ mod export;
 mod fail_on;
 mod fail_on_github;
 mod finding_identity;
+mod first_hour;
 mod formats;
 mod gather_base;
 mod github_dispatch;

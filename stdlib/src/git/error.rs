@@ -23,6 +23,21 @@ pub enum GitError {
     #[error("unknown revision {rev:?} (not a commit in this repository)")]
     UnknownRevision { rev: String },
 
+    #[error(
+        "{} is not in a git repository: reviewflow reviews a change between two commits of one. \
+         Run it in a clone (or after `git init` and a first commit), or name one with \
+         `--checkout DIR`",
+        dir.display()
+    )]
+    NotARepository { dir: std::path::PathBuf },
+
+    #[error(
+        "the repository at {} has no commit yet: reviewflow reviews a change between two \
+         commits. Commit your work (`git add -A && git commit -m \"…\"`), then run again",
+        dir.display()
+    )]
+    NoCommits { dir: std::path::PathBuf },
+
     #[error("invalid revision {rev:?}: {reason}")]
     BadRevision { rev: String, reason: &'static str },
 

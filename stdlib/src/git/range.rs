@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::branch::{default_branch, head_branch};
 use super::error::echo;
-use super::revision::{merge_base, resolve, try_resolve};
+use super::revision::{merge_base, try_resolve};
 use super::shallow::{is_shallow, names_a_parent};
 use super::{GitError, Sha};
 
@@ -68,8 +68,23 @@ pub fn change_range(
     base: Option<&str>,
     head: Option<&str>,
 ) -> Result<Range, GitError> {
+    // Said in one line with the fix, rather than as git's "not a git repository" or "unknown
+    // revision HEAD".
+    if super::top_level(repo)?.is_none() {
+        return Err(GitError::NotARepository {
+            dir: repo.to_owned(),
+        });
+    }
     let head_ref = head.unwrap_or("HEAD").to_owned();
-    let head_sha = resolve(repo, &head_ref)?;
+    let head_sha = match (head, try_resolve(repo, &head_ref)?) {
+        (_, Some(sha)) => sha,
+        (None, None) => {
+            return Err(GitError::NoCommits {
+                dir: repo.to_owned(),
+            });
+        }
+        (Some(text), None) => return Err(GitError::UnknownRevision { rev: echo(text) }),
+    };
     let head_branch = match head {
         None => head_branch(repo)?,
         Some(text) => branch_named(repo, text)?,

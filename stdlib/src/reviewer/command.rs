@@ -2,7 +2,7 @@
 //!
 //! Each try: a fresh folder ([`TryFolder`]) with the prompt (inputs fenced by a new nonce), the
 //! inputs and, for a resumed try, a copy of the conversation; the program runs with a cleared
-//! environment (its declared variables, the `REVIEWFLOW_*` ones and a minimal `PATH`), null
+//! environment (its declared variables, the `REVIEWFLOW_*` ones and a `PATH`), null
 //! stdin, in its own process group, confined to its try folder inside a run; then its
 //! `result.json` is validated strictly. The try policy is [`TrySequence`].
 //!
@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use reviewflow_engine::exec::confine;
 use reviewflow_engine::exec::process::{
-    self, ChildSpec, DEFAULT_GRACE, Outcome, ProcessError, Stream, minimal_path,
+    self, ChildSpec, DEFAULT_GRACE, Outcome, ProcessError, Stream,
 };
 use reviewflow_engine::exec::redact::Redactor;
 use reviewflow_engine::exec::secret::SecretValue;
@@ -27,6 +27,7 @@ use reviewflow_engine::exec::secret::SecretValue;
 use super::conversation::Conversation;
 use super::error::ReviewerError;
 use super::outcome::{ReviewEvent, ReviewInput, ReviewOutcome};
+use super::program::{PathOrigin, ReviewerPath, locate};
 use super::prompt::{Nonce, RandomError, build_prompt};
 use super::proxy::{ModelApi, ModelProxy, model_keys};
 use super::result::{ResultError, ReviewFinding, ReviewResult, read_result};
@@ -44,8 +45,11 @@ pub struct CommandReviewer {
     /// The working directory of the program (the checkout under review); a relative program
     /// path is relative to it.
     pub cwd: PathBuf,
-    /// Declared, non-secret environment variables. A `PATH` here replaces the minimal one.
+    /// Declared, non-secret environment variables. A `PATH` here replaces [`Self::path`].
     pub env: Vec<(String, String)>,
+    /// The child's `PATH` when none is declared (reviewflow's own, without the checkout's
+    /// entries); `None`: the minimal one.
+    pub path: Option<String>,
     /// Secret environment variables.
     pub secret_env: Vec<(String, SecretValue)>,
     /// Limit of each try; `None` for none (the stage's own timeout still cancels).
@@ -58,13 +62,14 @@ pub struct CommandReviewer {
 
 impl CommandReviewer {
     /// A reviewer running `program_and_args` in `cwd`, with no instructions, no declared
-    /// variables, no timeout, the default grace and two tries.
+    /// variables, the minimal `PATH`, no timeout, the default grace and two tries.
     pub fn new(program_and_args: Vec<String>, cwd: impl Into<PathBuf>) -> Self {
         Self {
             program_and_args,
             instructions: String::new(),
             cwd: cwd.into(),
             env: Vec::new(),
+            path: None,
             secret_env: Vec::new(),
             timeout: None,
             grace: DEFAULT_GRACE,
@@ -94,6 +99,11 @@ impl CommandReviewer {
                 .map_err(|e| ReviewerError::settings(format!("{}: {e}", api.base_url_var)))?;
         }
         Ok(())
+    }
+
+    /// The `PATH` the program gets and is looked up in.
+    fn child_path(&self) -> ReviewerPath {
+        ReviewerPath::of(&self.env, self.path.as_deref())
     }
 
     fn declared_names(&self) -> impl Iterator<Item = &str> {
@@ -178,6 +188,17 @@ where
     let workdir = std::path::absolute(workdir).map_err(|e| {
         ReviewerError::settings(format!("the work folder {}: {e}", workdir.display()))
     })?;
+    // A program that is not there is said once, with the fix: no try would find it.
+    {
+        let (program, cwd, path) = (
+            spec.program_and_args[0].clone(),
+            spec.cwd.clone(),
+            spec.child_path(),
+        );
+        tokio::task::spawn_blocking(move || locate(&program, &cwd, &path))
+            .await
+            .map_err(|e| ReviewerError::settings(format!("the program's look-up failed: {e}")))??;
+    }
     let mut cancel = Fused::new(cancel);
     // Said once: which keys stay with reviewflow, and where their proxy forwards.
     let mut facts = Vec::new();
@@ -324,8 +345,8 @@ async fn one_try<C: Future<Output = ()>>(
     })
 }
 
-/// The child: cleared environment with the `REVIEWFLOW_*` variables, a minimal `PATH` unless
-/// one is declared, and the declared ones, a model key replaced by its proxy's stand-in and
+/// The child: cleared environment with the `REVIEWFLOW_*` variables, its `PATH`
+/// ([`CommandReviewer::child_path`]), and the declared ones, a model key replaced by its proxy's stand-in and
 /// the API's base URL by the proxy's; stdin null.
 fn child_spec(
     spec: &CommandReviewer,
@@ -338,8 +359,9 @@ fn child_spec(
     child.timeout = spec.timeout;
     child.grace = spec.grace;
     let path_text = |p: &Path| p.to_string_lossy().into_owned();
-    if !spec.declared_names().any(|name| name == "PATH") {
-        child = child.env("PATH", minimal_path());
+    let path = spec.child_path();
+    if path.origin != PathOrigin::Declared {
+        child = child.env("PATH", path.value);
     }
     child = child
         .env("REVIEWFLOW_PROMPT", path_text(&folder.prompt))

@@ -1,5 +1,6 @@
 //! Why a reviewer gave no review.
 
+use super::program::ProgramMissing;
 use super::tries::TryReport;
 
 /// A review that did not happen: the stage's `on-error` policy decides what follows.
@@ -8,6 +9,9 @@ pub enum ReviewerError {
     /// The stage's reviewer settings cannot work (found before anything runs).
     #[error("invalid reviewer settings: {problem}")]
     Settings { problem: String },
+    /// The program is not there: found before any try, and never retried.
+    #[error(transparent)]
+    Missing(#[from] ProgramMissing),
     /// Every try ended without a review.
     #[error("no review after {} {}: {}", tries.len(), if tries.len() == 1 { "try" } else { "tries" }, list(tries))]
     NoReview { tries: Vec<TryReport> },
@@ -26,7 +30,7 @@ impl ReviewerError {
     /// The tries that ran (none for invalid settings).
     pub fn tries(&self) -> &[TryReport] {
         match self {
-            ReviewerError::Settings { .. } => &[],
+            ReviewerError::Settings { .. } | ReviewerError::Missing(_) => &[],
             ReviewerError::NoReview { tries } | ReviewerError::Cancelled { tries } => tries,
         }
     }

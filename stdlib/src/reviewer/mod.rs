@@ -18,6 +18,7 @@ pub mod declared_env;
 mod error;
 pub mod model;
 mod outcome;
+pub mod program;
 pub mod prompt;
 pub mod proxy;
 pub mod result;

@@ -45,10 +45,16 @@ impl Counts {
 
 impl std::fmt::Display for Counts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // "1 error, 0 warnings, 2 info": a count reads as a sentence ("info" has no plural).
+        let plural = |n: u64| if n == 1 { "" } else { "s" };
         write!(
             f,
-            "{} error, {} warning, {} info",
-            self.error, self.warning, self.info
+            "{} error{}, {} warning{}, {} info",
+            self.error,
+            plural(self.error),
+            self.warning,
+            plural(self.warning),
+            self.info
         )
     }
 }
@@ -136,6 +142,11 @@ mod tests {
         assert_eq!(p.findings.at_or_above(Severity::Warning), 3);
         assert_eq!(p.findings.total(), 4);
         assert_eq!(p.new.to_string(), "1 error, 1 warning, 0 info");
+        assert_eq!(p.findings.to_string(), "2 errors, 1 warning, 1 info");
+        assert_eq!(
+            Counts::default().to_string(),
+            "0 errors, 0 warnings, 0 info"
+        );
     }
 
     #[test]

@@ -50,10 +50,7 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
             spec.grace = cx.grace;
             spec.timeout = cx.stage.timeout();
             spec.env = env_of(&cx);
-            spec.path = std::env::var("PATH")
-                .ok()
-                .map(|p| trusted_path(&p, cx.checkout))
-                .filter(|p| !p.is_empty());
+            spec.path = inherited_path(&cx);
             spec.secret_env = secret_env_of(&cx);
             let props = cx.children.iter().find(|c| c.name == "reviewer");
             if let Some(p) = props {
@@ -141,6 +138,7 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
             spec.grace = cx.grace;
             spec.timeout = cx.stage.timeout();
             spec.env = env_of(&cx);
+            spec.path = inherited_path(&cx);
             spec.secret_env = secret_env_of(&cx);
             if let Some(text) = prompt_file(&cx, "prompt").await? {
                 spec.instructions = text;
@@ -192,6 +190,16 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
     out.insert("resumed".into(), OutputValue::Bool(outcome.resumed));
     out.insert("clean".into(), OutputValue::Bool(outcome.clean));
     Ok(out)
+}
+
+/// reviewflow's own `PATH` for a reviewer's program, one rule for every reviewer: without
+/// relative entries and entries inside the checkout (the change under review must not supply
+/// the program), so a program the job installed is found; `None` when nothing is left.
+fn inherited_path(cx: &StageCx<'_>) -> Option<String> {
+    std::env::var("PATH")
+        .ok()
+        .map(|p| trusted_path(&p, cx.checkout))
+        .filter(|p| !p.is_empty())
 }
 
 /// The inputs of every `child` child, named by the reference that gave them (`gather.diff`).

@@ -23,9 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use reviewflow_engine::exec::confine;
-use reviewflow_engine::exec::process::{
-    self, ChildSpec, DEFAULT_GRACE, Outcome, Stdin, Stream, minimal_path,
-};
+use reviewflow_engine::exec::process::{self, ChildSpec, DEFAULT_GRACE, Outcome, Stdin, Stream};
 use reviewflow_engine::exec::redact::Redactor;
 use reviewflow_engine::exec::secret::SecretValue;
 
@@ -36,6 +34,7 @@ use super::command::Fused;
 use super::conversation::Conversation;
 use super::error::ReviewerError;
 use super::outcome::{ReviewEvent, ReviewInput, ReviewOutcome};
+use super::program::{ReviewerPath, locate};
 use super::prompt::{Nonce, build_prompt};
 use super::result::ReviewFinding;
 use super::stderr_tail::{StderrTail, tail};
@@ -282,6 +281,13 @@ where
     let cwd = std::fs::canonicalize(&spec.cwd).map_err(|e| {
         ReviewerError::settings(format!("the workspace {}: {e}", spec.cwd.display()))
     })?;
+    // A CLI that is not installed is said once, with the fix: no try would find it.
+    {
+        let (program, cwd, path) = (spec.program.clone(), cwd.clone(), child_path(spec));
+        tokio::task::spawn_blocking(move || locate(&program, &cwd, &path))
+            .await
+            .map_err(|e| ReviewerError::settings(format!("the program's look-up failed: {e}")))??;
+    }
     let mut cancel = Fused::new(cancel);
     let mut facts = vec![("reviewer.cli".to_owned(), spec.cli.name().to_owned())];
     // Where its proxy forwards: the vendor's API, or the one the stage declares.
@@ -388,13 +394,8 @@ pub fn mask_credentials(text: &str) -> String {
 }
 
 /// The PATH of the child: the declared one, else the given one, else the minimal one.
-fn child_path(spec: &ModelReviewer) -> String {
-    spec.env
-        .iter()
-        .find(|(n, _)| n == "PATH")
-        .map(|(_, v)| v.clone())
-        .or_else(|| spec.path.clone())
-        .unwrap_or_else(|| minimal_path().to_owned())
+fn child_path(spec: &ModelReviewer) -> ReviewerPath {
+    ReviewerPath::of(&spec.env, spec.path.as_deref())
 }
 
 /// `path` without relative entries and without entries inside `checkout`: the change under
@@ -418,7 +419,7 @@ fn base_child(spec: &ModelReviewer, cwd: &Path, home: &TryHome) -> ChildSpec {
     let mut child = ChildSpec::new(&spec.program, cwd);
     let text = |p: &Path| p.to_string_lossy().into_owned();
     child = child
-        .env("PATH", child_path(spec))
+        .env("PATH", child_path(spec).value)
         .env("HOME", text(&home.home))
         .env("LANG", "C.UTF-8");
     // A declared base URL is the proxy's upstream; the CLI gets the proxy's.
