@@ -12,8 +12,18 @@ use reviewflow_engine::contract::{
 };
 
 use super::words;
+use crate::detect::DetectorId;
 
-pub const DETECTORS: &[&str] = &["jwt", "github", "anthropic", "openai", "aws", "private-key"];
+/// The detectors `detect` may name: every detector of the registry's ids but `secret-value`,
+/// which looks for the run's own secret values rather than a kind of credential. Read from
+/// [`DetectorId::ALL`], so a detector added there is namable here without a second list.
+fn detectors() -> Vec<&'static str> {
+    DetectorId::ALL
+        .into_iter()
+        .filter(|d| *d != DetectorId::SecretValue)
+        .map(DetectorId::as_str)
+        .collect()
+}
 
 pub fn contract() -> StageContract {
     StageContract::new(
@@ -31,7 +41,7 @@ pub fn contract() -> StageContract {
             Role::Config,
             "detectors to run (default: all); the run's own secret values are always searched",
         )
-        .many(words(DETECTORS)),
+        .many(words(&detectors())),
     )
     .output(
         "clean",
@@ -166,6 +176,25 @@ fn target_status(name: &str, hits: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::target_status;
+
+    /// `detect` names every credential detector of the registry, and only those: one list.
+    #[test]
+    fn detect_names_every_credential_detector() {
+        use crate::detect::DetectorId;
+        use reviewflow_engine::contract::ValueType;
+        let contract = super::contract();
+        let spec = contract.child_spec("detect").expect("a detect child");
+        let Some(ValueType::Enum(words)) = spec.args.first() else {
+            panic!("detect takes words: {:?}", spec.args);
+        };
+        let expected: Vec<String> = DetectorId::ALL
+            .iter()
+            .filter(|d| **d != DetectorId::SecretValue)
+            .map(|d| d.as_str().to_owned())
+            .collect();
+        assert_eq!(words, &expected);
+        assert!(words.iter().any(|w| w == "aws") && !words.iter().any(|w| w == "secret-value"));
+    }
 
     #[test]
     fn the_status_line_names_the_target() {

@@ -30,15 +30,15 @@ pub enum ProcessError {
         /// Position in `args` (0 is the program itself).
         index: usize,
     },
-    /// A bare program name was not found in the PATH the spec declares.
+    /// A bare program name was not found in the PATH the child is given.
     #[error("program {program:?} not found: {}", match path {
-        Some(path) => format!("no executable of that name in the declared PATH {path:?}"),
-        None => "no PATH is declared for the child; declare one or give a path".to_owned(),
+        Some(path) => format!("no executable of that name in the PATH given to the child ({path:?}); install it there, give its absolute path, or set the stage's `env \"PATH\"`"),
+        None => "the child is given no PATH; set the stage's `env \"PATH\"` or give the program's absolute path".to_owned(),
     })]
     ProgramNotFound {
         /// The name as given.
         program: String,
-        /// The declared PATH, if any.
+        /// The PATH the child is given, if any.
         path: Option<String>,
     },
     /// The operating system refused to start the child.
