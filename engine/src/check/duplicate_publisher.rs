@@ -109,68 +109,55 @@ impl DuplicatePublisher {
             _ => Vec::new(),
         };
         let mut reported: Vec<&str> = Vec::new();
-        for stage in &p.stages {
-            let Some(contract) = cx.registry.get(&stage.uses.value) else {
+        for (stage, arg) in cx.narrowings() {
+            let Value::Template(t) = &arg.value else {
                 continue;
             };
-            for child in &stage.children {
-                if !contract
-                    .child_spec(&child.name.value)
-                    .is_some_and(|s| s.narrows)
+            for (input, span) in t.inputs() {
+                // The change and the repository key every review already.
+                if matches!(input, "change" | "repo")
+                    || keyed.contains(&input)
+                    || reported.contains(&input)
                 {
                     continue;
                 }
-                for arg in &child.args {
-                    let Value::Template(t) = &arg.value else {
-                        continue;
-                    };
-                    for (input, span) in t.inputs() {
-                        // The change and the repository key every review already.
-                        if matches!(input, "change" | "repo")
-                            || keyed.contains(&input)
-                            || reported.contains(&input)
-                        {
-                            continue;
-                        }
-                        reported.push(input);
-                        let by = if keyed.is_empty() {
-                            "the change and the pipeline alone".to_string()
-                        } else {
-                            format!(
-                                "the change, the pipeline and {}",
-                                keyed
-                                    .iter()
-                                    .map(|k| format!("`{{{k}}}`"))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            )
-                        };
-                        out.push(
-                            Finding::new(
-                                self.id(),
-                                self.severity(),
-                                format!(
-                                    "`{}` cuts what a run reviews by `{{{input}}}`, but the forge keys the review `{}` publishes by {by}: a run for another `{input}` replaces this review, its record and its check run with a review of another part of the change (principle 4: a verdict covers what it claims)",
-                                    stage.name.value, publisher.name.value
-                                ),
-                                Label::new(span, "chooses what a run reviews"),
-                            )
-                            .related(Label::new(forge.kind.span, format!("keys the review by {by}")))
-                            .help(format!(
-                                "key the review by it too: `forge \"{}\" … {prop}=\"{}\"`",
-                                forge.kind.value,
-                                keyed
-                                    .iter()
-                                    .map(|k| format!("{{{k}}}"))
-                                    .chain(std::iter::once(format!("{{{input}}}")))
-                                    .collect::<Vec<_>>()
-                                    .join("-")
-                            ))
-                            .confidence(Confidence::High)
-                            .stage(&stage.name.value),
-                        );
-                    }
-                }
+                reported.push(input);
+                let by = if keyed.is_empty() {
+                    "the change and the pipeline alone".to_string()
+                } else {
+                    format!(
+                        "the change, the pipeline and {}",
+                        keyed
+                            .iter()
+                            .map(|k| format!("`{{{k}}}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                out.push(
+                    Finding::new(
+                        self.id(),
+                        self.severity(),
+                        format!(
+                            "`{}` cuts what a run reviews by `{{{input}}}`, but the forge keys the review `{}` publishes by {by}: a run for another `{input}` replaces this review, its record and its check run with a review of another part of the change (principle 4: a verdict covers what it claims)",
+                            stage.name.value, publisher.name.value
+                        ),
+                        Label::new(span, "chooses what a run reviews"),
+                    )
+                    .related(Label::new(forge.kind.span, format!("keys the review by {by}")))
+                    .help(format!(
+                        "key the review by it too: `forge \"{}\" … {prop}=\"{}\"`",
+                        forge.kind.value,
+                        keyed
+                            .iter()
+                            .map(|k| format!("{{{k}}}"))
+                            .chain(std::iter::once(format!("{{{input}}}")))
+                            .collect::<Vec<_>>()
+                            .join("-")
+                    ))
+                    .confidence(Confidence::High)
+                    .stage(&stage.name.value),
+                );
             }
         }
     }
@@ -207,32 +194,19 @@ impl DuplicatePublisher {
                 }
             }
         }
-        for stage in &p.stages {
-            let Some(contract) = cx.registry.get(&stage.uses.value) else {
+        for (stage, arg) in cx.narrowings() {
+            let Value::Template(t) = &arg.value else {
                 continue;
             };
-            for child in &stage.children {
-                if !contract
-                    .child_spec(&child.name.value)
-                    .is_some_and(|s| s.narrows)
-                {
-                    continue;
-                }
-                for arg in &child.args {
-                    let Value::Template(t) = &arg.value else {
-                        continue;
-                    };
-                    for (input, _) in t.inputs() {
-                        if varies(input) && !apart.iter().any(|(n, _)| *n == input) {
-                            apart.push((
-                                input,
-                                format!(
-                                    "`{}` cuts what a run reviews by `{{{input}}}`",
-                                    stage.name.value
-                                ),
-                            ));
-                        }
-                    }
+            for (input, _) in t.inputs() {
+                if varies(input) && !apart.iter().any(|(n, _)| *n == input) {
+                    apart.push((
+                        input,
+                        format!(
+                            "`{}` cuts what a run reviews by `{{{input}}}`",
+                            stage.name.value
+                        ),
+                    ));
                 }
             }
         }

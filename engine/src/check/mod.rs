@@ -69,7 +69,33 @@ pub struct Context<'a> {
     pub outputs: &'a [Vec<(String, crate::contract::OutputType)>],
 }
 
-impl Context<'_> {
+impl<'a> Context<'a> {
+    /// Every value that narrows what a run reviews (a child its contract marks `narrows`:
+    /// `std/gather`'s `path`), with the stage that holds it, in file order.
+    pub fn narrowings(
+        &self,
+    ) -> impl Iterator<
+        Item = (
+            &'a crate::model::Stage,
+            &'a crate::span::Spanned<crate::model::Value>,
+        ),
+    > {
+        let registry = self.registry;
+        self.pipeline.stages.iter().flat_map(move |stage| {
+            let contract = registry.get(&stage.uses.value);
+            stage
+                .children
+                .iter()
+                .filter(move |c| {
+                    contract
+                        .and_then(|k| k.child_spec(&c.name.value))
+                        .is_some_and(|s| s.narrows)
+                })
+                .flat_map(|c| c.args.iter())
+                .map(move |arg| (stage, arg))
+        })
+    }
+
     /// The outputs of the stage named `stage` (empty for an unknown stage).
     pub fn outputs_of(&self, stage: &str) -> &[(String, crate::contract::OutputType)] {
         self.dag

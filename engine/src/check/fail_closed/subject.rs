@@ -113,23 +113,10 @@ pub(super) fn cut_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
     // The first cut, and the inputs cuts are made of.
     let mut cut: Option<(&str, crate::span::Span)> = None;
     let mut by: Vec<&str> = Vec::new();
-    for stage in &p.stages {
-        let Some(contract) = cx.registry.get(&stage.uses.value) else {
-            continue;
-        };
-        for child in &stage.children {
-            if !contract
-                .child_spec(&child.name.value)
-                .is_some_and(|s| s.narrows)
-            {
-                continue;
-            }
-            for arg in &child.args {
-                cut.get_or_insert((stage.name.value.as_str(), arg.span));
-                if let Value::Template(t) = &arg.value {
-                    by.extend(t.inputs().map(|(n, _)| n));
-                }
-            }
+    for (stage, arg) in cx.narrowings() {
+        cut.get_or_insert((stage.name.value.as_str(), arg.span));
+        if let Value::Template(t) = &arg.value {
+            by.extend(t.inputs().map(|(n, _)| n));
         }
     }
     let Some((cutter, cut_span)) = cut else {
