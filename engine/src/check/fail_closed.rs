@@ -79,6 +79,7 @@ impl Check for FailClosed {
         steered::steered_reviews(cx, out);
         subject::partial_subjects(cx, &feeds_sink, out);
         subject::cut_verdicts(cx, out);
+        subject::unbounded_approvals(cx, out);
         restore::availability(cx, out);
     }
 }

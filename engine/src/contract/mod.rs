@@ -117,6 +117,11 @@ pub struct ChildSpec {
     /// (`std/post`'s `block-on "never"`: the check run passes whatever the review found), which
     /// a check run a forge can require must not do unsaid (principle 4, `fail-closed`).
     pub cannot_fail: &'static [&'static str],
+    /// Written with this property, the child halts the run on a change too large to be read
+    /// whole (`std/gather`'s `gate halt=`): a stage kind that offers it gathers a change of any
+    /// size without it, and an approval of such a change claims more than a reviewer can have
+    /// read (principle 4, `fail-closed`).
+    pub halts: Option<&'static str>,
     /// The stage reads the value itself and never hands it to the program it runs
     /// (`std/review`'s `reviewer-vendor-differs-from`). Undeclared, a value is taken to reach the
     /// program (principle 1).
@@ -502,6 +507,7 @@ impl ChildSpec {
             names_record: false,
             claims_whole: None,
             cannot_fail: &[],
+            halts: None,
             read_by_the_stage: false,
         }
     }
@@ -535,6 +541,13 @@ impl ChildSpec {
     /// [`ChildSpec::cannot_fail`]).
     pub fn cannot_fail(mut self, words: &'static [&'static str]) -> Self {
         self.cannot_fail = words;
+        self
+    }
+
+    /// Written with the property `prop`, the child halts a change too large to read whole (see
+    /// [`ChildSpec::halts`]).
+    pub fn halts(mut self, prop: &'static str) -> Self {
+        self.halts = Some(prop);
         self
     }
 

@@ -59,7 +59,8 @@ pub fn contract() -> StageContract {
             false,
             "halt the run from this tier up",
         )
-        .prop("warn", words(TIERS), false, "warn from this tier up"),
+        .prop("warn", words(TIERS), false, "warn from this tier up")
+        .halts("halt"),
     )
     .child(
         ChildSpec::new("max-bytes", Role::Config, "the largest diff read, in bytes")

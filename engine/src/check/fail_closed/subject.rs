@@ -217,3 +217,73 @@ pub(super) fn cut_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
         }
     }
 }
+
+/// An approval says every line of the change was read. A stage kind that can halt a change too
+/// large to be read whole ([`ChildSpec::halts`]: `std/gather`'s `gate halt="…"`), written without
+/// that halt, gathers a change of any size (up to its `max-bytes`, 16 MiB by default), and a
+/// clean review of what no reviewer could read whole would approve all of it (principle 4: a
+/// verdict covers what it claims). A warning: a reviewer may have read it all; the halt is how
+/// the pipeline says so. A check run is not held to this: it is a record of the review, and the
+/// size line of the comment says what it covered.
+///
+/// [`ChildSpec::halts`]: crate::contract::ChildSpec::halts
+pub(super) fn unbounded_approvals(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    let p = cx.pipeline;
+    let Some((gatherer, gate, prop)) = p.stages.iter().find_map(|stage| {
+        let contract = cx.registry.get(&stage.uses.value)?;
+        let spec = contract.children.iter().find(|s| s.halts.is_some())?;
+        let prop = spec.halts?;
+        let gate = stage.children.iter().find(|c| c.name.value == spec.name);
+        if gate.is_some_and(|c| c.prop(prop).is_some()) {
+            return None;
+        }
+        Some((stage, gate, (spec.name.as_str(), prop)))
+    }) else {
+        return;
+    };
+    for stage in &p.stages {
+        let Some(contract) = cx.registry.get(&stage.uses.value) else {
+            continue;
+        };
+        for child in &stage.children {
+            let Some(spec) = contract.child_spec(&child.name.value) else {
+                continue;
+            };
+            // Only an approval: a check run names a record of the review (see above).
+            let Some(off) = spec.claims_whole.filter(|_| !spec.names_record) else {
+                continue;
+            };
+            let Some(arg) = child.args.first() else {
+                continue;
+            };
+            if matches!(&arg.value, Value::String(s) if off.contains(&s.as_str())) {
+                continue;
+            }
+            let name = &stage.name.value;
+            let what = &child.name.value;
+            let (gate_name, prop) = prop;
+            let related = match gate {
+                Some(c) => Label::new(c.name.span, "warns, but halts no change"),
+                None => Label::new(gatherer.name.span, "gathers a change of any size"),
+            };
+            out.push(
+                Finding::new(
+                    ID,
+                    Severity::Warning,
+                    format!(
+                        "`{name}`'s `{what}` approves the change whatever its size: `{}` halts no change too large to be read whole, so a clean review of a change no reviewer could read approves all of it (principle 4: a verdict covers what it claims)",
+                        gatherer.name.value
+                    ),
+                    Label::new(arg.span, "an approval of the whole change"),
+                )
+                .related(related)
+                .help(format!(
+                    "halt the run on a change too large to approve (`{gate_name} {prop}=\"black\"` on `{}`), or do not approve (`{what} \"never\"`)",
+                    gatherer.name.value
+                ))
+                .confidence(Confidence::Medium)
+                .stage(name),
+            );
+        }
+    }
+}
