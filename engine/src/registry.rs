@@ -41,6 +41,10 @@ pub struct Registry {
     default_forge: Option<String>,
     default_store: Option<String>,
     detectors: Detectors,
+    /// The built-in lenses, by name, with their ceiling (one of
+    /// [`crate::contract::REVIEW_SEVERITIES`]): compiled in, so `check` knows the most severe
+    /// finding each lets through.
+    lenses: BTreeMap<String, &'static str>,
 }
 
 impl Registry {
@@ -91,6 +95,16 @@ impl Registry {
     }
 
     /// The forge kind of a pipeline without a `forge` node.
+    /// Registers the built-in lens `name` with its ceiling.
+    pub fn register_lens(&mut self, name: &str, ceiling: &'static str) {
+        self.lenses.insert(name.into(), ceiling);
+    }
+
+    /// The ceiling of the built-in lens `name`.
+    pub fn lens_ceiling(&self, name: &str) -> Option<&'static str> {
+        self.lenses.get(name).copied()
+    }
+
     pub fn set_default_forge(&mut self, kind: &str) {
         self.default_forge = Some(kind.into());
     }

@@ -27,6 +27,7 @@ pub fn registry() -> Registry {
     stages::register(&mut registry);
     kinds::register(&mut registry);
     detect::register(&mut registry);
+    lens::register(&mut registry);
     registry
 }
 

@@ -84,6 +84,37 @@ pub fn lenses<'a>(cx: &Context<'a>) -> Vec<StageLens<'a>> {
     out
 }
 
+/// The most severe finding `findings` (a reference to a stage's findings) can carry, as a rank
+/// in [`crate::contract::REVIEW_SEVERITIES`]: an aggregate clamps each lens's findings to its
+/// ceiling, and the ceiling of a built-in lens is known (`Registry::lens_ceiling`). Anything
+/// else, a lens file (the checkout's to set) or findings read without their lens included, may
+/// carry the most severe (principle 1: unknown is untrusted).
+pub fn most_severe(cx: &Context<'_>, findings: &Reference) -> usize {
+    let top = crate::contract::REVIEW_SEVERITIES.len() - 1;
+    let Some(stage) = cx.pipeline.stage(&findings.stage) else {
+        return top;
+    };
+    if !cx.registry.get(&stage.uses.value).is_some_and(is_aggregate) {
+        return top;
+    }
+    let mut most = 0;
+    for from in stage.children_named(FROM) {
+        let ceiling = from
+            .prop(FROM_LENS)
+            .and_then(|v| reference(&v.value))
+            .and_then(|r| cx.pipeline.stage(&r.stage))
+            .and_then(|review| review.children_named(LENS).next())
+            .and_then(|lens| match lens.args.first().map(|a| &a.value) {
+                Some(Value::String(spec)) => spec.strip_prefix(BUILTIN),
+                _ => None,
+            })
+            .and_then(|name| cx.registry.lens_ceiling(name))
+            .and_then(crate::contract::review_severity_rank);
+        most = most.max(ceiling.unwrap_or(top));
+    }
+    most
+}
+
 /// A whole reference argument or property value.
 pub fn reference(value: &Value) -> Option<&Reference> {
     match value {

@@ -63,6 +63,26 @@ pub struct Vets {
     pub narrowed_by: Option<String>,
 }
 
+/// The severities of a review's findings, least severe first (a lens's `ceiling`, `std/post`'s
+/// `block-on`).
+pub const REVIEW_SEVERITIES: [&str; 3] = ["info", "warning", "error"];
+
+/// The rank of a review severity in [`REVIEW_SEVERITIES`] (`None` for another word).
+pub fn review_severity_rank(word: &str) -> Option<usize> {
+    REVIEW_SEVERITIES.iter().position(|s| *s == word)
+}
+
+/// What a child's word makes the least severe finding that fails a verdict
+/// ([`ChildSpec::blocks_from`]).
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+pub struct BlocksFrom {
+    /// The word that applies when the child is left out.
+    pub default: &'static str,
+    /// Each word and the least severe finding (one of [`REVIEW_SEVERITIES`]) that fails the
+    /// verdict under it; a word not listed fails nothing (`never`: [`ChildSpec::cannot_fail`]).
+    pub from: &'static [(&'static str, &'static str)],
+}
+
 /// One child node a stage accepts, e.g. `key "conversation-key"`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ChildSpec {
@@ -122,6 +142,11 @@ pub struct ChildSpec {
     /// size without it, and an approval of such a change claims more than a reviewer can have
     /// read (principle 4, `fail-closed`).
     pub halts: Option<&'static str>,
+    /// The least severe finding of a review that fails the verdict the stage publishes, by the
+    /// word the child is written with (`std/post`'s `block-on`: `error` when left out). Where
+    /// no finding that reaches the stage can be that severe (every lens capped below it), the
+    /// verdict cannot fail (principle 4, `fail-closed`).
+    pub blocks_from: Option<BlocksFrom>,
     /// The stage reads the value itself and never hands it to the program it runs
     /// (`std/review`'s `reviewer-vendor-differs-from`). Undeclared, a value is taken to reach the
     /// program (principle 1).
@@ -508,6 +533,7 @@ impl ChildSpec {
             claims_whole: None,
             cannot_fail: &[],
             halts: None,
+            blocks_from: None,
             read_by_the_stage: false,
         }
     }
@@ -548,6 +574,13 @@ impl ChildSpec {
     /// [`ChildSpec::halts`]).
     pub fn halts(mut self, prop: &'static str) -> Self {
         self.halts = Some(prop);
+        self
+    }
+
+    /// The word the child is written with sets the least severe finding that fails the
+    /// stage's verdict (see [`ChildSpec::blocks_from`]).
+    pub fn blocks_from(mut self, blocks: BlocksFrom) -> Self {
+        self.blocks_from = Some(blocks);
         self
     }
 

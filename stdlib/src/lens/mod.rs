@@ -10,7 +10,7 @@ mod resolve;
 use serde::{Deserialize, Serialize};
 
 pub use format::{LensFormatError, MAX_LENS_BYTES, parse};
-pub use resolve::{BUILTIN_PREFIX, LensError, builtin, builtin_names, load, name_of};
+pub use resolve::{BUILTIN_PREFIX, LensError, builtin, builtin_names, load, name_of, register};
 
 use crate::rules::Severity;
 

@@ -56,6 +56,15 @@ pub fn builtin_names() -> Vec<&'static str> {
     BUILTINS.iter().map(|(n, _)| *n).collect()
 }
 
+/// Makes the built-in lenses' ceilings known to `check` (`Registry::lens_ceiling`).
+pub fn register(registry: &mut reviewflow_engine::Registry) {
+    for (name, _) in BUILTINS {
+        if let Some(lens) = builtin(name) {
+            registry.register_lens(name, lens.meta.ceiling.as_str());
+        }
+    }
+}
+
 /// The built-in lens `name`.
 pub fn builtin(name: &str) -> Option<Lens> {
     let (n, text) = BUILTINS.iter().find(|(n, _)| *n == name)?;

@@ -12,7 +12,8 @@
 //! it found; its `on-error` decides what follows.
 
 use reviewflow_engine::contract::{
-    ChildSpec, Effect, FallbackValue, LabelRule, OutputType, Role, StageContract, ValueType,
+    BlocksFrom, ChildSpec, Effect, FallbackValue, LabelRule, OutputType, Role, StageContract,
+    ValueType,
 };
 
 use super::words;
@@ -100,7 +101,11 @@ pub fn contract() -> StageContract {
                 "findings at or above this severity fail the check run (default `error`; `any`: every finding)",
             )
             .arg(words(BLOCK_ON))
-            .cannot_fail(&["never"]),
+            .cannot_fail(&["never"])
+            .blocks_from(BlocksFrom {
+                default: "error",
+                from: &[("any", "info"), ("warning", "warning"), ("error", "error")],
+            }),
         )
         .child(
             ChildSpec::new(

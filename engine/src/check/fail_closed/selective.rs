@@ -91,6 +91,7 @@ fn data_ancestors(cx: &Context<'_>, i: usize) -> Vec<bool> {
 /// a setting under which it cannot fail (`ChildSpec::cannot_fail`).
 fn constant_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
     use crate::model::Value;
+    capped_verdicts(cx, out);
     for stage in &cx.pipeline.stages {
         let Some(contract) = cx.registry.get(&stage.uses.value) else {
             continue;
@@ -135,5 +136,106 @@ fn constant_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
                 .stage(name),
             );
         }
+    }
+}
+
+/// A publisher that records a verdict on the head (a check run) failed only by findings more
+/// severe than any that can reach it: every lens it publishes is capped below its `block-on`
+/// ([`ChildSpec::blocks_from`], `lens::most_severe`), so it passes whatever the review found.
+///
+/// [`ChildSpec::blocks_from`]: crate::contract::ChildSpec::blocks_from
+fn capped_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    use crate::check::lens::{most_severe, reference};
+    use crate::contract::{OutputType, REVIEW_SEVERITIES, review_severity_rank};
+    use crate::model::Value;
+    for stage in &cx.pipeline.stages {
+        let Some(contract) = cx.registry.get(&stage.uses.value) else {
+            continue;
+        };
+        let Some(record) = stage.children.iter().find(|c| {
+            contract
+                .child_spec(&c.name.value)
+                .is_some_and(|s| s.claims_whole.is_some() && s.names_record)
+        }) else {
+            continue;
+        };
+        let Some((spec, written)) = contract.children.iter().find_map(|s| {
+            let blocks = s.blocks_from?;
+            Some((
+                s,
+                (
+                    blocks,
+                    stage.children.iter().find(|c| c.name.value == s.name),
+                ),
+            ))
+        }) else {
+            continue;
+        };
+        let ((blocks, child), setting) = (written, &spec.name);
+        let word = match child.and_then(|c| c.args.first()).map(|a| &a.value) {
+            Some(Value::String(w)) => w.as_str(),
+            Some(_) => continue,
+            None => blocks.default,
+        };
+        let Some(threshold) = blocks
+            .from
+            .iter()
+            .find(|(w, _)| *w == word)
+            .and_then(|(_, s)| review_severity_rank(s))
+        else {
+            // A word that fails nothing is `cannot_fail`'s.
+            continue;
+        };
+        let published: Vec<&Reference> = stage
+            .children
+            .iter()
+            .filter(|c| {
+                contract
+                    .child_spec(&c.name.value)
+                    .is_some_and(|s| s.accepts.contains(&OutputType::Findings))
+            })
+            .flat_map(|c| c.args.iter())
+            .filter_map(|a| reference(&a.value))
+            .collect();
+        let Some(most) = published.iter().map(|r| most_severe(cx, r)).max() else {
+            continue;
+        };
+        if most >= threshold {
+            continue;
+        }
+        let name = &stage.name.value;
+        // The word that blocks on the most severe finding the lenses may report.
+        let fix = blocks
+            .from
+            .iter()
+            .filter_map(|(w, s)| Some((*w, review_severity_rank(s)?)))
+            .filter(|(_, rank)| *rank <= most)
+            .max_by_key(|(_, rank)| *rank)
+            .map_or("any", |(w, _)| w);
+        let (most, least) = (REVIEW_SEVERITIES[most], REVIEW_SEVERITIES[threshold]);
+        let (span, label) = match child.and_then(|c| c.args.first()) {
+            Some(arg) => (arg.span, "cannot fail".to_string()),
+            None => (
+                record.name.span,
+                format!("cannot fail: `{setting}` is `{word}` when left out"),
+            ),
+        };
+        out.push(
+            Finding::new(
+                ID,
+                Severity::Warning,
+                format!(
+                    "`{name}` records its `{}` failed by a finding of {least} severity at least, but every lens whose findings reach it is capped at {most}: it passes whatever the review found, and a rule that requires it requires nothing (principle 4: a verdict covers what it claims)",
+                    record.name.value
+                ),
+                Label::new(span, label),
+            )
+            .related(Label::new(published[0].span, "findings of lenses capped below it"))
+            .help(format!(
+                "block on what the lenses may report (`{setting} \"{fix}\"`), or add a lens that may report {least} findings"
+            ))
+            .confidence(Confidence::High)
+            .stage(name),
+        );
     }
 }
