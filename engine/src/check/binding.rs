@@ -106,6 +106,85 @@ fn can_be_empty(p: &Pipeline, t: &Template) -> Option<String> {
 const POSTED_HEAD: &str = "require-posted-head";
 
 impl Binding {
+    /// A conversation opens only in the review that wrote it: the reviews that resume what a
+    /// store's restore opens are the reviews whose conversation its seal keeps there. Another
+    /// review (another lens, another reviewer or vendor) would go on from instructions and
+    /// reading that were not its own, and a vendor would receive another's conversation.
+    /// Followed one step each way: the stages a seal reads, the stages that read a restore.
+    fn resumed_elsewhere(
+        &self,
+        cx: &Context<'_>,
+        writers: &BTreeMap<&str, Vec<&Stage>>,
+        readers: &BTreeMap<&str, Vec<&Stage>>,
+        out: &mut Vec<Finding>,
+    ) {
+        let p = cx.pipeline;
+        let is_review = |stage: &Stage| {
+            cx.registry
+                .get(&stage.uses.value)
+                .is_some_and(super::lens::is_review)
+        };
+        for (store, ws) in writers {
+            let Some(rs) = readers.get(store) else {
+                continue;
+            };
+            // The reviews whose output each seal keeps, with where it reads them.
+            let mut sealed: Vec<(&str, Span)> = Vec::new();
+            for w in ws {
+                let mut refs = Vec::new();
+                for child in &w.children {
+                    for v in child.values() {
+                        v.value.collect_references(&mut refs);
+                    }
+                }
+                for r in refs {
+                    if p.stage(&r.stage).is_some_and(is_review)
+                        && !sealed.iter().any(|(s, _)| *s == r.stage)
+                    {
+                        sealed.push((r.stage.as_str(), r.span));
+                    }
+                }
+            }
+            let Some(&(first, first_at)) = sealed.first() else {
+                continue;
+            };
+            for stage in p.stages.iter().filter(|s| is_review(s)) {
+                if sealed.iter().any(|(s, _)| *s == stage.name.value) {
+                    continue;
+                }
+                let mut refs = Vec::new();
+                for child in &stage.children {
+                    for v in child.values() {
+                        v.value.collect_references(&mut refs);
+                    }
+                }
+                let Some(opened) = refs
+                    .iter()
+                    .find(|r| rs.iter().any(|restore| restore.name.value == r.stage))
+                else {
+                    continue;
+                };
+                let name = &stage.name.value;
+                out.push(
+                    Finding::new(
+                        self.id(),
+                        self.severity(),
+                        format!(
+                            "coverage is a promise: `{name}` resumes the conversation kept in store `{store}`, which is `{first}`'s: it goes on from another review's instructions and reading (another lens or vendor), which its program receives"
+                        ),
+                        Label::new(opened.span, format!("resumes `{first}`'s conversation")),
+                    )
+                    .related(Label::new(first_at, format!("the conversation kept in `{store}`")))
+                    .help(format!(
+                        "keep the conversation of the review that resumes it (`{name}`), or resume `{first}` from it; a second review that should resume needs its own store, restore and seal"
+                    ))
+                    .confidence(Confidence::High)
+                    .stage(name),
+                );
+            }
+        }
+    }
+
     /// Where a binder's blob is found and which one it opens: the store's name names the change,
     /// and a restore from a store this pipeline's posts keep into opens only the posted blob.
     fn where_found(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
@@ -324,6 +403,7 @@ impl Check for Binding {
                 }
             }
         }
+        self.resumed_elsewhere(cx, &writers, &readers, out);
         for (store, ws) in &writers {
             for w in ws {
                 for r in readers.get(store).into_iter().flatten() {
