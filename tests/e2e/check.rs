@@ -833,3 +833,49 @@ fn a_working_folder_a_networked_stage_fetched_is_untrusted() {
     let good = live("fetched-head-built-by-a-stage-without-the-token.kdl");
     assert!(good.is_empty(), "{good:#?}");
 }
+
+/// A forge that writes with a token other than the job's (an App's, a machine user's) while it
+/// believes only the job token's account never finds its own comment again: the two shapes are
+/// reported by `fail-closed`, and their twins, which name the token's account, are not. (The
+/// fixtures also carry `shared-job`'s warning: an App token writes in every job it is given to.)
+#[test]
+fn a_forge_that_writes_as_an_account_it_does_not_believe_is_reported() {
+    let live = |name: &str| -> Vec<(String, String)> {
+        let path = root().join("tests/fixtures/pipelines").join(name);
+        let json = crate::support::findings_json(path.to_str().expect("utf-8"));
+        json["files"][0]["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|f| f["suppressed"].is_null() && f["check"] != "shared-job")
+            .map(|f| {
+                (
+                    f["check"].as_str().unwrap_or_default().to_owned(),
+                    f["message"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect()
+    };
+    for (bad, env) in [
+        (
+            "bad-app-token-with-the-default-comment-authors.kdl",
+            "QUEST_REVIEW_APP_TOKEN",
+        ),
+        (
+            "bad-app-token-believing-the-job-account.kdl",
+            "REVIEW_BOT_PAT",
+        ),
+    ] {
+        let found = live(bad);
+        assert_eq!(found.len(), 1, "{bad}: {found:#?}");
+        let (check, message) = &found[0];
+        assert_eq!(check, "fail-closed", "{bad}");
+        assert!(
+            message.contains(&format!("the forge writes with the token in `{env}`"))
+                && message.contains("believes only `github-actions[bot]`"),
+            "{bad}: {message}"
+        );
+        let good = live(&bad.replacen("bad-", "good-", 1));
+        assert!(good.is_empty(), "{bad}'s twin: {good:#?}");
+    }
+}

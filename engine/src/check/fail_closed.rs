@@ -32,6 +32,7 @@
 //! program (a `run` stage) that may write the forge (a write in its `permissions`, or a secret
 //! that writes) publishes ([`writes_outward`]).
 
+mod authors;
 mod expr;
 mod publish;
 mod restore;
@@ -81,6 +82,8 @@ impl Check for FailClosed {
         subject::cut_verdicts(cx, out);
         subject::unbounded_approvals(cx, out);
         restore::availability(cx, out);
+        authors::unvouched_authors(cx, out);
+        authors::unbelieved_records(cx, out);
     }
 }
 

@@ -33,12 +33,32 @@ pub struct ForgeContract {
     /// text whatever the pipeline says, so a `trusted "input"` for it lifts nothing (principle 2:
     /// a declaration the forge's own facts contradict is not believed).
     pub authored: Vec<String>,
+    /// The forge reports who wrote a head from an account it authenticated (GitHub: the login of
+    /// the account that pushed), so a stage may refuse a head by its author. Left out (default
+    /// deny), an author is a name anyone writes (a git commit's author), and a gate on it
+    /// refuses nothing an attacker could not pass (principle 4).
+    pub vouches_for_authors: bool,
+    /// Whose records the forge believes, and who the job's own token writes as
+    /// ([`BelievedAuthors`]).
+    pub believed: Option<BelievedAuthors>,
     /// What the forge kind refuses in its settings before it opens (`api-url`), decidable from
     /// the file: the function the run calls when it opens the forge, so that `check`
     /// (`run-refusal`) reports it with the same words (principle 7).
     #[serde(skip)]
     #[schemars(skip)]
     pub refusals: Option<ForgeRefusals>,
+}
+
+/// A forge that finds its own records again among everyone's (a comment carrying the
+/// pipeline's marker) believes only those written by the accounts its property `prop` lists,
+/// by default the account the job's own token writes as (`job_account`, the token read from one
+/// of `job_token_env`). A forge token read from another variable writes as another account: its
+/// records are found only if `prop` names that account (principle 4: what is kept must be found).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct BelievedAuthors {
+    pub prop: &'static str,
+    pub job_token_env: &'static [&'static str],
+    pub job_account: &'static str,
 }
 
 /// A forge kind's refusals of a forge's settings: each with where it is and why.
@@ -55,6 +75,8 @@ impl ForgeContract {
             change: None,
             key: None,
             authored: Vec::new(),
+            vouches_for_authors: false,
+            believed: None,
             refusals: None,
         }
     }
@@ -69,6 +91,19 @@ impl ForgeContract {
     /// A variable the runner sets from what the change's author wrote ([`Self::authored`]).
     pub fn authored(mut self, var: &str) -> Self {
         self.authored.push(var.into());
+        self
+    }
+
+    /// The forge authenticates who wrote a head ([`Self::vouches_for_authors`]).
+    pub fn vouches_for_authors(mut self) -> Self {
+        self.vouches_for_authors = true;
+        self
+    }
+
+    /// Whose records the forge believes ([`Self::believed`]); `prop` is declared with
+    /// [`Self::prop`] as well.
+    pub fn believes(mut self, believed: BelievedAuthors) -> Self {
+        self.believed = Some(believed);
         self
     }
 

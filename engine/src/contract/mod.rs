@@ -6,7 +6,7 @@ mod forge;
 mod reviewer;
 mod store;
 
-pub use forge::ForgeContract;
+pub use forge::{BelievedAuthors, ForgeContract};
 pub use reviewer::ReviewerKind;
 pub use store::StoreContract;
 
@@ -147,6 +147,10 @@ pub struct ChildSpec {
     /// no finding that reaches the stage can be that severe (every lens capped below it), the
     /// verdict cannot fail (principle 4, `fail-closed`).
     pub blocks_from: Option<BlocksFrom>,
+    /// The stage refuses a head unless the forge says one of these wrote it (`std/post`'s
+    /// `require-author`): it holds only on a forge that authenticates authors
+    /// ([`ForgeContract::vouches_for_authors`]; principle 4, `fail-closed`).
+    pub gates_on_author: bool,
     /// The stage reads the value itself and never hands it to the program it runs
     /// (`std/review`'s `reviewer-vendor-differs-from`). Undeclared, a value is taken to reach the
     /// program (principle 1).
@@ -534,6 +538,7 @@ impl ChildSpec {
             cannot_fail: &[],
             halts: None,
             blocks_from: None,
+            gates_on_author: false,
             read_by_the_stage: false,
         }
     }
@@ -581,6 +586,13 @@ impl ChildSpec {
     /// stage's verdict (see [`ChildSpec::blocks_from`]).
     pub fn blocks_from(mut self, blocks: BlocksFrom) -> Self {
         self.blocks_from = Some(blocks);
+        self
+    }
+
+    /// The stage refuses a head by who the forge says wrote it (see
+    /// [`ChildSpec::gates_on_author`]).
+    pub fn gates_on_author(mut self) -> Self {
+        self.gates_on_author = true;
         self
     }
 

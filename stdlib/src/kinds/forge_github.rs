@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use reviewflow_engine::contract::{ForgeContract, ValueType};
+use reviewflow_engine::contract::{BelievedAuthors, ForgeContract, ValueType};
 use reviewflow_engine::model::Value;
+use reviewflow_engine::permission::ACTIONS_TOKEN_VARIABLES;
 use reviewflow_engine::run::{BoxFuture, StatusSink};
 
 use super::forge::{ChangeInfo, PostRequest, PostedMarker, PostedSummary, ReviewState};
@@ -65,6 +66,13 @@ pub fn contract() -> ForgeContract {
         ValueType::String,
         "the logins whose comments may carry this pipeline's marker, space-separated (default `github-actions[bot]`)",
     )
+    .believes(BelievedAuthors {
+        prop: "comment-authors",
+        job_token_env: ACTIONS_TOKEN_VARIABLES,
+        job_account: crate::forge::github::DEFAULT_TRUSTED_AUTHORS[0],
+    })
+    // A head's author is the login of the account GitHub authenticated.
+    .vouches_for_authors()
     .permission("contents:read")
     .permission("pull-requests:read")
     .permission("pull-requests:write")

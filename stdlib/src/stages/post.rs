@@ -63,7 +63,8 @@ pub fn contract() -> StageContract {
                 "refuse unless the head is authored by one of these (GitHub: the account's login; a `[bot]` name only a Bot account)",
             )
             .many(ValueType::String)
-            .repeatable(),
+            .repeatable()
+            .gates_on_author(),
         )
         .child(
             ChildSpec::new(
