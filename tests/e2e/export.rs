@@ -438,7 +438,7 @@ fn out_replaces_the_file_atomically_and_refuses_a_link() {
 }
 
 /// A linter, or `None` (after failing under CI, or printing why the test is skipped).
-fn tool(name: &str, var: &str) -> Option<PathBuf> {
+pub(crate) fn tool(name: &str, var: &str) -> Option<PathBuf> {
     let named = std::env::var_os(var).map(PathBuf::from);
     let cached = std::env::var_os("HOME").map(|home| Path::new(&home).join(CACHED_BIN).join(name));
     let on_path = std::env::var_os("PATH").and_then(|paths| {
@@ -470,7 +470,7 @@ fn tool(name: &str, var: &str) -> Option<PathBuf> {
 }
 
 /// zizmor's findings on `file` (offline, pedantic), by audit id.
-fn zizmor(tool: &Path, file: &Path) -> Vec<String> {
+pub(crate) fn zizmor(tool: &Path, file: &Path) -> Vec<String> {
     let dir = file.parent().expect("a folder");
     let run = Command::new(tool)
         .args([

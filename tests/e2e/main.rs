@@ -1,5 +1,6 @@
 //! End-to-end tests of the `reviewflow` binary.
 
+mod action;
 mod agreement;
 mod already_reviewed;
 mod bad_input;
