@@ -576,3 +576,66 @@ fn the_linters_report_what_they_should() {
         assert!(found.contains("[job-needs]"), "{found}");
     }
 }
+
+/// The workflow `docs/github.md` installs is the export of `examples/review.kdl`, exported again
+/// here: no hand-written workflow is documented beside it.
+#[test]
+fn the_documented_workflow_is_the_export() {
+    let run = reviewflow(&["export", "github", "examples/review.kdl"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let doc = std::fs::read_to_string(root().join("docs/github.md")).expect("docs/github.md");
+    let block = doc
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```\n").next())
+        .expect("a yaml block in docs/github.md");
+    assert!(
+        block == run.stdout,
+        "docs/github.md's workflow is not the export of examples/review.kdl: paste \
+         examples/github/review.export.yml into it"
+    );
+    assert!(
+        doc.contains(
+            "reviewflow export github .github/review.kdl --out .github/workflows/review.yml"
+        ),
+        "the set-up exports the pipeline"
+    );
+    assert!(!root().join("examples/github/review.yml").exists());
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    assert!(
+        readme.contains(
+            "`reviewflow export github .github/review.kdl --out .github/workflows/review.yml`"
+        ) && readme.contains("`uses: reviewflow/reviewflow@<commit>`"),
+        "README.md's way to GitHub is the export and the action"
+    );
+    for page in [
+        "README.md",
+        "docs/github.md",
+        "docs/export.md",
+        "docs/install.md",
+    ] {
+        let text = std::fs::read_to_string(root().join(page)).expect("a page");
+        assert!(
+            !text.contains("examples/github/review.yml"),
+            "{page} names the hand-written workflow"
+        );
+    }
+}
+
+/// Each finding a workflow acknowledges (`# zizmor: ignore[…]`) is explained in docs/export.md.
+#[test]
+fn every_acknowledged_zizmor_finding_is_explained() {
+    let doc = std::fs::read_to_string(root().join("docs/export.md")).expect("docs/export.md");
+    for (pipeline, text) in exports() {
+        for (at, _) in text.match_indices("# zizmor: ignore[") {
+            let id = text[at + "# zizmor: ignore[".len()..]
+                .split(']')
+                .next()
+                .unwrap_or_default();
+            assert!(
+                doc.contains(&format!("`# zizmor: ignore[{id}]`")),
+                "{pipeline}: docs/export.md does not explain `# zizmor: ignore[{id}]`"
+            );
+        }
+    }
+}
