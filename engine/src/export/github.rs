@@ -552,9 +552,10 @@ fn job(
             out,
             "\n\
              \x20     # std/post names what it kept for the store in the step's outputs; a run step\n\
-             \x20     # cannot upload an artifact itself.\n\
+             \x20     # cannot upload an artifact itself. Whatever the run's exit: a comment posted\n\
+             \x20     # before a failure already names what was kept.\n\
              \x20     - name: Keep the sealed conversation\n\
-             \x20       if: steps.run.outputs.artifact-name != ''\n\
+             \x20       if: always() && steps.run.outputs.artifact-name != ''\n\
              \x20       uses: {UPLOAD_ARTIFACT}\n\
              \x20       with:\n\
              \x20         name: ${{{{ steps.run.outputs.artifact-name }}}}\n\
