@@ -13,19 +13,12 @@
 set -euo pipefail
 
 action="${GITHUB_ACTION_PATH:?the folder of the action}"
-rev="${GITHUB_ACTION_REF:-}"
 releases="${action}/.github/action/releases"
 
 fail() {
     echo "::error title=reviewflow::$*" >&2
     exit 1
 }
-
-# Only a full commit names the code: a tag or a branch can be moved, and a cache keyed by one
-# would go on serving what it built before.
-if ! [[ "${rev}" =~ ^[0-9a-f]{40}$ ]]; then
-    fail "the action is used at '${rev}': pin it by a full commit id, e.g. uses: OWNER/reviewflow@<40 hex digits>"
-fi
 
 # The release target of the runner; none for a runner no archive is built for.
 case "${RUNNER_OS:-}/${RUNNER_ARCH:-}" in
@@ -35,10 +28,27 @@ case "${RUNNER_OS:-}/${RUNNER_ARCH:-}" in
     *) target="" ;;
 esac
 
+# The SHA-256 program: coreutils' on Linux, shasum on macOS.
+if command -v sha256sum >/dev/null 2>&1; then
+    sha256=(sha256sum)
+else
+    sha256=(shasum -a 256)
+fi
+
+# What the commit holds: a digest of the action's files, by path. Not the commit's id, which
+# GitHub does not promise a composite action's steps (its ref can be empty there); the files are
+# the commit's whatever named it, and a tag moved to other code gives another key.
+digest() {
+    (cd "${action}" && find . -type f ! -path './.git/*' -print0 | LC_ALL=C sort -z |
+        xargs -0 "${sha256[@]}" --) | "${sha256[@]}" | cut -d ' ' -f 1
+}
+
 plan() {
     local out="${GITHUB_OUTPUT:?the output file of the step}"
-    local dir="${RUNNER_TOOL_CACHE:-${HOME}/.cache}/reviewflow/${rev}"
-    printf 'dir=%s\nkey=reviewflow-%s-%s-%s\n' "${dir}" "${RUNNER_OS:-os}" "${RUNNER_ARCH:-arch}" "${rev}" >>"${out}"
+    local sum
+    sum="$(digest)"
+    local dir="${RUNNER_TOOL_CACHE:-${HOME}/.cache}/reviewflow/${sum}"
+    printf 'dir=%s\nkey=reviewflow-%s-%s-%s\n' "${dir}" "${RUNNER_OS:-os}" "${RUNNER_ARCH:-arch}" "${sum}" >>"${out}"
 }
 
 # The line `TARGET SHA256 URL` the releases file lists for this runner, if any.
@@ -54,14 +64,6 @@ release_line() {
     return 1
 }
 
-sha256() {
-    if command -v sha256sum >/dev/null 2>&1; then
-        sha256sum "$1" | cut -d ' ' -f 1
-    else
-        shasum -a 256 "$1" | cut -d ' ' -f 1
-    fi
-}
-
 download() {
     local dir="$1" sum="$2" url="$3"
     [[ "${sum}" =~ ^[0-9a-f]{64}$ ]] || fail "${releases}: '${sum}' is not a SHA-256 checksum"
@@ -71,7 +73,7 @@ download() {
     curl --proto '=https' --tlsv1.2 --fail --silent --show-error --location \
         --output "${tmp}/reviewflow.tar.gz" "${url}"
     local got
-    got="$(sha256 "${tmp}/reviewflow.tar.gz")"
+    got="$("${sha256[@]}" "${tmp}/reviewflow.tar.gz" | cut -d ' ' -f 1)"
     if [[ "${got}" != "${sum}" ]]; then
         rm -rf "${tmp}"
         fail "${url}: the archive's SHA-256 is ${got}, and ${releases} lists ${sum}: nothing installed"
@@ -79,19 +81,19 @@ download() {
     mkdir -p "${dir}"
     tar -xzf "${tmp}/reviewflow.tar.gz" -C "${dir}"
     rm -rf "${tmp}"
-    echo "reviewflow ${rev}: the release archive for ${target}, checksum ${sum}"
+    echo "reviewflow: the release archive for ${target}, checksum ${sum}"
 }
 
 install() {
     local dir="${REVIEWFLOW_DIR:?the folder the plan step named}"
     local line
     if [[ "${REVIEWFLOW_CACHE_HIT:-}" == "true" && -x "${dir}/bin/reviewflow" ]]; then
-        echo "reviewflow ${rev}: restored from the cache"
+        echo "reviewflow: restored from the cache"
     elif line="$(release_line)"; then
         # shellcheck disable=SC2086 # the line is two words: the checksum and the URL
         download "${dir}" ${line}
     else
-        echo "reviewflow ${rev}: no release archive for ${target:-this runner}; building the action's source"
+        echo "reviewflow: no release archive for ${target:-this runner}; building the action's source"
         cargo install --locked --path "${action}" --root "${dir}"
     fi
     [[ -x "${dir}/bin/reviewflow" ]] || fail "${dir}/bin/reviewflow was not installed"

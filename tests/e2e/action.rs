@@ -8,8 +8,6 @@ use std::process::{Command, Output};
 use crate::export::{tool, zizmor};
 use crate::support::root;
 
-const REV: &str = "89abcdef0123456789abcdef0123456789abcdef";
-
 /// A runner: the action's folder (the script, and the releases file when one is written), a
 /// folder of fake programs, and the job's output and PATH files.
 struct Runner {
@@ -54,8 +52,8 @@ impl Runner {
         std::fs::read_to_string(self.path("log")).unwrap_or_default()
     }
 
-    /// `install.sh <mode>` with the action at `rev`.
-    fn run(&self, mode: &str, rev: &str, env: &[(&str, &str)]) -> Output {
+    /// `install.sh <mode>`, as a step of the action.
+    fn run(&self, mode: &str, env: &[(&str, &str)]) -> Output {
         let path = format!(
             "{}:{}",
             self.path("bin").display(),
@@ -69,7 +67,6 @@ impl Runner {
             .env("PATH", path)
             .env("HOME", self.path("home"))
             .env("GITHUB_ACTION_PATH", self.path("action"))
-            .env("GITHUB_ACTION_REF", rev)
             .env("GITHUB_OUTPUT", self.path("output"))
             .env("GITHUB_PATH", self.path("github-path"))
             .env("RUNNER_OS", "Linux")
@@ -84,8 +81,25 @@ impl Runner {
         command.output().expect("bash runs")
     }
 
+    /// The folder the plan step named, as the install step is given it.
     fn installed(&self) -> PathBuf {
-        self.path(&format!("tools/reviewflow/{REV}"))
+        self.path("tools/reviewflow/planned")
+    }
+
+    /// The plan's outputs: the cache's folder and key.
+    fn plan(&self) -> (String, String) {
+        let _ = std::fs::remove_file(self.path("output"));
+        let out = self.run("plan", &[]);
+        assert!(out.status.success(), "{}", transcript(&out));
+        let written = std::fs::read_to_string(self.path("output")).expect("outputs");
+        let value = |name: &str| {
+            written
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}=")))
+                .unwrap_or_else(|| panic!("no {name}= in {written:?}"))
+                .to_owned()
+        };
+        (value("dir"), value("key"))
     }
 
     /// A release archive holding `bin/reviewflow`, and the releases file listing it with
@@ -141,40 +155,34 @@ fn transcript(out: &Output) -> String {
     )
 }
 
+/// The key is a digest of the action's files (the commit's, whatever ref named it): the same
+/// files give the same key wherever they are, and any change gives another.
 #[test]
-fn the_plan_keys_the_cache_by_the_actions_commit() {
+fn the_plan_keys_the_cache_by_the_actions_files() {
     let runner = Runner::new();
-    let out = runner.run("plan", REV, &[]);
-    assert!(out.status.success(), "{}", transcript(&out));
-    let written = std::fs::read_to_string(runner.path("output")).expect("outputs");
-    assert_eq!(
-        written,
-        format!(
-            "dir={}\nkey=reviewflow-Linux-X64-{REV}\n",
-            runner.installed().display()
-        )
+    let (dir, key) = runner.plan();
+    let digest = key
+        .strip_prefix("reviewflow-Linux-X64-")
+        .unwrap_or_else(|| panic!("{key}"));
+    assert!(
+        digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{key}"
     );
-}
-
-#[test]
-fn a_tag_or_a_branch_is_refused() {
-    for rev in ["v1", "main", "", "89ABCDEF0123456789abcdef0123456789abcdef"] {
-        let runner = Runner::new();
-        let out = runner.run("plan", rev, &[]);
-        assert!(!out.status.success(), "{rev}: {}", transcript(&out));
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("pin it by a full commit id"),
-            "{}",
-            transcript(&out)
-        );
-        assert!(!runner.path("output").exists(), "nothing planned");
-    }
+    assert_eq!(
+        dir,
+        format!("{}/{digest}", runner.path("tools/reviewflow").display())
+    );
+    assert_eq!(runner.plan().1, key, "deterministic");
+    let elsewhere = Runner::new();
+    assert_eq!(elsewhere.plan().1, key, "the files, not where they are");
+    std::fs::write(runner.path("action/Cargo.lock"), "changed\n").expect("write");
+    assert_ne!(runner.plan().1, key, "another commit's files");
 }
 
 #[test]
 fn without_a_release_it_builds_the_actions_source() {
     let runner = Runner::new();
-    let out = runner.run("install", REV, &[]);
+    let out = runner.run("install", &[]);
     assert!(out.status.success(), "{}", transcript(&out));
     assert_eq!(
         runner.log(),
@@ -195,7 +203,7 @@ fn without_a_release_it_builds_the_actions_source() {
 fn a_listed_release_is_downloaded_and_checked() {
     let runner = Runner::new();
     runner.release(None);
-    let out = runner.run("install", REV, &[]);
+    let out = runner.run("install", &[]);
     assert!(out.status.success(), "{}", transcript(&out));
     let log = runner.log();
     assert!(
@@ -218,7 +226,7 @@ fn a_listed_release_is_downloaded_and_checked() {
 fn a_release_that_fails_its_checksum_installs_nothing() {
     let runner = Runner::new();
     runner.release(Some(&"1".repeat(64)));
-    let out = runner.run("install", REV, &[]);
+    let out = runner.run("install", &[]);
     assert!(!out.status.success(), "{}", transcript(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -238,7 +246,7 @@ fn a_cache_hit_installs_nothing_again() {
         &runner.installed().join("bin/reviewflow"),
         "#!/bin/sh\necho cached\n",
     );
-    let out = runner.run("install", REV, &[("REVIEWFLOW_CACHE_HIT", "true")]);
+    let out = runner.run("install", &[("REVIEWFLOW_CACHE_HIT", "true")]);
     assert!(out.status.success(), "{}", transcript(&out));
     assert_eq!(runner.log(), "", "neither built nor downloaded");
     assert!(
