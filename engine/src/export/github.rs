@@ -75,7 +75,7 @@ pub struct Source<'a> {
 pub const DEFAULT_ACTION_REPO: &str = "reviewflow/reviewflow";
 /// The commit of it this build's exports install when `--action` names none: a commit that has
 /// `action.yml`, set by the release step (`docs/install.md`, "Releasing").
-pub const DEFAULT_ACTION_REV: &str = "30091c1851213b9e9ca508aac05c767146190509";
+pub const DEFAULT_ACTION_REV: &str = "8b3b5fa02f26c9e6415457ca27aec99f70e7cc51";
 
 /// The action a workflow's jobs install reviewflow with: a repository and a commit.
 #[derive(Clone, Debug, PartialEq, Eq)]
