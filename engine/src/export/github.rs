@@ -835,6 +835,36 @@ mod tests {
     }
 
     #[test]
+    fn an_action_is_a_repository_at_a_full_commit() {
+        let rev = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(
+            parse_action(&format!("my-org/review.flow@{rev}")),
+            Ok(Action {
+                repo: "my-org/review.flow".into(),
+                rev: rev.into(),
+            })
+        );
+        for bad in [
+            "my-org/reviewflow@v1".to_owned(),
+            "my-org/reviewflow@main".to_owned(),
+            format!("my-org/reviewflow@{}", rev.to_uppercase()),
+            format!("my-org/reviewflow@{}", &rev[..39]),
+            format!("reviewflow@{rev}"),
+            format!("a/b/c@{rev}"),
+            format!("../x@{rev}"),
+            format!("my org/x@{rev}"),
+            "my-org/reviewflow".to_owned(),
+        ] {
+            assert!(parse_action(&bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            Action::default().to_string(),
+            format!("{DEFAULT_ACTION_REPO}@{DEFAULT_ACTION_REV}")
+        );
+        assert!(parse_action(&Action::default().to_string()).is_ok());
+    }
+
+    #[test]
     fn lists_read_as_prose() {
         assert_eq!(and_list(&["a"]), "a");
         assert_eq!(and_list(&["a", "b"]), "a and b");
