@@ -639,3 +639,32 @@ fn every_acknowledged_zizmor_finding_is_explained() {
         }
     }
 }
+
+/// The set-up restricts to the default branch the environment the exported jobs take their keys
+/// from: without it, a run of another branch's copy of the workflow could name it.
+#[test]
+fn the_set_up_restricts_the_exports_environment_to_the_default_branch() {
+    let wf = workflow(&kept("examples/github/review.export.yml"));
+    let environments: BTreeSet<&str> = wf["jobs"]
+        .as_hash()
+        .expect("jobs")
+        .values()
+        .filter_map(|job| job["environment"].as_str())
+        .collect();
+    assert_eq!(environments.len(), 1, "{environments:?}");
+    let doc = std::fs::read_to_string(root().join("docs/github.md")).expect("docs/github.md");
+    let set_up = doc
+        .split("## Set up\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```yaml\n").next())
+        .expect("a set-up");
+    for env in environments {
+        assert!(
+            set_up.contains(&format!(
+                "Restrict the environment to the default branch: Settings → Environments → \
+                 `{env}` →"
+            )),
+            "docs/github.md's set-up does not restrict `{env}`"
+        );
+    }
+}
