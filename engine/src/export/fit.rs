@@ -9,8 +9,9 @@
 //! - A store the pipeline keeps blobs in believes runs of another workflow file than the one
 //!   written: the store would never believe what this workflow keeps.
 
+use crate::check::trigger::keeps_in;
 use crate::contract::Effect;
-use crate::model::{Access, Pipeline, Value};
+use crate::model::{Access, Pipeline};
 use crate::registry::Registry;
 use crate::source::Source;
 
@@ -144,17 +145,6 @@ fn own_workflow(
         }
     }
     Ok(named.map(|(w, _)| w.to_owned()))
-}
-
-/// Whether a stage keeps blobs in the store `name` (`upload … to="name"`).
-fn keeps_in(p: &Pipeline, name: &str) -> bool {
-    p.stages.iter().any(|s| {
-        s.children.iter().any(|c| {
-            c.props.iter().any(|prop| {
-                prop.name.value == "to" && matches!(&prop.value.value, Value::Store(n) if n == name)
-            })
-        })
-    })
 }
 
 #[cfg(test)]
