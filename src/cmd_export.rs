@@ -72,8 +72,18 @@ fn github(args: ExportGithubArgs) -> u8 {
         errln!("error: the pipeline's stages form a cycle");
         return EXIT_UNUSABLE;
     };
-    // Where GitHub will run the workflow from, when `--out` says it.
-    let written = args.out.as_deref().and_then(|out| workflow_path(out).ok());
+    // Where GitHub will run the workflow from, when `--out` says it (an absolute `--out` as the
+    // path below the working folder, the repository's top).
+    let written = args.out.as_deref().and_then(|out| {
+        let below = match out.is_absolute() {
+            true => out
+                .strip_prefix(std::env::current_dir().ok()?)
+                .ok()?
+                .to_path_buf(),
+            false => out.to_path_buf(),
+        };
+        workflow_path(&below).ok()
+    });
     let judged = fit::judge(
         &compiled.pipeline,
         &registry,

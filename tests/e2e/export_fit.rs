@@ -79,6 +79,18 @@ fn a_workflow_file_the_store_does_not_trust_is_refused() {
         run.stderr
     );
     assert!(!dir.path().join(".github/workflows/ai-review.yml").exists());
+    // The same file named by its absolute path.
+    let absolute = dir.path().join(".github/workflows/ai-review.yml");
+    let run = export_to(dir.path(), absolute.to_str().expect("utf-8"));
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains(&format!(
+            "change line {at} to workflow=\".github/workflows/ai-review.yml\""
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(!absolute.exists());
 }
 
 #[test]
