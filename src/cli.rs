@@ -53,6 +53,10 @@ pub struct ExportGithubArgs {
     /// that is not a regular one, is refused (default: stdout)
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// The action every job installs reviewflow with, as OWNER/REPO@COMMIT (a full commit id;
+    /// default: reviewflow's own repository at the commit this build names, docs/install.md)
+    #[arg(long, value_name = "OWNER/REPO@COMMIT")]
+    pub action: Option<String>,
     #[command(flatten)]
     pub color: ColorArg,
 }

@@ -2,7 +2,8 @@
 
 use std::path::{Component, Path};
 
-use reviewflow_engine::export::github::{Source, workflow};
+use reviewflow_engine::export::fit::{self, Destination};
+use reviewflow_engine::export::github::{Action, Source, parse_action, workflow};
 use reviewflow_engine::finding::Severity;
 use reviewflow_engine::flow::Flow;
 use reviewflow_engine::{CheckOptions, report, run_checks};
@@ -30,6 +31,14 @@ fn github(args: ExportGithubArgs) -> u8 {
         Ok(file) => file,
         Err(message) => {
             errln!("error: {}", report::terminal_text(&message));
+            return EXIT_UNUSABLE;
+        }
+    };
+    let action = match args.action.as_deref().map(parse_action) {
+        None => Action::default(),
+        Some(Ok(action)) => action,
+        Some(Err(message)) => {
+            errln!("error: --action {}", report::terminal_text(&message));
             return EXIT_UNUSABLE;
         }
     };
@@ -63,12 +72,36 @@ fn github(args: ExportGithubArgs) -> u8 {
         errln!("error: the pipeline's stages form a cycle");
         return EXIT_UNUSABLE;
     };
-    let text = match workflow(&Source {
-        pipeline: &compiled.pipeline,
-        registry: &registry,
-        dag: &compiled.dag,
-        flow: &flow,
-        file: &file,
+    // Where GitHub will run the workflow from, when `--out` says it (an absolute `--out` as the
+    // path below the working folder, the repository's top).
+    let written = args.out.as_deref().and_then(|out| {
+        let below = match out.is_absolute() {
+            true => out
+                .strip_prefix(std::env::current_dir().ok()?)
+                .ok()?
+                .to_path_buf(),
+            false => out.to_path_buf(),
+        };
+        workflow_path(&below).ok()
+    });
+    let judged = fit::judge(
+        &compiled.pipeline,
+        &registry,
+        &compiled.source,
+        &Destination {
+            workflow_file: written.as_deref().and_then(fit::workflow_file),
+        },
+    );
+    let text = match judged.and_then(|installed_as| {
+        workflow(&Source {
+            pipeline: &compiled.pipeline,
+            registry: &registry,
+            dag: &compiled.dag,
+            flow: &flow,
+            file: &file,
+            action: &action,
+            installed_as: installed_as.as_deref(),
+        })
     }) {
         Ok(text) => text,
         Err(e) => {

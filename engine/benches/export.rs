@@ -13,7 +13,7 @@ use std::time::Duration;
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
-use reviewflow_engine::export::github::{Source as Export, workflow};
+use reviewflow_engine::export::github::{Action, Source as Export, workflow};
 use reviewflow_engine::export::partition;
 use reviewflow_engine::flow::Flow;
 use reviewflow_engine::syntax::Limits;
@@ -50,12 +50,15 @@ fn bench(c: &mut Criterion) {
                 ))
             })
         });
+        let action = Action::default();
         let src = Export {
             pipeline: &compiled.pipeline,
             registry: &registry,
             dag: &compiled.dag,
             flow: &flow,
             file: "bench.kdl",
+            action: &action,
+            installed_as: None,
         };
         g.bench_with_input(BenchmarkId::new("workflow", stages), &stages, |b, _| {
             b.iter(|| black_box(workflow(&src).map(|t| t.len())))

@@ -2,7 +2,7 @@
 //! cover: a stage caught between two stages of a job, jobs that could run side by side, inputs,
 //! and names GitHub cannot hold.
 
-use reviewflow_engine::export::github::{ExportError, Source, workflow};
+use reviewflow_engine::export::github::{Action, ExportError, Source, workflow};
 use reviewflow_engine::flow::Flow;
 
 /// The workflow of `text`, which runs on `pull_request_target` unless it names its triggers
@@ -30,6 +30,8 @@ fn export_as_written(text: &str) -> Result<String, ExportError> {
         dag: &compiled.dag,
         flow: &flow,
         file: ".github/p.kdl",
+        action: &Action::default(),
+        installed_as: None,
     })
 }
 

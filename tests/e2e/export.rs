@@ -438,7 +438,7 @@ fn out_replaces_the_file_atomically_and_refuses_a_link() {
 }
 
 /// A linter, or `None` (after failing under CI, or printing why the test is skipped).
-fn tool(name: &str, var: &str) -> Option<PathBuf> {
+pub(crate) fn tool(name: &str, var: &str) -> Option<PathBuf> {
     let named = std::env::var_os(var).map(PathBuf::from);
     let cached = std::env::var_os("HOME").map(|home| Path::new(&home).join(CACHED_BIN).join(name));
     let on_path = std::env::var_os("PATH").and_then(|paths| {
@@ -470,7 +470,7 @@ fn tool(name: &str, var: &str) -> Option<PathBuf> {
 }
 
 /// zizmor's findings on `file` (offline, pedantic), by audit id.
-fn zizmor(tool: &Path, file: &Path) -> Vec<String> {
+pub(crate) fn zizmor(tool: &Path, file: &Path) -> Vec<String> {
     let dir = file.parent().expect("a folder");
     let run = Command::new(tool)
         .args([
@@ -574,5 +574,97 @@ fn the_linters_report_what_they_should() {
     if let Some(a) = tool("actionlint", "REVIEWFLOW_ACTIONLINT") {
         let found = actionlint(&a, &file);
         assert!(found.contains("[job-needs]"), "{found}");
+    }
+}
+
+/// The workflow `docs/github.md` installs is the export of `examples/review.kdl`, exported again
+/// here: no hand-written workflow is documented beside it.
+#[test]
+fn the_documented_workflow_is_the_export() {
+    let run = reviewflow(&["export", "github", "examples/review.kdl"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let doc = std::fs::read_to_string(root().join("docs/github.md")).expect("docs/github.md");
+    let block = doc
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```\n").next())
+        .expect("a yaml block in docs/github.md");
+    assert!(
+        block == run.stdout,
+        "docs/github.md's workflow is not the export of examples/review.kdl: paste \
+         examples/github/review.export.yml into it"
+    );
+    assert!(
+        doc.contains(
+            "reviewflow export github .github/review.kdl --out .github/workflows/review.yml"
+        ),
+        "the set-up exports the pipeline"
+    );
+    assert!(!root().join("examples/github/review.yml").exists());
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    assert!(
+        readme.contains(
+            "`reviewflow export github .github/review.kdl --out .github/workflows/review.yml`"
+        ) && readme.contains("`uses: reviewflow/reviewflow@<commit>`"),
+        "README.md's way to GitHub is the export and the action"
+    );
+    for page in [
+        "README.md",
+        "docs/github.md",
+        "docs/export.md",
+        "docs/install.md",
+    ] {
+        let text = std::fs::read_to_string(root().join(page)).expect("a page");
+        assert!(
+            !text.contains("examples/github/review.yml"),
+            "{page} names the hand-written workflow"
+        );
+    }
+}
+
+/// Each finding a workflow acknowledges (`# zizmor: ignore[…]`) is explained in docs/export.md.
+#[test]
+fn every_acknowledged_zizmor_finding_is_explained() {
+    let doc = std::fs::read_to_string(root().join("docs/export.md")).expect("docs/export.md");
+    for (pipeline, text) in exports() {
+        for (at, _) in text.match_indices("# zizmor: ignore[") {
+            let id = text[at + "# zizmor: ignore[".len()..]
+                .split(']')
+                .next()
+                .unwrap_or_default();
+            assert!(
+                doc.contains(&format!("`# zizmor: ignore[{id}]`")),
+                "{pipeline}: docs/export.md does not explain `# zizmor: ignore[{id}]`"
+            );
+        }
+    }
+}
+
+/// The set-up restricts to the default branch the environment the exported jobs take their keys
+/// from: without it, a run of another branch's copy of the workflow could name it.
+#[test]
+fn the_set_up_restricts_the_exports_environment_to_the_default_branch() {
+    let wf = workflow(&kept("examples/github/review.export.yml"));
+    let environments: BTreeSet<&str> = wf["jobs"]
+        .as_hash()
+        .expect("jobs")
+        .values()
+        .filter_map(|job| job["environment"].as_str())
+        .collect();
+    assert_eq!(environments.len(), 1, "{environments:?}");
+    let doc = std::fs::read_to_string(root().join("docs/github.md")).expect("docs/github.md");
+    let set_up = doc
+        .split("## Set up\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```yaml\n").next())
+        .expect("a set-up");
+    for env in environments {
+        assert!(
+            set_up.contains(&format!(
+                "Restrict the environment to the default branch: Settings → Environments → \
+                 `{env}` →"
+            )),
+            "docs/github.md's set-up does not restrict `{env}`"
+        );
     }
 }

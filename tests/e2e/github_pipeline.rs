@@ -537,6 +537,72 @@ async fn a_failed_post_fails_the_run_and_a_newer_unposted_conversation_is_skippe
     assert_eq!(marker_head(&body).as_deref(), Some(head3), "{body}");
 }
 
+/// The `if:` of the exported post job's step that keeps the sealed conversation.
+fn exported_keep_condition() -> String {
+    let text = std::fs::read_to_string(root().join("examples/github/review.export.yml"))
+        .expect("the exported workflow");
+    let docs = yaml_rust2::YamlLoader::load_from_str(&text).expect("YAML");
+    docs[0]["jobs"]["post"]["steps"]
+        .as_vec()
+        .expect("the post job's steps")
+        .iter()
+        .find(|s| s["name"].as_str() == Some("Keep the sealed conversation"))
+        .and_then(|s| s["if"].as_str())
+        .expect("the keep step has an `if:`")
+        .to_owned()
+}
+
+/// Whether a step of condition `cond` runs after the run step failed, leaving `out`'s outputs,
+/// as GitHub judges it: without a status function the condition holds only when every step
+/// before succeeded (`success() && …`).
+fn runs_after_a_failed_run(cond: &str, out: &Outcome) -> bool {
+    let Some(rest) = cond.strip_prefix("always() && ") else {
+        return false;
+    };
+    assert_eq!(rest, "steps.run.outputs.artifact-name != ''", "{cond}");
+    out.output("artifact-name")
+        .is_some_and(|name| !name.is_empty())
+}
+
+/// The comment is updated, then the check run fails: the marker already names the new
+/// conversation, so the exported workflow keeps it whatever the run's exit, and the next push
+/// resumes it rather than reviewing fresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_posted_review_keeps_its_conversation() {
+    let fake = FakeGithub::start().await;
+    first_push(&fake).await;
+    push(&fake, HEAD1, HEAD2, 101);
+    fake.fail_next(RouteKind::CreateCheckRun, 1, 500);
+    let job2 = Job::for_pull_request(101, PR, &pipeline(fast));
+    let out2 = job2.run(&fake, &[]).await;
+    let log2 = out2.log();
+    assert_eq!(out2.code, 1, "{log2}");
+    let body = fake.comments(PR)[0]["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(
+        marker_head(&body).as_deref(),
+        Some(HEAD2),
+        "half-posted: {body}"
+    );
+    assert_ne!(marker_conversation(&body).as_deref(), Some("-"), "{body}");
+    let keep = exported_keep_condition();
+    assert!(
+        runs_after_a_failed_run(&keep, &out2),
+        "the export's keep step (`if: {keep}`) is skipped after a failed run: {log2}"
+    );
+    job2.upload(&fake, &out2, 2_000);
+
+    let head3 = "4444444444444444444444444444444444444444";
+    push(&fake, HEAD2, head3, 102);
+    let out3 = Job::new(102).run(&fake, &[]).await;
+    let log3 = out3.log();
+    assert_eq!(out3.code, 0, "{log3}");
+    assert!(log3.contains("restored conversation"), "{log3}");
+    assert!(fresh_lines(&out3).is_empty(), "{log3}");
+}
+
 /// A push lands after the run opened the pull request (the second read, post's, sees it): the
 /// run of `pipeline` (`examples/review.kdl` when `None`) fails, and posts and keeps nothing.
 async fn a_push_after_the_run_opened_posts_and_keeps_nothing(pipeline: Option<&str>) {

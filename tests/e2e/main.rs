@@ -1,5 +1,6 @@
 //! End-to-end tests of the `reviewflow` binary.
 
+mod action;
 mod agreement;
 mod already_reviewed;
 mod bad_input;
@@ -16,6 +17,7 @@ mod docs_language;
 mod escapes;
 mod explain;
 mod export;
+mod export_fit;
 mod fail_on;
 mod fail_on_github;
 mod finding_identity;
@@ -24,7 +26,6 @@ mod formats;
 mod gather_base;
 mod github_dispatch;
 mod github_pipeline;
-mod github_workflow;
 mod graph;
 mod hostile_checkout;
 mod hostile_files;

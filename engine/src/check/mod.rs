@@ -35,7 +35,7 @@ mod shared_job;
 mod shared_network;
 mod suppression;
 mod syntax;
-mod trigger;
+pub(crate) mod trigger;
 mod trust;
 mod type_mismatch;
 pub(crate) mod unknown_input;

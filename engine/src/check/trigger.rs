@@ -250,7 +250,7 @@ impl Trigger {
 }
 
 /// Whether a stage keeps blobs in the store `name` (`upload … to="name"`).
-fn keeps_in(p: &Pipeline, name: &str) -> bool {
+pub(crate) fn keeps_in(p: &Pipeline, name: &str) -> bool {
     p.stages.iter().any(|s| {
         s.children.iter().any(|c| {
             c.props.iter().any(|prop| {

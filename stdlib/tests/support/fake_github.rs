@@ -28,8 +28,9 @@ pub const REPO_ID: u64 = 1_296_269;
 /// A fork of it, for pull requests from outside.
 pub const FORK: &str = "mallory/octo-repo";
 pub const FORK_ID: u64 = 81_818_181;
-/// The trusted producer of conversations in the tests.
-pub const BUILD_WORKFLOW: &str = ".github/workflows/build.yaml";
+/// The trusted producer of conversations in the tests: the workflow `examples/review.kdl` is
+/// exported to.
+pub const BUILD_WORKFLOW: &str = ".github/workflows/review.yml";
 const DOCS: &str = "https://docs.github.com/rest";
 
 /// What a request was for; faults and counters are keyed by it.
@@ -95,7 +96,7 @@ pub enum Fault {
 #[derive(Clone, Debug)]
 pub struct RunSeed {
     pub id: u64,
-    /// As GitHub reports it, e.g. `.github/workflows/build.yaml@refs/heads/main`.
+    /// As GitHub reports it, e.g. `.github/workflows/review.yml@refs/heads/main`.
     pub path: String,
     pub event: String,
     pub head_branch: Option<String>,
@@ -117,12 +118,12 @@ impl RunSeed {
         }
     }
 
-    /// The trusted producer: `pull_request_target` of build.yaml as main has it.
+    /// The trusted producer: `pull_request_target` of review.yml as main has it.
     pub fn trusted(id: u64, head_sha: &str) -> Self {
         Self::new(id, BUILD_WORKFLOW, "pull_request_target", "main", head_sha)
     }
 
-    /// A fork's own `pull_request` run (it may have edited build.yaml).
+    /// A fork's own `pull_request` run (it may have edited review.yml).
     pub fn fork_pull_request(id: u64, head_sha: &str) -> Self {
         Self {
             path: format!("{BUILD_WORKFLOW}@refs/pull/7/merge"),
