@@ -138,6 +138,7 @@ mod tests {
         vendor: None,
         credentials: &[],
         api_url: None,
+        settings: None,
     }];
 
     fn registry() -> Registry {

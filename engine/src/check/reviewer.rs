@@ -166,18 +166,21 @@ mod tests {
             vendor: None,
             credentials: &[],
             api_url: None,
+            settings: None,
         },
         ReviewerKind {
             name: "alpha-cli",
             vendor: Some("alpha"),
             credentials: &["ALPHA_KEY"],
             api_url: None,
+            settings: None,
         },
         ReviewerKind {
             name: "beta-cli",
             vendor: Some("beta"),
             credentials: &["BETA_KEY", "BETA_TOKEN"],
             api_url: None,
+            settings: None,
         },
     ];
 

@@ -24,7 +24,7 @@ impl Check for ReviewerCredential {
         Severity::Error
     }
     fn summary(&self) -> &'static str {
-        "a model reviewer is given no secret but its model's own credential"
+        "a model reviewer is given no secret but its model's own credential, and no variable its client is not known to read harmlessly"
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let p = cx.pipeline;
@@ -32,6 +32,7 @@ impl Check for ReviewerCredential {
             let Some(reviewer) = StageReviewer::of(cx, stage) else {
                 continue;
             };
+            self.settings(stage, &reviewer, out);
             let credentials = reviewer.kind.credentials;
             if credentials.is_empty() {
                 continue;
@@ -106,6 +107,83 @@ impl Check for ReviewerCredential {
                     .stage(name),
                 );
             }
+        }
+    }
+}
+
+impl ReviewerCredential {
+    /// A model's client reads its configuration from its environment: `env` gives it only the
+    /// variables its kind lists as changing its model, its limits or its output
+    /// (`ReviewerKind::settings`, an allow-list), since any other may send the conversation
+    /// elsewhere (`ANTHROPIC_LOG` prints every request on stderr, a proxy variable routes it
+    /// through another host). A name the stage refuses when it starts (a credential, a variable
+    /// reviewflow sets) is `run-refusal`'s finding, not reported twice.
+    fn settings(
+        &self,
+        stage: &crate::model::Stage,
+        reviewer: &StageReviewer<'_>,
+        out: &mut Vec<Finding>,
+    ) {
+        let kind = reviewer.kind;
+        if kind.settings.is_none() {
+            return;
+        }
+        let refused: Vec<crate::span::Span> = reviewer
+            .contract
+            .refusals
+            .map(|r| r(stage).into_iter().map(|(span, _)| span).collect())
+            .unwrap_or_default();
+        let name = stage.name.value.as_str();
+        for child in &stage.children {
+            let environment = reviewer
+                .contract
+                .child_spec(&child.name.value)
+                .is_some_and(|s| s.role == Role::Environment);
+            if !environment {
+                continue;
+            }
+            let Some(var) = child.args.first() else {
+                continue;
+            };
+            let Some(var_name) = var.value.as_str() else {
+                continue;
+            };
+            if kind.admits_setting(var_name) || refused.contains(&var.span) {
+                continue;
+            }
+            // A value made of inputs or another stage's outputs is the flow checks' to judge
+            // (`untrusted-input`, `secret-flow`): one root cause, one finding.
+            let interpolated = child.args.iter().skip(1).any(|v| match &v.value {
+                Value::Template(t) => {
+                    t.references().next().is_some() || t.inputs().next().is_some()
+                }
+                Value::Reference(_) => true,
+                _ => false,
+            });
+            if interpolated {
+                continue;
+            }
+            out.push(
+                Finding::new(
+                    self.id(),
+                    Severity::Warning,
+                    format!(
+                        "the `{}` reviewer of `{name}` is given `{var_name}`, which its client is not known to read harmlessly: a model's client takes its configuration from its environment, and such a variable may send the conversation elsewhere (a debug log, a proxy, a telemetry endpoint)",
+                        kind.name
+                    ),
+                    Label::new(var.span, "not a known setting of the client"),
+                )
+                .related(Label::new(
+                    reviewer.name_span,
+                    format!("`{}` takes settings of its model, limits and output only", kind.name),
+                ))
+                .help(format!(
+                    "give the reviewer only the variables docs/reviewers.md lists for `{}` (its locale, `PATH`, its API's base URL, and settings of its model, limits and output); a variable another program needs belongs in that program's stage",
+                    kind.name
+                ))
+                .confidence(Confidence::Medium)
+                .stage(name),
+            );
         }
     }
 }

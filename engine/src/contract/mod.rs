@@ -7,7 +7,7 @@ mod reviewer;
 mod store;
 
 pub use forge::{BelievedAuthors, ForgeContract};
-pub use reviewer::ReviewerKind;
+pub use reviewer::{COMMON_SETTINGS, ReviewerKind};
 pub use store::StoreContract;
 
 use schemars::JsonSchema;

@@ -21,9 +21,40 @@ pub struct ReviewerKind {
     /// set, the host there answers, and which vendor's model that is the host's to say, not the
     /// kind's (principle 2). `None` for a reviewer whose API cannot be moved.
     pub api_url: Option<&'static str>,
+    /// The variables a stage may give the reviewer's client with `env` besides
+    /// [`COMMON_SETTINGS`] and [`Self::api_url`]: those known to change only its model, its
+    /// limits or its output. A model's client reads its configuration from its environment, and
+    /// a variable not known to be harmless may send the conversation elsewhere (a debug log on
+    /// stderr, a proxy, a telemetry endpoint), so any other is reported (principles 2 and 3).
+    /// `None` for a reviewer whose program the pipeline names: its variables are the pipeline's.
+    pub settings: Option<&'static [&'static str]>,
 }
 
+/// What every model reviewer's client may be given with `env`: where programs are found, and
+/// the locale and terminal its output is written for.
+pub const COMMON_SETTINGS: &[&str] = &[
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TZ",
+    "NO_COLOR",
+    "TERM",
+];
+
 impl ReviewerKind {
+    /// Whether a stage may give the reviewer's client `env "<name>"` without a finding.
+    pub fn admits_setting(&self, name: &str) -> bool {
+        match self.settings {
+            None => true,
+            Some(own) => {
+                COMMON_SETTINGS.contains(&name) || own.contains(&name) || self.api_url == Some(name)
+            }
+        }
+    }
+
     /// The names of `kinds`, in order, for an enum of words (`N` is `kinds.len()`).
     pub const fn names<const N: usize>(kinds: &[ReviewerKind]) -> [&'static str; N] {
         let mut out = [""; N];
@@ -109,24 +140,28 @@ mod tests {
             vendor: None,
             credentials: &[],
             api_url: None,
+            settings: None,
         },
         ReviewerKind {
             name: "alpha-cli",
             vendor: Some("alpha"),
             credentials: &["ALPHA_KEY"],
             api_url: None,
+            settings: None,
         },
         ReviewerKind {
             name: "beta-cli",
             vendor: Some("beta"),
             credentials: &[],
             api_url: None,
+            settings: None,
         },
         ReviewerKind {
             name: "alpha-other",
             vendor: Some("alpha"),
             credentials: &[],
             api_url: None,
+            settings: None,
         },
     ];
 

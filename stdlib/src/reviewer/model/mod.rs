@@ -62,6 +62,7 @@ const MISSING: reviewflow_engine::contract::ReviewerKind =
         vendor: None,
         credentials: &[],
         api_url: None,
+        settings: None,
     };
 
 /// Which CLI.
