@@ -64,13 +64,19 @@ impl Format {
         Format::ALL.into_iter().find(|f| f.file_name() == name)
     }
 
-    /// The bytes of `review` in this format.
-    pub fn render(self, change_id: &str, review: &Review) -> Result<Vec<u8>, ForgeError> {
+    /// The bytes of `review` of change `change_id` by `pipeline` (the forge's name for the
+    /// pipeline's folder, when it keeps one per pipeline) in this format.
+    pub fn render(
+        self,
+        change_id: &str,
+        pipeline: Option<&str>,
+        review: &Review,
+    ) -> Result<Vec<u8>, ForgeError> {
         match self {
             Format::Markdown => Ok(markdown::render(review).into_bytes()),
             Format::Json => json::render(change_id, review),
             Format::Rdjsonl => rdjsonl::render(review),
-            Format::Sarif => sarif::render(review),
+            Format::Sarif => sarif::render(review, pipeline),
         }
     }
 }
