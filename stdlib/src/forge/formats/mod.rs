@@ -19,6 +19,11 @@ use super::ForgeError;
 use super::review::Review;
 
 pub(crate) use markdown::comment_with_findings;
+
+/// Every schema of a file the forge writes, for `reviewflow schema`: (file name, schema).
+pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
+    vec![("review.schema.json", json::schema())]
+}
 pub use sarif::fingerprint;
 
 /// A file format of the local forge.
