@@ -16,8 +16,9 @@
 //!   it is (see [`fingerprint`]), numbered among equal ones;
 //! - each rule's `properties` say how code scanning files its alerts (tags, security severity,
 //!   precision: [`super::taxonomy`]);
-//! - at most [`MAX_RESULTS`] results, GitHub's limit for a run: the most severe are kept, live
-//!   before allowed, and the run says how many were left out ([`results_left_out`]).
+//! - at most [`MAX_RESULTS`](super::cap::MAX_RESULTS) results, GitHub's limit for a run: the
+//!   most severe are kept, live before allowed, and the run says how many were left out
+//!   ([`results_left_out`]).
 //!
 //! Columns and `charOffset`/`charLength` count UTF-16 code units, SARIF's default `columnKind`
 //! (stated explicitly in the run): spans are byte ranges, so each position is converted from the
@@ -31,6 +32,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::cap::Quota;
 use super::fingerprint::Numbering;
 use super::log::{
     Analysis, Fingerprint, Level, LogBuilder, Rule, SarifResult, docs_url, location,
@@ -142,13 +144,10 @@ pub fn sarif_text_at(
     builder(files, root, tool_version).finish_text()
 }
 
-/// The most results a run holds: GitHub refuses a run with more.
-pub const MAX_RESULTS: usize = 25_000;
-
-/// How many findings of `files` a log leaves out to stay within [`MAX_RESULTS`].
+/// How many findings of `files` a log leaves out to stay within GitHub's limit
+/// ([`MAX_RESULTS`](super::cap::MAX_RESULTS)).
 pub fn results_left_out(files: &[(&Source, &[Finding])]) -> usize {
-    let total: usize = files.iter().map(|(_, f)| f.len()).sum();
-    total.saturating_sub(MAX_RESULTS)
+    quota(files).left_out()
 }
 
 /// Which findings go first when a log holds too many: live before allowed (code scanning shows
@@ -162,18 +161,8 @@ fn rank(finding: &Finding) -> usize {
     usize::from(finding.suppressed.is_some()) * 3 + severity
 }
 
-/// How many findings of each [`rank`] the log keeps, the earliest of each in file order.
-fn quota(files: &[(&Source, &[Finding])]) -> [usize; 6] {
-    let mut counts = [0usize; 6];
-    for finding in files.iter().flat_map(|(_, f)| f.iter()) {
-        counts[rank(finding)] += 1;
-    }
-    let mut room = MAX_RESULTS;
-    counts.map(|n| {
-        let kept = n.min(room);
-        room -= kept;
-        kept
-    })
+fn quota(files: &[(&Source, &[Finding])]) -> Quota {
+    Quota::new(files.iter().flat_map(|(_, f)| f.iter()).map(rank))
 }
 
 /// The confidence each check's findings in `files` declare, the lowest; `None` for a check with
@@ -198,7 +187,7 @@ fn builder(files: &[(&Source, &[Finding])], root: &SrcRoot, tool_version: &str) 
         log.rule(&rule(*c, confidence));
     }
     log.column_kind("utf16CodeUnits");
-    let mut room = quota(files);
+    let mut quota = quota(files);
     for (source, findings) in files {
         let uri = root.uri(source.name());
         let index = log.artifact(&uri);
@@ -209,27 +198,20 @@ fn builder(files: &[(&Source, &[Finding])], root: &SrcRoot, tool_version: &str) 
             ascii: source.text().is_ascii(),
         };
         for finding in findings.iter() {
-            let left = &mut room[rank(finding)];
-            if *left == 0 {
-                continue;
+            if quota.take(rank(finding)) {
+                log.result(result(&file, finding));
             }
-            *left -= 1;
-            log.result(result(&file, finding));
         }
     }
-    let left_out = results_left_out(files);
-    if left_out > 0 {
-        let mut properties = Map::new();
-        properties.insert("resultsLeftOut".into(), left_out.into());
+    let mut properties = Map::new();
+    quota.report(
+        &mut log,
+        &mut properties,
+        "the most severe are kept, live findings before allowed ones (`reviewflow check` lists \
+         every finding)",
+    );
+    if !properties.is_empty() {
         log.properties(properties);
-        log.notification(
-            Level::Warning,
-            &format!(
-                "{left_out} results left out: code scanning accepts at most {MAX_RESULTS} in a \
-                 run; the most severe are kept, live findings before allowed ones (`reviewflow \
-                 check` lists every finding)"
-            ),
-        );
     }
     log
 }

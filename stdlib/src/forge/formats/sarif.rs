@@ -12,6 +12,8 @@
 //! - `partialFingerprints` holds the finding's identity (`reviewflow/review/v2`) when it has
 //!   one, else a hash of rule, path and message (`reviewflow/review-message/v2`), numbered among
 //!   equal ones;
+//! - at most 25,000 results (GitHub's limit for a run), the most severe kept; the run says how
+//!   many it left out;
 //! - `baselineState` follows the finding's state (`new`, `unchanged`). The findings this push
 //!   resolved are not results: every consumer (reviewdog, sarif-tools, code scanning) reads a
 //!   result as live, so they are listed in `review.json` only.
@@ -24,7 +26,7 @@ use sha2::{Digest, Sha256};
 use reviewflow_engine::sarif::fingerprint::Numbering;
 use reviewflow_engine::sarif::log::{Fingerprint, location};
 use reviewflow_engine::sarif::uri;
-use reviewflow_engine::sarif::{Analysis, Level, LogBuilder, Rule, SarifResult};
+use reviewflow_engine::sarif::{Analysis, Level, LogBuilder, Quota, Rule, SarifResult};
 
 use super::super::ForgeError;
 use super::super::review::{FindingState, Review, ReviewFinding};
@@ -60,14 +62,28 @@ fn builder(review: &Review, pipeline: Option<&str>) -> LogBuilder {
     for id in ids {
         log.rule(&rule(id, &review.reviewer));
     }
+    // Past GitHub's limit of results a run, the most severe are kept.
+    let rank = |f: &ReviewFinding| match f.severity {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Info => 2,
+    };
+    let mut quota = Quota::new(review.findings.iter().map(rank));
     for f in &review.findings {
-        log.result(result(f));
+        if quota.take(rank(f)) {
+            log.result(result(f));
+        }
     }
     let mut properties = Map::new();
     properties.insert("reviewer".into(), review.reviewer.as_str().into());
     properties.insert("base".into(), json!(review.base));
     properties.insert("head".into(), json!(review.head));
     properties.insert("runId".into(), review.run_id.as_str().into());
+    quota.report(
+        &mut log,
+        &mut properties,
+        "the most severe are kept (review.json lists every finding)",
+    );
     log.properties(properties);
     log
 }
@@ -323,6 +339,31 @@ mod tests {
     fn no_state_no_baseline_state() {
         let log = log(&review(vec![finding("x", "a", Some(1), "m")], vec![]));
         assert!(results(&log)[0].get("baselineState").is_none());
+    }
+
+    /// GitHub refuses a run of more than 25,000 results: a review past it keeps the most
+    /// severe and says how many it left out.
+    #[test]
+    fn a_review_past_github_s_limit_is_capped_and_says_so() {
+        let mut findings = vec![finding("todo-added", "a.rs", Some(1), "m")];
+        findings[0].severity = Severity::Info;
+        findings.extend((0..25_001).map(|i| {
+            let mut f = finding("x", "a.rs", Some(i + 2), "m");
+            f.severity = Severity::Warning;
+            f
+        }));
+        let log = log(&review(findings, vec![]));
+        let r = results(&log);
+        assert_eq!(r.len(), 25_000);
+        assert!(
+            r.iter().all(|r| r["level"] == "warning"),
+            "the note goes first"
+        );
+        assert_eq!(log["runs"][0]["properties"]["resultsLeftOut"], 2);
+        assert_eq!(
+            log["runs"][0]["invocations"][0]["toolExecutionNotifications"][0]["level"],
+            "warning"
+        );
     }
 
     #[test]
