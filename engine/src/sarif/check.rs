@@ -221,7 +221,7 @@ pub fn level(severity: Severity) -> &'static str {
     sarif_level(severity).as_str()
 }
 
-fn sarif_level(severity: Severity) -> Level {
+pub(super) fn sarif_level(severity: Severity) -> Level {
     match severity {
         Severity::Error => Level::Error,
         Severity::Warning => Level::Warning,
@@ -269,7 +269,7 @@ fn rule(check: &dyn Check, confidence: Option<Confidence>) -> Rule {
         help_markdown: Some(doc.help_markdown),
         help_uri: None,
         level: sarif_level(check.severity()),
-        properties: taxonomy::rule_properties(check.principle(), check.severity(), confidence),
+        properties: taxonomy::check_rule(check.principle(), check.severity(), confidence),
     };
     if let Some(uri) = help_uri(id) {
         rule.help_text = format!("{}\n\nDocumentation: {uri}", rule.help_text);

@@ -5,7 +5,7 @@
 //! - [`uri`] turns file names into artifact URIs relative to `%SRCROOT%`;
 //! - [`fingerprint`] numbers repeated fingerprints;
 //! - [`cap`] keeps a log within GitHub's 25,000 results a run, the most important first;
-//! - [`taxonomy`] says how code scanning files a check's alerts (tags, security severity,
+//! - [`taxonomy`] says how code scanning files a rule's alerts (tags, security severity,
 //!   precision);
 //! - [`check`] writes the findings of `reviewflow check` through the builder (the review's
 //!   findings are written by `reviewflow_stdlib`'s `review.sarif` format, through it too).

@@ -1,5 +1,8 @@
-//! What code scanning reads of a check's rule besides its text, in one place (`docs/sarif.md`,
-//! "Rules"): `properties.tags`, `properties.security-severity` and `properties.precision`.
+//! What code scanning reads of a rule besides its text, in one place (`docs/sarif.md`, "How code
+//! scanning files alerts"): `properties.tags`, `properties.security-severity` and
+//! `properties.precision`.
+//!
+//! A check's rule ([`check_rule`]):
 //!
 //! - **tags**: `security` for a check whose principle is about trust, authority, coverage,
 //!   labels or suppressions (principles 1 to 6 of `docs/checks.md`), `correctness` for one about
@@ -10,9 +13,14 @@
 //! - **precision**: from the confidence the rule's findings in the log declare, the lowest of
 //!   them (`high`, `medium`, `low`); none when a finding declares none or the rule has none in
 //!   the log, because a precision nobody declared is not claimed.
+//!
+//! A review's rule ([`review_rule`]) declares no principle: `tags` is `security` and it has a
+//! `security-severity` when the rule says its findings are security findings (the `rules`
+//! reviewer's `credential`), and it has no properties otherwise.
 
 use serde_json::{Map, Value};
 
+use super::log::Level;
 use crate::check::Principle;
 use crate::finding::{Confidence, Severity};
 
@@ -21,7 +29,7 @@ pub const SECURITY: &str = "security";
 
 /// The properties of a check's rule: its principle, its severity, and the confidence of its
 /// findings in the log (`None` when any declares none or there are none).
-pub fn rule_properties(
+pub fn check_rule(
     principle: Principle,
     severity: Severity,
     confidence: Option<Confidence>,
@@ -36,7 +44,7 @@ pub fn rule_properties(
     if security {
         properties.insert(
             "security-severity".into(),
-            security_severity(severity).into(),
+            security_severity(super::check::sarif_level(severity)).into(),
         );
     }
     if let Some(c) = confidence {
@@ -55,12 +63,22 @@ fn tag(name: &str) -> String {
         .join("-")
 }
 
+/// The properties of a review's rule at `level`: a security rule's, or none.
+pub fn review_rule(security: bool, level: Level) -> Map<String, Value> {
+    let mut properties = Map::new();
+    if security {
+        properties.insert("tags".into(), Value::from(vec![SECURITY]));
+        properties.insert("security-severity".into(), security_severity(level).into());
+    }
+    properties
+}
+
 /// GitHub's bands: 9.0 and over critical, 7.0 high, 4.0 medium, below that low.
-fn security_severity(severity: Severity) -> &'static str {
-    match severity {
-        Severity::Error => "8.0",
-        Severity::Warning => "5.0",
-        Severity::Info => "2.0",
+fn security_severity(level: Level) -> &'static str {
+    match level {
+        Level::Error => "8.0",
+        Level::Warning => "5.0",
+        Level::Note => "2.0",
     }
 }
 
@@ -88,7 +106,7 @@ mod tests {
     #[test]
     fn every_principle_has_a_tag_and_a_kind() {
         for p in Principle::ALL {
-            let props = rule_properties(p, Severity::Warning, None);
+            let props = check_rule(p, Severity::Warning, None);
             let tags = props["tags"].as_array().expect("tags");
             assert_eq!(tags.len(), 2);
             assert!(!tags[1].as_str().unwrap_or_default().is_empty());

@@ -5,7 +5,8 @@
 //!   `reviewflow/review/<pipeline>`: one per pipeline, as the forge keeps one review per change
 //!   and pipeline);
 //! - every rule with a finding is described once, sorted by id: a built-in rule by its
-//!   description, a rule a reviewer named itself by a generic text;
+//!   description, a rule a reviewer named itself by a generic text; a built-in rule that says
+//!   its findings are security findings is tagged so ([`taxonomy::review_rule`]);
 //! - each finding is one result in the file at its path (relative to `%SRCROOT%`), on its lines;
 //!   a finding about the whole file is put on line 1 (code scanning shows no result without a
 //!   line) and says so in `properties.wholeFile`;
@@ -25,8 +26,8 @@ use sha2::{Digest, Sha256};
 
 use reviewflow_engine::sarif::fingerprint::Numbering;
 use reviewflow_engine::sarif::log::{Fingerprint, location};
-use reviewflow_engine::sarif::uri;
 use reviewflow_engine::sarif::{Analysis, Level, LogBuilder, Quota, Rule, SarifResult};
+use reviewflow_engine::sarif::{taxonomy, uri};
 
 use super::super::ForgeError;
 use super::super::review::{FindingState, Review, ReviewFinding};
@@ -109,7 +110,7 @@ fn rule(id: &str, reviewer: &str) -> Rule {
                 help_markdown: None,
                 help_uri: None,
                 level: level(r.severity()),
-                properties: Map::new(),
+                properties: taxonomy::review_rule(r.security(), level(r.severity())),
             }
         }
         None => {
@@ -250,6 +251,36 @@ mod tests {
             "a finding the reviewer `claude` reported under this name"
         );
         assert_eq!(own.level, Level::Warning);
+    }
+
+    /// A rule that declares itself a security rule (`credential`: what the secret detectors
+    /// find) is filed by code scanning as a security alert; the others are not.
+    #[test]
+    fn a_credential_is_a_security_alert() {
+        let log = log(&review(
+            vec![
+                finding("credential", "a.rs", Some(1), "a key"),
+                finding("todo-added", "a.rs", Some(2), "TODO"),
+                finding("missing-test", "a.rs", Some(3), "no test"),
+            ],
+            vec![],
+        ));
+        let rules = log["runs"][0]["tool"]["driver"]["rules"]
+            .as_array()
+            .expect("rules");
+        let props = |id: &str| {
+            rules
+                .iter()
+                .find(|r| r["id"] == id)
+                .map(|r| r["properties"].clone())
+                .expect("rule")
+        };
+        assert_eq!(props("credential")["tags"], json!(["security"]));
+        assert_eq!(props("credential")["security-severity"], "8.0");
+        assert!(props("credential").get("precision").is_none());
+        for other in ["todo-added", "missing-test"] {
+            assert_eq!(props(other), Value::Null, "{other}");
+        }
     }
 
     #[test]
