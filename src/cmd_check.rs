@@ -105,6 +105,14 @@ pub fn run(args: CheckArgs) -> u8 {
         CheckFormat::Sarif => {
             // URIs are relative to the repository's top, whatever folder the names are from.
             let root = sarif::SrcRoot::current();
+            // The log says it too; stderr is where a person running the command looks.
+            let left_out = sarif::results_left_out(&pairs);
+            if left_out > 0 {
+                errln!(
+                    "warning: {left_out} results left out of the SARIF log: code scanning accepts at most {} in a run; the most severe are kept",
+                    sarif::MAX_RESULTS
+                );
+            }
             print_stdout(&sarif::sarif_text_at(
                 &pairs,
                 &root,

@@ -9,7 +9,9 @@ use crate::cli::SchemaArgs;
 use crate::output::{EXIT_OK, EXIT_UNUSABLE, errln, print_stdout};
 
 pub fn run(args: SchemaArgs) -> u8 {
-    let all = schemas();
+    let mut all = schemas();
+    // The files the forge writes are the standard library's.
+    all.extend(reviewflow_stdlib::forge::formats::schemas());
     match args.out {
         None => {
             let map: serde_json::Map<String, serde_json::Value> =

@@ -504,3 +504,113 @@ fn several_files_are_several_artifacts() {
     let errors = schema_errors(&log);
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+/// The rule of `id` in `log`.
+fn rule<'a>(log: &'a Value, id: &str) -> &'a Value {
+    log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no rule {id}"))
+}
+
+/// Code scanning shows a result as a security alert when its rule is tagged `security` and has
+/// a `security-severity`; it sorts by `precision`.
+#[test]
+fn rules_say_what_code_scanning_files_them_under() {
+    let log = log_of(PIPELINE);
+    // secret-flow applies principle 5 (labels never vanish): a security rule, at its severity.
+    let flow = &rule(&log, "secret-flow")["properties"];
+    assert_eq!(
+        flow["tags"],
+        json!(["security", "labels-never-vanish-silently"])
+    );
+    assert_eq!(flow["security-severity"], "8.0");
+    // Its findings here: one of medium confidence, one allowed that states none: no precision
+    // is claimed that a finding does not declare.
+    assert!(flow.get("precision").is_none(), "{flow}");
+    // unknown-reference (principle 3) found with high confidence.
+    let reference = &rule(&log, "unknown-reference")["properties"];
+    assert_eq!(
+        reference["tags"],
+        json!(["security", "allow-lists-not-deny-lists"])
+    );
+    assert_eq!(reference["precision"], "high");
+    // syntax (principle 7) is about what the file means: no security alert.
+    let syntax = &rule(&log, "syntax")["properties"];
+    assert_eq!(
+        syntax["tags"],
+        json!(["correctness", "check-and-run-have-one-source-of-truth"])
+    );
+    assert!(syntax.get("security-severity").is_none(), "{syntax}");
+    assert!(
+        syntax.get("precision").is_none(),
+        "no finding, no precision"
+    );
+    for r in log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .expect("rules")
+    {
+        let p = &r["properties"];
+        let security = p["tags"]
+            .as_array()
+            .is_some_and(|t| t.contains(&json!("security")));
+        let level = r["defaultConfiguration"]["level"].as_str();
+        let expected = match (security, level) {
+            (false, _) => None,
+            (true, Some("error")) => Some("8.0"),
+            (true, Some("warning")) => Some("5.0"),
+            (true, _) => Some("2.0"),
+        };
+        assert_eq!(p["security-severity"].as_str(), expected, "{r}");
+    }
+    assert!(schema_errors(&log).is_empty());
+}
+
+/// GitHub accepts at most 25,000 results in a run: the most severe are kept, live before
+/// allowed, and the log says how many were left out.
+#[test]
+fn a_run_holds_at_most_25000_results() {
+    let source = Source::new("pipeline.kdl", PIPELINE);
+    let at = span_of(PIPELINE, "stage \"gather\"", 0);
+    let make = |severity: Severity| {
+        Finding::new(
+            "unreachable-stage",
+            severity,
+            "`gather` has no dependents",
+            Label::new(at, "declared here"),
+        )
+    };
+    let mut found = vec![make(Severity::Info), make(Severity::Info)];
+    found.extend((0..24_999).map(|_| make(Severity::Warning)));
+    found.push(make(Severity::Error));
+    assert_eq!(
+        reviewflow_engine::sarif::results_left_out(&[(&source, &found)]),
+        2
+    );
+    let log = sarif_log(&[(&source, &found)], "0");
+    let run = &log["runs"][0];
+    let kept = results(&log);
+    assert_eq!(kept.len(), 25_000);
+    assert!(
+        kept.iter().all(|r| r["level"] != "note"),
+        "the notes go first"
+    );
+    assert_eq!(kept[24_999]["level"], "error");
+    assert_eq!(run["properties"]["resultsLeftOut"], 2);
+    let note = &run["invocations"][0]["toolExecutionNotifications"][0];
+    assert_eq!(note["level"], "warning");
+    assert!(
+        note["message"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("2 results left out")),
+        "{note}"
+    );
+    assert!(schema_errors(&log).is_empty());
+
+    // Under the cap, nothing is said.
+    let log = log_of(PIPELINE);
+    assert!(log["runs"][0].get("invocations").is_none());
+    assert!(log["runs"][0].get("properties").is_none());
+}

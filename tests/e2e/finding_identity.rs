@@ -124,27 +124,29 @@ fn three_pushes_say_what_is_new_persisting_and_resolved() {
         md.contains("## Resolved (1)\n\n- **warning** `src/app.rs:4` `debug-leftover`"),
         "{md}"
     );
+    // rdjsonl carries what reviewdog shows (reviewdog refuses fields its `Diagnostic` does not
+    // declare, and prints `original_output` as the line): its line n is review.json's finding n,
+    // which holds the identity.
     let rdjsonl = read(&repo, "review.rdjsonl");
-    let outputs: Vec<String> = rdjsonl
+    let diagnostics: Vec<Value> = rdjsonl
         .lines()
-        .map(|l| {
-            let d: Value = serde_json::from_str(l).expect("a diagnostic");
-            d["original_output"].as_str().unwrap_or_default().to_owned()
-        })
+        .map(|l| serde_json::from_str(l).expect("a diagnostic"))
         .collect();
-    assert_eq!(outputs.len(), 3);
-    assert!(
-        outputs
-            .iter()
-            .all(|o| o.starts_with("fingerprint=") && o.contains(" state=")),
-        "{outputs:?}"
-    );
-    assert_eq!(
-        outputs.iter().filter(|o| o.ends_with("state=new")).count(),
-        1
-    );
-    // SARIF agrees: baselineState new / unchanged / absent, and each finding's identity is its
-    // partial fingerprint.
+    let findings = json["findings"].as_array().expect("findings");
+    assert_eq!(diagnostics.len(), findings.len());
+    for (d, f) in diagnostics.iter().zip(findings) {
+        let output = d["original_output"].as_str().unwrap_or_default();
+        assert!(
+            output.starts_with(&format!("src/app.rs:{}: ", f["line"])),
+            "{output}"
+        );
+        assert!(!d.to_string().contains("fingerprint"), "{d}");
+        assert_eq!(d["code"]["value"], f["rule"]);
+        assert_eq!(d["location"]["range"]["start"]["line"], f["line"]);
+    }
+    // SARIF agrees: baselineState new / unchanged, and each finding's identity is its partial
+    // fingerprint. The resolved finding is in review.json only: a SARIF consumer reads every
+    // result as live.
     let sarif: Value = serde_json::from_str(&read(&repo, "review.sarif")).expect("SARIF");
     let results = sarif["runs"][0]["results"].as_array().expect("results");
     let mut baseline: Vec<&str> = results
@@ -152,22 +154,25 @@ fn three_pushes_say_what_is_new_persisting_and_resolved() {
         .map(|r| r["baselineState"].as_str().unwrap_or("-"))
         .collect();
     baseline.sort_unstable();
-    assert_eq!(
-        baseline,
-        ["absent", "new", "unchanged", "unchanged"],
-        "{sarif:#}"
-    );
+    assert_eq!(baseline, ["new", "unchanged", "unchanged"], "{sarif:#}");
+    let in_sarif = |print: &str| {
+        results.iter().any(|r| {
+            r["partialFingerprints"].as_object().is_some_and(|p| {
+                p.values()
+                    .any(|v| v.as_str().is_some_and(|v| v.starts_with(print)))
+            })
+        })
+    };
     for f in json["findings"].as_array().expect("findings") {
         let print = f["fingerprint"].as_str().expect("a fingerprint");
-        assert!(
-            results
-                .iter()
-                .any(|r| r["partialFingerprints"].as_object().is_some_and(|p| p
-                    .values()
-                    .any(|v| v.as_str().is_some_and(|v| v.starts_with(print))))),
-            "{print} in {sarif:#}"
-        );
+        assert!(in_sarif(print), "{print} in {sarif:#}");
     }
+    let gone = resolved[0]["fingerprint"].as_str().expect("a fingerprint");
+    assert!(!in_sarif(gone), "{gone} is not live: {sarif:#}");
+    assert!(
+        !sarif.to_string().contains("debug-leftover"),
+        "the resolved finding's rule is not described: {sarif:#}"
+    );
 
     // Push 3 changes nothing a finding is on: every finding persists, nothing is resolved.
     repo.commit("src/other.rs", "pub fn g() {}\n", "push 3");

@@ -270,7 +270,9 @@ fn review_sarif_passes_the_multitool() {
     repo.commit("src/todo.rs", "// TODO: later\n", "push 2");
     let (second, second_text) = run("second push");
 
-    for log in [&first, &second] {
+    // Each push is reviewed as its own commit: the second's review resolves the first's
+    // markers, which are then no results.
+    for (log, expected_markers) in [(&first, 3), (&second, 0)] {
         assert_schema_valid(log);
         let prints = fingerprints(log);
         assert_unique(&prints);
@@ -278,11 +280,12 @@ fn review_sarif_passes_the_multitool() {
             .iter()
             .filter(|r| r["ruleId"] == "conflict-marker")
             .count();
-        assert_eq!(markers, 3, "{log:#}");
+        assert_eq!(markers, expected_markers, "{log:#}");
         let id = log["runs"][0]["automationDetails"]["id"]
             .as_str()
             .expect("automationDetails.id");
-        assert!(id.starts_with("reviewflow/review/"), "{id}");
+        // The category is the pipeline's (`examples/local.kdl` is `local-review`).
+        assert!(id.starts_with("reviewflow/review/local-review/"), "{id}");
         for rule in log["runs"][0]["tool"]["driver"]["rules"]
             .as_array()
             .expect("rules")
@@ -292,14 +295,21 @@ fn review_sarif_passes_the_multitool() {
             }
         }
     }
-    // The second push is compared with the first: a new finding, resolved ones written absent.
+    // The second push is compared with the first: a new finding, and the resolved leftover is
+    // not a result (a consumer reads every result as live; review.json lists it).
     let states: Vec<&str> = results(&second)
         .iter()
         .filter_map(|r| r["baselineState"].as_str())
         .collect();
     assert!(
-        states.contains(&"new") && states.contains(&"absent"),
+        states.contains(&"new") && !states.contains(&"absent"),
         "{states:?}"
+    );
+    assert!(
+        results(&second)
+            .iter()
+            .all(|r| r["ruleId"] != "debug-leftover"),
+        "{second:#}"
     );
     assert!(
         results(&first)
@@ -354,4 +364,50 @@ fn the_multitool_reports_what_github_refuses() {
     for expected in ["SARIF1004", "SARIF2017", "GH2012"] {
         assert!(rules.contains(&expected), "{expected} in {problems:#?}");
     }
+}
+
+/// GitHub refuses a run of more than 25,000 results: the log holds that many, says how many it
+/// left out, and stays valid; stderr says it too (`docs/sarif.md#at-most-25000-results`).
+#[test]
+fn a_check_log_past_github_s_limit_is_capped_and_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let many = dir.path().join("many.kdl");
+    std::fs::write(
+        &many,
+        format!("pipeline \"many\"\n{}", "bogus\n".repeat(25_003)),
+    )
+    .expect("write");
+    let run = reviewflow_in(
+        dir.path(),
+        &[
+            "check",
+            "--format",
+            "sarif",
+            "--fail-on",
+            "never",
+            "many.kdl",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let log: Value = serde_json::from_str(&run.stdout).expect("SARIF is JSON");
+    assert_eq!(results(&log).len(), 25_000);
+    assert_eq!(log["runs"][0]["properties"]["resultsLeftOut"], 3);
+    assert!(
+        run.stderr
+            .contains("warning: 3 results left out of the SARIF log"),
+        "{}",
+        run.stderr
+    );
+    assert_schema_valid(&log);
+    let Some(tool) = multitool() else { return };
+    // What is new here is the run's notification and properties: the Multitool reads them in a
+    // log cut to its first results (each result's shape is the other tests' concern), in a
+    // second rather than a minute.
+    let mut cut = log;
+    if let Some(results) = cut["runs"][0]["results"].as_array_mut() {
+        results.truncate(10);
+    }
+    let text = serde_json::to_string_pretty(&cut).expect("JSON");
+    let problems = problems(&tool, "capped.sarif", &text);
+    assert!(problems.is_empty(), "{problems:#?}");
 }

@@ -61,3 +61,40 @@ fn the_model_validates_against_its_schema() {
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+/// `review.json` is described by `schema/review.schema.json`: a first review, and a second with
+/// states and a resolved finding.
+#[test]
+fn review_json_validates_against_its_schema() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("schema/review.schema.json")).expect("schema"),
+    )
+    .expect("schema json");
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let repo = crate::support::Repo::local_example();
+    repo.git(&["checkout", "-q", "-b", "topic"]);
+    let review = |text: &str, message: &str| -> serde_json::Value {
+        repo.commit("src/app.rs", text, message);
+        let run = crate::support::reviewflow_in(repo.path(), &["run", "examples/local.kdl"]);
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        let path = repo
+            .path()
+            .join(".reviewflow/forge/branch-topic/local-review/review.json");
+        serde_json::from_str(&std::fs::read_to_string(path).expect("review.json")).expect("json")
+    };
+    let first = review("// TODO: one\ndbg!(x);\n", "push 1");
+    let second = review("// TODO: one\n// FIXME: two\n", "push 2");
+    assert_eq!(
+        second["resolved"].as_array().map(Vec::len),
+        Some(1),
+        "{second:#}"
+    );
+    for json in [&first, &second] {
+        let errors: Vec<String> = validator.iter_errors(json).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:#?}\n{json:#}");
+    }
+    // The schema is strict where the type is: an unknown field is refused.
+    let mut extra = second.clone();
+    extra["findings"][0]["extra"] = serde_json::json!(1);
+    assert!(!validator.is_valid(&extra));
+}

@@ -13,7 +13,12 @@
 //! - related labels become `relatedLocations` (ids from 1, in order), a flow path becomes one
 //!   `codeFlows[0].threadFlows[0]` whose locations run source first, sink last;
 //! - `partialFingerprints["reviewflow/check/v2"]` identifies a finding by what it is, not where
-//!   it is (see [`fingerprint`]), numbered among equal ones.
+//!   it is (see [`fingerprint`]), numbered among equal ones;
+//! - each rule's `properties` say how code scanning files its alerts (tags, security severity,
+//!   precision: [`super::taxonomy`]);
+//! - at most [`MAX_RESULTS`](super::cap::MAX_RESULTS) results, GitHub's limit for a run: the
+//!   most severe are kept, live before allowed, and the run says how many were left out
+//!   ([`results_left_out`]).
 //!
 //! Columns and `charOffset`/`charLength` count UTF-16 code units, SARIF's default `columnKind`
 //! (stated explicitly in the run): spans are byte ranges, so each position is converted from the
@@ -22,17 +27,21 @@
 //!
 //! Artifact URIs are the file names relative to the repository's top ([`SrcRoot`]).
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::cap::Quota;
 use super::fingerprint::Numbering;
 use super::log::{
     Analysis, Fingerprint, Level, LogBuilder, Rule, SarifResult, docs_url, location,
     physical_location,
 };
+use super::taxonomy;
 use super::uri::SrcRoot;
 use crate::check::{self, Check};
-use crate::finding::{Finding, Label, Severity};
+use crate::finding::{Confidence, Finding, Label, Severity};
 use crate::source::Source;
 use crate::span::Span;
 
@@ -135,12 +144,50 @@ pub fn sarif_text_at(
     builder(files, root, tool_version).finish_text()
 }
 
+/// How many findings of `files` a log leaves out to stay within GitHub's limit
+/// ([`MAX_RESULTS`](super::cap::MAX_RESULTS)).
+pub fn results_left_out(files: &[(&Source, &[Finding])]) -> usize {
+    quota(files).left_out()
+}
+
+/// Which findings go first when a log holds too many: live before allowed (code scanning shows
+/// an allowed one as dismissed), then errors, warnings, notes. Lower is kept first.
+fn rank(finding: &Finding) -> usize {
+    let severity = match finding.severity {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Info => 2,
+    };
+    usize::from(finding.suppressed.is_some()) * 3 + severity
+}
+
+fn quota(files: &[(&Source, &[Finding])]) -> Quota {
+    Quota::new(files.iter().flat_map(|(_, f)| f.iter()).map(rank))
+}
+
+/// The confidence each check's findings in `files` declare, the lowest; `None` for a check with
+/// a finding that declares none (and absent for a check without findings).
+fn confidences(files: &[(&Source, &[Finding])]) -> HashMap<&'static str, Option<Confidence>> {
+    let mut out: HashMap<&'static str, Option<Confidence>> = HashMap::new();
+    for finding in files.iter().flat_map(|(_, f)| f.iter()) {
+        let entry = out.entry(finding.check).or_insert(finding.confidence);
+        *entry = match (*entry, finding.confidence) {
+            (Some(a), Some(b)) => Some(taxonomy::lower(a, b)),
+            _ => None,
+        };
+    }
+    out
+}
+
 fn builder(files: &[(&Source, &[Finding])], root: &SrcRoot, tool_version: &str) -> LogBuilder {
     let mut log = LogBuilder::new(Analysis::Check, tool_version);
+    let confidences = confidences(files);
     for c in check::ALL {
-        log.rule(&rule(*c));
+        let confidence = confidences.get(c.id()).copied().flatten();
+        log.rule(&rule(*c, confidence));
     }
     log.column_kind("utf16CodeUnits");
+    let mut quota = quota(files);
     for (source, findings) in files {
         let uri = root.uri(source.name());
         let index = log.artifact(&uri);
@@ -151,8 +198,20 @@ fn builder(files: &[(&Source, &[Finding])], root: &SrcRoot, tool_version: &str) 
             ascii: source.text().is_ascii(),
         };
         for finding in findings.iter() {
-            log.result(result(&file, finding));
+            if quota.take(rank(finding)) {
+                log.result(result(&file, finding));
+            }
         }
+    }
+    let mut properties = Map::new();
+    quota.report(
+        &mut log,
+        &mut properties,
+        "the most severe are kept, live findings before allowed ones (`reviewflow check` lists \
+         every finding)",
+    );
+    if !properties.is_empty() {
+        log.properties(properties);
     }
     log
 }
@@ -162,7 +221,7 @@ pub fn level(severity: Severity) -> &'static str {
     sarif_level(severity).as_str()
 }
 
-fn sarif_level(severity: Severity) -> Level {
+pub(super) fn sarif_level(severity: Severity) -> Level {
     match severity {
         Severity::Error => Level::Error,
         Severity::Warning => Level::Warning,
@@ -199,7 +258,7 @@ pub fn fingerprint(uri: &str, source: &Source, finding: &Finding) -> String {
     crate::hex::encode(&hasher.finalize())
 }
 
-fn rule(check: &dyn Check) -> Rule {
+fn rule(check: &dyn Check, confidence: Option<Confidence>) -> Rule {
     let id = check.id();
     let doc = rule_doc(check);
     let mut rule = Rule {
@@ -210,6 +269,7 @@ fn rule(check: &dyn Check) -> Rule {
         help_markdown: Some(doc.help_markdown),
         help_uri: None,
         level: sarif_level(check.severity()),
+        properties: taxonomy::check_rule(check.principle(), check.severity(), confidence),
     };
     if let Some(uri) = help_uri(id) {
         rule.help_text = format!("{}\n\nDocumentation: {uri}", rule.help_text);

@@ -34,13 +34,17 @@ pub(crate) fn docs_url() -> Option<&'static str> {
 
 /// Which analysis a run is. GitHub reads `automationDetails.id` as `category/run-id` and
 /// replaces earlier results of the same tool, category and commit only, so a check and a review
-/// have distinct categories, each the same from one push to the next.
+/// have distinct categories, so do the reviews of two pipelines, and each is the same from one
+/// push to the next.
 #[derive(Clone, Copy, Debug)]
 pub enum Analysis<'a> {
     /// `reviewflow check`: `reviewflow/check/` (no run id).
     Check,
-    /// A review: `reviewflow/review/<run id>`.
+    /// A review: `reviewflow/review/<pipeline>/<run id>`, or `reviewflow/review/<run id>` for a
+    /// review published under no pipeline's name.
     Review {
+        /// The pipeline whose review it is, as its forge names it.
+        pipeline: Option<&'a str>,
         /// The run that produced it.
         run_id: &'a str,
     },
@@ -51,10 +55,14 @@ impl Analysis<'_> {
     pub fn automation_id(self) -> String {
         match self {
             Analysis::Check => "reviewflow/check/".to_owned(),
-            // A `/` in the run id would move the category: run ids have none, but the category
-            // must not depend on that.
-            Analysis::Review { run_id } => {
-                format!("reviewflow/review/{}", run_id.replace('/', "-"))
+            // A `/` in a name would move the category: run ids and the forge's pipeline names
+            // have none, but the category must not depend on that.
+            Analysis::Review { pipeline, run_id } => {
+                let run = run_id.replace('/', "-");
+                match pipeline {
+                    Some(p) => format!("reviewflow/review/{}/{run}", p.replace('/', "-")),
+                    None => format!("reviewflow/review/{run}"),
+                }
             }
         }
     }
@@ -94,6 +102,8 @@ pub struct Rule {
     pub help_uri: Option<String>,
     /// `defaultConfiguration.level`.
     pub level: Level,
+    /// `properties` (tags, security severity, precision), when there are any.
+    pub properties: Map<String, Value>,
 }
 
 impl Rule {
@@ -108,6 +118,7 @@ impl Rule {
             help_markdown: None,
             help_uri: None,
             level: Level::Warning,
+            properties: Map::new(),
         }
     }
 
@@ -126,6 +137,9 @@ impl Rule {
         });
         if let Some(uri) = &self.help_uri {
             rule["helpUri"] = uri.as_str().into();
+        }
+        if !self.properties.is_empty() {
+            rule["properties"] = self.properties.clone().into();
         }
         rule
     }
@@ -201,6 +215,8 @@ pub struct LogBuilder {
     artifacts: Option<Vec<Value>>,
     column_kind: Option<&'static str>,
     properties: Option<Map<String, Value>>,
+    /// What the run has to say about itself (`invocations[0].toolExecutionNotifications`).
+    notifications: Vec<Value>,
     /// Each result as pretty JSON: a `Value` costs about ten times its text, and a log of tens
     /// of thousands of results would otherwise hold hundreds of megabytes.
     results: Vec<String>,
@@ -221,6 +237,7 @@ impl LogBuilder {
             artifacts: None,
             column_kind: None,
             properties: None,
+            notifications: Vec::new(),
             results: Vec::new(),
             fingerprints: Occurrences::default(),
         }
@@ -255,6 +272,14 @@ impl LogBuilder {
     /// Sets the run's `properties`.
     pub fn properties(&mut self, properties: Map<String, Value>) {
         self.properties = Some(properties);
+    }
+
+    /// Adds a notification about the run itself (`invocations[0].toolExecutionNotifications`).
+    pub fn notification(&mut self, level: Level, text: &str) {
+        self.notifications.push(json!({
+            "level": level.as_str(),
+            "message": { "text": text },
+        }));
     }
 
     /// Adds a result; a rule the log does not describe yet is added as [`Rule::unknown`].
@@ -355,6 +380,15 @@ impl LogBuilder {
         if let Some(artifacts) = self.artifacts {
             run.insert("artifacts".into(), artifacts.into());
         }
+        if !self.notifications.is_empty() {
+            run.insert(
+                "invocations".into(),
+                json!([{
+                    "executionSuccessful": true,
+                    "toolExecutionNotifications": self.notifications,
+                }]),
+            );
+        }
         run.insert("results".into(), "\u{0}results\u{0}".into());
         if let Some(properties) = self.properties {
             run.insert("properties".into(), properties.into());
@@ -383,14 +417,11 @@ mod tests {
     #[test]
     fn categories_differ_and_stay_put() {
         assert_eq!(Analysis::Check.automation_id(), "reviewflow/check/");
-        assert_eq!(
-            Analysis::Review { run_id: "r1" }.automation_id(),
-            "reviewflow/review/r1"
-        );
-        assert_eq!(
-            Analysis::Review { run_id: "a/b" }.automation_id(),
-            "reviewflow/review/a-b"
-        );
+        let review = |pipeline, run_id| Analysis::Review { pipeline, run_id }.automation_id();
+        assert_eq!(review(None, "r1"), "reviewflow/review/r1");
+        assert_eq!(review(None, "a/b"), "reviewflow/review/a-b");
+        assert_eq!(review(Some("web"), "r1"), "reviewflow/review/web/r1");
+        assert_eq!(review(Some("x/y"), "a/b"), "reviewflow/review/x-y/a-b");
     }
 
     #[test]

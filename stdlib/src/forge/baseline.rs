@@ -62,8 +62,8 @@ pub struct BaselineFinding {
     pub moved: Option<String>,
 }
 
-/// How many findings are in each state; `compared` is false when there was no baseline.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+/// How many findings are new, persisting and resolved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct StateCounts {
     pub new: usize,
     pub persisting: usize,

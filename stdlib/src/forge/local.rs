@@ -237,7 +237,7 @@ impl LocalForge {
 
         let rendered = formats
             .iter()
-            .map(|f| Ok((*f, f.render(change_id, review)?)))
+            .map(|f| Ok((*f, f.render(change_id, self.pipeline.as_deref(), review)?)))
             .collect::<Result<Vec<_>, ForgeError>>()?;
         self.check_head(change, expected_head)?;
 

@@ -1,5 +1,6 @@
 //! A review as the forge publishes it: the comment, the findings, and what was reviewed.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::git::Sha;
@@ -7,7 +8,7 @@ use crate::rules::{Finding, Severity};
 
 /// One finding of a review. Reviewers other than the built-in rules name their own rule ids,
 /// so the rule is text here.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReviewFinding {
     /// The rule or check that found it (the SARIF `ruleId`, the rdjsonl `code.value`).
@@ -15,24 +16,27 @@ pub struct ReviewFinding {
     pub severity: Severity,
     /// New path of the file (old path for a deleted file), relative to the repository's top.
     pub path: String,
-    /// First new-side line; `None` for a finding about the whole file.
+    /// First new-side line; none (`null`) for a finding about the whole file.
     pub line: Option<u32>,
     /// Last new-side line (inclusive) when the finding spans several.
     #[serde(default)]
     pub end_line: Option<u32>,
+    /// What the finding says.
     pub message: String,
     /// The finding's identity across pushes, when it was computed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
-    /// New since the last posted review, persisting from it, or resolved by this push; `None`
+    /// New since the last posted review, persisting from it, or resolved by this push; none
     /// when there was no earlier review to compare with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<FindingState>,
 }
 
-/// Where a finding stands against the last posted review (SARIF's `baselineState`: `new`,
-/// `unchanged`, `absent`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// Where a finding stands against the last posted review (SARIF's `baselineState` `new` and
+/// `unchanged`; a resolved finding is no SARIF result).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum FindingState {
     New,

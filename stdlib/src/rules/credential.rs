@@ -18,6 +18,10 @@ impl Rule for Credential {
         Severity::Error
     }
 
+    fn security(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &'static str {
         "an added line holds a credential or the value of one of the run's secrets"
     }

@@ -47,6 +47,11 @@ pub trait Rule: Sync {
     fn severity(&self) -> Severity;
     /// One line for documentation and `--help`.
     fn description(&self) -> &'static str;
+    /// Whether its findings are security findings (a credential in the change): code scanning
+    /// files them as security alerts. Not unless a rule says so.
+    fn security(&self) -> bool {
+        false
+    }
     /// Appends this rule's findings on `file`.
     fn check(&self, file: &FileDiff, ctx: &Context<'_>, out: &mut Vec<Finding>);
 

@@ -19,6 +19,11 @@ use super::ForgeError;
 use super::review::Review;
 
 pub(crate) use markdown::comment_with_findings;
+
+/// Every schema of a file the forge writes, for `reviewflow schema`: (file name, schema).
+pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
+    vec![("review.schema.json", json::schema())]
+}
 pub use sarif::fingerprint;
 
 /// A file format of the local forge.
@@ -64,13 +69,19 @@ impl Format {
         Format::ALL.into_iter().find(|f| f.file_name() == name)
     }
 
-    /// The bytes of `review` in this format.
-    pub fn render(self, change_id: &str, review: &Review) -> Result<Vec<u8>, ForgeError> {
+    /// The bytes of `review` of change `change_id` by `pipeline` (the forge's name for the
+    /// pipeline's folder, when it keeps one per pipeline) in this format.
+    pub fn render(
+        self,
+        change_id: &str,
+        pipeline: Option<&str>,
+        review: &Review,
+    ) -> Result<Vec<u8>, ForgeError> {
         match self {
             Format::Markdown => Ok(markdown::render(review).into_bytes()),
             Format::Json => json::render(change_id, review),
             Format::Rdjsonl => rdjsonl::render(review),
-            Format::Sarif => sarif::render(review),
+            Format::Sarif => sarif::render(review, pipeline),
         }
     }
 }

@@ -1,17 +1,23 @@
 //! `review.sarif`: the review's findings as one SARIF 2.1.0 run, through the engine's one SARIF
 //! writer ([`reviewflow_engine::sarif::LogBuilder`]; the shape is in `docs/sarif.md`).
 //!
-//! - the run is the analysis `reviewflow/review/<run id>` (category `reviewflow/review`);
-//! - every rule with a finding (resolved ones included) is described once, sorted by id: a
-//!   built-in rule by its description, a rule a reviewer named itself by a generic text;
+//! - the run is the analysis `reviewflow/review/<pipeline>/<run id>` (category
+//!   `reviewflow/review/<pipeline>`: one per pipeline, as the forge keeps one review per change
+//!   and pipeline);
+//! - every rule with a finding is described once, sorted by id: a built-in rule by its
+//!   description, a rule a reviewer named itself by a generic text; a built-in rule that says
+//!   its findings are security findings is tagged so ([`taxonomy::review_rule`]);
 //! - each finding is one result in the file at its path (relative to `%SRCROOT%`), on its lines;
 //!   a finding about the whole file is put on line 1 (code scanning shows no result without a
 //!   line) and says so in `properties.wholeFile`;
 //! - `partialFingerprints` holds the finding's identity (`reviewflow/review/v2`) when it has
 //!   one, else a hash of rule, path and message (`reviewflow/review-message/v2`), numbered among
 //!   equal ones;
-//! - `baselineState` follows the finding's state, and the findings this push resolved are
-//!   results too, `absent`.
+//! - at most 25,000 results (GitHub's limit for a run), the most severe kept; the run says how
+//!   many it left out;
+//! - `baselineState` follows the finding's state (`new`, `unchanged`). The findings this push
+//!   resolved are not results: every consumer (reviewdog, sarif-tools, code scanning) reads a
+//!   result as live, so they are listed in `review.json` only.
 
 use std::collections::BTreeSet;
 
@@ -20,8 +26,8 @@ use sha2::{Digest, Sha256};
 
 use reviewflow_engine::sarif::fingerprint::Numbering;
 use reviewflow_engine::sarif::log::{Fingerprint, location};
-use reviewflow_engine::sarif::uri;
-use reviewflow_engine::sarif::{Analysis, Level, LogBuilder, Rule, SarifResult};
+use reviewflow_engine::sarif::{Analysis, Level, LogBuilder, Quota, Rule, SarifResult};
+use reviewflow_engine::sarif::{taxonomy, uri};
 
 use super::super::ForgeError;
 use super::super::review::{FindingState, Review, ReviewFinding};
@@ -32,50 +38,53 @@ pub const IDENTITY_KEY: &str = "reviewflow/review/v2";
 /// The key of the fallback recipe, for a finding without an identity: [`fingerprint`].
 pub const MESSAGE_KEY: &str = "reviewflow/review-message/v2";
 
-/// The message of a resolved finding whose message the baseline did not keep.
-const RESOLVED_WITHOUT_MESSAGE: &str = "resolved since the last review";
-
-pub(super) fn render(review: &Review) -> Result<Vec<u8>, ForgeError> {
-    Ok(builder(review).finish_text().into_bytes())
+/// The log of `review` by `pipeline` (the forge's folder name for it, when it has one).
+pub(super) fn render(review: &Review, pipeline: Option<&str>) -> Result<Vec<u8>, ForgeError> {
+    Ok(builder(review, pipeline).finish_text().into_bytes())
 }
 
 /// The log of `review`, as a value.
 #[cfg(test)]
 fn log(review: &Review) -> serde_json::Value {
-    builder(review).finish()
+    builder(review, Some("p")).finish()
 }
 
 /// The log of `review`, built.
-fn builder(review: &Review) -> LogBuilder {
+fn builder(review: &Review, pipeline: Option<&str>) -> LogBuilder {
     let mut log = LogBuilder::new(
         Analysis::Review {
+            pipeline,
             run_id: &review.run_id,
         },
         env!("CARGO_PKG_VERSION"),
     );
     // Rules sorted by id, so the log does not depend on which rule was found first.
-    let ids: BTreeSet<&str> = review
-        .findings
-        .iter()
-        .chain(&review.resolved)
-        .map(|f| f.rule.as_str())
-        .collect();
+    let ids: BTreeSet<&str> = review.findings.iter().map(|f| f.rule.as_str()).collect();
     for id in ids {
         log.rule(&rule(id, &review.reviewer));
     }
+    // Past GitHub's limit of results a run, the most severe are kept.
+    let rank = |f: &ReviewFinding| match f.severity {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Info => 2,
+    };
+    let mut quota = Quota::new(review.findings.iter().map(rank));
     for f in &review.findings {
-        log.result(result(f, f.state));
-    }
-    // Resolved findings are listed with their state set, but a baseline kept by an older
-    // version might not say it: what `resolved` holds is absent either way.
-    for f in &review.resolved {
-        log.result(result(f, Some(FindingState::Resolved)));
+        if quota.take(rank(f)) {
+            log.result(result(f));
+        }
     }
     let mut properties = Map::new();
     properties.insert("reviewer".into(), review.reviewer.as_str().into());
     properties.insert("base".into(), json!(review.base));
     properties.insert("head".into(), json!(review.head));
     properties.insert("runId".into(), review.run_id.as_str().into());
+    quota.report(
+        &mut log,
+        &mut properties,
+        "the most severe are kept (review.json lists every finding)",
+    );
     log.properties(properties);
     log
 }
@@ -101,6 +110,7 @@ fn rule(id: &str, reviewer: &str) -> Rule {
                 help_markdown: None,
                 help_uri: None,
                 level: level(r.severity()),
+                properties: taxonomy::review_rule(r.security(), level(r.severity())),
             }
         }
         None => {
@@ -118,12 +128,13 @@ fn rule(id: &str, reviewer: &str) -> Rule {
                 help_markdown: None,
                 help_uri: None,
                 level: Level::Warning,
+                properties: Map::new(),
             }
         }
     }
 }
 
-fn result(f: &ReviewFinding, state: Option<FindingState>) -> SarifResult {
+fn result(f: &ReviewFinding) -> SarifResult {
     let mut region = json!({ "startLine": f.line.unwrap_or(1).max(1) });
     if let (Some(start), Some(end)) = (f.line, f.end_line)
         && end > start
@@ -131,8 +142,8 @@ fn result(f: &ReviewFinding, state: Option<FindingState>) -> SarifResult {
         region["endLine"] = json!(end);
     }
     let mut extra = Map::new();
-    if let Some(state) = state {
-        extra.insert("baselineState".into(), baseline_state(state).into());
+    if let Some(state) = f.state.and_then(baseline_state) {
+        extra.insert("baselineState".into(), state.into());
     }
     if f.line.is_none() {
         extra.insert("properties".into(), json!({ "wholeFile": true }));
@@ -149,26 +160,22 @@ fn result(f: &ReviewFinding, state: Option<FindingState>) -> SarifResult {
             numbering: Numbering::Always,
         },
     };
-    let message = if f.message.trim().is_empty() && state == Some(FindingState::Resolved) {
-        RESOLVED_WITHOUT_MESSAGE.to_owned()
-    } else {
-        f.message.clone()
-    };
     SarifResult {
         rule_id: f.rule.clone(),
         level: level(f.severity),
-        message,
+        message: f.message.clone(),
         location: location(&uri::encode(&f.path), None, region),
         fingerprint,
         extra,
     }
 }
 
-fn baseline_state(state: FindingState) -> &'static str {
+/// A live finding's `baselineState`; a resolved one is not a result.
+fn baseline_state(state: FindingState) -> Option<&'static str> {
     match state {
-        FindingState::New => "new",
-        FindingState::Persisting => "unchanged",
-        FindingState::Resolved => "absent",
+        FindingState::New => Some("new"),
+        FindingState::Persisting => Some("unchanged"),
+        FindingState::Resolved => None,
     }
 }
 
@@ -246,6 +253,36 @@ mod tests {
         assert_eq!(own.level, Level::Warning);
     }
 
+    /// A rule that declares itself a security rule (`credential`: what the secret detectors
+    /// find) is filed by code scanning as a security alert; the others are not.
+    #[test]
+    fn a_credential_is_a_security_alert() {
+        let log = log(&review(
+            vec![
+                finding("credential", "a.rs", Some(1), "a key"),
+                finding("todo-added", "a.rs", Some(2), "TODO"),
+                finding("missing-test", "a.rs", Some(3), "no test"),
+            ],
+            vec![],
+        ));
+        let rules = log["runs"][0]["tool"]["driver"]["rules"]
+            .as_array()
+            .expect("rules");
+        let props = |id: &str| {
+            rules
+                .iter()
+                .find(|r| r["id"] == id)
+                .map(|r| r["properties"].clone())
+                .expect("rule")
+        };
+        assert_eq!(props("credential")["tags"], json!(["security"]));
+        assert_eq!(props("credential")["security-severity"], "8.0");
+        assert!(props("credential").get("precision").is_none());
+        for other in ["todo-added", "missing-test"] {
+            assert_eq!(props(other), Value::Null, "{other}");
+        }
+    }
+
     #[test]
     fn three_identical_findings_have_three_fingerprints() {
         let f = finding(
@@ -270,48 +307,93 @@ mod tests {
     }
 
     #[test]
-    fn identities_and_states_are_written() {
+    fn identities_and_states_are_written_and_resolved_findings_are_not() {
         let mut new = finding("todo-added", "a.rs", Some(3), "TODO");
         new.fingerprint = Some("f".repeat(32));
         new.state = Some(FindingState::New);
         let mut kept = finding("todo-added", "a.rs", Some(9), "TODO");
         kept.fingerprint = Some("e".repeat(32));
         kept.state = Some(FindingState::Persisting);
-        let mut gone = finding("credential", "b.rs", None, "");
+        let mut gone = finding("credential", "b.rs", Some(4), "a key");
         gone.fingerprint = Some("d".repeat(32));
         gone.state = Some(FindingState::Resolved);
         let log = log(&review(vec![new, kept], vec![gone]));
         let r = results(&log);
-        assert_eq!(r.len(), 3);
+        // A consumer reads every result as live: a resolved finding is not one (review.json
+        // lists it).
+        assert_eq!(r.len(), 2, "{log:#}");
         let states: Vec<&Value> = r.iter().map(|r| &r["baselineState"]).collect();
-        assert_eq!(
-            states,
-            [&json!("new"), &json!("unchanged"), &json!("absent")]
-        );
+        assert_eq!(states, [&json!("new"), &json!("unchanged")]);
         assert_eq!(r[0]["partialFingerprints"][IDENTITY_KEY], "f".repeat(32));
-        assert_eq!(r[2]["message"]["text"], RESOLVED_WITHOUT_MESSAGE);
-        assert_eq!(r[2]["properties"]["wholeFile"], true);
-        assert_eq!(
-            r[2]["locations"][0]["physicalLocation"]["region"]["startLine"],
-            1
-        );
+        assert!(!log.to_string().contains(&"d".repeat(32)), "{log:#}");
         let rules = log["runs"][0]["tool"]["driver"]["rules"]
             .as_array()
             .expect("rules");
         assert_eq!(
             rules.len(),
-            2,
-            "the resolved finding's rule is described too"
+            1,
+            "the resolved finding's rule is not described"
         );
+    }
+
+    #[test]
+    fn a_whole_file_finding_is_on_line_1() {
+        let log = log(&review(
+            vec![finding("binary-file", "a.bin", None, "m")],
+            vec![],
+        ));
+        let r = &results(&log)[0];
+        assert_eq!(r["properties"]["wholeFile"], true);
+        assert_eq!(
+            r["locations"][0]["physicalLocation"]["region"],
+            json!({ "startLine": 1 })
+        );
+    }
+
+    #[test]
+    fn each_pipeline_has_its_own_category() {
+        let r = review(vec![finding("x", "a", Some(1), "m")], vec![]);
+        let id = |pipeline: Option<&str>| {
+            let log: Value =
+                serde_json::from_slice(&render(&r, pipeline).expect("renders")).expect("JSON");
+            log["runs"][0]["automationDetails"]["id"].clone()
+        };
+        assert_eq!(
+            id(Some("local-review")),
+            "reviewflow/review/local-review/run-1"
+        );
+        assert_eq!(id(Some("security")), "reviewflow/review/security/run-1");
+        assert_eq!(id(None), "reviewflow/review/run-1");
     }
 
     #[test]
     fn no_state_no_baseline_state() {
         let log = log(&review(vec![finding("x", "a", Some(1), "m")], vec![]));
         assert!(results(&log)[0].get("baselineState").is_none());
+    }
+
+    /// GitHub refuses a run of more than 25,000 results: a review past it keeps the most
+    /// severe and says how many it left out.
+    #[test]
+    fn a_review_past_github_s_limit_is_capped_and_says_so() {
+        let mut findings = vec![finding("todo-added", "a.rs", Some(1), "m")];
+        findings[0].severity = Severity::Info;
+        findings.extend((0..25_001).map(|i| {
+            let mut f = finding("x", "a.rs", Some(i + 2), "m");
+            f.severity = Severity::Warning;
+            f
+        }));
+        let log = log(&review(findings, vec![]));
+        let r = results(&log);
+        assert_eq!(r.len(), 25_000);
+        assert!(
+            r.iter().all(|r| r["level"] == "warning"),
+            "the note goes first"
+        );
+        assert_eq!(log["runs"][0]["properties"]["resultsLeftOut"], 2);
         assert_eq!(
-            log["runs"][0]["automationDetails"]["id"],
-            "reviewflow/review/run-1"
+            log["runs"][0]["invocations"][0]["toolExecutionNotifications"][0]["level"],
+            "warning"
         );
     }
 
