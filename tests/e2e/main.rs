@@ -12,6 +12,7 @@ mod console;
 mod conversation_key;
 mod corpus;
 mod docs_checks;
+mod docs_github;
 mod docs_isolation;
 mod docs_language;
 mod escapes;
