@@ -415,3 +415,42 @@ fn a_short_key_is_refused_when_sealing() {
     );
     assert!(!dir.path().join("out").exists());
 }
+
+/// Untrusted entries are counted, never narrated: when the posted conversation is restored
+/// past them, one status line gives their number.
+#[test]
+fn untrusted_entries_passed_on_the_way_to_a_restore_are_counted() {
+    let (dir, store, name) = setup();
+    let b = binding("7");
+    let posted_head = head('a');
+    let posted = keep(
+        &store,
+        &name,
+        dir.path(),
+        &posted_head,
+        "posted conversation",
+        KEY,
+        &b,
+    );
+    // Two newer entries whose producer the local store does not trust.
+    for text in [b"planted one".as_slice(), b"planted two".as_slice()] {
+        let mut foreign = producer(&posted_head);
+        foreign.insert("forge".into(), "github".into());
+        store.put(&name, BlobSource::Bytes(text), foreign).unwrap();
+    }
+    let trust = TrustPolicy { local: true };
+    let (out, lines) = run(
+        &store,
+        &name,
+        &request(&b, Some((&posted_head, &posted)), &trust),
+    );
+    assert!(matches!(out, RestoreOutcome::Restored { .. }), "{lines:?}");
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.contains("2 blobs from untrusted producers skipped"))
+            .count(),
+        1,
+        "{lines:?}"
+    );
+}

@@ -177,6 +177,13 @@ pub async fn restore(
         }
         // Keep the conversation's bytes only: shift them to the front in place.
         buf.drain(..range.start);
+        if untrusted > 0 {
+            status(format!(
+                "{} is restored{}",
+                candidate.id,
+                summary(untrusted, &sample)
+            ));
+        }
         return RestoreOutcome::Restored {
             header,
             conversation: buf,
