@@ -24,6 +24,8 @@ struct Checked {
     unusable: bool,
     /// With `--emit model`, the compiled model (none for an unusable file).
     model: Option<serde_json::Value>,
+    /// The pipeline, for what is judged across files (none for an unusable file).
+    pipeline: Option<reviewflow_engine::model::Pipeline>,
 }
 
 pub fn run(args: CheckArgs) -> u8 {
@@ -73,6 +75,7 @@ pub fn run(args: CheckArgs) -> u8 {
             }
         }
     }
+    across_files(&mut checked, &registry);
     let pairs: Vec<(&Source, &[Finding])> = checked
         .iter()
         .map(|c| (&c.source, c.findings.as_slice()))
@@ -138,6 +141,51 @@ pub fn run(args: CheckArgs) -> u8 {
     } else {
         EXIT_OK
     }
+}
+
+/// What the files checked together show and none shows alone (`check::folder`): each finding
+/// joins the others of its file, in order of position.
+fn across_files(checked: &mut [Checked], registry: &Registry) {
+    use reviewflow_engine::check::folder::{Member, findings};
+    let names: Vec<String> = checked
+        .iter()
+        .map(|c| report::terminal_text(c.source.name()))
+        .collect();
+    let members: Vec<(usize, Member<'_>)> = checked
+        .iter()
+        .zip(&names)
+        .enumerate()
+        // A file with an error of its own is fixed first: what it shares with others is judged
+        // once it stands alone.
+        .filter(|(_, (c, _))| !has_live_error(&c.findings))
+        .filter_map(|(i, (c, file))| {
+            c.pipeline
+                .as_ref()
+                .map(|pipeline| (i, Member { file, pipeline }))
+        })
+        .collect();
+    if members.len() < 2 {
+        return;
+    }
+    let index: Vec<usize> = members.iter().map(|(i, _)| *i).collect();
+    let members: Vec<Member<'_>> = members.into_iter().map(|(_, m)| m).collect();
+    let found = findings(&members, registry);
+    drop(members);
+    for (m, finding) in found {
+        if let Some(c) = index.get(m).and_then(|&i| checked.get_mut(i)) {
+            c.findings.push(finding);
+        }
+    }
+    for c in checked {
+        c.findings.sort_by_key(|f| f.primary.span.offset);
+    }
+}
+
+/// Whether a file has a live error of its own.
+fn has_live_error(findings: &[Finding]) -> bool {
+    findings.iter().any(|f| {
+        f.suppressed.is_none() && f.severity == reviewflow_engine::finding::Severity::Error
+    })
 }
 
 /// A document as printed, with its newline.
@@ -382,6 +430,7 @@ fn check_one(
                 findings,
                 unusable: false,
                 model,
+                pipeline: Some(compiled.pipeline),
             })
         }
         Err(Loaded::Unreadable(message)) => Err(message),
@@ -390,6 +439,7 @@ fn check_one(
             findings: u.findings,
             unusable: true,
             model: None,
+            pipeline: None,
         }),
     }
 }

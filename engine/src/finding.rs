@@ -72,6 +72,11 @@ pub struct Finding {
     /// The stage the finding is about, if any (for stage-level suppression).
     pub stage: Option<String>,
     pub suppressed: Option<Suppression>,
+    /// Made by judging several files together (`check::folder`): no one file's `allow` can
+    /// hide it, since the fix lies in one of the two files.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub across_files: bool,
 }
 
 impl Finding {
@@ -92,7 +97,14 @@ impl Finding {
             help: None,
             stage: None,
             suppressed: None,
+            across_files: false,
         }
+    }
+
+    /// A finding across files, which no `allow` hides ([`Finding::across_files`]).
+    pub fn across_files(mut self) -> Self {
+        self.across_files = true;
+        self
     }
 
     pub fn related(mut self, label: Label) -> Self {
@@ -155,7 +167,7 @@ impl Finding {
     /// Whether an `allow` may hide this finding: a `syntax` finding never reaches the
     /// suppressions, and a `suppression` finding is a wrong `allow`.
     pub fn allowable(&self) -> bool {
-        self.check != "syntax" && self.check != "suppression"
+        self.check != "syntax" && self.check != "suppression" && !self.across_files
     }
 }
 

@@ -432,8 +432,15 @@ fn write(path: &std::path::Path, text: &str) {
 fn check_without_arguments_finds_the_pipelines() {
     let dir = tempfile::tempdir().expect("tempdir");
     write(&dir.path().join("review.kdl"), CLEAN);
-    write(&dir.path().join(".github/reviewflow/nightly.kdl"), CLEAN);
-    write(&dir.path().join(".github/reviewflow/a/weekly.kdl"), CLEAN);
+    // One deployment's pipelines, so each has a name of its own (`check::folder`).
+    write(
+        &dir.path().join(".github/reviewflow/nightly.kdl"),
+        &CLEAN.replace("\"clean\"", "\"nightly\""),
+    );
+    write(
+        &dir.path().join(".github/reviewflow/a/weekly.kdl"),
+        &CLEAN.replace("\"clean\"", "\"weekly\""),
+    );
     write(
         &dir.path().join(".github/reviewflow/README.md"),
         "not a pipeline",
@@ -460,7 +467,10 @@ fn a_folder_argument_checks_every_kdl_file_in_it() {
     let cycle = std::fs::read_to_string(root().join("examples/broken/cycle.kdl")).expect("read");
     write(&dir.path().join("p/z.kdl"), CLEAN);
     write(&dir.path().join("p/b/cycle.kdl"), &cycle);
-    write(&dir.path().join("p/a.kdl"), CLEAN);
+    write(
+        &dir.path().join("p/a.kdl"),
+        &CLEAN.replace("\"clean\"", "\"clean-a\""),
+    );
     write(&dir.path().join("p/notes.txt"), "not a pipeline");
     let run = reviewflow_in(dir.path(), &["check", "p"]);
     assert_eq!(run.code, 1, "a finding in one file decides");
@@ -877,5 +887,64 @@ fn a_forge_that_writes_as_an_account_it_does_not_believe_is_reported() {
         );
         let good = live(&bad.replacen("bad-", "good-", 1));
         assert!(good.is_empty(), "{bad}'s twin: {good:#?}");
+    }
+}
+
+/// The live findings of each file `check --format json <path>` reports: (file, check, message).
+fn live_by_file(path: &std::path::Path) -> Vec<(String, String, String)> {
+    let json = crate::support::findings_json(path.to_str().expect("utf-8"));
+    let mut out = Vec::new();
+    for file in json["files"].as_array().expect("files") {
+        let name = file["path"].as_str().unwrap_or_default().to_owned();
+        for f in file["findings"].as_array().expect("findings") {
+            if f["suppressed"].is_null() && f["severity"] != "info" {
+                out.push((
+                    name.clone(),
+                    f["check"].as_str().unwrap_or_default().to_owned(),
+                    f["message"].as_str().unwrap_or_default().to_owned(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// What no one file shows: two pipelines of a folder under one name replace each other's
+/// reviews, and one's sealing key held by the other's program opens its conversations. Each is
+/// reported once, in the later file, when the folder is checked; each file alone is clean, and
+/// so is the secure twin of each folder.
+#[test]
+fn a_folder_is_judged_as_a_whole() {
+    let folders = root().join("tests/fixtures/folders");
+    for (case, later, check, words) in [
+        (
+            "same-name",
+            "self-review.kdl",
+            "duplicate-publisher",
+            "is also",
+        ),
+        (
+            "shared-key",
+            "weekly-digest.kdl",
+            "secret-scope",
+            "runs a program holding `REVIEW_CONVERSATION_KEY`, which",
+        ),
+    ] {
+        let bad = folders.join(case).join("bad");
+        let found = live_by_file(&bad);
+        assert_eq!(found.len(), 1, "{case}: {found:#?}");
+        let (file, id, message) = &found[0];
+        assert!(file.ends_with(later), "{case}: reported in {file}");
+        assert_eq!(id, check, "{case}");
+        assert!(message.contains(words), "{case}: {message}");
+        for alone in ["local.kdl", later] {
+            let single = live_by_file(&bad.join(alone));
+            assert!(single.is_empty(), "{case}/{alone} alone: {single:#?}");
+        }
+        let good = live_by_file(&folders.join(case).join("good"));
+        assert!(good.is_empty(), "{case}'s twin: {good:#?}");
+        // The exit code follows: the folder fails, its twin passes.
+        let failed = reviewflow(&["check", bad.to_str().expect("utf-8")]);
+        assert_eq!(failed.code, 1, "{case}: {}", failed.stderr);
     }
 }

@@ -11,6 +11,7 @@ mod duplicate_lens;
 mod duplicate_name;
 mod duplicate_publisher;
 mod fail_closed;
+pub mod folder;
 mod held;
 mod key_length;
 mod lens;
