@@ -20,6 +20,8 @@ use zeroize::Zeroizing;
 
 const TOKEN: &str = "ghs_FAKEtoken0123456789abcdefABCDEF";
 const HEAD: &str = "6dcb09b5b57875f334f61aebed695e2e4193db5e";
+/// The base branch's commit, which GitHub gives as a `pull_request_target` run's head SHA.
+const BASE_SHA: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678";
 const NAME: &str = "review-7-api";
 const MAX: u64 = 1 << 20;
 
@@ -72,6 +74,7 @@ fn store_for(
             max_run_lookups,
             upload_dir: dir.path().join("upload"),
             github_output: Some(dir.path().join("github_output")),
+            base_branch: Some("main".into()),
         },
     )
 }
@@ -588,4 +591,56 @@ async fn a_kept_tombstone_reads_back_as_one() {
         Fetched::Tombstone(read) => assert_eq!(read, producer),
         other => panic!("{other:?}"),
     }
+}
+
+/// A fork's pull request is the audience of `pull_request_target`: the review job's run for it
+/// has the fork as its head repository, and is trusted by its event and its workflow file (the
+/// base branch's), so its conversation resumes.
+#[tokio::test]
+async fn a_forks_pull_request_resumes_its_conversation() {
+    let s = setup(10).await;
+    s.fake
+        .add_workflow_run(RunSeed::fork_pull_request_target(600, BASE_SHA));
+    let id = s.fake.add_artifact(
+        NAME,
+        600,
+        zip_of("conversation.sealed", b"the fork's review"),
+        &timestamp(1),
+    );
+    let walk = walk(&s.store, MAX).await;
+    let (candidate, fetched) = walk.fetched.expect("the fork's review is restored");
+    assert_eq!(candidate.id, format!("artifact {id}"));
+    assert!(matches!(fetched, Fetched::Blob(b) if b == b"the fork's review"));
+    assert_eq!(s.store.run_lookups(), 1);
+}
+
+/// A fork's own `pull_request` run (the fork's workflow file, any code) is still refused: from a
+/// branch of another name than the base, for free; from a branch it named like the base, after
+/// one look-up of its run (the listing carries no event), within the cap.
+#[tokio::test]
+async fn a_forks_own_pull_request_run_is_still_refused() {
+    let s = setup(10).await;
+    s.fake
+        .add_workflow_run(RunSeed::fork_pull_request_from(700, "patch-1", HEAD));
+    s.fake
+        .add_workflow_run(RunSeed::fork_pull_request_from(701, "main", HEAD));
+    let evil = zip_of("conversation.sealed", b"forged");
+    let free = s.fake.add_artifact(NAME, 700, evil.clone(), &timestamp(2));
+    let named = s.fake.add_artifact(NAME, 701, evil, &timestamp(1));
+    let walk = walk(&s.store, MAX).await;
+    assert!(walk.fetched.is_none());
+    assert!(
+        walk.judgements
+            .iter()
+            .all(|(_, j)| matches!(j, Judgement::Untrusted(_))),
+        "{:?}",
+        walk.judgements
+    );
+    assert_eq!(
+        s.store.run_lookups(),
+        1,
+        "only the run from a branch named main"
+    );
+    assert_eq!(s.fake.downloads_of(free), 0);
+    assert_eq!(s.fake.downloads_of(named), 0);
 }

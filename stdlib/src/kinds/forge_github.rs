@@ -119,6 +119,8 @@ pub struct Github {
     pub actions: ActionsEnv,
     number: u64,
     info: ChangeInfo,
+    /// The branch the pull request is to be merged into (`base.ref`).
+    base_branch: String,
     pipeline: String,
     project: Option<String>,
     authors: Vec<String>,
@@ -127,6 +129,11 @@ pub struct Github {
 }
 
 impl Github {
+    /// The branch the pull request is to be merged into.
+    pub fn base_branch(&self) -> &str {
+        &self.base_branch
+    }
+
     async fn open(open: &super::ForgeOpen<'_>) -> Result<Github, String> {
         let actions = ActionsEnv::from_vars(|name| (open.env)(name))
             .map_err(|e| format!("the github forge reads GitHub Actions' environment: {e}"))?;
@@ -179,7 +186,9 @@ impl Github {
             body: pr.body.clone().unwrap_or_default(),
             branch: Some(pr.head.git_ref.clone()),
         };
+        let base_branch = pr.base.git_ref.clone();
         Ok(Github {
+            base_branch,
             client,
             actions,
             number,

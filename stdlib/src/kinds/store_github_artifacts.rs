@@ -84,6 +84,7 @@ impl super::StoreKind for ArtifactsKind {
                 .map_or(DEFAULT_RUN_LOOKUPS, |m| m.value as usize),
             upload_dir: open.temp_dir.join("reviewflow-upload"),
             github_output: (open.env)("GITHUB_OUTPUT").map(std::path::PathBuf::from),
+            base_branch: Some(forge.base_branch().to_owned()),
         };
         Ok(std::sync::Arc::new(GithubArtifacts::new(
             forge.client.clone(),

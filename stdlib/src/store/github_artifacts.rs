@@ -60,6 +60,9 @@ pub struct ArtifactsConfig {
     pub upload_dir: PathBuf,
     /// The `GITHUB_OUTPUT` file, when set.
     pub github_output: Option<PathBuf>,
+    /// The branch the change is to be merged into (the pull request's base), when known: the
+    /// branch a run of the base's workflow for it lists as its head branch.
+    pub base_branch: Option<String>,
 }
 
 /// The store. One per run: it remembers its look-ups, what it judged trusted and what it kept.
@@ -213,7 +216,10 @@ impl GithubArtifacts {
 
     /// The rules the listing alone does not rule out: a rule naming a branch needs the listed
     /// head branch; a head repository other than this one (by id) needs a rule naming another
-    /// repository, and this one needs a rule that does not.
+    /// repository, or a rule that may admit a run of the base's workflow
+    /// ([`BASE_WORKFLOW_EVENTS`], or no `event`), which GitHub lists with the pull request's head
+    /// repository (a fork) and the base branch as its head branch; this one needs a rule that
+    /// names no other.
     fn rules_fitting_listing(
         &self,
         p: &Producer,
@@ -235,8 +241,19 @@ impl GithubArtifacts {
             })
             .filter(|rule| {
                 let names_foreign = rule.repository.as_deref().is_some_and(|r| !repo.is(r));
+                // A fork's pull request's run of the base's workflow lists the base branch as
+                // its head branch; another branch is a run of the fork's own workflow.
+                let base_run = rule.repository.is_none()
+                    && rule
+                        .event
+                        .as_deref()
+                        .is_none_or(|e| BASE_WORKFLOW_EVENTS.contains(&e))
+                    && match (&self.config.base_branch, listed_branch) {
+                        (Some(base), Some(listed)) => base == listed,
+                        _ => true,
+                    };
                 match foreign_head {
-                    Some(true) => names_foreign,
+                    Some(true) => names_foreign || base_run,
                     Some(false) => !names_foreign,
                     None => true,
                 }
@@ -421,10 +438,21 @@ impl BlobStore for GithubArtifacts {
     }
 }
 
-/// A rule against a run's facts; `None` as the rule's repository means this repository.
+/// The events whose run takes its workflow file (and everything it runs) from the base
+/// repository's branch, whatever the pull request's head: GitHub lists such a run of a fork's
+/// pull request with the fork as its head repository, and what makes it trusted is its event
+/// and its workflow file, both checked by the rule, not where the change came from. Every
+/// other event runs the workflow file of its head, so its head repository must be this one
+/// (or the one a rule names).
+pub const BASE_WORKFLOW_EVENTS: &[&str] = &["pull_request_target", "workflow_run"];
+
+/// A rule against a run's facts; `None` as the rule's repository means this repository, or,
+/// for a run of the base's workflow ([`BASE_WORKFLOW_EVENTS`]), any head repository.
 fn rule_admits(rule: &ArtifactTrust, facts: &RunFacts, repo: &Repository) -> bool {
     let same = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
+    let base_run = BASE_WORKFLOW_EVENTS.contains(&facts.event.as_str());
     let head_ok = match (&rule.repository, &facts.head_repository) {
+        (None, _) if base_run => true,
         (_, None) => false,
         (None, Some(head)) => repo.is(head),
         (Some(want), Some(head)) => want.eq_ignore_ascii_case(head),

@@ -133,6 +133,25 @@ impl RunSeed {
         }
     }
 
+    /// The review job's own `pull_request_target` run for a fork's pull request into `main`, as
+    /// GitHub reports it: the base branch's workflow, the base branch as its head branch and the
+    /// base's commit as its head SHA, and the fork as its head repository (the reading of
+    /// actions/checkout's guard against checking out fork code).
+    pub fn fork_pull_request_target(id: u64, base_sha: &str) -> Self {
+        Self {
+            head_repository: Some((FORK.into(), FORK_ID)),
+            ..Self::trusted(id, base_sha)
+        }
+    }
+
+    /// A fork's own `pull_request` run from a branch the fork named `branch`.
+    pub fn fork_pull_request_from(id: u64, branch: &str, head_sha: &str) -> Self {
+        Self {
+            head_branch: Some(branch.into()),
+            ..Self::fork_pull_request(id, head_sha)
+        }
+    }
+
     /// A same-repository branch's `pull_request` run.
     pub fn branch_pull_request(id: u64, branch: &str, head_sha: &str) -> Self {
         Self {
