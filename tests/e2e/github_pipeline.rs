@@ -385,6 +385,7 @@ async fn a_flood_of_planted_artifacts_costs_one_download() {
         );
     }
     push(&fake, HEAD1, HEAD2, 101);
+    let logged = fake.requests().len();
     let (calls, zips, lookups) = (
         fake.api_calls(),
         fake.count(RouteKind::ArtifactZip),
@@ -411,7 +412,15 @@ async fn a_flood_of_planted_artifacts_costs_one_download() {
     );
     println!("flood of 1,000: {calls} API calls, {lookups} run look-ups, {zips} download");
     // docs/github.md gives this count for a runner that sets GITHUB_REPOSITORY_ID.
-    assert_eq!(calls, 25, "the flood's cost docs/github.md gives");
+    let made: Vec<String> = fake.requests()[logged..]
+        .iter()
+        .filter(|r| r.host == Host::Api)
+        .map(|r| format!("{} {}", r.method, r.path_and_query))
+        .collect();
+    assert_eq!(
+        calls, 25,
+        "the flood's cost docs/github.md gives: {made:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,7 +2,7 @@
 //! `docs/github.md`).
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use reviewflow_engine::contract::{BelievedAuthors, ForgeContract, ValueType};
 use reviewflow_engine::model::Value;
@@ -124,8 +124,9 @@ pub struct Github {
     pipeline: String,
     project: Option<String>,
     authors: Vec<String>,
-    /// The marker as first read: gather and restore see the same last review.
-    last: Mutex<Option<Option<PostedMarker>>>,
+    /// The marker as first read: gather and restore see the same last review, read once even
+    /// when both ask at the same time (a second reader waits for the first read).
+    last: tokio::sync::OnceCell<Option<PostedMarker>>,
 }
 
 impl Github {
@@ -196,7 +197,7 @@ impl Github {
             pipeline: open.pipeline.to_string(),
             project,
             authors,
-            last: Mutex::new(None),
+            last: tokio::sync::OnceCell::new(),
         })
     }
 
@@ -445,31 +446,29 @@ impl super::Forge for Github {
 
     fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, String>> {
         Box::pin(async move {
-            if let Ok(guard) = self.last.lock()
-                && let Some(cached) = guard.as_ref()
-            {
-                return Ok(cached.clone());
-            }
-            let (comments, ours, _) = self.our_comment().await?;
-            let marker = match ours.and_then(|i| comments.get(i)) {
-                None => None,
-                Some(c) => {
-                    let m = Marker::parse_body(&c.body)
-                        .ok_or("the review comment's marker does not parse")?;
-                    Some(PostedMarker {
-                        head: Sha::parse(m.head())
-                            .map_err(|e| format!("the review comment names no commit: {e}"))?,
-                        run: Some(m.run().to_string()),
-                        conversation: m.conversation().map(str::to_string),
-                        // Trusted as the marker is: ours, by a trusted author.
-                        baseline: baseline_of_body(&c.body),
-                    })
-                }
-            };
-            if let Ok(mut guard) = self.last.lock() {
-                *guard = Some(marker.clone());
-            }
-            Ok(marker)
+            self.last
+                .get_or_try_init(|| async {
+                    let (comments, ours, _) = self.our_comment().await?;
+                    let marker = match ours.and_then(|i| comments.get(i)) {
+                        None => None,
+                        Some(c) => {
+                            let m = Marker::parse_body(&c.body)
+                                .ok_or("the review comment's marker does not parse")?;
+                            Some(PostedMarker {
+                                head: Sha::parse(m.head()).map_err(|e| {
+                                    format!("the review comment names no commit: {e}")
+                                })?,
+                                run: Some(m.run().to_string()),
+                                conversation: m.conversation().map(str::to_string),
+                                // Trusted as the marker is: ours, by a trusted author.
+                                baseline: baseline_of_body(&c.body),
+                            })
+                        }
+                    };
+                    Ok::<_, String>(marker)
+                })
+                .await
+                .cloned()
         })
     }
 
