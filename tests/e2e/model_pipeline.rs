@@ -612,3 +612,42 @@ fn a_process_the_cli_leaves_behind_does_not_outlive_the_stage() {
         }
     }
 }
+
+/// The tries share the stage's timeout: a first try that hangs runs out of its share and says
+/// "timed out", and the second try still has time to review (docs/reviewers.md, "Two tries").
+#[test]
+fn a_try_that_hangs_times_out_and_the_next_try_reviews_within_the_stage_timeout() {
+    let text = pipeline("claude", "").replace(r#"timeout="2m""#, r#"timeout="10s""#);
+    let c = Checkout::new(&text);
+    c.commit("src/lib.rs", &source(3, "a"), "one");
+    let started = std::time::Instant::now();
+    let out = c
+        .command(c.path(), &[("FAKE_MODE", "hang-first")])
+        .args(["--grace", "1s"])
+        .output()
+        .expect("the binary runs");
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    // 10 s less the 1 s grace, shared by the 2 tries left: 4.5 s for the first, less what the
+    // stage took before it (the CLI's version).
+    assert!(
+        log.contains("the fresh review ended without a review (timed out after 4."),
+        "{log}"
+    );
+    assert!(log.contains("s): another fresh review"), "{log}");
+    assert!(log.contains("reviewed (try 2, fresh)"), "{log}");
+    assert!(!log.contains("cancelled"), "{log}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{log}"
+    );
+    assert!(
+        c.review_md().contains("## Findings (1)"),
+        "{}",
+        c.review_md()
+    );
+}
