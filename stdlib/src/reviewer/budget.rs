@@ -1,7 +1,9 @@
 //! The time of each try. The tries of a review share the stage's timeout: each gets what is left
-//! of it, less the grace period (a try that ran out of time may take that long to end), divided
-//! by the tries left, this one included. So a try that hangs runs out of its own share and says
-//! "timed out", and the next try still has its share to run (docs/reviewers.md, "Two tries").
+//! of it divided by the tries left (this one included), less the grace period, since a try that
+//! ran out of time may take that long more to end, so that every try ends before the stage's
+//! timeout; but at least half of the division, so that a short timeout still leaves each try time
+//! to run. So a try that hangs runs out of its own share and says "timed out", and the next try
+//! still has its share to run (docs/reviewers.md, "Two tries").
 
 use std::time::{Duration, Instant};
 
@@ -41,10 +43,10 @@ impl TryBudget {
     }
 }
 
-/// `left` less `grace` (when more is left than that), divided by `tries_left`.
+/// `left` divided by `tries_left`, less `grace`, and at least half of the division.
 pub fn share(left: Duration, grace: Duration, tries_left: u32) -> Duration {
-    let usable = if left > grace { left - grace } else { left };
-    usable / tries_left.max(1)
+    let part = left / tries_left.max(1);
+    part.saturating_sub(grace).max(part / 2)
 }
 
 /// A try's time as a reason says it: `90s`, `4.5s`, `700ms`.
@@ -67,10 +69,12 @@ mod tests {
 
     #[test]
     fn each_try_gets_what_is_left_less_the_grace_divided_by_the_tries_left() {
-        assert_eq!(share(S(10), S(1), 2), Duration::from_millis(4500));
+        assert_eq!(share(S(10), S(1), 2), S(4));
         assert_eq!(share(S(10), S(1), 1), S(9));
-        // No room for the grace: the share of what is left.
-        assert_eq!(share(S(1), S(10), 2), Duration::from_millis(500));
+        assert_eq!(share(S(600), S(10), 2), S(290));
+        // Little room for the grace: half of the division.
+        assert_eq!(share(S(30), S(10), 2), Duration::from_millis(7500));
+        assert_eq!(share(S(1), S(10), 2), Duration::from_millis(250));
         assert_eq!(share(S(6), S(0), 0), S(6));
     }
 
