@@ -109,6 +109,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     options.allow_model_change = args.allow_model_change;
     options.stages = args.stages.clone();
     options.force = args.force;
+    options.exit_decided_after = rule.decides_exit();
     options.mode = if github { "ci" } else { "local" }.into();
     options.console = if github {
         ConsoleMode::GitHub

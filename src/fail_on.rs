@@ -57,6 +57,12 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// Whether the rule may change the exit status (`--fail-on error|warning`): the run's end
+    /// line then leaves the exit to the verdict line.
+    pub fn decides_exit(self) -> bool {
+        self.level() != FailOn::Never
+    }
+
     fn level(self) -> FailOn {
         match (self.fail_on, self.new_only) {
             (Some(level), _) => level,
