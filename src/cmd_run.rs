@@ -109,6 +109,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     options.allow_model_change = args.allow_model_change;
     options.stages = args.stages.clone();
     options.force = args.force;
+    options.exit_decided_after = rule.decides_exit();
     options.mode = if github { "ci" } else { "local" }.into();
     options.console = if github {
         ConsoleMode::GitHub
@@ -141,6 +142,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
         }
     };
     let result = runtime.block_on(async {
+        let mut forge = None;
         if uses_std {
             let env = |name: &str| lookup(name).and_then(|v| v.into_string().ok());
             let temp_dir = lookup("RUNNER_TEMP")
@@ -163,13 +165,19 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
             }
             options.builtin_inputs = prepared.inputs;
             options.commits = prepared.commits;
+            forge = Some(prepared.services.forge.clone());
             let mut extensions = reviewflow_engine::run::Extensions::new();
             extensions.insert(prepared.services);
             options.extensions = std::sync::Arc::new(extensions);
         }
-        execute_with_signals(&compiled, &registry, &implementations, options)
+        let report = execute_with_signals(&compiled, &registry, &implementations, options)
             .await
-            .map_err(Failed::Run)
+            .map_err(Failed::Run)?;
+        let last = match forge {
+            Some(forge) if report.manifest.stopped.is_some() => last_verdict(&*forge).await,
+            _ => None,
+        };
+        Ok((report, last))
     });
     // Dropping a runtime waits for its blocking threads without end: one still stuck in a read
     // must not keep the process alive once the run is over.
@@ -188,7 +196,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
         .then(|| lookup("GITHUB_OUTPUT").map(PathBuf::from))
         .flatten();
     match result {
-        Ok(report) => {
+        Ok((report, last)) => {
             if let (Some(path), Some(id)) = (&step_output, report.run_dir.file_name()) {
                 write_run_id(path, &id.to_string_lossy());
             }
@@ -200,11 +208,13 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
                 &compiled.pipeline,
                 &report.manifest,
                 &report.run_dir,
+                last.as_ref(),
                 rule,
                 report.exit_code,
             );
-            err!("{}", verdict.lines);
+            // The verdict comes last: its last line states the exit the process returns.
             errln!("run directory: {}", report.run_dir.display());
+            err!("{}", verdict.lines);
             verdict.exit
         }
         Err(RunError::Check { findings }) => {
@@ -234,6 +244,18 @@ fn write_run_id(path: &std::path::Path, id: &str) {
             path.display()
         );
     }
+}
+
+/// The review the forge shows as last posted, read again once a stage stopped the run: a run
+/// stopped because its head was already reviewed is judged by that review's verdict. On GitHub
+/// the marker as first read (no request); locally `posted.json` again. An error is no verdict.
+async fn last_verdict(forge: &dyn reviewflow_stdlib::kinds::Forge) -> Option<fail_on::LastPosted> {
+    let posted = forge.last_posted().await.ok()??;
+    Some(fail_on::LastPosted {
+        head: posted.head.to_string(),
+        run: posted.run,
+        published: posted.published,
+    })
 }
 
 /// Why a run did not get to report.

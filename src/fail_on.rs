@@ -2,12 +2,15 @@
 //! forge: it reads each `std/post` stage's `published` output as the run kept it, never a forge's
 //! files or comments. A run that published no review (the review fell back, was skipped or gated
 //! out, no post ran) is "not reviewed", never a run with no findings (docs/executor.md, "Failing
-//! the run on findings").
+//! the run on findings"). A run that `std/gather` stopped because its head was already reviewed
+//! is judged by the verdict of that review, as the forge keeps it: a re-run passes what passed
+//! and fails what failed.
 
 use std::path::{Path, PathBuf};
 
 use reviewflow_engine::model::{Pipeline, Value};
 use reviewflow_engine::run::{Manifest, Outcome, StageRecord, nofollow};
+use reviewflow_stdlib::forge::PublishedCounts;
 use reviewflow_stdlib::rules::Severity;
 use reviewflow_stdlib::stages::published::{Counts, Published};
 
@@ -20,6 +23,18 @@ pub const EXIT_NOT_REVIEWED: u8 = 4;
 
 /// The `std/post` kind whose output is judged.
 const POST: &str = "std/post";
+/// The kind that stops a run whose head was already reviewed.
+const GATHER: &str = "std/gather";
+
+/// The review the forge shows as last posted, read after a stage stopped the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LastPosted {
+    /// The head it is of.
+    pub head: String,
+    pub run: Option<String>,
+    /// Its counts; `None` when the record or marker keeps none (written before they were kept).
+    pub published: Option<PublishedCounts>,
+}
 /// More than any `published` the stage writes (a few hundred bytes): a bound, not a size.
 const MAX_PUBLISHED_BYTES: u64 = 64 * 1024;
 
@@ -42,6 +57,12 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// Whether the rule may change the exit status (`--fail-on error|warning`): the run's end
+    /// line then leaves the exit to the verdict line.
+    pub fn decides_exit(self) -> bool {
+        self.level() != FailOn::Never
+    }
+
     fn level(self) -> FailOn {
         match (self.fail_on, self.new_only) {
             (Some(level), _) => level,
@@ -54,6 +75,9 @@ impl Rule {
 /// What one post stage published, or why nothing counts as reviewed.
 enum PostState {
     Reviewed(Published),
+    /// The post did not run because the head was already reviewed: the line that says so, and
+    /// what that review published.
+    ReviewedBefore(String, PublishedCounts),
     /// Why not; the counts of what it published anyway (a review that did not run publishes
     /// none in practice, but the rule does not depend on it).
     NotReviewed(String, Option<Published>),
@@ -65,6 +89,7 @@ pub fn judge(
     pipeline: &Pipeline,
     manifest: &Manifest,
     run_dir: &Path,
+    last: Option<&LastPosted>,
     rule: Rule,
     run_exit: u8,
 ) -> Verdict {
@@ -87,8 +112,18 @@ pub fn judge(
         not_reviewed = true;
     }
     for post in posts {
-        let counted = match state_of(pipeline, manifest, run_dir, post) {
+        let counted = match state_of(pipeline, manifest, run_dir, last, post) {
             PostState::Reviewed(p) => Some(p),
+            PostState::ReviewedBefore(line, counts) => {
+                lines.push_str(&format!("{}\n", one_line(&line)));
+                let counts = if rule.new_only {
+                    &counts.new
+                } else {
+                    &counts.findings
+                };
+                blocking = blocking.saturating_add(at_or_above(counts, level));
+                continue;
+            }
             PostState::NotReviewed(why, p) => {
                 lines.push_str(&format!("not reviewed: {}\n", one_line(&why)));
                 not_reviewed = true;
@@ -139,15 +174,10 @@ fn decide(rule: Rule, blocking: u64, not_reviewed: bool, run_exit: u8) -> (Optio
     } else {
         (format!("no {which} at or above {threshold}"), 0)
     };
-    // The run's own status wins; the exit is named only when the verdict decides it (the
-    // console's last line said the run's).
-    if run_exit != 0 {
-        (Some(format!("{flag}: {said}\n")), run_exit)
-    } else if asked != 0 {
-        (Some(format!("{flag}: {said} (exit {asked})\n")), asked)
-    } else {
-        (Some(format!("{flag}: {said}\n")), 0)
-    }
+    // The run's own status wins. The line is the process's last: it states the exit returned,
+    // whoever decided it.
+    let exit = if run_exit != 0 { run_exit } else { asked };
+    (Some(format!("{flag}: {said} (exit {exit})\n")), exit)
 }
 
 fn threshold(level: FailOn) -> Option<&'static str> {
@@ -170,11 +200,15 @@ fn state_of(
     pipeline: &Pipeline,
     manifest: &Manifest,
     run_dir: &Path,
+    last: Option<&LastPosted>,
     post: &StageRecord,
 ) -> PostState {
     match post.outcome {
         Outcome::Succeeded | Outcome::Reused => {}
         Outcome::NotRun if manifest.stopped.is_some() => {
+            if let Some(before) = reviewed_before(manifest, last, &post.name) {
+                return before;
+            }
             // The console said the stop and its reason once, just above: not again.
             let stage = manifest.stopped.as_ref().map_or("", |s| s.stage.as_str());
             return PostState::NotReviewed(
@@ -225,6 +259,43 @@ fn state_of(
         format!("`{}` published no review: {why}", post.name),
         Some(published),
     )
+}
+
+/// The verdict of the review last posted for this head, when `std/gather` stopped the run
+/// because the head is the one that review names: only then is that review this head's. A
+/// record or marker without counts gives none, and the run is not reviewed.
+fn reviewed_before(
+    manifest: &Manifest,
+    last: Option<&LastPosted>,
+    post: &str,
+) -> Option<PostState> {
+    let stop = manifest.stopped.as_ref()?;
+    let stage = manifest.stage(&stop.stage)?;
+    let head = manifest.identity.commits.get("head")?;
+    let last = last?;
+    if stage.kind != GATHER || &last.head != head {
+        return None;
+    }
+    let Some(counts) = last.published else {
+        return Some(PostState::NotReviewed(
+            format!(
+                "`{post}` did not run: `{}` stopped the run, and the review last posted for this head keeps no counts (this run published no verdict; `--force` reviews the head again)",
+                stop.stage
+            ),
+            None,
+        ));
+    };
+    let run = last
+        .run
+        .as_deref()
+        .map_or_else(String::new, |r| format!(" (run {r})"));
+    Some(PostState::ReviewedBefore(
+        format!(
+            "{post}: did not run: `{}` stopped the run; the review last posted for this head{run} published {} (new: {})",
+            stop.stage, counts.findings, counts.new
+        ),
+        counts,
+    ))
 }
 
 /// The past tense of an outcome that is not a success.
@@ -351,7 +422,11 @@ mod tests {
         for run_exit in [1, 2, 130, 143] {
             let (line, exit) = decide(error, 2, true, run_exit);
             assert_eq!(exit, run_exit);
-            assert!(line.is_some_and(|l| !l.contains("(exit")));
+            assert!(
+                line.as_deref()
+                    .is_some_and(|l| l.ends_with(&format!("(exit {run_exit})\n"))),
+                "{line:?}"
+            );
         }
     }
 

@@ -422,7 +422,7 @@ async fn a_cli_that_hangs_times_out_on_each_try() {
     assert!(
         tries
             .iter()
-            .all(|t| t.reason.as_deref() == Some("timed out")),
+            .all(|t| t.reason.as_deref() == Some("timed out after 700ms")),
         "{tries:?}"
     );
 }

@@ -116,8 +116,15 @@ fn fail_on_error_with_a_blocking_finding_exits_3() {
         log.contains("--fail-on error: 3 published findings at or above error (exit 3)"),
         "{log}"
     );
-    // The engine's run itself succeeded: the status is the findings'.
-    assert!(log.contains("run succeeded (exit 0)"), "{log}");
+    // The engine's run itself succeeded, and its end line leaves the exit to the verdict: the
+    // status is the findings'.
+    assert!(log.contains("run succeeded\n"), "{log}");
+    assert!(!log.contains("(exit 0)"), "{log}");
+    assert_eq!(
+        out.stderr.lines().last(),
+        Some("--fail-on error: 3 published findings at or above error (exit 3)"),
+        "{log}"
+    );
     // What was judged is the post's `published` output, kept with the run.
     let published = published_of_last_run(&repo);
     assert_eq!(published["reviewed"], true, "{published}");
@@ -133,7 +140,7 @@ fn fail_on_error_without_a_blocking_finding_exits_0() {
     let log = out.transcript();
     assert_eq!(out.code, 0, "{log}");
     assert!(
-        log.contains("--fail-on error: no published finding at or above error\n"),
+        log.contains("--fail-on error: no published finding at or above error (exit 0)\n"),
         "{log}"
     );
     assert!(!log.contains("not reviewed"), "{log}");
@@ -281,20 +288,106 @@ fn a_post_of_a_review_that_fell_back_publishes_not_reviewed() {
     );
 }
 
+/// The last line of a transcript: the one that states the exit the process returns.
+fn last_line(out: &Run) -> String {
+    out.stderr.lines().last().unwrap_or_default().to_string()
+}
+
+/// The local forge's `posted.json` of the one change reviewed.
+fn posted_record(repo: &Repo) -> std::path::PathBuf {
+    crate::support::files_under(&repo.path().join(".reviewflow/forge"))
+        .into_iter()
+        .find(|f| f.file_name().is_some_and(|n| n == "posted.json"))
+        .expect("a posted.json")
+}
+
 #[test]
-fn a_run_that_stopped_on_a_reviewed_head_is_not_reviewed() {
+fn a_rerun_on_a_reviewed_head_passes_what_passed() {
+    let repo = Repo::local_example();
+    repo.commit("src/debug.js", DEBUG, "a warning only");
+    let first = run(&repo, &["examples/local.kdl", "--fail-on", "error"]);
+    assert_eq!(first.code, 0, "{}", first.transcript());
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(posted_record(&repo)).expect("record"))
+            .expect("json");
+    assert_eq!(record["published"]["findings"]["warning"], 1, "{record}");
+    assert_eq!(record["published"]["new"]["warning"], 1, "{record}");
+
+    let again = run(&repo, &["examples/local.kdl", "--fail-on", "error"]);
+    let log = again.transcript();
+    assert!(log.contains("was already reviewed"), "{log}");
+    assert_eq!(again.code, 0, "a green job re-run stays green: {log}");
+    assert!(
+        log.contains("post: did not run: `gather` stopped the run; the review last posted for this head (run "),
+        "{log}"
+    );
+    assert!(
+        log.contains(") published 0 errors, 1 warning, 0 info (new: 0 errors, 1 warning, 0 info)"),
+        "{log}"
+    );
+    assert!(!log.contains("not reviewed"), "{log}");
+    assert_eq!(
+        last_line(&again),
+        "--fail-on error: no published finding at or above error (exit 0)",
+        "{log}"
+    );
+    // The same verdict under `warning` fails: it is the earlier review's, judged by this rule.
+    let warning = run(&repo, &["examples/local.kdl", "--fail-on", "warning"]);
+    assert_eq!(warning.code, 3, "{}", warning.transcript());
+}
+
+#[test]
+fn a_rerun_on_a_reviewed_head_fails_what_failed() {
+    let repo = Repo::local_example();
+    repo.commit("src/merge.rs", CONFLICT, "a merge gone wrong");
+    let first = run(&repo, &["examples/local.kdl", "--fail-on", "error"]);
+    assert_eq!(first.code, 3, "{}", first.transcript());
+    let again = run(&repo, &["examples/local.kdl", "--fail-on", "error"]);
+    let log = again.transcript();
+    assert!(log.contains("was already reviewed"), "{log}");
+    assert_eq!(
+        again.code, 3,
+        "a job that failed on findings cannot pass by a re-run: {log}"
+    );
+    assert!(
+        log.contains(") published 3 errors, 0 warnings, 0 info"),
+        "{log}"
+    );
+    assert_eq!(
+        last_line(&again),
+        "--fail-on error: 3 published findings at or above error (exit 3)",
+        "{log}"
+    );
+}
+
+#[test]
+fn a_rerun_on_a_head_whose_record_keeps_no_counts_is_not_reviewed() {
     let repo = Repo::local_example();
     let first = run(&repo, &["examples/local.kdl", "--fail-on", "error"]);
     assert_eq!(first.code, 0, "{}", first.transcript());
+    // A record written before counts were kept.
+    let path = posted_record(&repo);
+    let mut record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("record")).expect("json");
+    record
+        .as_object_mut()
+        .expect("an object")
+        .remove("published");
+    std::fs::write(&path, serde_json::to_vec_pretty(&record).expect("json")).expect("write");
     let again = run(&repo, &["examples/local.kdl", "--fail-on", "error"]);
     let log = again.transcript();
     assert_eq!(again.code, 4, "{log}");
     assert_not_reviewed(&again);
     assert!(
-        log.contains("not reviewed: `post` did not run: `gather` stopped the run (this run published no verdict"),
+        log.contains("not reviewed: `post` did not run: `gather` stopped the run, and the review last posted for this head keeps no counts (this run published no verdict"),
         "{log}"
     );
     assert!(log.contains("`--force` reviews the head again"), "{log}");
+    assert_eq!(
+        last_line(&again),
+        "--fail-on error: not reviewed (exit 4)",
+        "{log}"
+    );
 }
 
 #[test]

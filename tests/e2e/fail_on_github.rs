@@ -167,3 +167,61 @@ async fn on_github_a_review_that_fell_back_is_not_reviewed_in_the_check_run_and_
         "no review comment for a review that did not run"
     );
 }
+
+/// A re-run of the job on the same head: `gather` stops the run (the comment's marker names the
+/// head), and the exit is the verdict the marker keeps, so a red job stays red.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_github_a_rerun_on_a_reviewed_head_fails_what_failed() {
+    let fake = fake().await;
+    let text = pipeline(RULES, "");
+    let first = run(&fake, &text, &["--fail-on", "error"]).await;
+    assert_eq!(first.code, 3, "{}", first.transcript());
+    let comments = fake.comments(PR);
+    assert_eq!(comments.len(), 1, "{comments:?}");
+    let body = comments[0]["body"].as_str().unwrap_or_default();
+    assert!(
+        body.lines()
+            .next()
+            .is_some_and(|l| l.ends_with(" findings=3.0.0 new=3.0.0 -->")),
+        "{body}"
+    );
+
+    let again = run(&fake, &text, &["--fail-on", "error"]).await;
+    let log = again.transcript();
+    assert!(log.contains("was already reviewed"), "{log}");
+    assert_eq!(again.code, 3, "{log}");
+    assert!(
+        log.contains(") published 3 errors, 0 warnings, 0 info"),
+        "{log}"
+    );
+    assert_eq!(
+        again.stderr.lines().last(),
+        Some("--fail-on error: 3 published findings at or above error (exit 3)"),
+        "{log}"
+    );
+    assert_eq!(fake.check_runs().len(), 1, "nothing is posted again");
+}
+
+/// The same, for a job that passed: its re-run passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_github_a_rerun_on_a_reviewed_head_passes_what_passed() {
+    let fake = fake().await;
+    fake.set_compare_diff(
+        BASE,
+        HEAD,
+        "diff --git a/src/ok.rs b/src/ok.rs\nnew file mode 100644\nindex 0000000000000000000000000000000000000000..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\n--- /dev/null\n+++ b/src/ok.rs\n@@ -0,0 +1,1 @@\n+pub fn ok() {}\n",
+    );
+    let text = pipeline(RULES, "");
+    let first = run(&fake, &text, &["--fail-on", "error"]).await;
+    assert_eq!(first.code, 0, "{}", first.transcript());
+    let again = run(&fake, &text, &["--fail-on", "error"]).await;
+    let log = again.transcript();
+    assert!(log.contains("was already reviewed"), "{log}");
+    assert_eq!(again.code, 0, "{log}");
+    assert!(!log.contains("not reviewed"), "{log}");
+    assert_eq!(
+        again.stderr.lines().last(),
+        Some("--fail-on error: no published finding at or above error (exit 0)"),
+        "{log}"
+    );
+}

@@ -612,3 +612,44 @@ fn a_process_the_cli_leaves_behind_does_not_outlive_the_stage() {
         }
     }
 }
+
+/// The tries share the stage's timeout: a first try that hangs runs out of its share and says
+/// "timed out", and the second try still has time to review (docs/reviewers.md, "Two tries").
+#[test]
+fn a_try_that_hangs_times_out_and_the_next_try_reviews_within_the_stage_timeout() {
+    let text = pipeline("claude", "").replace(r#"timeout="2m""#, r#"timeout="10s""#);
+    let c = Checkout::new(&text);
+    c.commit("src/lib.rs", &source(3, "a"), "one");
+    let started = std::time::Instant::now();
+    let out = c
+        .command(c.path(), &[("FAKE_MODE", "hang-first")])
+        .args(["--grace", "1s"])
+        .output()
+        .expect("the binary runs");
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    // 10 s shared by the 2 tries left, less the 1 s grace: 4 s for the first, less half of what
+    // the stage took before it (the CLI's version).
+    let after = log
+        .split("the fresh review ended without a review (timed out after ")
+        .nth(1)
+        .and_then(|rest| rest.split_once("s): another fresh review"))
+        .and_then(|(seconds, _)| seconds.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no try timed out: {log}"));
+    assert!((3.0..=4.0).contains(&after), "{after}: {log}");
+    assert!(log.contains("reviewed (try 2, fresh)"), "{log}");
+    assert!(!log.contains("cancelled"), "{log}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{log}"
+    );
+    assert!(
+        c.review_md().contains("## Findings (1)"),
+        "{}",
+        c.review_md()
+    );
+}

@@ -61,6 +61,8 @@ pub(crate) struct Console {
     /// GitHub: the warnings a stage marked itself, annotated right after its group. Redacted.
     warnings: BTreeMap<String, Vec<String>>,
     target: Target,
+    /// The exit is decided after the run: the end line does not state one.
+    exit_after: bool,
 }
 
 impl Console {
@@ -78,6 +80,24 @@ impl Console {
             buffered: BTreeMap::new(),
             warnings: BTreeMap::new(),
             target: Target::Std,
+            exit_after: false,
+        }
+    }
+
+    /// The end line says how the run ended, not the exit: the command decides it after the run
+    /// (`run --fail-on`) and states it on its own last line.
+    pub(crate) fn exit_decided_after(mut self, yes: bool) -> Self {
+        self.exit_after = yes;
+        self
+    }
+
+    /// The line of `event`, the end line without its exit when that is decided after the run.
+    fn line_of(&self, event: &Event) -> Option<String> {
+        match event {
+            Event::RunEnd { status, .. } if self.exit_after => {
+                Some(format!("run {}", status.name()))
+            }
+            _ => status_line(event),
         }
     }
 
@@ -102,7 +122,7 @@ impl Console {
             | ConsoleMode::Live
             | ConsoleMode::PlainColor
             | ConsoleMode::LiveColor => {
-                let Some(line) = status_line(event) else {
+                let Some(line) = self.line_of(event) else {
                     self.redraw();
                     return;
                 };
@@ -125,7 +145,7 @@ impl Console {
     fn github_event(&mut self, event: &Event, redactor: &Redactor) {
         match event {
             Event::StageStart { stage } | Event::Retry { stage, .. } => {
-                if let Some(line) = status_line(event) {
+                if let Some(line) = self.line_of(event) {
                     self.keep(stage, redact(redactor, &line));
                 }
             }
@@ -136,7 +156,7 @@ impl Console {
                         .or_default()
                         .push(redact(redactor, warning));
                 }
-                if let Some(line) = status_line(event) {
+                if let Some(line) = self.line_of(event) {
                     self.keep(stage, redact(redactor, &line));
                 }
             }
@@ -146,7 +166,7 @@ impl Console {
                 reason,
                 ..
             } => {
-                let end = redact(redactor, &status_line(event).unwrap_or_default());
+                let end = redact(redactor, &self.line_of(event).unwrap_or_default());
                 let mut body = self.buffered.remove(stage).unwrap_or_default();
                 body.push(end.clone());
                 let mut out = group(&end, &body, &fresh_token());
@@ -180,7 +200,7 @@ impl Console {
                 &redact(redactor, message),
             )),
             _ => {
-                if let Some(line) = status_line(event) {
+                if let Some(line) = self.line_of(event) {
                     // Run-level lines start with fixed words, never `::`; a line break in a
                     // name taken from the pipeline file must not start a command either.
                     let line = redact(redactor, &line).replace(['\r', '\n'], " ");

@@ -218,6 +218,7 @@ pub async fn execute(
     let reporter = Reporter::start(
         Some(run_dir.join("events.jsonl")),
         options.console,
+        options.exit_decided_after,
         redactor.clone(),
     )
     .map_err(|source| RunError::RunDir {

@@ -37,6 +37,10 @@ pub struct RunOptions {
     /// Refuse every stage's request to stop the run (`--force`): the run goes on even when a
     /// stage finds nothing to do (the head was already reviewed).
     pub force: bool,
+    /// The command decides the process's exit after the run (`run --fail-on error|warning`): the
+    /// console's end line says how the run ended without an exit code, which the command's own
+    /// last line states.
+    pub exit_decided_after: bool,
     /// Builtin inputs the forge resolved (`repo`, `change`); `run` is always the run id.
     pub builtin_inputs: BTreeMap<String, String>,
     /// Commits the forge resolved (`base`, `head`): part of the identity.
@@ -77,6 +81,7 @@ impl RunOptions {
             allow_model_change: false,
             stages: None,
             force: false,
+            exit_decided_after: false,
             builtin_inputs: BTreeMap::new(),
             commits: BTreeMap::new(),
             mode: "local".into(),
@@ -100,6 +105,7 @@ impl std::fmt::Debug for RunOptions {
             .field("runs_dir", &self.runs_dir)
             .field("resume", &self.resume)
             .field("force", &self.force)
+            .field("exit_decided_after", &self.exit_decided_after)
             .field("mode", &self.mode)
             .field("console", &self.console)
             .field("process_layers", &self.process_layers)

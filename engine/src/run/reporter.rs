@@ -168,6 +168,7 @@ impl Reporter {
     pub(crate) fn start(
         events: Option<PathBuf>,
         mode: ConsoleMode,
+        exit_decided_after: bool,
         redactor: Redactor,
     ) -> std::io::Result<Self> {
         let file = match events {
@@ -179,7 +180,8 @@ impl Reporter {
             ),
             None => None,
         };
-        Self::with_console(file, Console::new(mode), redactor, OutputCaps::DEFAULT)
+        let console = Console::new(mode).exit_decided_after(exit_decided_after);
+        Self::with_console(file, console, redactor, OutputCaps::DEFAULT)
     }
 
     fn with_console(

@@ -26,7 +26,8 @@ use super::change::{Change, open_change};
 use super::formats::Format;
 use super::ids::{MAX_ID, check_change_id, check_id, check_reviewer};
 use super::record::{
-    MAX_RECORD_BYTES, PostedFile, PostedReview, RECORD_FILE, RECORD_VERSION, timestamp, to_bytes,
+    MAX_RECORD_BYTES, PostedFile, PostedReview, PublishedCounts, RECORD_FILE, RECORD_VERSION,
+    timestamp, to_bytes,
 };
 use super::review::Review;
 use crate::git::{self, Sha};
@@ -296,6 +297,7 @@ impl LocalForge {
             findings: review.findings.len() as u64,
             files: posted_files,
             baseline: baseline.cloned(),
+            published: Some(PublishedCounts::of(&review.findings)),
         };
         let record_path = dir.join(RECORD_FILE);
         atomic_write(&record_path, &to_bytes(&record)?)?;

@@ -35,7 +35,9 @@ pub use identity::{HeadFiles, fingerprint_all, read_head_files};
 pub use ids::{MAX_CHANGE_ID, MAX_ID, MAX_REVIEWER, check_change_id, check_id, check_reviewer};
 pub use local::{DEFAULT_FORGE_DIR, GITIGNORE, LocalForge, Posted, pipeline_component};
 pub use ranges::{FileRanges, ranges_of};
-pub use record::{MAX_RECORD_BYTES, PostedFile, PostedReview, RECORD_FILE, RECORD_VERSION};
+pub use record::{
+    MAX_RECORD_BYTES, PostedFile, PostedReview, PublishedCounts, RECORD_FILE, RECORD_VERSION,
+};
 pub use remote::{
     MAX_IDENTITY, RepoSource, check_identity, origin_url, remote_identity, repo_identity,
 };

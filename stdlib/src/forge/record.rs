@@ -17,6 +17,7 @@ use super::baseline::Baseline;
 use super::formats::Format;
 use super::ids::{MAX_ID, check_change_id, check_id, check_reviewer};
 use crate::git::Sha;
+use crate::stages::published::Counts;
 
 /// Version of the record's layout.
 pub const RECORD_VERSION: u32 = 1;
@@ -52,6 +53,30 @@ pub struct PostedReview {
     /// a record written before baselines were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<Baseline>,
+    /// The posted findings counted by severity, all and new: the verdict a re-run on the same
+    /// head reads back (`--fail-on`); absent in a record written before counts were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published: Option<PublishedCounts>,
+}
+
+/// What a posted review published, by severity: the same counts as `std/post`'s `published`
+/// output (docs/executor.md, "What `std/post` published").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishedCounts {
+    pub findings: Counts,
+    pub new: Counts,
+}
+
+impl PublishedCounts {
+    /// The counts of a review that posted `findings`.
+    pub fn of(findings: &[crate::forge::ReviewFinding]) -> Self {
+        let p = crate::stages::published::Published::of(findings, None);
+        PublishedCounts {
+            findings: p.findings,
+            new: p.new,
+        }
+    }
 }
 
 /// One file of a post.

@@ -43,6 +43,9 @@ pub struct PostedMarker {
     /// The fingerprints of that review's findings (`docs/findings.md`); `None` when it kept none
     /// (written before baselines were kept) or it could not be read.
     pub baseline: Option<Baseline>,
+    /// What that review published, by severity: a re-run on the same head is judged by it
+    /// (`--fail-on`); `None` when the record or marker keeps no counts.
+    pub published: Option<crate::forge::PublishedCounts>,
 }
 
 /// Whether the review ran, for an honest check-run conclusion.

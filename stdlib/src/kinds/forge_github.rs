@@ -309,7 +309,8 @@ impl Github {
                 &review.run_id,
                 review.conversation_id.as_deref(),
             )
-            .map_err(|e| format!("cannot write the review's marker: {e}"))?;
+            .map_err(|e| format!("cannot write the review's marker: {e}"))?
+            .with_published(crate::forge::PublishedCounts::of(&review.findings));
             // The baseline the next push compares with, fitted to its share of the comment.
             let baseline = request
                 .baseline
@@ -462,6 +463,7 @@ impl super::Forge for Github {
                                 conversation: m.conversation().map(str::to_string),
                                 // Trusted as the marker is: ours, by a trusted author.
                                 baseline: baseline_of_body(&c.body),
+                                published: m.published(),
                             })
                         }
                     };

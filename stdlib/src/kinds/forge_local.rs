@@ -257,6 +257,7 @@ impl super::Forge for Local {
                 run: Some(p.run_id),
                 conversation: p.conversation_id,
                 baseline: p.baseline,
+                published: p.published,
             }))
         }))
     }

@@ -52,8 +52,11 @@ pub struct CommandReviewer {
     pub path: Option<String>,
     /// Secret environment variables.
     pub secret_env: Vec<(String, SecretValue)>,
-    /// Limit of each try; `None` for none (the stage's own timeout still cancels).
+    /// Limit of each try besides its share of [`Self::deadline`]; `None` for none.
     pub timeout: Option<Duration>,
+    /// When the stage's timeout ends: the tries share the time up to it
+    /// ([`super::budget`]); `None` for no stage timeout.
+    pub deadline: Option<std::time::Instant>,
     /// Between SIGTERM and SIGKILL.
     pub grace: Duration,
     /// How many tries (1 to 5; default 2).
@@ -72,6 +75,7 @@ impl CommandReviewer {
             path: None,
             secret_env: Vec::new(),
             timeout: None,
+            deadline: None,
             grace: DEFAULT_GRACE,
             tries: DEFAULT_TRIES,
         }
@@ -141,7 +145,7 @@ enum TryError {
     Exit { code: i32, stderr: Vec<String> },
     #[error("killed by signal {signal}{}", tail(stderr))]
     Signalled { signal: i32, stderr: Vec<String> },
-    #[error("timed out after {}", seconds(*after))]
+    #[error("timed out after {}", super::budget::say(*after))]
     TimedOut { after: Duration },
     #[error("cancelled")]
     Cancelled,
@@ -154,15 +158,6 @@ enum TryError {
 impl TryFailure for TryError {
     fn is_cancelled(&self) -> bool {
         matches!(self, TryError::Cancelled)
-    }
-}
-
-fn seconds(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{ms}ms")
     }
 }
 
@@ -216,10 +211,13 @@ where
         facts.push(("reviewer.api".to_owned(), upstream));
     }
 
+    let budget = super::budget::TryBudget::new(spec.deadline, spec.timeout, spec.grace);
     let mut sequence = TrySequence::new(spec.tries, resume);
     while let Some(attempt) = sequence.next_attempt(&mut |l| on_event(ReviewEvent::Status(l))) {
+        let timeout = budget.next(sequence.left());
         let result = one_try(
             spec,
+            timeout,
             inputs,
             &attempt,
             &workdir,
@@ -262,8 +260,11 @@ fn redact(redactor: &Redactor, text: &str) -> String {
     String::from_utf8_lossy(&redactor.redact(text.as_bytes())).into_owned()
 }
 
+// `timeout` is this try's share, not the spec's: one more argument than clippy's default.
+#[allow(clippy::too_many_arguments)]
 async fn one_try<C: Future<Output = ()>>(
     spec: &CommandReviewer,
+    timeout: Option<Duration>,
     inputs: &[ReviewInput],
     attempt: &Attempt,
     workdir: &Path,
@@ -295,7 +296,7 @@ async fn one_try<C: Future<Output = ()>>(
             ModelProxy::start(upstream, &keys).map_err(|e| TryError::Proxy(e.to_string()))?;
         proxies.push((api, proxy));
     }
-    let child = child_spec(spec, attempt, &folder, &proxies);
+    let child = child_spec(spec, timeout, attempt, &folder, &proxies);
     let mut stderr_tail = StderrTail::default();
     let number = attempt.number;
     let ran = process::run(child, redactor, cancel, |stream, line| {
@@ -327,7 +328,7 @@ async fn one_try<C: Future<Output = ()>>(
         Outcome::Signalled(signal) => return Err(TryError::Signalled { signal, stderr }),
         Outcome::TimedOut => {
             return Err(TryError::TimedOut {
-                after: spec.timeout.unwrap_or_default(),
+                after: timeout.unwrap_or_default(),
             });
         }
         Outcome::Cancelled => return Err(TryError::Cancelled),
@@ -350,13 +351,14 @@ async fn one_try<C: Future<Output = ()>>(
 /// the API's base URL by the proxy's; stdin null.
 fn child_spec(
     spec: &CommandReviewer,
+    timeout: Option<Duration>,
     attempt: &Attempt,
     folder: &TryFolder,
     proxies: &[(&'static ModelApi, ModelProxy)],
 ) -> ChildSpec {
     let mut child = ChildSpec::new(&spec.program_and_args[0], &spec.cwd);
     child.args = spec.program_and_args[1..].to_vec();
-    child.timeout = spec.timeout;
+    child.timeout = timeout;
     child.grace = spec.grace;
     let path_text = |p: &Path| p.to_string_lossy().into_owned();
     let path = spec.child_path();

@@ -12,6 +12,7 @@
 //! - [`tries`] holds the policy both share: try 1 resumes the restored conversation, later tries
 //!   are fresh, and status lines say which ran and why. It is generic over what runs one try.
 
+pub mod budget;
 mod command;
 pub(crate) mod conversation;
 pub mod declared_env;

@@ -230,6 +230,12 @@ impl TrySequence {
         None
     }
 
+    /// The tries not run yet, the one [`Self::next_attempt`] gave included until it is
+    /// recorded.
+    pub fn left(&self) -> u32 {
+        self.max.saturating_sub(self.reports.len() as u32)
+    }
+
     /// Every try so far.
     pub fn reports(&self) -> &[TryReport] {
         &self.reports

@@ -10,6 +10,7 @@ use crate::rules::Severity;
 
 /// Findings counted by severity.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Counts {
     pub error: u64,
     pub warning: u64,

@@ -226,7 +226,7 @@ pub fn contract() -> StageContract {
             ChildSpec::new(
                 "tries",
                 Role::Config,
-                "how many tries (default 2: resumed, then fresh)",
+                "how many tries (default 2: resumed, then fresh); they share the stage's `timeout`",
             )
             .arg(ValueType::Int),
         )

@@ -13,6 +13,8 @@ use crate::reviewer::{
 
 /// Runs the stage.
 pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
+    // The stage's timeout counts from here: the tries share what is left of it.
+    let deadline = cx.stage.timeout().map(|t| std::time::Instant::now() + t);
     let reviewer = arg(&cx, "reviewer")
         .and_then(Resolved::text)
         .unwrap_or_default();
@@ -48,7 +50,7 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
             let mut spec = ModelReviewer::new(cli, cx.checkout.to_path_buf());
             spec.tries = tries;
             spec.grace = cx.grace;
-            spec.timeout = cx.stage.timeout();
+            spec.deadline = deadline;
             spec.env = env_of(&cx);
             spec.path = inherited_path(&cx);
             spec.secret_env = secret_env_of(&cx);
@@ -136,7 +138,7 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
             let mut spec = CommandReviewer::new(args, cx.checkout.to_path_buf());
             spec.tries = tries;
             spec.grace = cx.grace;
-            spec.timeout = cx.stage.timeout();
+            spec.deadline = deadline;
             spec.env = env_of(&cx);
             spec.path = inherited_path(&cx);
             spec.secret_env = secret_env_of(&cx);

@@ -7,10 +7,18 @@
 //! <!-- reviewflow:v1 pipeline=enroll-review project=web head=<sha> run=<run id> conversation=<blob id> -->
 //! ```
 //!
+//! A marker written since counts were kept ends with what the review published, by severity
+//! (error.warning.info), all and new, so that a re-run on the same head is judged by the verdict
+//! of the review it finds (`--fail-on`, docs/executor.md); a marker without them is still read:
+//!
+//! ```text
+//! <!-- reviewflow:v1 pipeline=enroll-review project=web head=<sha> run=<run id> conversation=<blob id> findings=3.1.0 new=1.0.0 -->
+//! ```
+//!
 //! `conversation` names the sealed conversation the review kept by its blob id (`blob-` and the
 //! SHA-256 of the sealed bytes, 69 characters; [`crate::conversation::blob_id`]).
 //!
-//! Every field is always present and in this order; an unbound project or a missing
+//! Every field but the counts is always present and in this order; an unbound project or a missing
 //! conversation is written `-`, so `-` alone is never a value. Values are restricted to
 //! `[A-Za-z0-9._-]` (see [`Marker::new`]): no space, `=` or `>` can occur in one, so a value can
 //! neither close the HTML comment nor inject another field, and parsing is a strict split.
@@ -26,6 +34,9 @@
 //! can comment on a pull request can paste a marker line.
 
 use thiserror::Error;
+
+use crate::forge::PublishedCounts;
+use crate::stages::published::Counts;
 
 /// The marker format this module writes and the only one it reads.
 pub const MARKER_VERSION: u32 = 1;
@@ -44,7 +55,9 @@ const SUFFIX: &str = " -->";
 /// The written form of an absent project or conversation.
 const NONE: &str = "-";
 /// No marker line is longer than this: a cheap bound before splitting a line of untrusted text.
-const MAX_LINE: usize = 256 + 2 * MAX_NAME + 2 * MAX_ID + 64;
+const MAX_LINE: usize = 256 + 2 * MAX_NAME + 2 * MAX_ID + 64 + COUNTS_ROOM;
+/// The two count fields: six numbers of at most 20 digits, their names and separators.
+const COUNTS_ROOM: usize = 6 * 20 + 32;
 
 /// A field of a marker that fails its pattern.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -64,6 +77,7 @@ pub struct Marker {
     head: String,
     run: String,
     conversation: Option<String>,
+    published: Option<PublishedCounts>,
 }
 
 impl Marker {
@@ -94,7 +108,20 @@ impl Marker {
             head: head.to_owned(),
             run: run.to_owned(),
             conversation: conversation.map(str::to_owned),
+            published: None,
         })
+    }
+
+    /// The same marker with what the review published: numbers only, so no count can break
+    /// out of the comment either.
+    pub fn with_published(mut self, published: PublishedCounts) -> Marker {
+        self.published = Some(published);
+        self
+    }
+
+    /// What the review published; `None` on a marker written before counts were kept.
+    pub fn published(&self) -> Option<PublishedCounts> {
+        self.published
     }
 
     pub fn version(&self) -> u32 {
@@ -120,8 +147,15 @@ impl Marker {
     /// The marker line, without a line break. Put it on the first line of the comment body
     /// ([`Marker::parse_body`] takes the first marker line).
     pub fn render(&self) -> String {
+        let counts = self.published.map_or_else(String::new, |p| {
+            format!(
+                " findings={} new={}",
+                render_counts(&p.findings),
+                render_counts(&p.new)
+            )
+        });
         format!(
-            "{PREFIX}{} pipeline={} project={} head={} run={} conversation={}{SUFFIX}",
+            "{PREFIX}{} pipeline={} project={} head={} run={} conversation={}{counts}{SUFFIX}",
             self.version,
             self.pipeline,
             self.project.as_deref().unwrap_or(NONE),
@@ -162,19 +196,29 @@ impl Marker {
         let head = field("head")?;
         let run = field("run")?;
         let conversation = field("conversation")?;
-        if parts.next().is_some() {
-            return None;
-        }
+        // Both counts or neither (a marker written before counts were kept), and nothing else.
+        let published = match parts.collect::<Vec<_>>()[..] {
+            [] => None,
+            [findings, new] => Some(PublishedCounts {
+                findings: parse_counts(findings.strip_prefix("findings=")?)?,
+                new: parse_counts(new.strip_prefix("new=")?)?,
+            }),
+            _ => return None,
+        };
         let optional = |v: &str| (v != NONE).then(|| v.to_owned());
         let (project, conversation) = (optional(project), optional(conversation));
-        Marker::new(
+        let marker = Marker::new(
             pipeline,
             project.as_deref(),
             head,
             run,
             conversation.as_deref(),
         )
-        .ok()
+        .ok()?;
+        Some(match published {
+            Some(p) => marker.with_published(p),
+            None => marker,
+        })
     }
 
     /// Whether this marker belongs to `pipeline` and `project` (both compared exactly; an
@@ -229,6 +273,29 @@ fn check_value(field: &'static str, v: &str, max: usize) -> Result<(), MarkerErr
         return err("only A-Z, a-z, 0-9, `.`, `_` and `-` are allowed");
     }
     Ok(())
+}
+
+/// `error.warning.info`.
+fn render_counts(c: &Counts) -> String {
+    format!("{}.{}.{}", c.error, c.warning, c.info)
+}
+
+/// Exactly what [`render_counts`] writes: three decimal numbers without a sign or a leading zero.
+fn parse_counts(v: &str) -> Option<Counts> {
+    let mut parts = v.split('.');
+    let mut number = || -> Option<u64> {
+        let p = parts.next()?;
+        let canonical = !p.is_empty()
+            && p.bytes().all(|b| b.is_ascii_digit())
+            && (p == "0" || !p.starts_with('0'));
+        canonical.then(|| p.parse().ok()).flatten()
+    };
+    let counts = Counts {
+        error: number()?,
+        warning: number()?,
+        info: number()?,
+    };
+    parts.next().is_none().then_some(counts)
 }
 
 fn check_head(v: &str) -> Result<(), MarkerError> {
@@ -354,6 +421,48 @@ mod tests {
         let line = bare.render();
         assert!(line.contains("project=- ") && line.contains("conversation=- -->"));
         assert_eq!(Marker::parse_line(&line), Some(bare));
+    }
+
+    #[test]
+    fn the_published_counts_render_and_parse_back() {
+        let counts = |error, warning, info| Counts {
+            error,
+            warning,
+            info,
+        };
+        let published = PublishedCounts {
+            findings: counts(3, 1, 0),
+            new: counts(1, 0, 0),
+        };
+        let m = marker().with_published(published);
+        let line = m.render();
+        assert!(
+            line.ends_with(" conversation=conv.1 findings=3.1.0 new=1.0.0 -->"),
+            "{line}"
+        );
+        assert_eq!(Marker::parse_line(&line), Some(m));
+        assert_eq!(
+            Marker::parse_line(&line).and_then(|m| m.published()),
+            Some(published)
+        );
+        // A marker written before counts were kept: read, without counts.
+        assert_eq!(
+            Marker::parse_line(&marker().render()).unwrap().published(),
+            None
+        );
+        for bad in [
+            line.replace(" new=1.0.0", ""),
+            line.replace("findings=3.1.0", "findings=3.1"),
+            line.replace("findings=3.1.0", "findings=03.1.0"),
+            line.replace("findings=3.1.0", "findings=-3.1.0"),
+            line.replace("findings=3.1.0", "findings=3.1.0.0"),
+            line.replace("findings=3.1.0", "findings=3..0"),
+            line.replace("new=1.0.0", "new=1.0.99999999999999999999999"),
+            line.replace(" findings=3.1.0 new=1.0.0", " new=1.0.0 findings=3.1.0"),
+            line.replace(" -->", " extra=1 -->"),
+        ] {
+            assert_eq!(Marker::parse_line(&bad), None, "{bad}");
+        }
     }
 
     #[test]

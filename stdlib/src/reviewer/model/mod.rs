@@ -144,7 +144,11 @@ pub struct ModelReviewer {
     /// The credential (and only it: [`ModelCli::credentials`]). The CLI never gets it: the
     /// try's proxy does, and the CLI a stand-in.
     pub secret_env: Vec<(String, SecretValue)>,
+    /// Limit of each try besides its share of [`Self::deadline`]; `None` for none.
     pub timeout: Option<Duration>,
+    /// When the stage's timeout ends: the tries share the time up to it
+    /// ([`crate::reviewer::budget`]); `None` for no stage timeout.
+    pub deadline: Option<std::time::Instant>,
     pub grace: Duration,
     pub tries: u32,
 }
@@ -166,6 +170,7 @@ impl ModelReviewer {
             readable: Vec::new(),
             secret_env: Vec::new(),
             timeout: None,
+            deadline: None,
             grace: DEFAULT_GRACE,
             tries: DEFAULT_TRIES,
         }
@@ -238,8 +243,8 @@ enum TryError {
     Exit { code: i32, stderr: Vec<String> },
     #[error("killed by signal {signal}{}", tail(stderr))]
     Signalled { signal: i32, stderr: Vec<String> },
-    #[error("timed out")]
-    TimedOut,
+    #[error("timed out after {}", crate::reviewer::budget::say(*after))]
+    TimedOut { after: Duration },
     #[error("cancelled")]
     Cancelled,
     #[error("{0}")]
@@ -299,8 +304,10 @@ where
         facts.push(("reviewer.cli-version".to_owned(), version));
     }
 
+    let budget = crate::reviewer::budget::TryBudget::new(spec.deadline, spec.timeout, spec.grace);
     let mut sequence = TrySequence::new(spec.tries, resume);
     while let Some(attempt) = sequence.next_attempt(&mut |l| on_event(ReviewEvent::Status(l))) {
+        let timeout = budget.next(sequence.left());
         let given = if attempt.kind == TryKind::Resumed && !later_inputs.is_empty() {
             later_inputs
         } else {
@@ -308,6 +315,7 @@ where
         };
         let result = one_try(
             spec,
+            timeout,
             given,
             &attempt,
             &cwd,
@@ -480,6 +488,7 @@ async fn cli_version(
 #[allow(clippy::too_many_arguments)]
 async fn one_try<C: Future<Output = ()>>(
     spec: &ModelReviewer,
+    timeout: Option<Duration>,
     inputs: &[ReviewInput],
     attempt: &Attempt,
     cwd: &Path,
@@ -532,7 +541,7 @@ async fn one_try<C: Future<Output = ()>>(
         }
     }
     child.stdin = Stdin::Bytes(prompt.into_bytes());
-    child.timeout = spec.timeout;
+    child.timeout = timeout;
     child.capture_stdout = Some(MAX_STDOUT);
 
     let mut stderr_tail = StderrTail::default();
@@ -565,7 +574,11 @@ async fn one_try<C: Future<Output = ()>>(
         Outcome::Exited(0) => {}
         Outcome::Exited(code) => return Err(TryError::Exit { code, stderr }),
         Outcome::Signalled(signal) => return Err(TryError::Signalled { signal, stderr }),
-        Outcome::TimedOut => return Err(TryError::TimedOut),
+        Outcome::TimedOut => {
+            return Err(TryError::TimedOut {
+                after: timeout.unwrap_or_default(),
+            });
+        }
         Outcome::Cancelled => return Err(TryError::Cancelled),
     }
     if ran.stdout_truncated {
