@@ -701,10 +701,20 @@ mod tests {
             ),
             &repo
         ));
-        // No repository named: the head must be this repository.
-        assert!(!rule_admits(
+        // No repository named: a run of the base's workflow admits any head repository (a
+        // fork's pull request); a run of its head's workflow needs this repository.
+        assert!(rule_admits(
             &r,
             &facts(build, "pull_request_target", "main", "fork/r"),
+            &repo
+        ));
+        let on_push = ArtifactTrust {
+            branch: Some("main".into()),
+            ..rule(build, "push")
+        };
+        assert!(!rule_admits(
+            &on_push,
+            &facts(build, "push", "main", "fork/r"),
             &repo
         ));
         let forks = ArtifactTrust {
@@ -730,9 +740,9 @@ mod tests {
             &facts(build, "workflow_dispatch", "dev", "o/r"),
             &repo
         ));
-        let mut deleted = facts(build, "pull_request_target", "main", "o/r");
+        let mut deleted = facts(build, "push", "main", "o/r");
         deleted.head_repository = None;
-        assert!(!rule_admits(&r, &deleted, &repo));
+        assert!(!rule_admits(&on_push, &deleted, &repo));
     }
 
     #[test]
