@@ -158,9 +158,9 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
             )
             .await
             .map_err(Failed::Prepare)?;
-            for warning in &prepared.warnings {
-                errln!("warning: {warning}");
-            }
+            // Said by the run, once, as its other warnings are (styled, annotated on GitHub,
+            // in the events log).
+            options.warnings.extend(prepared.warnings);
             options.builtin_inputs = prepared.inputs;
             options.commits = prepared.commits;
             let mut extensions = reviewflow_engine::run::Extensions::new();

@@ -200,7 +200,7 @@ impl super::ForgeKind for LocalKind {
             .await?;
             let warnings = match source {
                 RepoSource::Folder(why) => vec![format!(
-                    "`repo` is the checkout folder's name ({repo:?}): a clone in a folder of another name will not resume its conversations ({why}); add an `origin` remote or set `forge \"local\" repo=\"…\"`"
+                    "`repo` is the folder's name {repo:?} ({why}): a clone in another folder will not resume its conversations; `forge \"local\" repo=\"…\"` sets it"
                 )],
                 RepoSource::Configured | RepoSource::Origin => Vec::new(),
             };
