@@ -106,6 +106,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
         options.runs_dir = dir;
     }
     options.resume = args.resume.clone();
+    options.keep_runs = args.keep_runs;
     options.allow_model_change = args.allow_model_change;
     options.stages = args.stages.clone();
     options.force = args.force;

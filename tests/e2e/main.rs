@@ -44,6 +44,7 @@ mod partial_run;
 mod private_at_rest;
 mod restore_identity;
 mod run;
+mod run_retention;
 mod sarif_multitool;
 mod schema;
 mod shared_job;

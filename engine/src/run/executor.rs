@@ -272,6 +272,7 @@ pub async fn execute(
         });
     }
     super::leftovers::clean(&options.runs_dir, &run_id, &options.temp_dir, &reporter).await;
+    super::retention::prune(&options, &run_id, &reporter).await;
     // No stage reaches the checkout's `.git`, but every other step of the job does.
     let checkout = options.checkout.clone();
     if let Ok(Some(warning)) = tokio::task::spawn_blocking(move || {

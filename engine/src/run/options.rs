@@ -64,6 +64,9 @@ pub struct RunOptions {
     /// state): said as the run's first warnings, on the console and in the events log, like
     /// every other run-level warning.
     pub warnings: Vec<String>,
+    /// How many run folders of `runs_dir` to keep, this run's among them: older ones are
+    /// removed at the start (docs/executor.md, "Run folders").
+    pub keep_runs: usize,
 }
 
 impl RunOptions {
@@ -92,6 +95,7 @@ impl RunOptions {
             process_layers: Vec::new(),
             confine_children: true,
             warnings: Vec::new(),
+            keep_runs: super::retention::DEFAULT_KEEP_RUNS,
         }
     }
 }
