@@ -49,4 +49,5 @@ mod sarif_multitool;
 mod schema;
 mod shared_job;
 mod support;
+mod uncommitted;
 mod ways_out;
