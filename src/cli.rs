@@ -4,9 +4,17 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+// Help is wrapped to the terminal's width (`COLUMNS` when the output is not a terminal), at most
+// 100 columns: wider lines are harder to read.
 /// Declarative, statically checked code-review pipelines.
 #[derive(Debug, Parser)]
-#[command(name = "reviewflow", version, about, propagate_version = true)]
+#[command(
+    name = "reviewflow",
+    version,
+    about,
+    propagate_version = true,
+    max_term_width = 100
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

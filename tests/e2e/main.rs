@@ -28,6 +28,7 @@ mod gather_base;
 mod github_dispatch;
 mod github_pipeline;
 mod graph;
+mod help_width;
 mod hostile_checkout;
 mod hostile_files;
 mod init;
