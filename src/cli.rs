@@ -4,9 +4,17 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+// Help is wrapped to the terminal's width (`COLUMNS` when the output is not a terminal), at most
+// 100 columns: wider lines are harder to read.
 /// Declarative, statically checked code-review pipelines.
 #[derive(Debug, Parser)]
-#[command(name = "reviewflow", version, about, propagate_version = true)]
+#[command(
+    name = "reviewflow",
+    version,
+    about,
+    propagate_version = true,
+    max_term_width = 100
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -30,6 +38,9 @@ pub enum Command {
     /// Write a pipeline as a CI workflow whose jobs are its trust boundaries (exit 0 written, 1
     /// the pipeline has error findings, 2 unusable input or cannot write)
     Export(ExportArgs),
+    /// Remove the run folders older than the newest N, as every run does at its start (exit 0
+    /// done, 1 a folder could not be removed, 2 no runs folder)
+    Prune(crate::cmd_prune::PruneArgs),
 }
 
 #[derive(Debug, Args)]
@@ -96,6 +107,10 @@ pub struct RunArgs {
     /// The folder holding run directories (default: CHECKOUT/.reviewflow/runs)
     #[arg(long, value_name = "DIR")]
     pub run_dir: Option<PathBuf>,
+    /// Keep the newest N run folders, this run's among them: older ones are removed at the start
+    /// (1 or more; `reviewflow prune` removes them on demand)
+    #[arg(long, value_name = "N", default_value_t = reviewflow_engine::run::DEFAULT_KEEP_RUNS, value_parser = parse_keep_runs)]
+    pub keep_runs: usize,
     /// The checkout under review (default: the current folder)
     #[arg(long, value_name = "DIR")]
     pub checkout: Option<PathBuf>,
@@ -123,6 +138,15 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
         Ok(0) => Err("0 stages at once would run nothing; give 1 or more".into()),
         Ok(n) => Ok(n),
         Err(_) => Err("not a whole number of stages (1 or more)".into()),
+    }
+}
+
+/// `--keep-runs`: a whole number of run folders, at least 1 (the run's own).
+fn parse_keep_runs(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("the run's own folder is always kept; give 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("not a whole number of run folders (1 or more)".into()),
     }
 }
 

@@ -106,6 +106,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
         options.runs_dir = dir;
     }
     options.resume = args.resume.clone();
+    options.keep_runs = args.keep_runs;
     options.allow_model_change = args.allow_model_change;
     options.stages = args.stages.clone();
     options.force = args.force;
@@ -160,9 +161,9 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
             )
             .await
             .map_err(Failed::Prepare)?;
-            for warning in &prepared.warnings {
-                errln!("warning: {warning}");
-            }
+            // Said by the run, once, as its other warnings are (styled, annotated on GitHub,
+            // in the events log).
+            options.warnings.extend(prepared.warnings);
             options.builtin_inputs = prepared.inputs;
             options.commits = prepared.commits;
             forge = Some(prepared.services.forge.clone());

@@ -7,6 +7,7 @@ mod cmd_explain;
 mod cmd_export;
 mod cmd_graph;
 mod cmd_init;
+mod cmd_prune;
 mod cmd_run;
 mod cmd_schema;
 mod fail_on;
@@ -50,6 +51,7 @@ fn main() -> ExitCode {
         cli::Command::Explain(a) => cmd_explain::run(a),
         cli::Command::Init => cmd_init::run(),
         cli::Command::Export(a) => cmd_export::run(a),
+        cli::Command::Prune(a) => cmd_prune::run(a),
     };
     ExitCode::from(code)
 }

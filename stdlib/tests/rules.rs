@@ -36,7 +36,7 @@ fn every_rule_on_the_fixture() {
         "warning py/tool.py:4 debug-leftover debugging leftover `pdb.set_trace(`",
         "warning rb/thing.rb:2 debug-leftover debugging leftover `binding.pry`",
         "error src/config.rs:1 credential added line holds what looks like a GitHub token (detector `github`)",
-        "error src/config.rs:2 credential added line holds what looks like an AWS access key id (detector `aws`)",
+        "error src/config.rs:2 credential added line holds what looks like an AWS access key (detector `aws`)",
         "info src/config.rs:3 todo-added `TODO` added",
         "warning src/config.rs:5 debug-leftover debugging leftover `dbg!(`",
         "info src/config.rs:6 trailing-whitespace trailing whitespace",

@@ -234,18 +234,37 @@ fn a_clone_under_another_name_resumes_and_no_credential_is_recorded() {
 }
 
 /// Without `origin` and without `forge "local" repo=…`, `repo` is the folder's name, and the
-/// run says that resuming is tied to it.
+/// run says that resuming is tied to it: once, in one short line that says what sets it, as a
+/// run-level warning (in the events log, like the run's other warnings).
 #[test]
 fn without_a_remote_the_folder_name_is_used_with_a_warning() {
+    const WARNING: &str = "warning: `repo` is the folder's name \"lonely\" (no `origin` remote): a clone in another folder will not resume its conversations; `forge \"local\" repo=\"…\"` sets it";
     let c = Checkout::new("lonely");
     let out = c.run(&[]);
     assert_eq!(out.code, 0, "{}", out.log);
-    assert!(
-        out.log.contains(
-            "`repo` is the checkout folder's name (\"lonely\"): a clone in a folder of another name will not resume its conversations"
-        ),
-        "{}",
-        out.log
+    let said: Vec<&str> = out.log.lines().filter(|l| l.contains("`repo`")).collect();
+    assert_eq!(said, [WARNING], "{}", out.log);
+    assert!(WARNING.chars().count() < 170, "{}", WARNING.len());
+    let runs = c.path.join(".reviewflow/runs");
+    let run = std::fs::read_dir(&runs)
+        .expect("runs")
+        .next()
+        .expect("a run")
+        .expect("entry")
+        .path();
+    let events = std::fs::read_to_string(run.join("events.jsonl")).expect("events");
+    let warnings: Vec<serde_json::Value> = events
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| {
+            e["event"] == "warning" && e["message"].as_str().is_some_and(|m| m.contains("`repo`"))
+        })
+        .collect();
+    assert_eq!(warnings.len(), 1, "{events}");
+    assert_eq!(
+        warnings[0]["message"].as_str(),
+        WARNING.strip_prefix("warning: "),
+        "{events}"
     );
 }
 

@@ -266,7 +266,14 @@ pub async fn execute(
             .collect(),
     });
     write_manifest(&run_dir, &manifest, &reporter).await;
+    for warning in &options.warnings {
+        reporter.event(Event::Warning {
+            stage: None,
+            message: warning.clone(),
+        });
+    }
     super::leftovers::clean(&options.runs_dir, &run_id, &options.temp_dir, &reporter).await;
+    super::retention::prune(&options, &run_id, &reporter).await;
     // No stage reaches the checkout's `.git`, but every other step of the job does.
     let checkout = options.checkout.clone();
     if let Ok(Some(warning)) = tokio::task::spawn_blocking(move || {

@@ -69,7 +69,23 @@ fn keep_file_blocking(
             let staged = tree::stage(&dir, parent, Some(redactor)).map_err(|e| refused(&e))?;
             let kept = (staged.digest.clone(), staged.empty.clone());
             staged.install(to).map_err(io)?;
-            Ok(kept)
+            // Read from our own copy: what the stage left behind cannot rename it.
+            match unhandable_name(to, Path::new("")) {
+                Ok(None) => Ok(kept),
+                Ok(Some(rel)) => {
+                    let _ = std::fs::remove_dir_all(to);
+                    Err(refused(&format!(
+                        "the folder holds {:?}, a name GitHub's artifact upload refuses (it may \
+                         hold none of `\" : < > | * ?`, CR or LF), so the run could not be handed \
+                         over to another job; rename it",
+                        rel.to_string_lossy()
+                    )))
+                }
+                Err(e) => {
+                    let _ = std::fs::remove_dir_all(to);
+                    Err(io(e))
+                }
+            }
         }
         Entry::File(file) => {
             if tree::is_folder(to) {
@@ -80,6 +96,30 @@ fn keep_file_blocking(
                 .map_err(|e| refused(&e))
         }
     }
+}
+
+/// The characters `actions/upload-artifact` refuses in a path: a kept folder holding one could
+/// not be handed over between the jobs of an exported workflow (docs/export.md).
+const UNHANDABLE: &[char] = &['"', ':', '<', '>', '|', '*', '?', '\r', '\n'];
+
+/// The first path below `dir` (relative, `rel` and below) whose name holds an [`UNHANDABLE`]
+/// character. Links are not followed (a kept folder holds none). Blocking.
+fn unhandable_name(dir: &Path, rel: &Path) -> std::io::Result<Option<PathBuf>> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for entry in entries {
+        let name = entry.file_name();
+        let path = rel.join(&name);
+        if name.to_string_lossy().contains(UNHANDABLE) {
+            return Ok(Some(path));
+        }
+        if entry.file_type()?.is_dir()
+            && let Some(found) = unhandable_name(&entry.path(), &path)?
+        {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
 }
 
 /// Keeps every output: booleans inline, the rest under `outputs/`. Returns the values as later
@@ -173,4 +213,54 @@ pub(crate) async fn keep(
         );
     }
     Ok((values, records))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept_folder(names: &[&str]) -> Result<(String, Vec<String>), StageError> {
+        let work = tempfile::tempdir().expect("tempdir");
+        let run = tempfile::tempdir().expect("tempdir");
+        for name in names {
+            let path = work.path().join("out").join(name);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&path, "x").expect("write");
+        }
+        let from = FileOutput::beneath(work.path(), "out").expect("output");
+        let to = run.path().join("outputs/s/o");
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+        let kept = keep_file_blocking(&from, &to, &Redactor::empty(), "file", "o");
+        assert_eq!(
+            to.exists(),
+            kept.is_ok(),
+            "a refused folder is not left kept"
+        );
+        kept
+    }
+
+    #[test]
+    fn a_folder_with_a_name_upload_artifact_refuses_is_not_kept() {
+        assert!(kept_folder(&["a.txt", "sub/b-c_d.e f"]).is_ok());
+        for bad in [
+            "a:b",
+            "sub/what?",
+            "q\"",
+            "x|y",
+            "star*",
+            "l<t",
+            "g>t",
+            "cr\r",
+            "lf\n",
+        ] {
+            let Err(e) = kept_folder(&["fine.txt", bad]) else {
+                panic!("{bad:?} was kept");
+            };
+            let text = e.to_string();
+            assert!(
+                text.contains(&format!("{bad:?}")) && text.contains("artifact upload refuses"),
+                "{text}"
+            );
+        }
+    }
 }

@@ -34,6 +34,7 @@ mod private;
 mod reporter;
 mod resolve;
 mod resume;
+mod retention;
 mod scheduler;
 mod secrets;
 mod signals;
@@ -71,6 +72,7 @@ pub use outcome::{
 };
 pub use reporter::StatusSink;
 pub use resume::{ResumeError, valid_id};
+pub use retention::{DEFAULT_KEEP_RUNS, Pruned, prune_runs};
 pub use secrets::SecretState;
 pub use signals::listen as listen_for_signals;
 pub use stage::{BoxFuture, StageError, StageImpl};

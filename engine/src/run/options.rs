@@ -64,6 +64,13 @@ pub struct RunOptions {
     /// signal, orphans ended per stage). Only measurements turn it off: the manifest then
     /// records those layers as not held, the run warns, and a strict pipeline is refused.
     pub confine_children: bool,
+    /// What the caller found before the run started (how the forge was opened, the checkout's
+    /// state): said as the run's first warnings, on the console and in the events log, like
+    /// every other run-level warning.
+    pub warnings: Vec<String>,
+    /// How many run folders of `runs_dir` to keep, this run's among them: older ones are
+    /// removed at the start (docs/executor.md, "Run folders").
+    pub keep_runs: usize,
 }
 
 impl RunOptions {
@@ -92,6 +99,8 @@ impl RunOptions {
             step_summary: None,
             process_layers: Vec::new(),
             confine_children: true,
+            warnings: Vec::new(),
+            keep_runs: super::retention::DEFAULT_KEEP_RUNS,
         }
     }
 }

@@ -11,7 +11,7 @@
 //! | `github`       | `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` followed by 36 to 251 letters and digits (GitHub's announced maximum is 255 in all); `github_pat_` followed by 82 to 244 letters, digits and `_`; `x-access-token:` followed by 20 to 255 token characters with a letter and a digit among them (the user name under which git sends a token, whatever its shape) |
 //! | `anthropic`    | `sk-ant-<kind><version>-` (e.g. `sk-ant-api03-`) followed by at least 32 key characters |
 //! | `openai`       | `sk-proj-`, `sk-svcacct-`, `sk-admin-` keys; `sk-` + 48 letters and digits (legacy); any `sk-` key holding `T3BlbkFJ`. Never an `sk-ant-` key |
-//! | `aws`          | access key ids `AKIA…`/`ASIA…` + 16 upper-case letters and digits |
+//! | `aws`          | access key ids `AKIA…`/`ASIA…` + 16 upper-case letters and digits; secret access keys, 40 characters of base64 (upper case, lower case, and a digit, `/` or `+`) right after a name that says so (`aws_secret_access_key`, `AWS_SECRET_ACCESS_KEY`, `SecretAccessKey`, any case, `_`, `-` or `.` between the words) and 1 to 8 quotes, blanks, `:`, `=` or `>`: alone, 40 such characters are any hash |
 //! | `private-key`  | `-----BEGIN … PRIVATE KEY-----` (PKCS#8, RSA, EC, DSA, OPENSSH, ENCRYPTED) and `-----BEGIN PGP PRIVATE KEY BLOCK-----`, followed within 1 KiB by a run of 40 base64 characters; the hit spans the block up to its `-----END …-----` line when present |
 //! | `secret-value` | the run's own secret values, see below |
 //!

@@ -147,7 +147,7 @@ pub fn repo_identity(
         },
         Ok(None) => (
             folder.to_owned(),
-            RepoSource::Folder("the checkout has no `origin` remote".to_owned()),
+            RepoSource::Folder("no `origin` remote".to_owned()),
         ),
         Err(e) => (
             folder.to_owned(),

@@ -20,6 +20,7 @@ mod shallow;
 #[cfg(test)]
 pub(crate) mod testing;
 mod toplevel;
+mod uncommitted;
 
 pub use branch::{DefaultBranch, default_branch, head_branch};
 pub(crate) use command::run_ok;
@@ -33,3 +34,4 @@ pub use revision::{is_ancestor, merge_base, resolve, try_resolve};
 pub use sha::{EMPTY_TREE_SHA1, EMPTY_TREE_SHA256, SHORT_LEN, Sha};
 pub use shallow::is_shallow;
 pub use toplevel::top_level;
+pub use uncommitted::has_uncommitted_changes;

@@ -100,8 +100,10 @@ pub trait Forge: Send + Sync {
     /// The forge itself, for a store kept by it (artifacts of a GitHub run) to reach its client.
     fn as_any(&self) -> &dyn std::any::Any;
 
-    /// What the run should warn about how the forge was opened (none by default).
-    fn warnings(&self) -> Vec<String> {
+    /// What the run should warn about how the forge was opened (none by default). `resumes`: the
+    /// pipeline keeps conversations between runs, so how the repository was named matters.
+    fn warnings(&self, resumes: bool) -> Vec<String> {
+        let _ = resumes;
         Vec::new()
     }
 

@@ -14,6 +14,7 @@ use crate::forge::{
 };
 use crate::gather::{GatherConfig, Gathered, gather_change};
 use crate::git::Sha;
+use crate::git::has_uncommitted_changes;
 use crate::stages::runtime::render_inputs;
 
 pub fn contract() -> ForgeContract {
@@ -190,19 +191,29 @@ impl super::ForgeKind for LocalKind {
             };
             let (base, head) = (open.base.map(String::from), open.head.map(String::from));
             let f = forge.clone();
-            let (change, (repo, source)) = super::blocking(move || {
+            let (change, (repo, source), uncommitted) = super::blocking(move || {
                 let change = f
                     .open_change(base.as_deref(), head.as_deref())
                     .map_err(|e| format!("cannot open the change under review: {e}"))?;
                 let identity = repo_identity(&f.checkout, configured.as_deref(), &change.repo);
-                Ok((change, identity))
+                // The review is of commits: edits not committed are not in it. A git that cannot
+                // tell is not a reason to stop the run.
+                let uncommitted = has_uncommitted_changes(&f.checkout).unwrap_or(false);
+                Ok((change, identity, uncommitted))
             })
             .await?;
-            let warnings = match source {
-                RepoSource::Folder(why) => vec![format!(
-                    "`repo` is the checkout folder's name ({repo:?}): a clone in a folder of another name will not resume its conversations ({why}); add an `origin` remote or set `forge \"local\" repo=\"…\"`"
-                )],
-                RepoSource::Configured | RepoSource::Origin => Vec::new(),
+            let uncommitted = uncommitted.then(|| {
+                format!(
+                    "the checkout has uncommitted changes to tracked files: they are not reviewed (the review is of the commits {}..{})",
+                    change.base().short(),
+                    change.head().short()
+                )
+            });
+            let repo_warning = match source {
+                RepoSource::Folder(why) => Some(format!(
+                    "`repo` is the folder's name {repo:?} ({why}): a clone in another folder will not resume its conversations; `forge \"local\" repo=\"…\"` sets it"
+                )),
+                RepoSource::Configured | RepoSource::Origin => None,
             };
             let info = ChangeInfo {
                 repo,
@@ -217,7 +228,8 @@ impl super::ForgeKind for LocalKind {
                 forge,
                 change,
                 info,
-                warnings,
+                repo_warning,
+                uncommitted,
             }) as Arc<dyn super::Forge>)
         })
     }
@@ -228,8 +240,10 @@ pub struct Local {
     pub forge: LocalForge,
     pub change: Change,
     info: ChangeInfo,
-    /// What the run should say about how the forge was opened (`repo` from the folder's name).
-    warnings: Vec<String>,
+    /// What the run should say about how `repo` was found (from the folder's name).
+    repo_warning: Option<String>,
+    /// What the run should say about edits the review does not hold (uncommitted ones).
+    uncommitted: Option<String>,
 }
 
 impl super::Forge for Local {
@@ -241,8 +255,10 @@ impl super::Forge for Local {
         self
     }
 
-    fn warnings(&self) -> Vec<String> {
-        self.warnings.clone()
+    fn warnings(&self, resumes: bool) -> Vec<String> {
+        // How `repo` was found matters only to a pipeline that keeps conversations between runs.
+        let repo = self.repo_warning.as_ref().filter(|_| resumes);
+        repo.into_iter().chain(&self.uncommitted).cloned().collect()
     }
 
     fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, String>> {

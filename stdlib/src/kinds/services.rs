@@ -170,11 +170,7 @@ pub async fn prepare(pipeline: &Pipeline, options: PrepareOptions<'_>) -> Result
         .stages
         .iter()
         .any(|s| matches!(s.uses.value.as_str(), "std/seal" | "std/restore"));
-    let warnings = if resumes {
-        forge.warnings()
-    } else {
-        Vec::new()
-    };
+    let warnings = forge.warnings(resumes);
     let change = forge.change();
     let mut inputs = BTreeMap::new();
     inputs.insert("repo".to_string(), change.repo.clone());
