@@ -138,6 +138,18 @@ fn the_self_review_example_runs_with_the_rules_reviewer() {
         .path()
         .join(".reviewflow/forge/branch-main/self-review");
     assert!(forge.join("review.md").is_file() && forge.join("review.sarif").is_file());
+    // review.md lists each finding once: the aggregate's list in its comment is left out there,
+    // since the findings section lists the same findings.
+    let md = std::fs::read_to_string(forge.join("review.md")).expect("review.md");
+    for f in findings {
+        let rule = f["rule"].as_str().expect("a rule");
+        assert_eq!(
+            md.matches(&format!("`{rule}`")).count(),
+            1,
+            "{rule} once:\n{md}"
+        );
+    }
+    assert!(md.contains("**Verdict: comment**"), "{md}");
 }
 
 #[test]

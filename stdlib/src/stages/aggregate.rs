@@ -317,7 +317,13 @@ fn status_line(out: &crate::aggregate::Aggregated) -> String {
     line
 }
 
-/// Seed 004's size line for a tier.
+/// The lines around the aggregate's list of findings in its comment (invisible where markdown is
+/// rendered): `crate::forge::formats` leaves the list out where it lists the findings itself.
+pub const FINDINGS_LIST_START: &str = "<!-- reviewflow:findings -->";
+/// See [`FINDINGS_LIST_START`].
+pub const FINDINGS_LIST_END: &str = "<!-- /reviewflow:findings -->";
+
+/// The size line for a tier.
 fn size_line(tier: &str) -> String {
     let mut name = tier.trim().to_owned();
     if let Some(first) = name.get(..1) {
@@ -361,6 +367,11 @@ fn comment(
     if out.findings.is_empty() {
         let _ = writeln!(s, "No findings.\n");
     }
+    // The list is marked, whole lines that no finding's line can be, so that a forge that lists
+    // the findings beside the comment (the local forge's review.md) shows each finding once.
+    if !out.findings.is_empty() {
+        let _ = writeln!(s, "{FINDINGS_LIST_START}");
+    }
     for f in out.findings.iter().take(COMMENT_FINDINGS) {
         let at = match (f.line, f.end_line) {
             (Some(l), Some(e)) => format!("{}:{l}-{e}", f.path),
@@ -387,6 +398,9 @@ fn comment(
             "- … and {} more in the findings files",
             out.findings.len() - COMMENT_FINDINGS
         );
+    }
+    if !out.findings.is_empty() {
+        let _ = writeln!(s, "{FINDINGS_LIST_END}");
     }
     let c = out.counts;
     let _ = write!(

@@ -37,7 +37,7 @@ pub(super) fn render(review: &Review) -> String {
         code(&review.run_id),
     );
     out.push_str("\n\n");
-    let comment = without_findings_table(&review.comment);
+    let comment = without_findings_listed(&review.comment);
     let comment = comment.trim();
     if comment.is_empty() {
         out.push_str("_No comment._\n");
@@ -51,9 +51,10 @@ pub(super) fn render(review: &Review) -> String {
 }
 
 /// The review comment as a forge posts it with the findings (the GitHub comment): the comment
-/// without the `rules` reviewer's table, then [`findings_section`].
+/// without what lists the findings again (the `rules` reviewer's table, the aggregate's list),
+/// then [`findings_section`].
 pub(crate) fn comment_with_findings(review: &Review) -> String {
-    let comment = without_findings_table(&review.comment);
+    let comment = without_findings_listed(&review.comment);
     let comment = comment.trim();
     let mut out = String::new();
     if !comment.is_empty() {
@@ -150,6 +151,47 @@ fn without_findings_table(comment: &str) -> Cow<'_, str> {
     };
     let mut out: Vec<&str> = lines[..start].to_vec();
     out.extend_from_slice(&lines[end..]);
+    Cow::Owned(out.join("\n"))
+}
+
+/// `comment` without what lists the findings the findings section lists again: the `rules`
+/// reviewer's table and the aggregate's marked list. Each finding is listed once.
+fn without_findings_listed(comment: &str) -> String {
+    without_findings_list(&without_findings_table(comment)).into_owned()
+}
+
+/// `comment` without the aggregate's marked list of findings (the lines between
+/// `FINDINGS_LIST_START` and `FINDINGS_LIST_END`, each a list item): the findings section lists
+/// them. A block holding anything but list items is kept whole, so the markers cannot hide a
+/// reviewer's own text.
+fn without_findings_list(comment: &str) -> Cow<'_, str> {
+    use crate::stages::aggregate::{FINDINGS_LIST_END, FINDINGS_LIST_START};
+    let lines: Vec<&str> = comment.lines().collect();
+    let Some(start) = lines
+        .iter()
+        .position(|l| l.trim_end() == FINDINGS_LIST_START)
+    else {
+        return Cow::Borrowed(comment);
+    };
+    let Some(len) = lines[start + 1..]
+        .iter()
+        .position(|l| l.trim_end() == FINDINGS_LIST_END)
+    else {
+        return Cow::Borrowed(comment);
+    };
+    let end = start + 1 + len;
+    if !lines[start + 1..end].iter().all(|l| l.starts_with("- ")) {
+        return Cow::Borrowed(comment);
+    }
+    let mut out: Vec<&str> = lines[..start].to_vec();
+    let mut rest = &lines[end + 1..];
+    // One blank line where the list was, not two.
+    if out.last().is_some_and(|l| l.trim().is_empty())
+        && rest.first().is_some_and(|l| l.trim().is_empty())
+    {
+        rest = &rest[1..];
+    }
+    out.extend_from_slice(rest);
     Cow::Owned(out.join("\n"))
 }
 
@@ -345,6 +387,22 @@ mod tests {
             f.state = None;
         }
         assert!(findings_section(&review).starts_with("## Findings (2)\n\n- **info** `a.rs:1`"));
+    }
+
+    #[test]
+    fn the_aggregates_list_is_left_out_of_the_comment_and_only_a_list() {
+        use crate::stages::aggregate::{FINDINGS_LIST_END, FINDINGS_LIST_START};
+        let comment = format!(
+            "**Verdict: comment**\n\n{FINDINGS_LIST_START}\n- **error** `a.rs:1`: x\n{FINDINGS_LIST_END}\n\n1 finding received."
+        );
+        assert_eq!(
+            without_findings_listed(&comment),
+            "**Verdict: comment**\n\n1 finding received."
+        );
+        // Markers around a reviewer's own prose hide nothing.
+        let prose =
+            format!("{FINDINGS_LIST_START}\nthe real conclusion\n{FINDINGS_LIST_END}\nmore");
+        assert_eq!(without_findings_listed(&prose), prose);
     }
 
     #[test]
