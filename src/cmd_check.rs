@@ -377,7 +377,9 @@ fn check_all(
     options: CheckOptions,
     emit_model: bool,
 ) -> Vec<Result<Checked, String>> {
-    let check = |target: &Target| check_one(target, registry, options, emit_model);
+    // The pipelines are kept for what is judged across files only when there are several.
+    let together = paths.len() > 1;
+    let check = |target: &Target| check_one(target, registry, options, emit_model, together);
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(paths.len());
@@ -418,6 +420,7 @@ fn check_one(
     registry: &Registry,
     options: CheckOptions,
     emit_model: bool,
+    together: bool,
 ) -> Result<Checked, String> {
     let name = target.name.display().to_string();
     match load_beneath(&target.base, &target.rel, &name, registry) {
@@ -430,7 +433,7 @@ fn check_one(
                 findings,
                 unusable: false,
                 model,
-                pipeline: Some(compiled.pipeline),
+                pipeline: together.then_some(compiled.pipeline),
             })
         }
         Err(Loaded::Unreadable(message)) => Err(message),

@@ -41,10 +41,10 @@ pub struct Registry {
     default_forge: Option<String>,
     default_store: Option<String>,
     detectors: Detectors,
-    /// The built-in lenses, by name, with their ceiling (one of
+    /// The ceiling of a built-in lens by its name (one of
     /// [`crate::contract::REVIEW_SEVERITIES`]): compiled in, so `check` knows the most severe
-    /// finding each lets through.
-    lenses: BTreeMap<String, &'static str>,
+    /// finding each lets through. A function, asked only when a check needs it.
+    lens_ceilings: Option<fn(&str) -> Option<&'static str>>,
 }
 
 impl Registry {
@@ -95,14 +95,14 @@ impl Registry {
     }
 
     /// The forge kind of a pipeline without a `forge` node.
-    /// Registers the built-in lens `name` with its ceiling.
-    pub fn register_lens(&mut self, name: &str, ceiling: &'static str) {
-        self.lenses.insert(name.into(), ceiling);
+    /// Registers where the built-in lenses' ceilings are read.
+    pub fn register_lens_ceilings(&mut self, ceilings: fn(&str) -> Option<&'static str>) {
+        self.lens_ceilings = Some(ceilings);
     }
 
     /// The ceiling of the built-in lens `name`.
     pub fn lens_ceiling(&self, name: &str) -> Option<&'static str> {
-        self.lenses.get(name).copied()
+        self.lens_ceilings.and_then(|f| f(name))
     }
 
     pub fn set_default_forge(&mut self, kind: &str) {

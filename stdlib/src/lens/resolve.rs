@@ -56,13 +56,10 @@ pub fn builtin_names() -> Vec<&'static str> {
     BUILTINS.iter().map(|(n, _)| *n).collect()
 }
 
-/// Makes the built-in lenses' ceilings known to `check` (`Registry::lens_ceiling`).
+/// Makes the built-in lenses' ceilings known to `check` (`Registry::lens_ceiling`), read from
+/// their headers when a check asks.
 pub fn register(registry: &mut reviewflow_engine::Registry) {
-    for (name, _) in BUILTINS {
-        if let Some(lens) = builtin(name) {
-            registry.register_lens(name, lens.meta.ceiling.as_str());
-        }
-    }
+    registry.register_lens_ceilings(|name| builtin(name).map(|lens| lens.meta.ceiling.as_str()));
 }
 
 /// The built-in lens `name`.
