@@ -851,19 +851,10 @@ fn a_working_folder_a_networked_stage_fetched_is_untrusted() {
 #[test]
 fn a_forge_that_writes_as_an_account_it_does_not_believe_is_reported() {
     let live = |name: &str| -> Vec<(String, String)> {
-        let path = root().join("tests/fixtures/pipelines").join(name);
-        let json = crate::support::findings_json(path.to_str().expect("utf-8"));
-        json["files"][0]["findings"]
-            .as_array()
-            .expect("findings")
-            .iter()
-            .filter(|f| f["suppressed"].is_null() && f["check"] != "shared-job")
-            .map(|f| {
-                (
-                    f["check"].as_str().unwrap_or_default().to_owned(),
-                    f["message"].as_str().unwrap_or_default().to_owned(),
-                )
-            })
+        live_by_file(&root().join("tests/fixtures/pipelines").join(name))
+            .into_iter()
+            .filter(|(_, check, _)| check != "shared-job")
+            .map(|(_, check, message)| (check, message))
             .collect()
     };
     for (bad, env) in [

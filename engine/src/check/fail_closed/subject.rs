@@ -122,79 +122,59 @@ pub(super) fn cut_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
     let Some((cutter, cut_span)) = cut else {
         return;
     };
-    for stage in &p.stages {
-        let Some(contract) = cx.registry.get(&stage.uses.value) else {
-            continue;
+    for (stage, child, spec, arg) in whole_head_claims(cx) {
+        let named: Vec<&str> = match &arg.value {
+            Value::Template(t) => t.inputs().map(|(n, _)| n).collect(),
+            _ => Vec::new(),
         };
-        for child in &stage.children {
-            let Some(spec) = contract.child_spec(&child.name.value) else {
-                continue;
-            };
-            let Some(off) = spec.claims_whole else {
-                continue;
-            };
-            let Some(arg) = child.args.first() else {
-                continue;
-            };
-            let word = match &arg.value {
-                Value::String(s) => Some(s.as_str()),
-                _ => None,
-            };
-            if word.is_some_and(|w| off.contains(&w)) {
-                continue;
-            }
-            let named: Vec<&str> = match &arg.value {
-                Value::Template(t) => t.inputs().map(|(n, _)| n).collect(),
-                _ => Vec::new(),
-            };
-            let record = spec.names_record;
-            // The name holds an input as `{input}`, or, for the file's own constant, its value.
-            let literal: String = match &arg.value {
-                Value::Template(t) => t
-                    .segments
-                    .iter()
-                    .filter_map(|s| match s {
-                        crate::model::Segment::Literal { text } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect(),
-                _ => String::new(),
-            };
-            let holds = |i: &str| {
-                named.contains(&i)
-                    || p.input(i).is_some_and(|input| {
-                        input.env.is_none()
-                            && input
-                                .default
-                                .as_ref()
-                                .is_some_and(|d| !d.value.is_empty() && literal.contains(&d.value))
-                    })
-            };
-            if record && !by.is_empty() && by.iter().all(|i| holds(i)) {
-                continue;
-            }
-            // A name without an input that tells runs apart is `duplicate-publisher`'s finding,
-            // and naming it by that input is this one's fix too: one root cause, one finding.
-            let varies = |i: &str| p.input(i).is_some_and(|i| i.env.is_some() && !i.builtin);
-            if record && by.iter().any(|i| varies(i) && !named.contains(i)) {
-                continue;
-            }
-            let name = &stage.name.value;
-            let what = &child.name.value;
-            let (severity, confidence, claim) = if record {
-                (
-                    Severity::Warning,
-                    Confidence::Medium,
-                    "a check run passes or fails the head, the files outside the cut included, unless its name says which part it covers",
-                )
-            } else {
-                (
-                    Severity::Error,
-                    Confidence::High,
-                    "an approval is of the whole pull request",
-                )
-            };
-            out.push(
+        let record = spec.names_record;
+        // The name holds an input as `{input}`, or, for the file's own constant, its value.
+        let literal: String = match &arg.value {
+            Value::Template(t) => t
+                .segments
+                .iter()
+                .filter_map(|s| match s {
+                    crate::model::Segment::Literal { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            _ => String::new(),
+        };
+        let holds = |i: &str| {
+            named.contains(&i)
+                || p.input(i).is_some_and(|input| {
+                    input.env.is_none()
+                        && input
+                            .default
+                            .as_ref()
+                            .is_some_and(|d| !d.value.is_empty() && literal.contains(&d.value))
+                })
+        };
+        if record && !by.is_empty() && by.iter().all(|i| holds(i)) {
+            continue;
+        }
+        // A name without an input that tells runs apart is `duplicate-publisher`'s finding,
+        // and naming it by that input is this one's fix too: one root cause, one finding.
+        let varies = |i: &str| p.input(i).is_some_and(|i| i.env.is_some() && !i.builtin);
+        if record && by.iter().any(|i| varies(i) && !named.contains(i)) {
+            continue;
+        }
+        let name = &stage.name.value;
+        let what = &child.name.value;
+        let (severity, confidence, claim) = if record {
+            (
+                Severity::Warning,
+                Confidence::Medium,
+                "a check run passes or fails the head, the files outside the cut included, unless its name says which part it covers",
+            )
+        } else {
+            (
+                Severity::Error,
+                Confidence::High,
+                "an approval is of the whole pull request",
+            )
+        };
+        out.push(
                 Finding::new(
                     ID,
                     severity,
@@ -214,7 +194,6 @@ pub(super) fn cut_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
                 .confidence(confidence)
                 .stage(name),
             );
-        }
     }
 }
 
@@ -241,32 +220,19 @@ pub(super) fn unbounded_approvals(cx: &Context<'_>, out: &mut Vec<Finding>) {
     }) else {
         return;
     };
-    for stage in &p.stages {
-        let Some(contract) = cx.registry.get(&stage.uses.value) else {
+    for (stage, child, spec, arg) in whole_head_claims(cx) {
+        // Only an approval: a check run names a record of the review (see above).
+        if spec.names_record {
             continue;
+        }
+        let name = &stage.name.value;
+        let what = &child.name.value;
+        let (gate_name, prop) = prop;
+        let related = match gate {
+            Some(c) => Label::new(c.name.span, "warns, but halts no change"),
+            None => Label::new(gatherer.name.span, "gathers a change of any size"),
         };
-        for child in &stage.children {
-            let Some(spec) = contract.child_spec(&child.name.value) else {
-                continue;
-            };
-            // Only an approval: a check run names a record of the review (see above).
-            let Some(off) = spec.claims_whole.filter(|_| !spec.names_record) else {
-                continue;
-            };
-            let Some(arg) = child.args.first() else {
-                continue;
-            };
-            if matches!(&arg.value, Value::String(s) if off.contains(&s.as_str())) {
-                continue;
-            }
-            let name = &stage.name.value;
-            let what = &child.name.value;
-            let (gate_name, prop) = prop;
-            let related = match gate {
-                Some(c) => Label::new(c.name.span, "warns, but halts no change"),
-                None => Label::new(gatherer.name.span, "gathers a change of any size"),
-            };
-            out.push(
+        out.push(
                 Finding::new(
                     ID,
                     Severity::Warning,
@@ -284,6 +250,41 @@ pub(super) fn unbounded_approvals(cx: &Context<'_>, out: &mut Vec<Finding>) {
                 .confidence(Confidence::Medium)
                 .stage(name),
             );
+    }
+}
+
+/// Every setting that publishes a verdict on the whole head ([`ChildSpec::claims_whole`],
+/// written with a word that does not turn it off): its stage, the child, its spec and its value.
+///
+/// [`ChildSpec::claims_whole`]: crate::contract::ChildSpec::claims_whole
+fn whole_head_claims<'a>(
+    cx: &Context<'a>,
+) -> Vec<(
+    &'a crate::model::Stage,
+    &'a crate::model::Child,
+    &'a crate::contract::ChildSpec,
+    &'a crate::span::Spanned<Value>,
+)> {
+    let mut out = Vec::new();
+    for stage in &cx.pipeline.stages {
+        let Some(contract) = cx.registry.get(&stage.uses.value) else {
+            continue;
+        };
+        for child in &stage.children {
+            let Some(spec) = contract.child_spec(&child.name.value) else {
+                continue;
+            };
+            let Some(off) = spec.claims_whole else {
+                continue;
+            };
+            let Some(arg) = child.args.first() else {
+                continue;
+            };
+            if matches!(&arg.value, Value::String(s) if off.contains(&s.as_str())) {
+                continue;
+            }
+            out.push((stage, child, spec, arg));
         }
     }
+    out
 }
