@@ -422,6 +422,8 @@ fn real_cli_reviews_two_pushes(reviewer: &str, var: &str) {
     assert!(c.review_facts()["reviewer.session"].is_string());
     for log in [&first.log, &second.log] {
         assert!(!holds_key(log), "{log}");
+        // The flags are true to the pinned version: it knows every tool they name.
+        assert!(!log.contains("matches no known tool"), "{log}");
     }
     let credentials = api.credentials();
     assert!(!credentials.is_empty());

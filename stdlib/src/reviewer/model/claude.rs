@@ -16,8 +16,10 @@ use super::{Access, CliReview, ModelReviewer};
 const READ_TOOLS: &str = "Read,Grep,Glob";
 
 /// Tools a read-only reviewer may not use: the shell, edits, the web, sub-agents. Denied
-/// explicitly: in headless runs `--allowedTools` pre-approves but does not restrict.
-const DENIED_TOOLS: &str = "Bash,Edit,MultiEdit,Write,NotebookEdit,WebFetch,WebSearch,Task";
+/// explicitly, as a second layer under `--tools` (in headless runs `--allowedTools`
+/// pre-approves but does not restrict). Every name is a tool of the pinned version (.ci/run),
+/// which warns on every run of a rule that names none.
+const DENIED_TOOLS: &str = "Bash,Edit,Write,NotebookEdit,WebFetch,WebSearch,Task";
 
 /// Where the CLI keeps the sessions of `cwd` under `home`.
 pub(crate) fn project_dir(home: &TryHome, cwd: &Path) -> PathBuf {
