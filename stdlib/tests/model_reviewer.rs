@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use reviewflow_engine::exec::process::Stream;
 use reviewflow_engine::exec::redact::Redactor;
 use reviewflow_engine::exec::secret::SecretValue;
 use reviewflow_stdlib::reviewer::model::{ModelCli, ModelReviewer, run_model_reviewer};
@@ -72,6 +73,8 @@ impl Setup {
 struct Run {
     result: Result<ReviewOutcome, ReviewerError>,
     status: Vec<String>,
+    /// The CLI's standard error lines, as the console shows them.
+    stderr: Vec<String>,
 }
 
 async fn run(spec: &ModelReviewer, resume: Option<PathBuf>, work: &Path) -> Run {
@@ -86,6 +89,7 @@ async fn run_with(
 ) -> Run {
     let redactor = Redactor::new([("key", KEY)]).unwrap();
     let mut status = Vec::new();
+    let mut stderr = Vec::new();
     let inputs = vec![ReviewInput::untrusted("gather.diff", DIFF.to_vec())];
     let result = run_model_reviewer(
         spec,
@@ -95,14 +99,22 @@ async fn run_with(
         work,
         &redactor,
         cancel,
-        |e| {
-            if let ReviewEvent::Status(s) = e {
-                status.push(s);
-            }
+        |e| match e {
+            ReviewEvent::Status(s) => status.push(s),
+            ReviewEvent::Output {
+                stream: Stream::Stderr,
+                line,
+                ..
+            } => stderr.push(line),
+            ReviewEvent::Output { .. } => {}
         },
     )
     .await;
-    Run { result, status }
+    Run {
+        result,
+        status,
+        stderr,
+    }
 }
 
 fn sha(path: &Path) -> String {
@@ -241,10 +253,27 @@ async fn a_refused_claude_resume_gives_a_fresh_try_2() {
     let mut refusing = spec.clone();
     refusing.env.push(("FAKE_FAIL_RESUME".into(), "1".into()));
     let second = run(&refusing, Some(session), &s.dir.path().join("w2")).await;
+    // The status says what happened in reviewflow's words; the CLI's own are on the console.
     assert!(
-        second.status[1].contains("No conversation found with session ID"),
+        second.status[1].contains("exited with status 1 (its standard error is in the log)"),
         "{:?}",
         second.status
+    );
+    assert!(
+        !second
+            .status
+            .iter()
+            .any(|s| s.contains("No conversation found")),
+        "{:?}",
+        second.status
+    );
+    assert!(
+        second
+            .stderr
+            .iter()
+            .any(|l| l.contains("No conversation found with session ID")),
+        "{:?}",
+        second.stderr
     );
     let outcome = second.result.unwrap();
     assert!(!outcome.resumed);

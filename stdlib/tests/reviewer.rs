@@ -356,8 +356,8 @@ async fn a_refused_resume_is_followed_by_a_fresh_try() {
         run.status,
         [
             "resuming the conversation 3f2a-session of the review of 1a2b3c4",
-            "the resumed review ended without a review (exited with status 1: No conversation \
-             found with session ID: 3f2a-session): a fresh review",
+            "the resumed review ended without a review (exited with status 1 (its standard \
+             error is in the log)): a fresh review",
             "reviewed (try 2, fresh)",
         ]
     );

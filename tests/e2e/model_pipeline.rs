@@ -590,6 +590,33 @@ fn when_both_tries_fail_the_stage_fails_and_nothing_is_posted() {
             .exists(),
         "nothing posted"
     );
+    // What the CLI printed is shown on the console and written nowhere: the reasons kept in the
+    // manifest and the events log name the failure in reviewflow's words only.
+    assert!(out.log.contains("Cannot read properties"), "{}", out.log);
+    let mut kept = Vec::new();
+    let mut dirs = vec![c.path().join(".reviewflow/runs")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("run folder").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                kept.push(path);
+            }
+        }
+    }
+    assert!(
+        kept.iter().any(|p| p.ends_with("manifest.json")),
+        "{kept:?}"
+    );
+    for path in kept {
+        let text = String::from_utf8_lossy(&std::fs::read(&path).expect("read")).into_owned();
+        assert!(
+            !text.contains("Cannot read properties"),
+            "{} keeps the CLI's output:\n{text}",
+            path.display()
+        );
+    }
 }
 
 #[test]

@@ -18,9 +18,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use reviewflow_engine::exec::confine;
-use reviewflow_engine::exec::process::{
-    self, ChildSpec, DEFAULT_GRACE, Outcome, ProcessError, Stream,
-};
+use reviewflow_engine::exec::process::{self, ChildSpec, DEFAULT_GRACE, Outcome, ProcessError};
 use reviewflow_engine::exec::redact::Redactor;
 use reviewflow_engine::exec::secret::SecretValue;
 
@@ -31,7 +29,6 @@ use super::program::{PathOrigin, ReviewerPath, locate};
 use super::prompt::{Nonce, RandomError, build_prompt};
 use super::proxy::{ModelApi, ModelProxy, model_keys};
 use super::result::{ResultError, ReviewFinding, ReviewResult, read_result};
-use super::stderr_tail::{StderrTail, tail};
 use super::tries::{Attempt, DEFAULT_TRIES, Reviewed, TryFailure, TryKind, TrySequence};
 use super::try_folder::{PrepareError, TryFolder, check_input_names};
 
@@ -141,10 +138,12 @@ enum TryError {
     Proxy(String),
     #[error("the reviewer cannot be started: {0}")]
     Start(#[from] ProcessError),
-    #[error("exited with status {code}{}", tail(stderr))]
-    Exit { code: i32, stderr: Vec<String> },
-    #[error("killed by signal {signal}{}", tail(stderr))]
-    Signalled { signal: i32, stderr: Vec<String> },
+    // No words of the program's own: a reason is kept in the manifest and the events log and
+    // published in a check run, while the program's output goes to the console only.
+    #[error("exited with status {code} (its standard error is in the log)")]
+    Exit { code: i32 },
+    #[error("killed by signal {signal} (its standard error is in the log)")]
+    Signalled { signal: i32 },
     #[error("timed out after {}", super::budget::say(*after))]
     TimedOut { after: Duration },
     #[error("cancelled")]
@@ -297,13 +296,9 @@ async fn one_try<C: Future<Output = ()>>(
         proxies.push((api, proxy));
     }
     let child = child_spec(spec, timeout, attempt, &folder, &proxies);
-    let mut stderr_tail = StderrTail::default();
     let number = attempt.number;
     let ran = process::run(child, redactor, cancel, |stream, line| {
         let line = String::from_utf8_lossy(&line).into_owned();
-        if stream == Stream::Stderr {
-            stderr_tail.push(&line);
-        }
         on_event(ReviewEvent::Output {
             try_number: number,
             stream,
@@ -311,7 +306,6 @@ async fn one_try<C: Future<Output = ()>>(
         });
     })
     .await?;
-    let stderr = stderr_tail.into_lines();
     for (_, proxy) in &proxies {
         if proxy.tally().refused() > 0 || proxy.tally().failed() > 0 {
             on_event(ReviewEvent::Status(format!(
@@ -324,8 +318,8 @@ async fn one_try<C: Future<Output = ()>>(
     drop(proxies);
     match ran.outcome {
         Outcome::Exited(0) => {}
-        Outcome::Exited(code) => return Err(TryError::Exit { code, stderr }),
-        Outcome::Signalled(signal) => return Err(TryError::Signalled { signal, stderr }),
+        Outcome::Exited(code) => return Err(TryError::Exit { code }),
+        Outcome::Signalled(signal) => return Err(TryError::Signalled { signal }),
         Outcome::TimedOut => {
             return Err(TryError::TimedOut {
                 after: timeout.unwrap_or_default(),

@@ -24,7 +24,6 @@ pub mod prompt;
 pub mod proxy;
 pub mod result;
 mod rules;
-mod stderr_tail;
 mod summary;
 pub mod transcript;
 pub mod tries;

@@ -37,7 +37,6 @@ use super::outcome::{ReviewEvent, ReviewInput, ReviewOutcome};
 use super::program::{ReviewerPath, locate};
 use super::prompt::{Nonce, build_prompt};
 use super::result::ReviewFinding;
-use super::stderr_tail::{StderrTail, tail};
 use super::tries::{Attempt, DEFAULT_TRIES, Reviewed, TryFailure, TryKind, TrySequence};
 use super::try_folder::check_input_names;
 use home::TryHome;
@@ -239,10 +238,12 @@ enum TryError {
     Prepare(String),
     #[error("the reviewer cannot be started: {0}")]
     Start(#[from] process::ProcessError),
-    #[error("exited with status {code}{}", tail(stderr))]
-    Exit { code: i32, stderr: Vec<String> },
-    #[error("killed by signal {signal}{}", tail(stderr))]
-    Signalled { signal: i32, stderr: Vec<String> },
+    // No words of the program's own: a reason is kept in the manifest and the events log and
+    // published in a check run, while the program's output goes to the console only.
+    #[error("exited with status {code} (its standard error is in the log)")]
+    Exit { code: i32 },
+    #[error("killed by signal {signal} (its standard error is in the log)")]
+    Signalled { signal: i32 },
     #[error("timed out after {}", crate::reviewer::budget::say(*after))]
     TimedOut { after: Duration },
     #[error("cancelled")]
@@ -544,7 +545,6 @@ async fn one_try<C: Future<Output = ()>>(
     child.timeout = timeout;
     child.capture_stdout = Some(MAX_STDOUT);
 
-    let mut stderr_tail = StderrTail::default();
     let number = attempt.number;
     let ran = process::run(child, redactor, cancel, |stream, line| {
         // Stdout is the CLI's machine output (kept, parsed below); stderr is for people.
@@ -552,7 +552,6 @@ async fn one_try<C: Future<Output = ()>>(
             return;
         }
         let line = String::from_utf8_lossy(&line).into_owned();
-        stderr_tail.push(&line);
         on_event(ReviewEvent::Output {
             try_number: number,
             stream,
@@ -560,7 +559,6 @@ async fn one_try<C: Future<Output = ()>>(
         });
     })
     .await?;
-    let stderr = stderr_tail.into_lines();
     // What the proxy refused, or could not forward, explains a try that went wrong.
     if proxy.tally().refused() > 0 || proxy.tally().failed() > 0 {
         on_event(ReviewEvent::Status(format!(
@@ -572,8 +570,8 @@ async fn one_try<C: Future<Output = ()>>(
     drop(proxy);
     match ran.outcome {
         Outcome::Exited(0) => {}
-        Outcome::Exited(code) => return Err(TryError::Exit { code, stderr }),
-        Outcome::Signalled(signal) => return Err(TryError::Signalled { signal, stderr }),
+        Outcome::Exited(code) => return Err(TryError::Exit { code }),
+        Outcome::Signalled(signal) => return Err(TryError::Signalled { signal }),
         Outcome::TimedOut => {
             return Err(TryError::TimedOut {
                 after: timeout.unwrap_or_default(),
