@@ -1306,3 +1306,40 @@ fn folder_outputs_cross_the_artifact_hand_over_with_their_empty_folders() {
         );
     }
 }
+
+/// `std/gather`'s `base` chooses a local change's revisions; on GitHub the pull request is the
+/// change, so the setting is refused rather than ignored: by `check` (`run-refusal`), and by the
+/// forge when it opens if that finding is allowed. Nothing is asked of GitHub.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gather_base_on_github_is_refused_not_ignored() {
+    let fake = FakeGithub::start().await;
+    seed_first_push(&fake);
+    let with_base = |allow: bool| {
+        pipeline(|t| {
+            let line = if allow {
+                "    base \"origin/release\"\n    allow \"run-refusal\" reason=\"testing the forge's own refusal\"\n"
+            } else {
+                "    base \"origin/release\"\n"
+            };
+            let edited = t.replacen(
+                "stage \"gather\" uses=\"std/gather\" {\n",
+                &format!("stage \"gather\" uses=\"std/gather\" {{\n{line}"),
+                1,
+            );
+            assert_ne!(edited, t, "the gather stage is where the test expects it");
+            crate::support::with_allow_ids(&edited)
+        })
+    };
+    for allow in [false, true] {
+        let out = Job::for_pull_request(100, PR, &with_base(allow))
+            .run(&fake, &[])
+            .await;
+        let log = out.log();
+        assert_eq!(out.code, 2, "{log}");
+        assert!(
+            log.contains("`gather` names its `base`, but on GitHub"),
+            "{log}"
+        );
+        assert!(fake.requests().is_empty(), "{log}");
+    }
+}

@@ -186,15 +186,21 @@ impl RunRefusal {
         else {
             return;
         };
-        for (span, why) in refusals(forge) {
+        for refusal in refusals(cx.pipeline, forge) {
+            let principle = refusal
+                .principle
+                .map_or_else(String::new, |p| format!("{p}: "));
             out.push(
                 Finding::new(
                     self.id(),
                     self.severity(),
-                    format!("allow-lists, not deny-lists: `run` refuses to open the forge: {why}"),
-                    Label::new(span, "refused"),
+                    format!(
+                        "{principle}`run` refuses to open the forge: {}",
+                        refusal.why
+                    ),
+                    Label::new(refusal.span, "refused"),
                 )
-                .help("write the API's https URL (GitHub Enterprise Server: `https://HOST/api/v3`), or leave `api-url` out to use GITHUB_API_URL; plain http is admitted only to this machine, for a test server")
+                .help(refusal.help)
                 .confidence(Confidence::High),
             );
         }

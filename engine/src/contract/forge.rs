@@ -61,8 +61,21 @@ pub struct BelievedAuthors {
     pub job_account: &'static str,
 }
 
-/// A forge kind's refusals of a forge's settings: each with where it is and why.
-pub type ForgeRefusals = fn(&crate::model::Forge) -> Vec<(crate::span::Span, String)>;
+/// A forge kind's refusals of what a pipeline asks of it: its own settings, and the settings of
+/// stages that say how the forge opens the change (a `std/gather`'s revisions), which a forge
+/// that cannot honour them refuses rather than ignores.
+pub type ForgeRefusals = fn(&crate::model::Pipeline, &crate::model::Forge) -> Vec<ForgeRefusal>;
+
+/// One refusal of [`ForgeRefusals`]: where, why (the words `run` says), and the fix.
+#[derive(Clone, Debug)]
+pub struct ForgeRefusal {
+    pub span: crate::span::Span,
+    /// The principle the setting breaks, when one of `check`'s names it
+    /// ("allow-lists, not deny-lists").
+    pub principle: Option<&'static str>,
+    pub why: String,
+    pub help: &'static str,
+}
 
 impl ForgeContract {
     pub fn new(kind: &str, summary: &str) -> Self {

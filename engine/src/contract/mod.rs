@@ -6,7 +6,7 @@ mod forge;
 mod reviewer;
 mod store;
 
-pub use forge::{BelievedAuthors, ForgeContract};
+pub use forge::{BelievedAuthors, ForgeContract, ForgeRefusal};
 pub use reviewer::{COMMON_SETTINGS, ReviewerKind};
 pub use store::StoreContract;
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use reviewflow_engine::contract::{BelievedAuthors, ForgeContract, ValueType};
+use reviewflow_engine::contract::{BelievedAuthors, ForgeContract, ForgeRefusal, ValueType};
 use reviewflow_engine::model::Value;
 use reviewflow_engine::permission::ACTIONS_TOKEN_VARIABLES;
 use reviewflow_engine::run::{BoxFuture, StatusSink};
@@ -82,16 +82,47 @@ pub fn contract() -> ForgeContract {
     .refusals(refusals)
 }
 
-/// What the forge refuses in its settings before it opens, from the file alone: an `api-url` the
-/// client would refuse ([`crate::github::api_url_refusal`], the same function).
+/// What the forge refuses before it opens, from the file alone: an `api-url` the client would
+/// refuse ([`crate::github::api_url_refusal`], the same function), and the revisions a
+/// `std/gather` names: the pull request is the change, so they would be ignored.
 fn refusals(
+    pipeline: &reviewflow_engine::model::Pipeline,
     forge: &reviewflow_engine::model::Forge,
-) -> Vec<(reviewflow_engine::span::Span, String)> {
-    forge
+) -> Vec<ForgeRefusal> {
+    let mut out: Vec<ForgeRefusal> = forge
         .setting("api-url")
-        .and_then(|v| Some((v.span, crate::github::api_url_refusal(v.value.as_str()?)?)))
+        .and_then(|v| {
+            Some(ForgeRefusal {
+                span: v.span,
+                principle: Some("allow-lists, not deny-lists"),
+                why: crate::github::api_url_refusal(v.value.as_str()?)?,
+                help: "write the API's https URL (GitHub Enterprise Server: `https://HOST/api/v3`), or leave `api-url` out to use GITHUB_API_URL; plain http is admitted only to this machine, for a test server",
+            })
+        })
         .into_iter()
-        .collect()
+        .collect();
+    for stage in pipeline
+        .stages
+        .iter()
+        .filter(|s| s.uses.value == "std/gather")
+    {
+        for child in stage
+            .children
+            .iter()
+            .filter(|c| matches!(c.name.value.as_str(), "base" | "head"))
+        {
+            out.push(ForgeRefusal {
+                span: child.name.span,
+                principle: None,
+                why: format!(
+                    "`{}` names its `{}`, but on GitHub the pull request is the change: its base and head are the pull request's, and the setting would be ignored",
+                    stage.name.value, child.name.value
+                ),
+                help: "remove the setting: it chooses the revisions of a change on the local forge only (`--base` and `--head` of `reviewflow run` do the same there)",
+            });
+        }
+    }
+    out
 }
 
 /// The kind, registered in [`super::FORGES`].

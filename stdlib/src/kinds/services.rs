@@ -82,9 +82,9 @@ pub async fn prepare(pipeline: &Pipeline, options: PrepareOptions<'_>) -> Result
         .forge
         .as_ref()
         .and_then(|f| super::forge_kind(&f.kind.value).map(|k| (f, k)))
-        .and_then(|(f, k)| k.contract().refusals.map(|r| r(f)))
+        .and_then(|(f, k)| k.contract().refusals.map(|r| r(pipeline, f)))
     {
-        refused.extend(refusals.into_iter().map(|(_, why)| why));
+        refused.extend(refusals.into_iter().map(|r| r.why));
     }
     if !refused.is_empty() {
         return Err(refused.join("; "));

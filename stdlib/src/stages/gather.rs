@@ -39,12 +39,16 @@ pub fn contract() -> StageContract {
         ChildSpec::new(
             "base",
             Role::Config,
-            "the base revision (default: the merge base with the default branch)",
+            "the base revision (default: the merge base with the default branch); the local forge only",
         )
         .arg(ValueType::Template),
     )
     .child(
-        ChildSpec::new("head", Role::Config, "the head revision (default: HEAD)")
+        ChildSpec::new(
+            "head",
+            Role::Config,
+            "the head revision (default: HEAD); the local forge only",
+        )
             .arg(ValueType::Template),
     )
     .child(
