@@ -1342,4 +1342,19 @@ async fn a_gather_base_on_github_is_refused_not_ignored() {
         );
         assert!(fake.requests().is_empty(), "{log}");
     }
+    // The command line's revisions are the local forge's too.
+    for flag in ["--base", "--head"] {
+        let out = Job::new(100)
+            .run_job(&fake, &[flag, "origin/release"], &[], &[])
+            .await;
+        let log = out.log();
+        assert_eq!(out.code, 2, "{log}");
+        assert!(
+            log.contains(&format!(
+                "`{flag}` chooses the revisions of a change on the local forge"
+            )),
+            "{log}"
+        );
+        assert!(fake.requests().is_empty(), "{log}");
+    }
 }

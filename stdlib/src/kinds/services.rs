@@ -129,6 +129,15 @@ pub async fn prepare(pipeline: &Pipeline, options: PrepareOptions<'_>) -> Result
     let (gather_base, gather_head) = if kind_name == "local" {
         super::forge_local::gather_revisions(pipeline, &inputs)?
     } else {
+        // Refused rather than ignored, like a `std/gather`'s own `base` (the forge's refusals).
+        if let Some(flag) = [("--base", options.base), ("--head", options.head)]
+            .into_iter()
+            .find_map(|(flag, v)| v.map(|_| flag))
+        {
+            return Err(format!(
+                "`{flag}` chooses the revisions of a change on the local forge; on the `{kind_name}` forge the change is given by the forge (a pull request's base and head): run without it"
+            ));
+        }
         (None, None)
     };
     let open = ForgeOpen {
