@@ -160,8 +160,15 @@ async fn on_github_a_review_that_fell_back_is_not_reviewed_in_the_check_run_and_
     let runs = fake.check_runs();
     assert_eq!(runs.len(), 1, "{runs:?}");
     assert_eq!(runs[0]["conclusion"], "neutral", "{runs:?}");
+    // The title says why, in the words the manifest keeps: the stage and its reason.
     let title = runs[0]["output"]["title"].as_str().unwrap_or_default();
-    assert!(title.starts_with("Not reviewed: "), "{runs:?}");
+    assert!(
+        title.starts_with(
+            "Not reviewed: the review did not run: `review` fell back: no review after 1 try"
+        ),
+        "{runs:?}"
+    );
+    assert!(title.contains("exited with status 1"), "{runs:?}");
     assert!(
         fake.comments(PR).is_empty(),
         "no review comment for a review that did not run"

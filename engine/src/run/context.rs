@@ -53,6 +53,25 @@ impl Resolved {
     }
 }
 
+/// A producer that did not complete ([`StageCx::unfinished`]): `` `review` fell back: … ``.
+#[derive(Clone, Debug)]
+pub struct Unfinished {
+    pub stage: String,
+    pub outcome: super::outcome::Outcome,
+    /// Its reason, redacted, as the manifest keeps it.
+    pub reason: Option<String>,
+}
+
+impl std::fmt::Display for Unfinished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` {}", self.stage, self.outcome.past())?;
+        match &self.reason {
+            Some(r) => write!(f, ": {r}"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// One child of the stage with its values resolved, in file order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResolvedChild {
@@ -215,6 +234,9 @@ pub struct StageCx<'a> {
     /// What really happened (`reviewer.model`), kept redacted under the stage's record in the
     /// manifest whatever its outcome.
     pub facts: &'a StageFacts,
+    /// The producers it reads that did not complete (their outputs absent or fallbacks), each
+    /// with its outcome and reason: why a value it reads is missing.
+    pub unfinished: &'a [Unfinished],
     pub(crate) stop: &'a StopRequest,
     pub(crate) work: &'a WorkDir,
     pub(crate) scope: &'a StageScope,

@@ -46,7 +46,7 @@ mod value;
 pub use blocking::{execute_blocking, execute_with_signals, runtime, shutdown_grace};
 pub use cancel::{CancelReason, CancelSignal, Canceller, cancel_pair};
 pub use console::ConsoleMode;
-pub use context::{InputFile, Resolved, ResolvedChild, StageCx, StageSecrets};
+pub use context::{InputFile, Resolved, ResolvedChild, StageCx, StageSecrets, Unfinished};
 pub use error::RunError;
 pub use events::{
     EVENTS_FORMAT_VERSION, Event, EventLine, ReadEvents, Unreadable, read_tolerant,

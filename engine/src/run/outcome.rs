@@ -29,6 +29,19 @@ impl Outcome {
         matches!(self, Self::Succeeded | Self::Reused)
     }
 
+    /// How a sentence says it: `` `review` fell back ``.
+    pub fn past(self) -> &'static str {
+        match self {
+            Self::Succeeded => "succeeded",
+            Self::Reused => "was reused",
+            Self::FellBack => "fell back",
+            Self::Skipped => "was skipped",
+            Self::Failed => "failed",
+            Self::Cancelled => "was cancelled",
+            Self::NotRun => "did not run",
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Self::Succeeded => "succeeded",

@@ -12,7 +12,7 @@ use tokio::task::JoinSet;
 
 use super::cancel::{CancelReason, CancelSignal, cancel_pair};
 use super::clock;
-use super::context::{InputFile, ResolvedChild, StageCx, StageSecrets, WorkDir};
+use super::context::{InputFile, ResolvedChild, StageCx, StageSecrets, Unfinished, WorkDir};
 use super::events::{Event, signal_name};
 use super::extensions::Extensions;
 use super::facts::StageFacts;
@@ -287,6 +287,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
             .children(&pipeline.stages[i]);
             let (secrets, _) = plan.secrets.for_stage(pipeline, plan.flow, i);
             let input_files = input_files(&plan, &outputs, i);
+            let unfinished = unfinished(&plan, &records, i);
             let name = pipeline.stages[i].name.value.clone();
             started_at[i] = Some(clock::now());
             plan.reporter.event(Event::StageStart {
@@ -301,6 +302,7 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                 children,
                 secrets,
                 input_files,
+                unfinished,
                 facts,
                 plan.reporter.sink(&name),
                 plan.cancel.clone(),
@@ -455,6 +457,21 @@ fn skipped_producer(
     })
 }
 
+/// The producers stage `i` reads data from that did not complete, with their reasons.
+fn unfinished(plan: &Plan<'_>, records: &[Option<StageRecord>], i: usize) -> Vec<Unfinished> {
+    plan.dag
+        .producers(i)
+        .filter(|(_, info)| !info.data.is_empty())
+        .filter_map(|(p, _)| records[p].as_ref())
+        .filter(|r| !r.outcome.completed())
+        .map(|r| Unfinished {
+            stage: r.name.clone(),
+            outcome: r.outcome,
+            reason: r.reason.clone(),
+        })
+        .collect()
+}
+
 /// The kept files (`file` outputs) of the producers stage `i` reads.
 fn input_files(plan: &Plan<'_>, outputs: &[Option<StageOutputs>], i: usize) -> Vec<InputFile> {
     let mut files = Vec::new();
@@ -566,6 +583,7 @@ async fn run_stage(
     children: Vec<ResolvedChild>,
     secrets: StageSecrets,
     input_files: Vec<InputFile>,
+    unfinished: Vec<Unfinished>,
     facts: Arc<StageFacts>,
     status: StatusSink,
     run_cancel: CancelSignal,
@@ -607,6 +625,7 @@ async fn run_stage(
         status,
         extensions: &shared.extensions,
         input_files: &input_files,
+        unfinished: &unfinished,
         facts: &facts,
         stop: &stop,
         work: &work,

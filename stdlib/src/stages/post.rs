@@ -172,19 +172,21 @@ async fn run(
         ),
         Some(_) => (
             String::new(),
-            ReviewState::NotReviewed(
-                "the review did not run: it fell back, was skipped or was gated out".into(),
-            ),
+            ReviewState::NotReviewed(not_reviewed(&cx, "comment").unwrap_or_else(|| {
+                "the review did not run: it fell back, was skipped or was gated out".into()
+            })),
         ),
         None => (String::new(), ReviewState::Reviewed),
     };
     // Findings asked for but absent: the review did not run, and publishing none would read as
     // "no findings".
     let state = match (state, arg(&cx, "findings")) {
-        (ReviewState::Reviewed, Some(Resolved::Output(None))) => ReviewState::NotReviewed(
-            "the review did not run: its findings are absent (it fell back, was skipped or was gated out)"
-                .into(),
-        ),
+        (ReviewState::Reviewed, Some(Resolved::Output(None))) => {
+            ReviewState::NotReviewed(not_reviewed(&cx, "findings").unwrap_or_else(|| {
+                "the review did not run: its findings are absent (it fell back, was skipped or was gated out)"
+                    .into()
+            }))
+        }
         (state, _) => state,
     };
     let mut findings: Vec<ReviewFinding> = Vec::new();
@@ -426,4 +428,30 @@ async fn identify(
         baseline: Some(baseline),
         status: (!notes.is_empty()).then(|| format!("finding identity: {}", notes.join("; "))),
     }
+}
+
+/// Why the value of `child` is absent, in the words of the stage that did not produce it:
+/// `` the review did not run: `review` fell back: no review after 2 tries: … ``. The reason is
+/// the one the manifest keeps (redacted, reviewflow's words, never a program's output), and
+/// becomes the check run's title.
+fn not_reviewed(cx: &reviewflow_engine::run::StageCx<'_>, child: &str) -> Option<String> {
+    use reviewflow_engine::model::Value;
+    let producer = cx
+        .stage
+        .children
+        .iter()
+        .filter(|c| c.name.value == child)
+        .flat_map(|c| c.args.iter())
+        .find_map(|a| match &a.value {
+            Value::Reference(r) => Some(r.stage.as_str()),
+            _ => None,
+        })?;
+    let unfinished = cx.unfinished.iter().find(|u| u.stage == producer)?;
+    // One line: a reason may hold line breaks, and a title holds none.
+    let line: String = unfinished
+        .to_string()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    Some(format!("the review did not run: {line}"))
 }
