@@ -118,9 +118,9 @@ fn the_self_review_example_runs_with_the_rules_reviewer() {
     // The gate's tier line, the verdict and the findings are printed; the counts are one line.
     for said in [
         "Size: Green — proceeding.",
-        "**Verdict: comment** (2 lenses: adversarial, engineering)",
+        "**Verdict: request-changes** (2 lenses: adversarial, engineering)",
         "`adversarial/conflict-marker`: merge conflict marker (lenses: adversarial, engineering)",
-        "aggregate: 2 findings from 2 lenses: verdict comment",
+        "aggregate: 2 findings from 2 lenses: verdict request-changes",
     ] {
         assert!(out.log.contains(said), "{said:?} not in:\n{}", out.log);
     }
@@ -149,7 +149,34 @@ fn the_self_review_example_runs_with_the_rules_reviewer() {
             "{rule} once:\n{md}"
         );
     }
-    assert!(md.contains("**Verdict: comment**"), "{md}");
+    assert!(md.contains("**Verdict: request-changes**"), "{md}");
+}
+
+/// The built-in lenses count towards the verdict: a change whose only finding is a leaked token
+/// (an error) is not a "comment".
+#[test]
+fn a_leaked_token_alone_requests_changes_in_the_self_review() {
+    let repo = repo();
+    let example = std::fs::read_to_string(root().join("examples/self-review.kdl")).expect("read");
+    repo.commit_file("review/self-review.kdl", &example, "pipeline");
+    let token = format!("ghp_{}", "a1B2".repeat(9));
+    repo.commit(
+        "src/config.rs",
+        &format!("pub const TOKEN: &str = \"{token}\";\n"),
+        "change",
+    );
+    let out = run(&repo, "review/self-review.kdl");
+    assert_eq!(out.code, 0, "{}", out.log);
+    let review = review(&repo, "self-review");
+    let findings = review["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 1, "{review:#}");
+    assert_eq!(findings[0]["severity"], "error", "{review:#}");
+    assert!(
+        out.log.contains("**Verdict: request-changes**"),
+        "{}",
+        out.log
+    );
+    assert!(!out.log.contains(&token), "the token is redacted in the log");
 }
 
 #[test]
