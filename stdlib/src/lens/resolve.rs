@@ -136,7 +136,7 @@ mod tests {
         for (name, text) in BUILTINS {
             let lens = parse(name, text).unwrap();
             assert!(valid_name(name));
-            assert_eq!(lens.meta.verdict, VerdictMode::FindingsOnly);
+            assert_eq!(lens.meta.verdict, VerdictMode::Included);
         }
         assert_eq!(
             builtin("engineering").unwrap().meta.ceiling,
