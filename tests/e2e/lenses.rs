@@ -176,7 +176,10 @@ fn a_leaked_token_alone_requests_changes_in_the_self_review() {
         "{}",
         out.log
     );
-    assert!(!out.log.contains(&token), "the token is redacted in the log");
+    assert!(
+        !out.log.contains(&token),
+        "the token is redacted in the log"
+    );
 }
 
 #[test]

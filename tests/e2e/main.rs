@@ -15,6 +15,7 @@ mod docs_checks;
 mod docs_github;
 mod docs_isolation;
 mod docs_language;
+mod docs_reviewers;
 mod escapes;
 mod explain;
 mod export;
