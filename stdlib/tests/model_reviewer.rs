@@ -144,7 +144,7 @@ async fn claude_reviews_fresh_then_resumes_with_a_fork_that_leaves_the_old_sessi
     assert!(first.comment.contains("fresh review"), "{}", first.comment);
     assert_eq!(
         fact(&first, "reviewer.cli-version"),
-        Some("2.1.14 (Claude Code)")
+        Some("2.1.197 (Claude Code)")
     );
     assert_eq!(
         fact(&first, "reviewer.model"),

@@ -60,6 +60,43 @@ fn the_kept_exports_are_what_export_writes() {
     }
 }
 
+/// The reviewer CLIs an exported job installs are the versions the tests run for real
+/// (`.ci/run`), the versions whose flags docs/reviewers.md says were checked.
+#[test]
+fn the_exports_install_the_cli_versions_the_tests_run() {
+    let ci = kept(".ci/run");
+    let pinned = |var: &str| {
+        ci.lines()
+            .find_map(|l| l.strip_prefix(&format!("{var}=")))
+            .unwrap_or_else(|| panic!("{var} in .ci/run"))
+            .trim()
+            .to_owned()
+    };
+    let exports: String = exports().into_iter().map(|(_, text)| text).collect();
+    let reviewers = kept("docs/reviewers.md");
+    for (var, env, cli) in [
+        ("claude_code_version", "CLAUDE_CODE_VERSION", "Claude Code"),
+        ("codex_version", "CODEX_VERSION", "Codex"),
+    ] {
+        let version = pinned(var);
+        assert!(
+            exports.contains(&format!("{env}: {version}\n")),
+            "an export installs {cli} {version}"
+        );
+        assert!(
+            !exports
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{env}:"))
+                    && !l.ends_with(&format!(": {version}"))),
+            "every export installs {cli} {version}"
+        );
+        assert!(
+            reviewers.contains(&format!("{cli} {version}")),
+            "docs/reviewers.md names {cli} {version}"
+        );
+    }
+}
+
 #[test]
 fn the_export_is_deterministic_and_says_where_it_comes_from() {
     let first = reviewflow(&["export", "github", "examples/review.kdl"]);

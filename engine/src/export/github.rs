@@ -31,7 +31,7 @@ const REVIEWERS: &[(&str, &str, &str, &str, &str)] = &[
         "claude",
         "Install Claude Code",
         "CLAUDE_CODE_VERSION",
-        "2.1.14",
+        "2.1.197",
         "@anthropic-ai/claude-code",
     ),
     (
