@@ -61,6 +61,7 @@ pub fn help_uri(check_id: &str) -> Option<String> {
 
 /// A check's description and help, from its section of `docs/checks.md`: the `**Proves:**`,
 /// `**Principle:**`, `**Severity:**` and `**Fix:**` paragraphs. Falls back on the check's summary.
+#[derive(Clone)]
 pub struct RuleDoc {
     /// What the check proves, as plain text (`fullDescription`).
     pub full: String,
@@ -108,6 +109,16 @@ pub fn rule_doc(check: &dyn Check) -> RuleDoc {
             .join("\n\n"),
         help_markdown: paragraphs.join("\n\n"),
     }
+}
+
+/// [`rule_doc`] of a registered check, read from the documentation once per process: every log
+/// describes every check, and searching the documentation for each was most of a log's cost.
+fn cached_rule_doc(check: &dyn Check) -> RuleDoc {
+    static DOCS: std::sync::OnceLock<HashMap<&'static str, RuleDoc>> = std::sync::OnceLock::new();
+    DOCS.get_or_init(|| check::ALL.iter().map(|c| (c.id(), rule_doc(*c))).collect())
+        .get(check.id())
+        .cloned()
+        .unwrap_or_else(|| rule_doc(check))
 }
 
 /// The text of `## <id>` in `docs/checks.md`, up to the next `## ` heading.
@@ -260,7 +271,7 @@ pub fn fingerprint(uri: &str, source: &Source, finding: &Finding) -> String {
 
 fn rule(check: &dyn Check, confidence: Option<Confidence>) -> Rule {
     let id = check.id();
-    let doc = rule_doc(check);
+    let doc = cached_rule_doc(check);
     let mut rule = Rule {
         id: id.to_owned(),
         short: check.summary().to_owned(),
