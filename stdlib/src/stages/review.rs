@@ -155,8 +155,7 @@ pub fn contract() -> StageContract {
                 Role::Config,
                 "a file with the reviewer's instructions",
             )
-            .arg(ValueType::Template)
-            .instructions_from_checkout(),
+            .arg(ValueType::Template),
         )
         .child(
             ChildSpec::new(
@@ -164,8 +163,7 @@ pub fn contract() -> StageContract {
                 Role::Config,
                 "a lens: `builtin:NAME` or a lens file relative to the top of the repository (docs/lenses.md)",
             )
-            .arg(ValueType::String)
-            .instructions_from_checkout(),
+            .arg(ValueType::String),
         )
         .child(
             ChildSpec::new(
@@ -173,8 +171,7 @@ pub fn contract() -> StageContract {
                 Role::Config,
                 "a file with the instructions of a review that resumes an earlier one",
             )
-            .arg(ValueType::Template)
-            .instructions_from_checkout(),
+            .arg(ValueType::Template),
         )
         .child(
             ChildSpec::new(
