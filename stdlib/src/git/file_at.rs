@@ -40,6 +40,10 @@ pub fn file_at(repo: &Path, commit: &Sha, path: &str, max_bytes: u64) -> Result<
         });
     }
     let wanted = wanted.join("/");
+    // A root commit's change starts from the empty tree, which holds no file (and is no commit).
+    if commit.is_empty_tree() {
+        return Ok(FileAt::Missing);
+    }
     let mut exists = git_command(repo, "cat-file");
     exists.args(["-e", "--end-of-options"]);
     exists.arg(format!("{}^{{commit}}", commit.as_str()));
@@ -155,6 +159,12 @@ mod tests {
         assert_eq!(
             file_at(repo.path(), &gone, "lenses/a.md", 64).unwrap(),
             FileAt::NoCommit
+        );
+        // The base of a root commit's change: it holds nothing, and is no commit to fetch.
+        let empty = Sha::parse(crate::git::EMPTY_TREE_SHA1).unwrap();
+        assert_eq!(
+            file_at(repo.path(), &empty, "lenses/a.md", 64).unwrap(),
+            FileAt::Missing
         );
     }
 }
