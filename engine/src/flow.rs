@@ -183,9 +183,6 @@ pub struct Flow {
     /// By stage: the files of the checkout it runs ([`checkout_programs`]), whether or not the
     /// pipeline vouches for the checkout.
     pub checkout_runs: Vec<Vec<CheckoutRun>>,
-    /// By stage: the files of the checkout it reads as its program's instructions
-    /// ([`checkout_instructions`]), whether or not the pipeline vouches for the checkout.
-    pub checkout_reads: Vec<Vec<CheckoutRead>>,
     /// By stage: the tree of files a reviewer's program works in ([`world_of`]).
     pub worlds: Vec<Option<World>>,
     /// By stage: it runs the pipeline's own program with `network`: what that program prints
@@ -253,22 +250,12 @@ impl Flow {
                     !s.network.is_empty() && registry.get(&s.uses.value).is_some_and(|c| c.opaque)
                 })
                 .collect(),
-            checkout_reads: pipeline
-                .stages
-                .iter()
-                .map(|s| {
-                    registry
-                        .get(&s.uses.value)
-                        .map(|c| checkout_instructions(s, c))
-                        .unwrap_or_default()
-                })
-                .collect(),
             worlds: pipeline
                 .stages
                 .iter()
                 .map(|s| registry.get(&s.uses.value).and_then(|c| world_of(s, c)))
                 .collect(),
-            checkout_trusted: pipeline.checkout_vouched().is_some(),
+            checkout_trusted: pipeline.checkout_vouched(registry).is_some(),
             outside: outside_inputs(pipeline, registry),
         };
         for &i in order {
@@ -999,49 +986,6 @@ pub fn world_of(stage: &Stage, contract: &StageContract) -> Option<World> {
         }),
         None => World::Checkout,
     })
-}
-
-/// A file of the checkout that a stage reads as its program's instructions (a reviewer's
-/// `prompt` or `lens` file).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CheckoutRead {
-    /// The child that names it (`prompt`, `lens`).
-    pub child: String,
-    /// The path as the file writes it.
-    pub path: String,
-    /// Where the file names it.
-    pub span: Span,
-}
-
-/// Principle 1: the files of the checkout that `stage` reads as instructions, by the children
-/// its contract marks so ([`crate::contract::ChildSpec::instructions_from_checkout`]); a value
-/// written `builtin:NAME` names none.
-pub fn checkout_instructions(stage: &Stage, contract: &StageContract) -> Vec<CheckoutRead> {
-    let mut out = Vec::new();
-    for child in &stage.children {
-        let marked = contract
-            .child_spec(&child.name.value)
-            .is_some_and(|s| s.instructions_from_checkout);
-        if !marked {
-            continue;
-        }
-        for value in &child.args {
-            let path = match &value.value {
-                Value::String(s) => s.clone(),
-                Value::Template(t) => t.source_text(),
-                _ => continue,
-            };
-            if path.starts_with("builtin:") {
-                continue;
-            }
-            out.push(CheckoutRead {
-                child: child.name.value.clone(),
-                path,
-                span: value.span,
-            });
-        }
-    }
-    out
 }
 
 /// A file of the checkout that a stage runs: its program, or the script its interpreter runs.
@@ -1815,7 +1759,13 @@ mod tests {
         );
         assert!(found[0].2.contains("principle 1"), "{found:?}");
 
-        let registry = Registry::with_builtins();
+        // A forge whose job chooses what it checks out: there the declaration can hold.
+        let mut registry = Registry::with_builtins();
+        registry.register_forge(
+            crate::contract::ForgeContract::new("hosted", "a job that checks out what it says")
+                .checkout_may_be_base(),
+        );
+        registry.set_default_forge("hosted");
         let text = format!(
             "pipeline \"p\"\ntrusted \"checkout\" reason=\"the job checks out the base branch\"\nsecret \"k\" env=\"K\" {{\n    visible-to \"holder\"\n}}\n{HOLDER_RUNS_LINT}"
         );

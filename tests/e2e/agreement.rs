@@ -217,7 +217,7 @@ found_tests! {
 fn a_flow_check_was_told_to_allow_is_seen_as_a_leak() {
     let text = r#"// agreement: scope=holder may-fail=
 pipeline "control"
-trusted "checkout" reason="the tester writes every program in scripts/ itself, before the run"
+allow "untrusted-input" reason="the tester writes every program in scripts/ itself, before the run"
 allow "secret-flow" reason="the control of the agreement tester: a leak on purpose"
 secret "canary" env="AGR_CANARY" {
     visible-to "holder"

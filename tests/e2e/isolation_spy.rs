@@ -14,7 +14,7 @@ const MARKER: &str = "reviewflow-spy-marker-5b1d";
 
 const PIPELINE: &str = r#"
 pipeline "spy"
-trusted "checkout" reason="the test writes every program in scripts/ itself, before the run"
+allow "untrusted-input" reason="the test writes every program in scripts/ itself, before the run"
 input "reversed" env="REVERSED"
 secret "canary" env="CANARY" {
     visible-to "holder"
@@ -111,7 +111,11 @@ impl Case {
         let holder = HOLDER.replace("MARKER", MARKER);
         std::fs::write(scripts.join("holder.sh"), holder).expect("holder");
         std::fs::write(scripts.join("spy.sh"), SPY).expect("spy");
-        std::fs::write(dir.path().join("review.kdl"), PIPELINE).expect("pipeline");
+        std::fs::write(
+            dir.path().join("review.kdl"),
+            crate::support::with_allow_ids(PIPELINE),
+        )
+        .expect("pipeline");
         Self { dir }
     }
 

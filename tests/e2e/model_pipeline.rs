@@ -28,8 +28,9 @@ fn pipeline(reviewer: &str, extra: &str) -> String {
 
 forge "local"
 // The fake CLIs are told files of the checkout (`FAKE_FINDING_PATH`, `FAKE_READ_FILE`), and
-// the test writes the checkout.
-trusted "checkout" reason="the test writes the checkout"
+// the test writes the checkout: on the local forge the checkout is the change, so the findings
+// that say so are allowed, by id (`Checkout::new` names them).
+allow "untrusted-input" reason="the test writes the checkout"
 
 store "conversations" kind="local" name="review-{{change}}" {{
     trust local=#true
@@ -111,7 +112,11 @@ impl Checkout {
         };
         std::fs::create_dir_all(c.path().join("tmp")).expect("mkdir");
         c.git(&["init", "-q", "-b", "main"]);
-        std::fs::write(c.path().join("review.kdl"), pipeline_text).expect("write");
+        std::fs::write(
+            c.path().join("review.kdl"),
+            crate::support::with_allow_ids(pipeline_text),
+        )
+        .expect("write");
         c.commit("README.md", "hello\n", "first");
         // The change is a topic branch: its base is the merge base with `main`.
         c.git(&["checkout", "-q", "-b", "feature"]);

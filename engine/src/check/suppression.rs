@@ -247,30 +247,16 @@ impl Check for Suppression {
         // A `trusted "checkout"` where no stage runs a file of the checkout lifts nothing now,
         // and would lift whatever stage later came to: the same hole as an `allow` that hides
         // nothing.
-        // A trigger that checks out the change contradicts `trusted "checkout"`: it lifts
-        // nothing ([`crate::model::Pipeline::checkout_vouched`]), and says why.
+        // What the pipeline runs on may say the checkout is the change itself: the declaration
+        // then lifts nothing ([`crate::model::Pipeline::checkout_contradiction`]), and says why.
         if let Some(t) = cx.pipeline.trusts(TrustedSource::Checkout)
-            && cx.pipeline.checkout_vouched().is_none()
-            && let Some(trigger) = cx
-                .pipeline
-                .triggers
-                .iter()
-                .find(|t| t.event.value == crate::model::TriggerEvent::PullRequest)
+            && let Some(contradiction) = cx.pipeline.checkout_contradiction(cx.registry)
         {
-            out.push(
-                Finding::new(
-                    self.id(),
-                    self.severity(),
-                    "`trusted \"checkout\"` is contradicted by the trigger `pull_request`: on that event the job checks out the pull request's merge commit, the change's own files, so it vouches for nothing (principle 6, suppressions are narrow)",
-                    Label::new(t.source.span, "cannot hold"),
-                )
-                .related(Label::new(trigger.event.span, "checks out the change"))
-                .help("run the review on `pull_request_target`, which checks out the base branch, and remove `pull_request`; or remove `trusted \"checkout\"` and fix what it was lifting"),
-            );
+            out.push(self.contradicted(t, &contradiction));
         }
         if let (Some(t), Some(flow)) = (cx.pipeline.trusts(TrustedSource::Checkout), cx.flow)
+            && cx.pipeline.checkout_contradiction(cx.registry).is_none()
             && flow.checkout_runs.iter().all(Vec::is_empty)
-            && flow.checkout_reads.iter().all(Vec::is_empty)
             // A reviewer in the checkout whose outputs the checkout alone makes untrusted.
             && !flow.worlds.iter().enumerate().any(|(i, w)| {
                 *w == Some(crate::flow::World::Checkout)
@@ -281,7 +267,7 @@ impl Check for Suppression {
                 Finding::new(
                     self.id(),
                     Severity::Warning,
-                    "`trusted \"checkout\"` lifts nothing: no stage runs a file of the checkout, reads one as instructions, or runs a reviewer there that reads nothing else untrusted (principle 6, suppressions are narrow)",
+                    "`trusted \"checkout\"` lifts nothing: no stage runs a file of the checkout or runs a reviewer there that reads nothing else untrusted (a reviewer's `prompt` and `lens` files are read from the base revision, never from the checkout) (principle 6, suppressions are narrow)",
                     Label::new(t.source.span, "vouches for nothing"),
                 )
                 .help("remove it; a stage added later that runs a file of the checkout is then reported, and read, before the checkout is trusted again"),
@@ -301,6 +287,41 @@ impl Check for Suppression {
 }
 
 impl Suppression {
+    /// A `trusted "checkout"` that what the pipeline runs on contradicts: it cannot hold.
+    fn contradicted(
+        &self,
+        t: &crate::model::Trusted,
+        contradiction: &crate::model::CheckoutContradiction<'_>,
+    ) -> Finding {
+        use crate::model::CheckoutContradiction;
+        match contradiction {
+            CheckoutContradiction::Trigger(trigger) => Finding::new(
+                self.id(),
+                self.severity(),
+                "`trusted \"checkout\"` is contradicted by the trigger `pull_request`: on that event the job checks out the pull request's merge commit, the change's own files, so it vouches for nothing (principle 6, suppressions are narrow)",
+                Label::new(t.source.span, "cannot hold"),
+            )
+            .related(Label::new(trigger.event.span, "checks out the change"))
+            .help("run the review on `pull_request_target`, which checks out the base branch, and remove `pull_request`; or remove `trusted \"checkout\"` and fix what it was lifting"),
+            CheckoutContradiction::Forge { kind, span } => {
+                let named = if span.is_some() { "" } else { ", the default one" };
+                let finding = Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "`trusted \"checkout\"` cannot hold on the `{kind}` forge{named}: its checkout is the change under review itself (the working tree the run reviews), so it vouches for nothing (principle 6, suppressions are narrow)"
+                    ),
+                    Label::new(t.source.span, "cannot hold"),
+                )
+                .help("remove it and fix what it was lifting: run nothing from the checkout in a stage that holds a secret or write permission; a reviewer's `prompt` and `lens` files need no declaration, they are read from the base revision");
+                match span {
+                    Some(span) => finding.related(Label::new(*span, "reviews the checkout itself")),
+                    None => finding,
+                }
+            }
+        }
+    }
+
     /// A `trusted "input"` must name a declared input, and lift something: the input is read
     /// from the environment, can hold more than a name, and some stage reads it.
     fn check_trusted_input(
@@ -392,8 +413,24 @@ mod tests {
     /// A `run` stage that never runs: one `unreachable-stage` warning to allow.
     const NEVER: &str = "stage \"nightly\" uses=\"run\" when=\"false\" {\n    cwd \"{work}\"\n    command \"true\"\n}\n";
 
+    /// The engine's kinds, and a default forge whose job chooses what it checks out (where a
+    /// `trusted "checkout"` can hold), as GitHub's does.
+    fn registry() -> Registry {
+        let mut registry = Registry::with_builtins();
+        registry.register_forge(
+            crate::contract::ForgeContract::new("hosted", "a job that checks out what it says")
+                .checkout_may_be_base(),
+        );
+        registry.register_forge(crate::contract::ForgeContract::new(
+            "folder",
+            "the checkout is the change",
+        ));
+        registry.set_default_forge("hosted");
+        registry
+    }
+
     fn check(text: &str) -> (Source, Vec<Finding>) {
-        let registry = Registry::with_builtins();
+        let registry = registry();
         let source = Source::new("t.kdl", text);
         let compiled = compile(source.clone(), &registry, &Default::default()).expect("compiles");
         let findings = run_checks(&compiled, &registry, CheckOptions::default());
@@ -590,7 +627,7 @@ mod tests {
             "unreachable-stage",
         );
         assert_eq!(a, b);
-        let registry = Registry::with_builtins();
+        let registry = registry();
         let text = format!(
             "pipeline \"p\"\nallow \"unreachable-stage\" finding=\"{a}\" reason=\"off\"\nallow \"unreachable-stage\" reason=\"off\"\n{NEVER}"
         );
@@ -636,5 +673,48 @@ mod tests {
             let wrong = of(&findings, "suppression");
             assert_eq!(wrong.len(), usize::from(!holds), "{trigger}: {findings:#?}");
         }
+    }
+
+    #[test]
+    fn a_trusted_checkout_on_a_forge_whose_checkout_is_the_change_lifts_nothing() {
+        let stage = "secret \"t\" env=\"T\" can=\"\" {\n    visible-to \"lint\"\n}\nstage \"lint\" uses=\"run\" {\n    command \"sh\" \"scripts/lint.sh\"\n    secret-env \"T\" \"t\"\n}\n";
+        for (forge, holds) in [("forge \"hosted\"\n", true), ("forge \"folder\"\n", false)] {
+            let (_, findings) = check(&format!(
+                "pipeline \"p\"\n{forge}trusted \"checkout\" reason=\"the base branch only\"\n{stage}"
+            ));
+            let lifted = of(&findings, "untrusted-input");
+            assert_eq!(lifted.len(), 1, "{forge}: {findings:#?}");
+            assert_eq!(
+                lifted[0].suppressed.is_some(),
+                holds,
+                "{forge}: {findings:#?}"
+            );
+            let wrong: Vec<_> = of(&findings, "suppression")
+                .into_iter()
+                .filter(|f| f.message.contains("cannot hold"))
+                .collect();
+            assert_eq!(wrong.len(), usize::from(!holds), "{forge}: {findings:#?}");
+            // The help offers the declaration only where it can hold.
+            let help = lifted[0].help.as_deref().unwrap_or_default();
+            assert_eq!(help.contains("trusted \"checkout\""), holds, "{help}");
+        }
+        // The default forge, named nowhere, is the one the finding names.
+        let mut registry = registry();
+        registry.set_default_forge("folder");
+        let text = format!(
+            "pipeline \"p\"\ntrusted \"checkout\" reason=\"the base branch only\"\n{stage}"
+        );
+        let compiled =
+            compile(Source::new("t.kdl", &text), &registry, &Default::default()).expect("compiles");
+        let findings = run_checks(&compiled, &registry, CheckOptions::default());
+        let wrong = of(&findings, "suppression");
+        assert_eq!(wrong.len(), 1, "{findings:#?}");
+        assert!(
+            wrong[0]
+                .message
+                .contains("cannot hold on the `folder` forge, the default one"),
+            "{}",
+            wrong[0].message
+        );
     }
 }

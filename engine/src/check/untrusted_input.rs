@@ -49,10 +49,6 @@ impl Check for UntrustedInput {
             if let Some(contract) = contract {
                 self.unfenced(cx, flow, i, contract, out);
             }
-            // Instructions read from the checkout steer the program whatever it holds.
-            for read in &flow.checkout_reads[i] {
-                out.push(self.instructions(cx, i, read));
-            }
             let power = match (secret, write) {
                 (Some(k), _) => format!("holds secret `{k}`"),
                 (None, Some(w)) => format!("has `{}`", w.value),
@@ -169,8 +165,8 @@ fn is_file_output(cx: &Context<'_>, reference: &crate::model::Reference) -> bool
 }
 
 /// `finding`, shown as allowed when the pipeline vouches for the checkout it follows from.
-fn lift_by_checkout(p: &crate::model::Pipeline, mut finding: Finding) -> Finding {
-    if let Some(t) = p.checkout_vouched() {
+fn lift_by_checkout(cx: &Context<'_>, mut finding: Finding) -> Finding {
+    if let Some(t) = cx.pipeline.checkout_vouched(cx.registry) {
         finding.suppressed = Some(Suppression {
             span: t.span,
             reason: format!("trusted checkout: {}", t.reason.value.trim()),
@@ -193,43 +189,6 @@ fn unfenced_channel(contract: &StageContract, child: &str) -> bool {
 }
 
 impl UntrustedInput {
-    /// Stage `i` reads its program's instructions from a file of the checkout: in CI the
-    /// change's, so the change's author writes what the program is told to do. Shown as allowed
-    /// when the pipeline vouches for the checkout.
-    fn instructions(
-        &self,
-        cx: &Context<'_>,
-        i: usize,
-        read: &crate::flow::CheckoutRead,
-    ) -> Finding {
-        let p = cx.pipeline;
-        let stage = &p.stages[i].name;
-        let finding = Finding::new(
-            self.id(),
-            self.severity(),
-            format!(
-                "`{}` reads its instructions from `{}` (`{}`), a file of the checkout: in CI the checkout is the pull request's, so its author writes what the review is told to look for (principle 1, unknown is untrusted)",
-                stage.value, read.path, read.child
-            ),
-            Label::new(read.span, "a file of the checkout, read as instructions"),
-        )
-        .related(Label::new(stage.span, format!("`{}` runs a program that follows it", stage.value)))
-        .flow(vec![Label::new(
-            read.span,
-            format!(
-                "`{}` reads `{}`, a file of the checkout (untrusted: in CI, the pull request's own)",
-                stage.value, read.path
-            ),
-        )])
-        .help(format!(
-            "use a built-in (`{} \"builtin:NAME\"` where the kind has them), or, if the job checks out only code the pipeline's owners wrote (the base branch, never the pull request's head), say so once: `trusted \"checkout\" reason=\"…\"`",
-            read.child
-        ))
-        .confidence(Confidence::High)
-        .stage(&stage.value);
-        lift_by_checkout(p, finding)
-    }
-
     /// Stage `i`, which `power` describes, runs a file of the checkout: the change's own code,
     /// holding what the stage holds. Shown as allowed when the pipeline vouches for the checkout.
     fn checkout(&self, cx: &Context<'_>, i: usize, run: &CheckoutRun, power: &str) -> Finding {
@@ -263,16 +222,22 @@ impl UntrustedInput {
             ),
         ])
         .help(format!(
-            "{}, and {} in a stage that holds nothing, handing on what it makes as a declared output; if the job checks out only code the pipeline's owners wrote (the base branch, never the pull request's head), say so once: `trusted \"checkout\" reason=\"…\"`",
+            "{}, and {} in a stage that holds nothing, handing on what it makes as a declared output{}",
             run.fix(&stage.value),
             match run.how {
                 CheckoutHow::WorkingFolder => "what needs the checkout",
                 _ => "the checkout's own script",
+            },
+            // Offered only where the declaration can hold.
+            if p.checkout_contradiction(cx.registry).is_none() {
+                "; if the job checks out only code the pipeline's owners wrote (the base branch, never the pull request's head), say so once: `trusted \"checkout\" reason=\"…\"`"
+            } else {
+                ""
             }
         ))
         .confidence(confidence)
         .stage(&stage.value);
-        lift_by_checkout(p, finding)
+        lift_by_checkout(cx, finding)
     }
 
     /// Untrusted values a reviewer reads through a channel that does not fence them: one finding

@@ -38,6 +38,12 @@ pub struct ForgeContract {
     /// deny), an author is a name anyone writes (a git commit's author), and a gate on it
     /// refuses nothing an attacker could not pass (principle 4).
     pub vouches_for_authors: bool,
+    /// The job chooses what it checks out, so the checkout may hold only what the pipeline's
+    /// owners wrote (a GitHub workflow on `pull_request_target` checks out the base branch),
+    /// and a `trusted "checkout"` can hold. Left out (default deny), the checkout is the change
+    /// itself (the local forge reviews its own working tree), and the declaration lifts nothing
+    /// (principle 6: a declaration the forge's own facts contradict is not believed).
+    pub checkout_may_be_base: bool,
     /// Whose records the forge believes, and who the job's own token writes as
     /// ([`BelievedAuthors`]).
     pub believed: Option<BelievedAuthors>,
@@ -89,6 +95,7 @@ impl ForgeContract {
             key: None,
             authored: Vec::new(),
             vouches_for_authors: false,
+            checkout_may_be_base: false,
             believed: None,
             refusals: None,
         }
@@ -110,6 +117,12 @@ impl ForgeContract {
     /// The forge authenticates who wrote a head ([`Self::vouches_for_authors`]).
     pub fn vouches_for_authors(mut self) -> Self {
         self.vouches_for_authors = true;
+        self
+    }
+
+    /// The job may check out something other than the change ([`Self::checkout_may_be_base`]).
+    pub fn checkout_may_be_base(mut self) -> Self {
+        self.checkout_may_be_base = true;
         self
     }
 

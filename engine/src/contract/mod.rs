@@ -107,10 +107,6 @@ pub struct ChildSpec {
     /// markers around each), never mixed with its instructions: the one channel of a reviewer
     /// that untrusted text may take (`std/review`'s `untrusted`).
     pub fences: bool,
-    /// Each value names a file of the checkout that the stage reads as its program's
-    /// instructions (`std/review`'s `prompt`, `lens`), unless it is written `builtin:NAME`: in
-    /// CI the checkout is the change's, so the change writes them (principle 1).
-    pub instructions_from_checkout: bool,
     /// The value is a commit whose tree the stage's program works in (`std/review`'s
     /// `workspace`): the program reads that commit's files, in CI the change's (principle 1).
     pub working_tree: bool,
@@ -529,7 +525,6 @@ impl ChildSpec {
             role,
             accepts: Vec::new(),
             fences: false,
-            instructions_from_checkout: false,
             working_tree: false,
             delta: false,
             narrows: false,
@@ -606,13 +601,6 @@ impl ChildSpec {
     /// [`ChildSpec::working_tree`]).
     pub fn working_tree(mut self) -> Self {
         self.working_tree = true;
-        self
-    }
-
-    /// Each value names a file of the checkout read as instructions (see
-    /// [`ChildSpec::instructions_from_checkout`]).
-    pub fn instructions_from_checkout(mut self) -> Self {
-        self.instructions_from_checkout = true;
         self
     }
 

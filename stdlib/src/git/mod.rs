@@ -1,7 +1,7 @@
 //! Safe git access for the local forge: resolving revisions once to full SHAs, the default
 //! branch, ancestry, the diff of a range, and the range and identity of the change under review
-//! (refused in a shallow clone whose boundary hides the change's base), and a commit's files
-//! exported as a reviewer's workspace.
+//! (refused in a shallow clone whose boundary hides the change's base), a commit's files
+//! exported as a reviewer's workspace, and one file of a commit (a reviewer's instructions).
 //!
 //! Every command is built by [`git_command`], which documents the hardening (no pager, no
 //! external diff or textconv, no inherited `GIT_*` settings, revisions after `--end-of-options`).
@@ -13,6 +13,7 @@ mod command;
 mod diff;
 mod error;
 mod export;
+mod file_at;
 mod range;
 mod revision;
 mod sha;
@@ -29,6 +30,7 @@ pub use command::{DEFAULT_TIMEOUT, MAX_STDOUT, git_command, timeout};
 pub use diff::{MAX_PATH, diff, relative_path};
 pub use error::GitError;
 pub use export::export_commit;
+pub use file_at::{FileAt, file_at};
 pub use range::{Basis, Range, change_id, change_range};
 pub use revision::{is_ancestor, merge_base, resolve, try_resolve};
 pub use sha::{EMPTY_TREE_SHA1, EMPTY_TREE_SHA256, SHORT_LEN, Sha};

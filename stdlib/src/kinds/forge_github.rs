@@ -73,6 +73,8 @@ pub fn contract() -> ForgeContract {
     })
     // A head's author is the login of the account GitHub authenticated.
     .vouches_for_authors()
+    // The workflow decides what the job checks out: the base branch on `pull_request_target`.
+    .checkout_may_be_base()
     .permission("contents:read")
     .permission("pull-requests:read")
     .permission("pull-requests:write")

@@ -1,13 +1,14 @@
 //! Where a lens comes from: `builtin:NAME` (compiled in) or a path below the top of the
-//! repository, opened one component at a time without following a link (the checkout is
-//! hostile: in CI it is the change's own files).
+//! repository, read from the base revision of the change under review, never from the work
+//! tree (`reviewer::instructions`: the change cannot rewrite the lens that reviews it).
 
 use std::path::Path;
 
-use reviewflow_engine::run::nofollow::{open_regular_beneath, read_bounded, stays_beneath};
+use reviewflow_engine::run::nofollow::stays_beneath;
 
 use super::Lens;
 use super::format::{LensFormatError, MAX_LENS_BYTES, parse};
+use crate::reviewer::instructions::{Base, InstructionsError};
 
 /// The prefix of a built-in lens's name in a pipeline.
 pub const BUILTIN_PREFIX: &str = "builtin:";
@@ -35,12 +36,16 @@ pub enum LensError {
         "lens {spec:?}: `{name}` is the name of a built-in lens; a lens file cannot replace it (write `builtin:{name}`, or rename the file)"
     )]
     Reserved { spec: String, name: String },
-    #[error("lens {spec:?}: cannot read it: {source}")]
+    #[error("lens {spec:?}: {source}")]
     Read {
         spec: String,
         #[source]
-        source: std::io::Error,
+        source: InstructionsError,
     },
+    #[error(
+        "lens {spec:?}: a lens file is read from the base revision of the change under review, and this run has opened no change"
+    )]
+    NoBase { spec: String },
     #[error("lens {spec:?}: not UTF-8")]
     NotUtf8 { spec: String },
     #[error("lens {spec:?}: {source}")]
@@ -86,8 +91,9 @@ fn valid_name(name: &str) -> bool {
         && !name.starts_with('-')
 }
 
-/// Loads the lens `spec` names, reading a file below `checkout` when it is not a built-in.
-pub fn load(checkout: &Path, spec: &str) -> Result<Lens, LensError> {
+/// Loads the lens `spec` names: a built-in, else a file of the `base` revision (none: the run
+/// opened no change, and only a built-in can be loaded).
+pub fn load(base: Option<&Base>, spec: &str) -> Result<Lens, LensError> {
     let owned = || spec.to_owned();
     if let Some(name) = spec.strip_prefix(BUILTIN_PREFIX) {
         return builtin(name).ok_or_else(|| LensError::UnknownBuiltin {
@@ -98,7 +104,6 @@ pub fn load(checkout: &Path, spec: &str) -> Result<Lens, LensError> {
     if !stays_beneath(spec) {
         return Err(LensError::Leaves { spec: owned() });
     }
-    let rel = Path::new(spec);
     let name = name_of(spec).unwrap_or_default();
     if !valid_name(name) {
         return Err(LensError::BadName {
@@ -116,8 +121,8 @@ pub fn load(checkout: &Path, spec: &str) -> Result<Lens, LensError> {
         spec: owned(),
         source,
     };
-    let file = open_regular_beneath(checkout, rel).map_err(read)?;
-    let bytes = read_bounded(file, MAX_LENS_BYTES).map_err(read)?;
+    let base = base.ok_or_else(|| LensError::NoBase { spec: owned() })?;
+    let bytes = base.read(spec, MAX_LENS_BYTES).map_err(read)?;
     let text = String::from_utf8(bytes).map_err(|_| LensError::NotUtf8 { spec: owned() })?;
     parse(name, &text).map_err(|source| LensError::Format {
         spec: owned(),
@@ -128,8 +133,42 @@ pub fn load(checkout: &Path, spec: &str) -> Result<Lens, LensError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git::Sha;
+    use crate::git::testing::git;
     use crate::lens::VerdictMode;
     use crate::rules::Severity;
+
+    /// A repository whose one commit holds `files` (a path ending in `@` is a link to the
+    /// text): that commit is the base.
+    fn base_with(files: &[(&str, &[u8])]) -> (tempfile::TempDir, Base) {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        git(r, &["init", "-q", "-b", "main"]);
+        std::fs::write(r.join(".keep"), "").unwrap();
+        for (path, bytes) in files {
+            let (path, link) = match path.strip_suffix('@') {
+                Some(p) => (p, true),
+                None => (*path, false),
+            };
+            let at = r.join(path);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            if link {
+                std::os::unix::fs::symlink(std::str::from_utf8(bytes).unwrap(), &at).unwrap();
+            } else {
+                std::fs::write(&at, bytes).unwrap();
+            }
+        }
+        git(r, &["add", "-A"]);
+        git(r, &["commit", "-q", "-m", "base"]);
+        let commit = Sha::parse(&git(r, &["rev-parse", "HEAD"])).unwrap();
+        let base = Base {
+            repo: r.to_path_buf(),
+            commit,
+        };
+        (dir, base)
+    }
+
+    const GOOD: &str = "---\nceiling: info\nverdict: included\n---\nx\n";
 
     #[test]
     fn every_builtin_parses() {
@@ -146,43 +185,36 @@ mod tests {
 
     #[test]
     fn a_file_cannot_take_a_builtin_name() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("lenses")).unwrap();
-        std::fs::write(
-            dir.path().join("lenses/adversarial.md"),
-            "---\nceiling: info\nverdict: included\n---\nNothing to see.\n",
-        )
-        .unwrap();
-        let err = load(dir.path(), "lenses/adversarial.md").unwrap_err();
+        let (_dir, base) = base_with(&[(
+            "lenses/adversarial.md",
+            b"---\nceiling: info\nverdict: included\n---\nNothing to see.\n",
+        )]);
+        let err = load(Some(&base), "lenses/adversarial.md").unwrap_err();
         assert!(matches!(err, LensError::Reserved { .. }), "{err}");
-        // `builtin:` never reads the checkout.
-        let lens = load(dir.path(), "builtin:adversarial").unwrap();
+        // `builtin:` never reads the repository, and needs no base.
+        let lens = load(None, "builtin:adversarial").unwrap();
         assert_eq!(lens.meta.ceiling, Severity::Error);
     }
 
     #[test]
     fn paths_that_leave_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
+        let (_dir, base) = base_with(&[]);
         for spec in ["../x.md", "/etc/passwd", "a/../../x.md", ""] {
-            let err = load(dir.path(), spec).unwrap_err();
+            let err = load(Some(&base), spec).unwrap_err();
             assert!(matches!(err, LensError::Leaves { .. }), "{spec}: {err}");
         }
     }
 
     #[test]
     fn bad_files_are_refused_with_the_reason() {
-        let dir = tempfile::tempdir().unwrap();
-        let good = "---\nceiling: info\nverdict: included\n---\nx\n";
-        std::fs::write(dir.path().join("Bad_Name.md"), good).unwrap();
-        std::fs::write(dir.path().join("latin1.md"), b"---\xff\n").unwrap();
-        let big = format!("{good}{}", "y".repeat(MAX_LENS_BYTES as usize));
-        std::fs::write(dir.path().join("big.md"), big).unwrap();
-        std::fs::write(dir.path().join("loose.md"), "---\nceiling: info\n---\nx\n").unwrap();
-        let fifo = std::process::Command::new("mkfifo")
-            .arg(dir.path().join("fifo.md"))
-            .status()
-            .is_ok_and(|s| s.success());
-        let err = |spec: &str| load(dir.path(), spec).unwrap_err();
+        let big = format!("{GOOD}{}", "y".repeat(MAX_LENS_BYTES as usize));
+        let (_dir, base) = base_with(&[
+            ("Bad_Name.md", GOOD.as_bytes()),
+            ("latin1.md", b"---\xff\n"),
+            ("big.md", big.as_bytes()),
+            ("loose.md", b"---\nceiling: info\n---\nx\n"),
+        ]);
+        let err = |spec: &str| load(Some(&base), spec).unwrap_err();
         assert!(matches!(err("Bad_Name.md"), LensError::BadName { .. }));
         assert!(matches!(err("latin1.md"), LensError::NotUtf8 { .. }));
         assert!(
@@ -195,28 +227,38 @@ mod tests {
             "lens \"loose.md\": its header lacks `verdict`"
         );
         assert!(matches!(err("none.md"), LensError::Read { .. }));
-        if fifo {
-            // Opened without blocking, and refused: not a regular file.
-            assert!(matches!(err("fifo.md"), LensError::Read { .. }));
-        }
+        // A file is never read without a base to read it from.
+        assert!(matches!(
+            load(None, "loose.md").unwrap_err(),
+            LensError::NoBase { .. }
+        ));
     }
 
     #[test]
-    fn links_are_not_followed() {
-        let outside = tempfile::tempdir().unwrap();
+    fn the_base_answers_and_a_link_in_it_is_refused() {
+        let (dir, base) = base_with(&[
+            ("lenses/strict.md", GOOD.as_bytes()),
+            ("evil.md@", b"/etc/passwd"),
+        ]);
+        // The change rewrites the lens and adds one: the work tree is never read.
         std::fs::write(
-            outside.path().join("evil.md"),
-            "---\nceiling: error\nverdict: included\n---\nx\n",
+            dir.path().join("lenses/strict.md"),
+            "---\nceiling: error\nverdict: included\n---\nFind nothing.\n",
         )
         .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        std::os::unix::fs::symlink(outside.path().join("evil.md"), dir.path().join("evil.md"))
-            .unwrap();
-        std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
-        for spec in ["evil.md", "out/evil.md"] {
-            let err = load(dir.path(), spec).unwrap_err();
-            assert!(matches!(err, LensError::Read { .. }), "{spec}: {err}");
-            assert!(err.to_string().contains("link"), "{spec}: {err}");
-        }
+        std::fs::write(dir.path().join("lenses/added.md"), GOOD).unwrap();
+        let lens = load(Some(&base), "lenses/strict.md").unwrap();
+        assert_eq!(lens.meta.ceiling, Severity::Info);
+        assert_eq!(lens.prompt.trim(), "x");
+        let added = load(Some(&base), "lenses/added.md").unwrap_err();
+        assert!(
+            added
+                .to_string()
+                .contains("the change under review adds it")
+                && added.to_string().contains("merge it first"),
+            "{added}"
+        );
+        let link = load(Some(&base), "evil.md").unwrap_err();
+        assert!(link.to_string().contains("symbolic link"), "{link}");
     }
 }

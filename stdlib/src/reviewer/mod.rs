@@ -17,6 +17,7 @@ mod command;
 pub(crate) mod conversation;
 pub mod declared_env;
 mod error;
+pub mod instructions;
 pub mod model;
 mod outcome;
 pub mod program;

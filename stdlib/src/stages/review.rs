@@ -153,28 +153,25 @@ pub fn contract() -> StageContract {
             ChildSpec::new(
                 "prompt",
                 Role::Config,
-                "a file with the reviewer's instructions",
+                "a file with the reviewer's instructions, read from the base revision of the change",
             )
-            .arg(ValueType::Template)
-            .instructions_from_checkout(),
+            .arg(ValueType::Template),
         )
         .child(
             ChildSpec::new(
                 "lens",
                 Role::Config,
-                "a lens: `builtin:NAME` or a lens file relative to the top of the repository (docs/lenses.md)",
+                "a lens: `builtin:NAME` or a lens file relative to the top of the repository, read from the base revision of the change (docs/lenses.md)",
             )
-            .arg(ValueType::String)
-            .instructions_from_checkout(),
+            .arg(ValueType::String),
         )
         .child(
             ChildSpec::new(
                 "later-prompt",
                 Role::Config,
-                "a file with the instructions of a review that resumes an earlier one",
+                "a file with the instructions of a review that resumes an earlier one, read as `prompt` is",
             )
-            .arg(ValueType::Template)
-            .instructions_from_checkout(),
+            .arg(ValueType::Template),
         )
         .child(
             ChildSpec::new(

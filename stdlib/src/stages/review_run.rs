@@ -5,6 +5,7 @@ use reviewflow_engine::exec::secret::SecretValue;
 use reviewflow_engine::run::{OutputValue, Resolved, StageCx, StageError, StageOutputs};
 
 use super::runtime::{arg, kept_copy, value_bytes};
+use crate::reviewer::instructions::Base;
 use crate::reviewer::model::{Access, ModelCli, ModelReviewer, run_model_reviewer, trusted_path};
 use crate::reviewer::{
     CommandReviewer, Conversation, ReviewEvent, ReviewInput, RulesReviewer, run_command_reviewer,
@@ -296,26 +297,36 @@ fn secret_env_of(cx: &StageCx<'_>) -> Vec<(String, SecretValue)> {
     out
 }
 
+/// The base revision of the change the run opened, where instruction files are read from
+/// (`reviewer::instructions`); `None` when the run opened no change.
+fn base_of(cx: &StageCx<'_>) -> Option<Base> {
+    let services = crate::kinds::Services::of(cx).ok()?;
+    Some(Base {
+        repo: cx.checkout.to_path_buf(),
+        commit: services.forge.change().base.clone(),
+    })
+}
+
 /// The stage's lens, loaded before anything runs: a lens that cannot be used fails the stage.
 async fn lens_of(cx: &StageCx<'_>) -> Result<Option<crate::lens::Lens>, StageError> {
     let Some(spec) = arg(cx, "lens").and_then(Resolved::text) else {
         return Ok(None);
     };
-    let checkout = cx.checkout.to_path_buf();
-    tokio::task::spawn_blocking(move || crate::lens::load(&checkout, &spec))
+    let base = base_of(cx);
+    tokio::task::spawn_blocking(move || crate::lens::load(base.as_ref(), &spec))
         .await
         .map_err(|e| StageError::failed(format!("the lens thread failed: {e}")))?
         .map(Some)
         .map_err(|e| StageError::failed(format!("{e}: nothing reviewed")))
 }
 
-/// The text of the prompt file a child names, relative to the checkout.
+/// The text of the prompt file a child names, from the base revision.
 async fn prompt_file(cx: &StageCx<'_>, child: &str) -> Result<Option<String>, StageError> {
     let Some(p) = arg(cx, child).and_then(Resolved::text) else {
         return Ok(None);
     };
-    let checkout = cx.checkout.to_path_buf();
-    tokio::task::spawn_blocking(move || read_prompt(&checkout, &p))
+    let base = base_of(cx);
+    tokio::task::spawn_blocking(move || read_prompt(base.as_ref(), &p))
         .await
         .map_err(|e| StageError::failed(format!("reading the prompt did not finish: {e}")))?
         .map(Some)
@@ -324,21 +335,19 @@ async fn prompt_file(cx: &StageCx<'_>, child: &str) -> Result<Option<String>, St
 /// Largest prompt file, in bytes.
 const MAX_PROMPT_BYTES: u64 = 256 * 1024;
 
-/// Reads a prompt file as a lens file is read: the checkout is the change under review, so the
-/// path stays inside it (no `..`, not absolute), no link is followed, a FIFO is not waited on,
-/// and the read is bounded.
-fn read_prompt(checkout: &std::path::Path, p: &str) -> Result<String, StageError> {
-    use reviewflow_engine::run::nofollow::{open_regular_beneath, read_bounded, stays_beneath};
+/// Reads a prompt file as a lens file is read: from the base revision, so the change under
+/// review cannot rewrite it; a regular file, bounded.
+fn read_prompt(base: Option<&Base>, p: &str) -> Result<String, StageError> {
     // Debug quoting: a control character in the name is escaped, not printed.
     let shown = format!("{p:?}");
-    if !stays_beneath(p) {
+    let Some(base) = base else {
         return Err(StageError::failed(format!(
-            "the prompt {shown} must be a path inside the checkout, without `..`"
+            "the prompt {shown}: a prompt file is read from the base revision of the change under review, and this run has opened no change: nothing reviewed"
         )));
-    }
-    let read = |e: std::io::Error| StageError::io(format!("read the prompt {shown}"), e);
-    let file = open_regular_beneath(checkout, std::path::Path::new(p)).map_err(read)?;
-    let bytes = read_bounded(file, MAX_PROMPT_BYTES).map_err(read)?;
+    };
+    let bytes = base
+        .read(p, MAX_PROMPT_BYTES)
+        .map_err(|e| StageError::failed(format!("the prompt {shown}: {e}: nothing reviewed")))?;
     String::from_utf8(bytes)
         .map_err(|_| StageError::failed(format!("the prompt {shown} is not UTF-8")))
 }

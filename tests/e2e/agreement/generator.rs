@@ -111,9 +111,11 @@ pub fn generate(seed: u64) -> Generated {
     let mut stages: Vec<Stage> = Vec::new();
     let mut head = String::new();
     let _ = writeln!(head, "pipeline \"agreement-{seed}\"");
-    // The stages run the tester's own scripts from the checkout (principle 1 would report each
-    // holder that runs one): the pipeline vouches for them, as a user's would for a base branch.
-    head.push_str("trusted \"checkout\" reason=\"the tester writes every program in scripts/ itself, before the run\"\n");
+    // The stages run the tester's own scripts from the checkout (principle 1 reports each holder
+    // that runs one): on the local forge the checkout is the change and no `trusted "checkout"`
+    // holds, so the pipeline allows that check's findings by id (`judge` names them); the
+    // tester judges where secrets go, not what steers a command.
+    head.push_str("allow \"untrusted-input\" reason=\"the tester writes every program in scripts/ itself, before the run\"\n");
     if rng.one_in(2) {
         head.push_str("forge \"local\"\n");
     }
