@@ -705,3 +705,53 @@ fn the_set_up_restricts_the_exports_environment_to_the_default_branch() {
         );
     }
 }
+
+/// A review stage with a prompt file reads it from the pull request's base commit, which a
+/// clone of the workflow's one commit lacks once the base branch has moved on: its job fetches
+/// the history, and only its job.
+#[test]
+fn a_job_that_reads_a_prompt_file_fetches_the_base_commit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join(".github")).expect("mkdir");
+    std::fs::create_dir_all(dir.path().join("prompts")).expect("mkdir");
+    std::fs::write(dir.path().join("prompts/review.md"), "Review carefully.\n").expect("write");
+    let text = kept("examples/review.kdl");
+    let edited = text.replacen(
+        "    reviewer \"claude\"\n",
+        "    reviewer \"claude\"\n    prompt \"prompts/review.md\"\n",
+        1,
+    );
+    assert_ne!(
+        edited, text,
+        "the reviewer line is where the test expects it"
+    );
+    std::fs::write(dir.path().join(".github/review.kdl"), edited).expect("write");
+    let run = reviewflow_in(dir.path(), &["export", "github", ".github/review.kdl"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let doc = workflow(&run.stdout);
+    let jobs = doc["jobs"].as_hash().expect("jobs");
+    let mut fetching = Vec::new();
+    for (name, job) in jobs {
+        let checkout = &job["steps"][0];
+        assert!(
+            checkout["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/checkout@")),
+            "{}",
+            run.stdout
+        );
+        let stages = job_stages(job);
+        let depth = checkout["with"]["fetch-depth"].as_i64();
+        if stages.iter().any(|s| s == "review") {
+            assert_eq!(depth, Some(0), "{}", run.stdout);
+            fetching.push(name.as_str().unwrap_or_default().to_owned());
+        } else {
+            assert_eq!(depth, None, "{}", run.stdout);
+        }
+    }
+    assert_eq!(fetching.len(), 1, "{fetching:?}");
+    // The examples read no such file: one commit is enough for them.
+    for (_, export) in EXAMPLES {
+        assert!(!kept(export).contains("fetch-depth"), "{export}");
+    }
+}

@@ -492,12 +492,21 @@ fn job(
     } else {
         "Check out the workflow's own commit"
     };
+    // A lens or prompt file is read from the pull request's base commit (docs/lenses.md),
+    // which a clone of one commit lacks once the base branch has moved on.
+    let depth = if stages.iter().any(|s| reads_instruction_files(s)) {
+        "\x20         # The base commit the lens and prompt files are read from (docs/lenses.md).\n\
+         \x20         fetch-depth: 0\n"
+    } else {
+        ""
+    };
     let _ = write!(
         out,
         "      - name: {checkout}\n\
          \x20       uses: {CHECKOUT}\n\
          \x20       with:\n\
          \x20         persist-credentials: false\n\
+         {depth}\
          \n\
          \x20     # reviewflow, from the action's own commit (docs/install.md).\n\
          \x20     - name: Install reviewflow\n\
@@ -765,6 +774,20 @@ fn reviews_with(stage: &Stage, reviewer: &str) -> bool {
         && stage
             .children_named("reviewer")
             .any(|c| c.args.first().and_then(|a| a.value.as_str()) == Some(reviewer))
+}
+
+/// A review stage with a lens or prompt file, which it reads from the change's base commit.
+fn reads_instruction_files(stage: &Stage) -> bool {
+    stage.uses.value == "std/review"
+        && stage.children.iter().any(|c| match c.name.value.as_str() {
+            "prompt" | "later-prompt" => true,
+            "lens" => !c
+                .args
+                .first()
+                .and_then(|a| a.value.as_str())
+                .is_some_and(|v| v.starts_with("builtin:")),
+            _ => false,
+        })
 }
 
 /// The stages' declared timeouts and a quarter of an hour for the set-up, at least an hour.
