@@ -432,8 +432,8 @@ async fn identify(
 
 /// Why the value of `child` is absent, in the words of the stage that did not produce it:
 /// `` the review did not run: `review` fell back: no review after 2 tries: … ``. The reason is
-/// the one the manifest keeps (redacted, reviewflow's words, never a program's output), and
-/// becomes the check run's title.
+/// the one the manifest keeps (redacted; a reviewer's never quotes what its program printed),
+/// and becomes the check run's title.
 fn not_reviewed(cx: &reviewflow_engine::run::StageCx<'_>, child: &str) -> Option<String> {
     use reviewflow_engine::model::Value;
     let producer = cx
