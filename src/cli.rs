@@ -20,7 +20,11 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Each subcommand's arguments are built only when it is the one parsed (its name and summary
+// are still there for the top-level help): `check` runs on every push, and building the
+// arguments of all eight commands was a measurable part of its cost (docs/performance.md).
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Check pipelines: structure, references, types (exit 0 clean, 1 findings, 2 unusable input)
     Check(CheckArgs),
@@ -50,6 +54,7 @@ pub struct ExportArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum ExportTarget {
     /// A GitHub Actions workflow: one job per group of stages that must share a machine
     Github(ExportGithubArgs),
@@ -237,4 +242,16 @@ pub enum Color {
     Auto,
     Always,
     Never,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Deferred subcommands are built only when parsed: build them all here, so that clap's
+    /// checks of every argument still run.
+    #[test]
+    fn every_command_builds() {
+        super::Cli::command().debug_assert();
+    }
 }

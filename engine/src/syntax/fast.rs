@@ -154,19 +154,28 @@ impl<'a> Parser<'a> {
     fn comment(&mut self) -> R<()> {
         self.pos += 2;
         let rest = &self.text[self.pos..];
-        for (i, c) in rest.char_indices() {
-            match c {
-                '\n' => {
+        let b = rest.as_bytes();
+        let mut i = 0;
+        while let Some(&byte) = b.get(i) {
+            match byte {
+                b'\n' => {
                     self.pos += i + 1;
                     return Ok(());
                 }
-                '\r' if rest.as_bytes().get(i + 1) == Some(&b'\n') => {
+                b'\r' if b.get(i + 1) == Some(&b'\n') => {
                     self.pos += i + 2;
                     return Ok(());
                 }
-                '\t' => {}
-                c if is_odd_char(c) => return decline(),
-                _ => {}
+                // Decoded only past ASCII, as in `quoted`: the other controls are all odd.
+                b'\t' | b' '..=b'~' => i += 1,
+                0..=0x1f | 0x7f => return decline(),
+                0x80.. => {
+                    let c = rest[i..].chars().next().ok_or(Decline)?;
+                    if is_odd_char(c) {
+                        return decline();
+                    }
+                    i += c.len_utf8();
+                }
             }
         }
         self.pos = self.b.len();

@@ -13,7 +13,8 @@
 //! thousand `}` or `""` would otherwise cost gigabytes before its first error could be said.
 
 use super::lexical::{
-    RESERVED_WORDS, is_disallowed, is_identifier_char, is_unicode_space, line_of, newline_at,
+    RESERVED_WORDS, is_allowed_ascii, is_disallowed, is_identifier_char, is_unicode_space,
+    line_end, line_of, newline_at,
 };
 use crate::span::Span;
 
@@ -239,9 +240,7 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<Scan, LimitError> {
             '/' if b.get(i + 1) == Some(&b'/') => {
                 after_children = false;
                 let start = i;
-                while i < b.len() && newline_at(b, i) == 0 {
-                    i += 1;
-                }
+                i = line_end(b, i);
                 scan.comments.push((start, i));
                 continue;
             }
@@ -355,6 +354,16 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<Scan, LimitError> {
                     keyword = false;
                 }
                 in_word = true;
+                // The rest of an ASCII word changes nothing until the word ends.
+                i += len;
+                while b
+                    .get(i)
+                    .is_some_and(|&x| x.is_ascii() && is_identifier_char(char::from(x)))
+                {
+                    i += 1;
+                }
+                pending_slashdash = false;
+                continue;
             }
             _ => {}
         }
@@ -376,9 +385,29 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<Scan, LimitError> {
 /// The first code point KDL v2 forbids, wherever it is (a comment is no hiding place: a
 /// direction control there reorders the code around it on screen).
 fn check_code_points(text: &str) -> Result<(), LimitError> {
-    let found = text
-        .char_indices()
-        .find(|&(i, c)| is_disallowed(c) && !(i == 0 && c == '\u{feff}'));
+    // ASCII, most of a file, is looked at byte by byte; only the rest is decoded.
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut found = None;
+    while i < b.len() {
+        // Sixteen at a time, without an early exit, which the compiler turns into vector code.
+        if let Some(chunk) = b.get(i..i + 16)
+            && chunk.iter().fold(true, |all, x| all & is_allowed_ascii(*x))
+        {
+            i += 16;
+            continue;
+        }
+        if is_allowed_ascii(b[i]) {
+            i += 1;
+            continue;
+        }
+        let (c, len) = char_at(text, i);
+        if is_disallowed(c) && !(i == 0 && c == '\u{feff}') {
+            found = Some((i, c));
+            break;
+        }
+        i += len;
+    }
     match found {
         Some((i, c)) => Err(LimitError::Disallowed {
             span: Span::new(i, c.len_utf8()),
@@ -403,6 +432,11 @@ fn check_word(word: &str, at: usize) -> Result<(), LimitError> {
 
 /// The character at byte `i` and its length (a NUL past the end, which the caller never asks).
 fn char_at(text: &str, i: usize) -> (char, usize) {
+    if let Some(&b) = text.as_bytes().get(i)
+        && b.is_ascii()
+    {
+        return (char::from(b), 1);
+    }
     let c = text
         .get(i..)
         .and_then(|rest| rest.chars().next())
@@ -509,8 +543,13 @@ fn skip_string(b: &[u8], i: usize, hashes: usize) -> Result<usize, LimitError> {
     // A multi-line body starts after the opening newline, which is no line of it.
     let mut j = i + quotes + if multi { newline_at(b, i + quotes) } else { 0 };
     // Where each line of a multi-line string starts (an escaped newline starts none).
-    let mut lines = vec![j];
+    let mut lines = if multi { vec![j] } else { Vec::new() };
     while j < b.len() {
+        // Printable ASCII but a quote or a backslash: nothing to look at.
+        if (b' '..=b'~').contains(&b[j]) && !matches!(b[j], b'"' | b'\\') {
+            j += 1;
+            continue;
+        }
         if hashes == 0 && b[j] == b'\\' {
             j = skip_escape(b, j).ok_or_else(|| bad(j, 1, Malformed::Escape))?;
             continue;

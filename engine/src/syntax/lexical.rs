@@ -33,6 +33,19 @@ pub fn newline_at(b: &[u8], i: usize) -> usize {
     }
 }
 
+/// The offset of the first newline at or after `i` (the end of `b` when there is none).
+pub fn line_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() {
+        // Every newline of `NEWLINES` starts with one of these bytes: the others are passed over
+        // without a look further.
+        if matches!(b[i], b'\r' | b'\n' | 0x0b | 0x0c | 0xc2 | 0xe2) && newline_at(b, i) > 0 {
+            return i;
+        }
+        i += 1;
+    }
+    i
+}
+
 /// KDL v2's `unicode-space`: what separates tokens on a line.
 pub fn is_unicode_space(c: char) -> bool {
     matches!(
@@ -51,6 +64,12 @@ pub fn is_disallowed(c: char) -> bool {
     ) || is_bidi_control(c)
 }
 
+/// An ASCII byte KDL v2 allows anywhere: [`is_disallowed`] within ASCII, without its look-ups
+/// (`ascii_identifier_chars_by_class` checks the two agree).
+pub fn is_allowed_ascii(b: u8) -> bool {
+    matches!(b, b'\t'..=b'\r' | b' '..=b'~')
+}
+
 /// The Unicode direction controls: text holding them can display in another order than the
 /// order it is read in ("Trojan Source").
 pub fn is_bidi_control(c: char) -> bool {
@@ -63,13 +82,20 @@ pub fn is_bidi_control(c: char) -> bool {
 /// KDL v2's `identifier-char`: what a bare word (a name, a number, a keyword's letters) is
 /// made of.
 pub fn is_identifier_char(c: char) -> bool {
-    !is_unicode_space(c)
-        && !is_newline(c)
-        && !is_disallowed(c)
-        && !matches!(
-            c,
-            '\\' | '/' | '(' | ')' | '{' | '}' | '[' | ']' | ';' | '"' | '#' | '='
-        )
+    // ASCII, nearly every character of a file, without the look-ups below: no space, newline
+    // or forbidden code point lies in `!`..=`~` (`ascii_identifier_chars_by_class` checks it).
+    if c.is_ascii() {
+        return matches!(c, '!'..='~') && !is_punctuation(c);
+    }
+    !is_unicode_space(c) && !is_newline(c) && !is_disallowed(c) && !is_punctuation(c)
+}
+
+/// The characters that end a bare word besides spaces and newlines.
+fn is_punctuation(c: char) -> bool {
+    matches!(
+        c,
+        '\\' | '/' | '(' | ')' | '{' | '}' | '[' | ']' | ';' | '"' | '#' | '='
+    )
 }
 
 /// Bare words KDL v2 reserves: they are neither strings nor (without a `#`) keywords.
@@ -127,12 +153,26 @@ mod tests {
             let text = format!("a{nl}b");
             assert_eq!(newline_at(text.as_bytes(), 1), nl.len(), "{nl:?}");
             assert_eq!(line_of(&text, text.len() - 1), 2, "{nl:?}");
+            assert_eq!(line_end(text.as_bytes(), 0), 1, "{nl:?}");
             let c = nl.chars().last().unwrap_or_default();
             assert!(is_newline(c) && !is_identifier_char(c), "{nl:?}");
         }
         assert_eq!(newline_at(b"a", 0), 0);
+        assert_eq!(line_end("a\u{2027}\u{a0}b".as_bytes(), 0), 7);
         assert_eq!(newline_at("\u{2027}".as_bytes(), 0), 0);
         assert_eq!(line_of("a\r\nb\rc\n", 6), 3);
+    }
+
+    /// The ASCII shortcuts of `is_identifier_char` and `is_disallowed` are the classes'
+    /// definitions.
+    #[test]
+    fn ascii_identifier_chars_by_class() {
+        for c in (0u8..0x80).map(char::from) {
+            let by_class =
+                !is_unicode_space(c) && !is_newline(c) && !is_disallowed(c) && !is_punctuation(c);
+            assert_eq!(is_identifier_char(c), by_class, "{c:?}");
+            assert_eq!(is_allowed_ascii(c as u8), !is_disallowed(c), "{c:?}");
+        }
     }
 
     /// Each class as the kdl crate's parser reads it: a newline ends a node (two nodes), a
