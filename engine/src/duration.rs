@@ -36,9 +36,43 @@ pub fn parse_duration_ms(text: &str) -> Option<u64> {
     Some(total)
 }
 
+/// `ms` written as the file would write it, largest units first: `"10m"`, `"1h30m"`, `"500ms"`.
+pub fn format_duration_ms(ms: u64) -> String {
+    const UNITS: [(u64, &str); 5] = [
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "m"),
+        (1_000, "s"),
+        (1, "ms"),
+    ];
+    if ms == 0 {
+        return "0ms".into();
+    }
+    let mut rest = ms;
+    let mut out = String::new();
+    for (size, unit) in UNITS {
+        if rest >= size {
+            out.push_str(&format!("{}{unit}", rest / size));
+            rest %= size;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_formatted_duration_parses_back() {
+        for ms in [
+            1, 500, 1_000, 30_000, 600_000, 5_400_000, 21_600_000, 90_061_001,
+        ] {
+            assert_eq!(parse_duration_ms(&format_duration_ms(ms)), Some(ms), "{ms}");
+        }
+        assert_eq!(format_duration_ms(600_000), "10m");
+        assert_eq!(format_duration_ms(5_400_000), "1h30m");
+    }
 
     #[test]
     fn units() {

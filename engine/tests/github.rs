@@ -339,7 +339,9 @@ fn talk_registry() -> Registry {
             .child(ChildSpec::new("meet", Role::Config, "wait for the others").repeatable())
             .child(
                 ChildSpec::new("pause", Role::Config, "sleep")
-                    .arg(ValueType::Duration)
+                    .arg(ValueType::Duration(
+                        reviewflow_engine::contract::Bound::millis(0, 60_000, "a test's pause"),
+                    ))
                     .repeatable(),
             )
             .child(ChildSpec::new("key", Role::SecretSlot, "a secret").arg(ValueType::Secret)),

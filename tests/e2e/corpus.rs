@@ -38,6 +38,7 @@ const SECURITY: &[&str] = &[
     "shared-job",
     "trigger",
     "run-refusal",
+    "limit",
 ];
 
 const SEEDS: &str = "seed-000";

@@ -180,12 +180,24 @@ fn line_after<'a>(section: &[&'a str], prefix: &str) -> Option<&'a str> {
         .map(str::trim)
 }
 
+/// A bound as the tables write it: `0 to 20`, `1 to 64 MiB`, `1s to 10m`.
+fn range(bound: &reviewflow_engine::contract::Bound) -> String {
+    use reviewflow_engine::contract::Unit;
+    let one = |v: u64| match bound.unit {
+        Unit::Count => v.to_string(),
+        Unit::Bytes if v >= 1 << 20 && v.is_multiple_of(1 << 20) => format!("{} MiB", v >> 20),
+        Unit::Bytes => v.to_string(),
+        Unit::Millis => reviewflow_engine::duration::format_duration_ms(v),
+    };
+    format!("{} to {}", one(bound.min), one(bound.max))
+}
+
 fn type_name(ty: &ValueType) -> String {
     match ty {
         ValueType::String => "string".into(),
-        ValueType::Int => "int".into(),
+        ValueType::Int(bound) => format!("int, {}", range(bound)),
         ValueType::Bool => "bool".into(),
-        ValueType::Duration => "duration".into(),
+        ValueType::Duration(bound) => format!("duration, {}", range(bound)),
         ValueType::Template => "template".into(),
         ValueType::Reference => "reference".into(),
         ValueType::Secret => "secret".into(),

@@ -16,6 +16,7 @@ mod held;
 mod key_length;
 mod lens;
 mod lens_missing;
+mod limit;
 mod literal_reference;
 mod missing_required;
 mod permissions;
@@ -137,6 +138,7 @@ pub static ALL: &[&dyn Check] = &[
     &secret_scope::SecretScope,
     &secret_alias::SecretAlias,
     &key_length::KeyLength,
+    &limit::Limit,
     &run_refusal::RunRefusal,
     &secret_as_input::SecretAsInput,
     &secret_flow::SecretFlow,

@@ -11,6 +11,10 @@
 //!
 //! And each `{input}` that carries such a value onto a command line is a finding of its own: a
 //! command line is visible to the other processes of the machine.
+//!
+//! Beyond inputs, a credential written anywhere in the file (an `env` value, an argument, a
+//! setting, a comment) is one: the file is published with the repository, whatever slot the
+//! text is in, so every line is read with the same detectors, not a list of places.
 
 use super::{Check, Context};
 use crate::contract::Role;
@@ -184,6 +188,31 @@ pub(crate) fn credential_word(name: &str) -> Option<String> {
     Some(last.to_ascii_uppercase())
 }
 
+/// Whether `line` may hold a credential the detectors know, cheaply, so that their patterns are
+/// built only for a file that may hold one: every such credential, encoded or not, has a run of
+/// at least 20 characters of letters, digits and `_+/=-` with a letter and a digit in it, but a
+/// private key's header, which names itself.
+fn might_hold_credential(line: &[u8]) -> bool {
+    const RUN: usize = 20;
+    if line.windows(11).any(|w| w == b"PRIVATE KEY") {
+        return true;
+    }
+    let (mut len, mut letter, mut digit) = (0, false, false);
+    for &b in line {
+        if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'+' | b'/' | b'=' | b'-') {
+            len += 1;
+            letter |= b.is_ascii_alphabetic();
+            digit |= b.is_ascii_digit();
+            if len >= RUN && letter && digit {
+                return true;
+            }
+        } else {
+            (len, letter, digit) = (0, false, false);
+        }
+    }
+    false
+}
+
 /// The secret whose variable `input` reads.
 fn secret_of_variable<'a>(p: &'a Pipeline, input: &Input) -> Option<&'a Secret> {
     let env = input.env.as_ref()?;
@@ -271,6 +300,45 @@ impl SecretAsInput {
         out.push(finding);
     }
 
+    /// Each line of the file that holds a credential, as a registered detector sees it, but a
+    /// line whose input default was reported above (with its cause).
+    fn written(&self, cx: &Context<'_>, reported: &[Span], out: &mut Vec<Finding>) {
+        let text = cx.source.text();
+        let mut offset = 0;
+        for line in text.split_inclusive('\n') {
+            let start = offset;
+            offset += line.len();
+            let trimmed = line.trim_end();
+            if !might_hold_credential(trimmed.as_bytes())
+                || reported
+                    .iter()
+                    .any(|r| r.offset >= start && r.offset < start + line.len())
+            {
+                continue;
+            }
+            let Some(detector) = cx.registry.detect(trimmed.as_bytes()) else {
+                continue;
+            };
+            let lead = trimmed.len() - trimmed.trim_start().len();
+            let span = Span::new(start + lead, trimmed.len() - lead);
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "a credential is written in the file ({}): it enters the run as text, not as a secret",
+                        detector.label()
+                    ),
+                    Label::new(span, "a credential written in the file"),
+                )
+                .help(
+                    "everyone who can read the repository can read it, whatever the setting it is in: revoke it, keep the new one in the CI's secret store, declare it as a `secret` read from its variable, and give it to the stages that need it with `secret-env` (or to a forge with `token=`)",
+                )
+                .confidence(Confidence::High),
+            );
+        }
+    }
+
     /// Each `{input}` of a credential-holding input on a stage's command line.
     fn command_lines(
         &self,
@@ -337,7 +405,7 @@ impl Check for SecretAsInput {
         Severity::Error
     }
     fn summary(&self) -> &'static str {
-        "no credential enters the run as an input: from a secret's variable, a variable named as a credential, or a default"
+        "no credential enters the run but as a secret: not as an input (from a secret's variable, a variable named as a credential, or a default), nor written anywhere in the file"
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let mut held = Vec::new();
@@ -353,6 +421,12 @@ impl Check for SecretAsInput {
         if !held.is_empty() {
             self.command_lines(cx, &held, out);
         }
+        let reported: Vec<Span> = held
+            .iter()
+            .filter(|(_, causes)| causes.iter().any(|c| matches!(c, Cause::Default(_))))
+            .filter_map(|(input, _)| input.default.as_ref().map(|d| d.span))
+            .collect();
+        self.written(cx, &reported, out);
     }
 }
 
@@ -364,7 +438,7 @@ mod tests {
     use crate::registry::CredentialDetector;
     use crate::{CheckOptions, Registry, Source, compile, run_checks};
 
-    /// Finds `FAKE-CREDENTIAL-` followed by anything.
+    /// Finds `FAKE-CREDENTIAL-` anywhere.
     struct Fake;
 
     impl CredentialDetector for Fake {
@@ -375,7 +449,7 @@ mod tests {
             "a fake credential"
         }
         fn detects(&self, text: &[u8]) -> bool {
-            text.starts_with(b"FAKE-CREDENTIAL-")
+            text.windows(16).any(|w| w == b"FAKE-CREDENTIAL-")
         }
     }
 
@@ -397,6 +471,41 @@ stage "s" uses="run" {
     command "tool" "--auth" "{auth}" "--label" "{label}"
 }
 "#;
+
+    #[test]
+    fn a_credential_is_found_wherever_the_file_holds_it() {
+        let mut registry = Registry::with_builtins();
+        registry.register_detector(Arc::new(Fake));
+        let text = r#"
+pipeline "p"
+// rotated: FAKE-CREDENTIAL-0000-OLD
+stage "s" uses="run" {
+    command "tool"
+    env "AUTH" "FAKE-CREDENTIAL-1234"
+}
+"#;
+        assert_eq!(
+            findings(&registry, text),
+            [
+                "a credential is written in the file (a fake credential): it enters the run as text, not as a secret",
+                "a credential is written in the file (a fake credential): it enters the run as text, not as a secret",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_line_without_a_long_mixed_run_is_not_read_by_the_detectors() {
+        use super::might_hold_credential as may;
+        assert!(!may(
+            br#"secret "k" env="REVIEW_CONVERSATION_KEY" min-bytes=32"#
+        ));
+        assert!(!may(br#"trust workflow=".github/workflows/review.yml""#));
+        assert!(may(
+            br#"env "T" "ghp_0123456789abcdefghij0123456789abcdef""#
+        ));
+        assert!(may(b"AKIAIOSFODNN7EXAMPLE"));
+        assert!(may(b"-----BEGIN OPENSSH PRIVATE KEY-----"));
+    }
 
     #[test]
     fn a_default_is_judged_by_the_registered_detectors() {

@@ -1,8 +1,7 @@
 //! `trust`: a stage that reads a store must know whose blobs it may believe: the store needs a
 //! `trust` rule, and caps on the tries over trusted blobs (`max-tries`) and, for artifacts, on
-//! producer look-ups (`max-run-lookups`), so that a flood of planted blobs costs nothing; and a
-//! cap above the bound the store kind sets is refused by `run` and reported here in the same
-//! words (the kind's `cap_refusals`): a limit that does not limit is none (principle 4).
+//! producer look-ups (`max-run-lookups`), so that a flood of planted blobs costs nothing. A cap
+//! above its bound is the compiler's (`limit`): a limit that does not limit is none.
 //!
 //! Where producers are GitHub workflow runs, each rule must also admit only runs that the author
 //! of a pull request cannot start with a workflow file of their own: a rule that names a
@@ -273,33 +272,6 @@ impl Check for Trust {
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let p = cx.pipeline;
-        // A cap above what a run can afford caps nothing (principle 4): `run` refuses to open the
-        // store, and this reports it with the words of the same function, read or not.
-        for store in &p.stores {
-            let Some(refusals) = cx
-                .registry
-                .store(&store.kind.value)
-                .and_then(|k| k.cap_refusals)
-            else {
-                continue;
-            };
-            for (span, why) in refusals(store) {
-                out.push(
-                    Finding::new(
-                        self.id(),
-                        self.severity(),
-                        format!(
-                            "coverage is a promise, and a limit that does not limit is none: `run` refuses to open the store: {why}"
-                        ),
-                        Label::new(span, "caps nothing"),
-                    )
-                    .help(
-                        "lower the cap to what a review needs: `max-tries 10` and `max-run-lookups 50` are the defaults; a flood then costs a fresh review, not the run's bandwidth or the token's hourly budget",
-                    )
-                    .confidence(Confidence::High),
-                );
-            }
-        }
         let mut reported = Vec::new();
         for stage in &p.stages {
             let Some(contract) = cx.registry.get(&stage.uses.value) else {

@@ -1,7 +1,8 @@
 //! `untrusted-input`: principle 1, unknown is untrusted. Data from outside the pipeline file
 //! (the change's diff, title, body, branch names, restored conversations, and what is read from
-//! them) reaches a command line or an environment variable of a stage that holds a secret or a
-//! write permission, where it could steer the command. So does a folder another stage may write
+//! them) reaches a command line, an environment variable, a path or a setting (any slot its
+//! contract does not take as data) of a stage that holds a secret or a write permission, where it
+//! could steer the command or what the stage publishes. So does a folder another stage may write
 //! (`flow::Folder`): what it holds is code and data for the stage that runs from it, and no stage
 //! declares it. One finding per stage and folder, naming its writers.
 //!
@@ -65,11 +66,21 @@ impl Check for UntrustedInput {
                 if !input.labels.untrusted && lifted.is_none() {
                     continue;
                 }
+                // Principle 3: the roles a stage takes as data are an allow-list; a value in
+                // any other slot steers what the stage does with its power (a setting names what
+                // it publishes, keeps or binds), so untrusted text must not choose it. A
+                // reviewer's unfenced settings are `unfenced`'s finding, above.
                 let place = match input.role {
+                    Role::Data | Role::Publish | Role::Keep | Role::Stdin => continue,
                     Role::CommandLine => "the command line",
                     Role::Environment => "an environment variable",
                     Role::Path => "a path",
-                    _ => continue,
+                    Role::Config | Role::Binding | Role::SecretSlot => {
+                        if contract.is_some_and(|c| !c.reviewers().is_empty()) {
+                            continue;
+                        }
+                        "a setting"
+                    }
                 };
                 // A `file` output passed whole is a path the run made (a copy in the stage's own
                 // folder): its words are the run's, and the program reads the untrusted content
@@ -94,12 +105,23 @@ impl Check for UntrustedInput {
                     continue;
                 }
                 let path = flow.path(p, cx.dag, i, input, Kind::Untrusted);
+                let setting = place == "a setting";
+                let instead = if setting {
+                    "write the setting with the pipeline's own words (a literal, or inputs whose pattern admits only a name): untrusted text is data only in a slot the stage takes as data (a comment, findings, a fenced `untrusted`)"
+                } else {
+                    "pass it on stdin or in a file the command reads, or run the command in a stage without the secret"
+                };
                 let help = match &input.outside {
                     Some(o) => format!(
-                        "give input `{}` a `pattern` that admits only a name (a letter or digit, then letters, digits, `-`, `_`, `.`), pass it on stdin or in a file the command reads, or run the command in a stage without the secret; if what sets `${}` is the pipeline's own, say so: `trusted \"input\" name=\"{}\" reason=\"…\"`",
+                        "give input `{}` a `pattern` that admits only a name (a letter or digit, then letters, digits, `-`, `_`, `.`), or {instead}; if what sets `${}` is the pipeline's own, say so: `trusted \"input\" name=\"{}\" reason=\"…\"`",
                         o.input, o.env, o.input
                     ),
-                    None => "pass it on stdin or in a file the command reads, or run the command in a stage without the secret".to_owned(),
+                    None => instead.to_owned(),
+                };
+                let place = if setting {
+                    format!("`{}`, a setting", child.name.value)
+                } else {
+                    place.to_owned()
                 };
                 let mut finding = Finding::new(
                     self.id(),

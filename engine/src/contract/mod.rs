@@ -2,13 +2,15 @@
 //! what it falls back to, which secrets and permissions it may hold, and what it does to the
 //! world. The engine reads contracts as data; the stdlib supplies them.
 
+mod bound;
 mod forge;
 mod reviewer;
 mod store;
 
+pub use bound::{Bound, Unit};
 pub use forge::{BelievedAuthors, ForgeContract, ForgeRefusal};
 pub use reviewer::{COMMON_SETTINGS, ReviewerKind};
-pub use store::StoreContract;
+pub use store::{MAX_RUN_LOOKUPS, MAX_TRIES, RETAIN_AGE, RETAIN_COUNT, StoreContract};
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -205,10 +207,12 @@ pub enum Role {
 #[serde(rename_all = "kebab-case", tag = "type", content = "of")]
 pub enum ValueType {
     String,
-    Int,
+    /// A non-negative integer within its bound: every integer a stage, forge or store takes is a
+    /// count or a size, and a limit (principle 4).
+    Int(Bound),
     Bool,
-    /// `"45m"`, `"10s"`, `"1h30m"`.
-    Duration,
+    /// `"45m"`, `"10s"`, `"1h30m"`, within its bound (in milliseconds).
+    Duration(Bound),
     /// A string that may interpolate `{input}` and `{stage.output}`.
     Template,
     /// `"stage.output"`.
@@ -225,9 +229,9 @@ impl ValueType {
     pub fn describe(&self) -> String {
         match self {
             Self::String => "a string".into(),
-            Self::Int => "an integer".into(),
+            Self::Int(bound) => format!("an integer {}", bound.range()),
             Self::Bool => "#true or #false".into(),
-            Self::Duration => "a duration such as \"45m\"".into(),
+            Self::Duration(bound) => format!("a duration {}", bound.range()),
             Self::Template => "a string".into(),
             Self::Reference => "a reference \"stage.output\"".into(),
             Self::Secret => "the name of a secret".into(),

@@ -5,7 +5,35 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{PropSpec, ValueType};
+use super::{Bound, PropSpec, ValueType};
+
+/// The most trusted blobs a restore may be told to try (`max-tries`), of every store kind.
+pub const MAX_TRIES: Bound = Bound::count(
+    0,
+    20,
+    "each try fetches a blob a trusted producer kept, up to restore's `max-bytes`, and opens it: at 20 a flood costs at most 20 fetches per review, twice the default of 10",
+);
+
+/// How many entries a store's `retain` keeps: pruning has no upper end to keep.
+pub const RETAIN_COUNT: Bound = Bound::count(
+    1,
+    u64::MAX,
+    "a store that keeps no entry keeps nothing a later review could resume",
+);
+
+/// How old an entry a store's `retain` keeps may be.
+pub const RETAIN_AGE: Bound = Bound::millis(
+    1_000,
+    u64::MAX,
+    "a store that keeps no entry a second old keeps nothing a later review could resume",
+);
+
+/// The most producer look-ups a restore may be told to make (`max-run-lookups`).
+pub const MAX_RUN_LOOKUPS: Bound = Bound::count(
+    0,
+    100,
+    "each look-up is one API call with the run's token, whose budget in GitHub Actions is 1,000 calls an hour per repository: at 100 a flood spends at most a tenth of it, and the post that follows still has the rest",
+);
 
 /// The contract of one store kind (`kind="github-artifacts"`).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -29,12 +57,6 @@ pub struct StoreContract {
     /// `event`, `branch` and `repository`: `check` asks of each rule whether the author of a pull
     /// request could start a run it admits.
     pub workflow_runs: bool,
-    /// What `run` refuses of the store's caps (`max-tries`, `max-run-lookups`) before anything
-    /// runs: the function the run calls when it opens the store, so that `check` (`trust`)
-    /// reports it with the same words (principle 7).
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub cap_refusals: Option<StoreRefusals>,
     /// Why `run` refuses a blob name once the name's inputs are filled in (`store`, the blob
     /// name), if it does: the function the run calls, so that `check` (`run-refusal`) reports
     /// it with the same words, tried with the most hostile values the inputs admit.
@@ -42,9 +64,6 @@ pub struct StoreContract {
     #[schemars(skip)]
     pub name_refusal: Option<NameRefusal>,
 }
-
-/// A store kind's refusals of a store's settings: each with where it is and why.
-pub type StoreRefusals = fn(&crate::model::Store) -> Vec<(crate::span::Span, String)>;
 
 /// A store kind's refusal of a filled-in blob name of store `store`: why, if it is refused.
 pub type NameRefusal = fn(store: &str, name: &str) -> Option<String>;
@@ -60,14 +79,8 @@ impl StoreContract {
             lookups: false,
             retain: false,
             workflow_runs: false,
-            cap_refusals: None,
             name_refusal: None,
         }
-    }
-
-    pub fn cap_refusals(mut self, refusals: StoreRefusals) -> Self {
-        self.cap_refusals = Some(refusals);
-        self
     }
 
     pub fn name_refusal(mut self, refusal: NameRefusal) -> Self {

@@ -38,6 +38,15 @@ pub enum Fact {
         found: String,
         help: Option<String>,
     },
+    /// A number outside the range its setting declares (`retries=100000`): the `limit` check.
+    OutOfBound {
+        span: Span,
+        /// The setting, as messages name it: "`retries`".
+        what: String,
+        /// The value as written.
+        found: u64,
+        bound: crate::contract::Bound,
+    },
     Missing {
         span: Span,
         what: String,

@@ -464,15 +464,21 @@ impl<'s> Lowerer<'s> {
     ) -> Option<Spanned<Value>> {
         let span = self.value_span(entry);
         let value = match ty {
-            // Every integer a stage takes is a count or a size.
-            ValueType::Int => Value::Int(self.expect_count(entry, what)?.value as i64),
+            // Every integer a stage takes is a count or a size, within its bound.
+            ValueType::Int(bound) => {
+                let n = self.expect_count(entry, what)?;
+                self.bounded(n.value, n.span, bound, what);
+                Value::Int(i64::try_from(n.value).unwrap_or(i64::MAX))
+            }
             ValueType::Bool => Value::Bool(self.expect_bool(entry, what)?.value),
             ValueType::String => Value::String(self.expect_string(entry, what)?.value),
             ValueType::Secret => Value::Secret(self.expect_string(entry, what)?.value),
             ValueType::Store => Value::Store(self.expect_string(entry, what)?.value),
-            ValueType::Duration => {
+            ValueType::Duration(bound) => {
                 let text = self.expect_string(entry, what)?;
-                Value::Duration(self.duration(&text, what)?.value)
+                let ms = self.duration(&text, what)?;
+                self.bounded(ms.value, ms.span, bound, what);
+                Value::Duration(ms.value)
             }
             ValueType::Template => {
                 let text = self.expect_string(entry, what)?;

@@ -3,7 +3,9 @@
 use kdl::KdlNode;
 
 use super::{Fact, Lowerer};
-use crate::contract::{PropSpec, quote_list};
+use crate::contract::{
+    Bound, MAX_RUN_LOOKUPS, MAX_TRIES, PropSpec, RETAIN_AGE, RETAIN_COUNT, quote_list,
+};
 use crate::duration::parse_duration_ms;
 use crate::model::{
     Allow, Forge, Input, InputType, IsolationLevel, OnMissing, Secret, Setting, Store, TrustRule,
@@ -454,9 +456,18 @@ impl Lowerer<'_> {
                     }
                     "max-tries" | "max-run-lookups" => {
                         let e = self.entries(child, &format_args!("`{child_name}`"), &[]);
+                        let what = format!("`{child_name}`");
                         let value = self
                             .single_arg(child, &e.args, child_name)
-                            .and_then(|a| self.expect_count(a, &format!("`{child_name}`")));
+                            .and_then(|a| self.expect_count(a, &what));
+                        let bound = if child_name == "max-tries" {
+                            &MAX_TRIES
+                        } else {
+                            &MAX_RUN_LOOKUPS
+                        };
+                        if let Some(v) = &value {
+                            self.bounded(v.value, v.span, bound, &what);
+                        }
                         if child_name == "max-tries" {
                             store.max_tries = value;
                         } else {
@@ -472,6 +483,12 @@ impl Lowerer<'_> {
                             let text = self.expect_string(v, "`age`")?;
                             self.duration(&text, "`age`")
                         });
+                        if let Some(c) = &store.retain_count {
+                            self.bounded(c.value, c.span, &RETAIN_COUNT, "`count`");
+                        }
+                        if let Some(a) = &store.retain_age {
+                            self.bounded(a.value, a.span, &RETAIN_AGE, "`age`");
+                        }
                     }
                     // Every other name was reported above.
                     _ => {}
@@ -666,6 +683,19 @@ impl Lowerer<'_> {
                 });
                 None
             }
+        }
+    }
+
+    /// Reports `value` when `bound` does not admit it; the value is kept either way, so that an
+    /// `allow` of the finding runs with what the file says.
+    pub(super) fn bounded(&mut self, value: u64, span: Span, bound: &Bound, what: &str) {
+        if !bound.admits(value) {
+            self.fact(Fact::OutOfBound {
+                span,
+                what: what.into(),
+                found: value,
+                bound: *bound,
+            });
         }
     }
 

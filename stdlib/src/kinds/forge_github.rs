@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use reviewflow_engine::contract::{BelievedAuthors, ForgeContract, ForgeRefusal, ValueType};
+use reviewflow_engine::contract::{BelievedAuthors, Bound, ForgeContract, ForgeRefusal, ValueType};
 use reviewflow_engine::model::Value;
 use reviewflow_engine::permission::ACTIONS_TOKEN_VARIABLES;
 use reviewflow_engine::run::{BoxFuture, StatusSink};
@@ -22,6 +22,20 @@ use crate::forge::github::{
 use crate::gather::{GatherConfig, GatherError, Gathered, Parts, assemble, normalise_path, notes};
 use crate::git::Sha;
 use crate::github::{ActionsEnv, Client, ClientConfig, GithubError};
+
+/// The longest one API call may take (`timeout`).
+const TIMEOUT: Bound = Bound::millis(
+    1_000,
+    600_000,
+    "a call that has not answered in 10 minutes will not, and past that a hung API holds the job (and its token) until the job's own limit",
+);
+
+/// How often a call is tried again (`retries`).
+const RETRIES: Bound = Bound::count(
+    0,
+    10,
+    "each retry is one more API call with the run's token, whose budget in GitHub Actions is 1,000 calls an hour per repository: past 10, a failing API spends the budget the post needs",
+);
 
 pub fn contract() -> ForgeContract {
     ForgeContract::new(
@@ -53,12 +67,12 @@ pub fn contract() -> ForgeContract {
     )
     .prop(
         "timeout",
-        ValueType::Duration,
+        ValueType::Duration(TIMEOUT),
         "the longest one API call may take (default 30s)",
     )
     .prop(
         "retries",
-        ValueType::Int,
+        ValueType::Int(RETRIES),
         "how often a call that may pass on another try is tried again (default 3)",
     )
     .prop(

@@ -68,16 +68,10 @@ pub struct PrepareOptions<'a> {
 
 /// Opens the pipeline's forge (the change resolved once) and its stores.
 pub async fn prepare(pipeline: &Pipeline, options: PrepareOptions<'_>) -> Result<Prepared, String> {
-    // What the file alone decides is refused before the forge is opened, in the words `check`
-    // reports (`trust` for caps, `run-refusal` for the forge's settings): one function for both.
+    // What the file alone decides of the forge is refused before it is opened, in the words
+    // `check` reports (`run-refusal`): one function for both. A store's caps are bounded by the
+    // compiler (`limit`), before this.
     let mut refused: Vec<String> = Vec::new();
-    for decl in &pipeline.stores {
-        if let Some(refusals) =
-            super::store_kind(&decl.kind.value).and_then(|k| k.contract().cap_refusals)
-        {
-            refused.extend(refusals(decl).into_iter().map(|(_, why)| why));
-        }
-    }
     if let Some(refusals) = pipeline
         .forge
         .as_ref()

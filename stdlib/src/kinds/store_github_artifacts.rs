@@ -30,7 +30,6 @@ pub fn contract() -> StoreContract {
     )
     .lookups()
     .workflow_runs()
-    .cap_refusals(super::store::cap_refusals)
     .name_refusal(crate::store::name_refusal)
 }
 

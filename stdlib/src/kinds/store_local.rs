@@ -29,7 +29,6 @@ pub fn contract() -> StoreContract {
     )
     .trust_example("trust local=#true")
     .retain()
-    .cap_refusals(super::store::cap_refusals)
     .name_refusal(crate::store::name_refusal)
 }
 

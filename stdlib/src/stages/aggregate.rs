@@ -4,7 +4,8 @@
 //! finding. The computation is [`crate::aggregate`]; this reads the children and writes outputs.
 
 use reviewflow_engine::contract::{
-    ChildSpec, FallbackValue, LabelKind, LabelRule, OutputType, Role, StageContract, ValueType,
+    Bound, ChildSpec, FallbackValue, LabelKind, LabelRule, OutputType, Role, StageContract,
+    ValueType,
 };
 
 use super::words;
@@ -15,42 +16,23 @@ pub const REQUEST_CHANGES_ON: &[&str] = &["error", "warning", "never"];
 pub const APPROVE: &[&str] = &["never", "clean"];
 /// Lines around each hunk a finding's line may fall in, by default.
 pub const DEFAULT_TOLERANCE: u32 = 3;
-/// The most `tolerance` may be: a finding further from every hunk names code the change never
-/// touched, and a larger tolerance would keep its line as if it were in the change.
-pub const MAX_TOLERANCE: i64 = 20;
+/// Lines around a hunk a finding may fall in (`tolerance`): a finding further from every hunk
+/// names code the change never touched.
+pub const TOLERANCE: Bound = Bound::count(
+    0,
+    20,
+    "a finding further from every hunk names code the change never touched, and a larger tolerance would keep its line as if it were in the change",
+);
 /// Most findings the comment lists; the findings output has them all.
 const COMMENT_FINDINGS: usize = 100;
 /// Longest message the comment shows, in characters.
 const COMMENT_MESSAGE_CHARS: usize = 400;
-
-/// What `run` refuses in an aggregate's settings, in the words `check` reports too
-/// (`run-refusal`): a `tolerance` that does not limit (principle 4: a limit that does not limit
-/// is none).
-fn refusals(
-    stage: &reviewflow_engine::model::Stage,
-) -> Vec<(reviewflow_engine::span::Span, String)> {
-    use reviewflow_engine::model::Value;
-    stage
-        .children_named("tolerance")
-        .filter_map(|c| c.args.first())
-        .filter_map(|a| match a.value {
-            Value::Int(n) if !(0..=MAX_TOLERANCE).contains(&n) => Some((
-                a.span,
-                format!(
-                    "`tolerance` {n} is not a number of lines from 0 to {MAX_TOLERANCE}: a finding further from every hunk names code the change never touched, and would keep its line as if it were in the change (a limit that does not limit is none)"
-                ),
-            )),
-            _ => None,
-        })
-        .collect()
-}
 
 pub fn contract() -> StageContract {
     StageContract::new(
         "std/aggregate",
         "several reviews' findings, through their lenses, into one set and a verdict",
     )
-    .refusals(refusals)
     .child(
         ChildSpec::new(
             "from",
@@ -92,7 +74,7 @@ pub fn contract() -> StageContract {
             Role::Config,
             "lines around each hunk a finding's line may fall in (default 3)",
         )
-        .arg(ValueType::Int),
+        .arg(ValueType::Int(TOLERANCE)),
     )
     .child(
         ChildSpec::new(
@@ -174,9 +156,6 @@ async fn run(
     use crate::lens::{LensMeta, VerdictMode};
     use crate::rules::Severity;
 
-    if let Some((_, why)) = refusals(cx.stage).into_iter().next() {
-        return Err(StageError::failed(why));
-    }
     let invalid = |what: &str, e: serde_json::Error| StageError::failed(format!("{what}: {e}"));
     let mut inputs = Vec::new();
     let declared = cx.stage.children_named("from");

@@ -8,12 +8,19 @@
 //! `--force` the run goes on, and `since-last-review` is the whole diff.
 
 use reviewflow_engine::contract::{
-    ChildSpec, Effect, LabelAdd, LabelRule, OutputType, Role, StageContract, ValueType,
+    Bound, ChildSpec, Effect, LabelAdd, LabelRule, OutputType, Role, StageContract, ValueType,
 };
 
 use super::words;
 
 pub const TIERS: &[&str] = &["green", "yellow", "orange", "red", "black"];
+
+/// The largest diff a gather may be told to read (`max-bytes`): 16 MiB by default.
+const MAX_BYTES: Bound = Bound::bytes(
+    1,
+    64 << 20,
+    "the diff is held whole in memory and handed to a reviewer whose model reads a few megabytes at most: past 64 MiB the size limit no longer keeps a run's memory bounded, and the review covers less than the limit says",
+);
 
 pub fn contract() -> StageContract {
     let untrusted = || LabelRule::none().adding(LabelAdd::Untrusted);
@@ -68,7 +75,7 @@ pub fn contract() -> StageContract {
     )
     .child(
         ChildSpec::new("max-bytes", Role::Config, "the largest diff read, in bytes")
-            .arg(ValueType::Int),
+            .arg(ValueType::Int(MAX_BYTES)),
     )
     .output(
         "diff",

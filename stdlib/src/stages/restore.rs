@@ -4,7 +4,7 @@
 //! conversation, a fresh review, and the reason in one status line.
 
 use reviewflow_engine::contract::{
-    ChildSpec, Effect, FallbackValue, LabelAdd, LabelRule, OutputType, Role, StageContract,
+    Bound, ChildSpec, Effect, FallbackValue, LabelAdd, LabelRule, OutputType, Role, StageContract,
     ValueType,
 };
 
@@ -22,7 +22,7 @@ pub fn contract() -> StageContract {
             Role::Config,
             "accept only the conversation of the review the posted comment names",
         ))
-        .child(ChildSpec::new("max-bytes", Role::Config, "the largest blob opened, in bytes").arg(ValueType::Int))
+        .child(ChildSpec::new("max-bytes", Role::Config, "the largest blob opened, in bytes").arg(ValueType::Int(MAX_BYTES)))
         .output(
             "conversation",
             OutputType::Conversation,
@@ -45,6 +45,13 @@ pub struct Restore;
 super::runtime::stage_impl!(Restore, run);
 
 /// The largest conversation restored by default: 64 MiB and the envelope's overhead.
+/// The largest blob a restore may be told to open (`max-bytes`).
+const MAX_BYTES: Bound = Bound::bytes(
+    1,
+    256 << 20,
+    "each of up to `max-tries` tries fetches a blob this large and opens it in memory: past 256 MiB a flood of planted blobs costs gigabytes per review",
+);
+
 pub const DEFAULT_MAX_BYTES: u64 = (64 << 20) + (64 << 10);
 
 async fn run(

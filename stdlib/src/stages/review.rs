@@ -3,8 +3,8 @@
 //! The comment and findings are the review's public product; the conversation is private.
 
 use reviewflow_engine::contract::{
-    ChildSpec, Effect, FallbackValue, LabelAdd, LabelKind, LabelRule, OutputType, ReviewerKind,
-    Role, StageContract, ValueType,
+    Bound, ChildSpec, Effect, FallbackValue, LabelAdd, LabelKind, LabelRule, OutputType,
+    ReviewerKind, Role, StageContract, ValueType,
 };
 
 use super::words;
@@ -59,6 +59,20 @@ pub const REVIEWER_KINDS: &[ReviewerKind] = &[
 
 /// The reviewers' names, in order.
 pub const REVIEWERS: &[&str] = &ReviewerKind::names::<{ REVIEWER_KINDS.len() }>(REVIEWER_KINDS);
+
+/// The most turns a model reviewer may be given (`max-turns`).
+const MAX_TURNS: Bound = Bound::count(
+    1,
+    500,
+    "each turn is one more model call on the run's key, and a review of a change takes tens: past 500 the cap no longer bounds what a prompt-injected reviewer spends",
+);
+
+/// How many tries a review may be given (`tries`).
+const TRIES: Bound = Bound::count(
+    1,
+    5,
+    "no try reviews nothing, and each try is a whole review on the run's key within the stage's one `timeout`: past 5 a failing reviewer spends the budget without a review",
+);
 
 /// What a model reviewer may do (`access=`).
 pub const ACCESS: &[&str] = &["read-only", "write"];
@@ -126,7 +140,7 @@ pub fn contract() -> StageContract {
             )
             .prop(
                 "max-turns",
-                ValueType::Int,
+                ValueType::Int(MAX_TURNS),
                 false,
                 "the most turns a model reviewer may take",
             )
@@ -225,7 +239,7 @@ pub fn contract() -> StageContract {
                 Role::Config,
                 "how many tries (default 2: resumed, then fresh); they share the stage's `timeout`",
             )
-            .arg(ValueType::Int),
+            .arg(ValueType::Int(TRIES)),
         )
         .child(
             ChildSpec::new(
