@@ -11,6 +11,12 @@
 //! number of stages (a lens through `std/aggregate`). One finding per publishing stage, on the
 //! first verdict its `when` reads.
 //!
+//! Any other verdict or guard read by such a `when` (a verdict of a review it does not publish, a
+//! scan's `clean`) gates it the same way: for one outcome nothing is published and the run
+//! passes. So does `on-error="skip"` on the stage: a failed publication is a skipped stage, and
+//! the run passes with nothing published (`fallback` is not: its `posted` output says so, and
+//! the run warns).
+//!
 //! The same holds for a setting that makes the verdict constant: a check run recorded with
 //! `block-on "never"` passes whatever the review found, so a rule that requires it requires
 //! nothing (a warning: the choice may be meant, and says so with an `allow`).
@@ -21,11 +27,19 @@ use crate::contract::Effect;
 use crate::finding::{Confidence, Finding, Label, Severity};
 use crate::model::Reference;
 
+/// Whether `r` names a verdict (`OutputSpec::verdict`) or a guard's output (`Vets`).
+fn is_verdict(cx: &Context<'_>, r: &Reference) -> Option<usize> {
+    let g = cx.dag.stage_index(&r.stage)?;
+    let contract = cx.registry.get(&cx.pipeline.stages[g].uses.value)?;
+    let verdict = contract.output_spec(&r.output).is_some_and(|o| o.verdict)
+        || contract.vets.as_ref().is_some_and(|v| v.output == r.output);
+    verdict.then_some(g)
+}
+
 pub(super) fn selective_publishers(cx: &Context<'_>, out: &mut Vec<Finding>) {
     constant_verdicts(cx, out);
     let p = cx.pipeline;
     for (i, stage) in p.stages.iter().enumerate() {
-        let Some(when) = &stage.when else { continue };
         if !cx
             .registry
             .get(&stage.uses.value)
@@ -34,6 +48,17 @@ pub(super) fn selective_publishers(cx: &Context<'_>, out: &mut Vec<Finding>) {
             continue;
         }
         let published = data_ancestors(cx, i);
+        let publishes_a_review = published.iter().enumerate().any(|(g, &reads)| {
+            reads
+                && cx
+                    .registry
+                    .get(&p.stages[g].uses.value)
+                    .is_some_and(|c| c.outputs.iter().any(|o| o.verdict))
+        });
+        if publishes_a_review && stage.on_error.value == crate::model::OnError::Skip {
+            skipped_publisher(stage, out);
+        }
+        let Some(when) = &stage.when else { continue };
         let mut refs: Vec<&Reference> = Vec::new();
         when.value.collect_references(&mut refs);
         let verdict = refs.into_iter().find_map(|r| {
@@ -47,7 +72,17 @@ pub(super) fn selective_publishers(cx: &Context<'_>, out: &mut Vec<Finding>) {
                 .is_some_and(|o| o.verdict)
                 .then_some((r, g))
         });
-        let Some((r, g)) = verdict else { continue };
+        let Some((r, g)) = verdict else {
+            if publishes_a_review
+                && let Some((r, g)) = refs_of(when)
+                    .into_iter()
+                    .find_map(|r| Some((r, is_verdict(cx, r)?)))
+                    .filter(|&(_, g)| !publishes_what_it_vets(cx, stage, g))
+            {
+                other_verdict(cx, stage, r, g, out);
+            }
+            continue;
+        };
         let name = &stage.name.value;
         let reviewer = &p.stages[g].name.value;
         out.push(
@@ -70,6 +105,88 @@ pub(super) fn selective_publishers(cx: &Context<'_>, out: &mut Vec<Finding>) {
             .stage(name),
         );
     }
+}
+
+/// Whether `stage` publishes a value guard `g` vouches for (`std/scan`'s `target`): then it must
+/// wait for the guard (`vetting`), and the gate is the point.
+fn publishes_what_it_vets(cx: &Context<'_>, stage: &crate::model::Stage, g: usize) -> bool {
+    let guard = &cx.pipeline.stages[g];
+    let Some(vets) = cx
+        .registry
+        .get(&guard.uses.value)
+        .and_then(|c| c.vets.as_ref())
+    else {
+        return false;
+    };
+    let mut vetted: Vec<&Reference> = Vec::new();
+    for value in guard.children_named(&vets.child).flat_map(|c| c.values()) {
+        value.value.collect_references(&mut vetted);
+    }
+    let mut read: Vec<&Reference> = Vec::new();
+    for value in stage.children.iter().flat_map(|c| c.values()) {
+        value.value.collect_references(&mut read);
+    }
+    read.iter().any(|r| {
+        vetted
+            .iter()
+            .any(|v| v.stage == r.stage && v.output == r.output)
+    })
+}
+
+/// Every reference a `when` reads.
+fn refs_of(when: &crate::span::Spanned<crate::model::Expr>) -> Vec<&Reference> {
+    let mut refs = Vec::new();
+    when.value.collect_references(&mut refs);
+    refs
+}
+
+/// Publisher `stage` is gated by `r`, a verdict or guard of stage `g` that is not a review it
+/// publishes (a scan of the conversation, another review's verdict).
+fn other_verdict(
+    cx: &Context<'_>,
+    stage: &crate::model::Stage,
+    r: &Reference,
+    g: usize,
+    out: &mut Vec<Finding>,
+) {
+    let name = &stage.name.value;
+    let gate = &cx.pipeline.stages[g].name.value;
+    out.push(
+        Finding::new(
+            ID,
+            Severity::Error,
+            format!(
+                "`{name}` publishes the review only when `{r}` lets it run: with `{gate}`'s other outcome nothing is published, no check run records it, the run passes, and the last published comment stands as this head's (principle 4: a verdict covers what it claims)"
+            ),
+            Label::new(r.span, format!("`{gate}`'s verdict")),
+        )
+        .related(Label::new(stage.name.span, format!("`{name}` publishes the review")))
+        .help(format!(
+            "publish every outcome: drop `{r}` from `{name}`'s `when`; gate what must not leave on it instead (`std/seal`'s `when`, an `upload`), or let the review's own verdict decide pass or fail"
+        ))
+        .confidence(Confidence::High)
+        .stage(name),
+    );
+}
+
+/// Publisher `stage` skips itself on an error: the run passes with nothing published.
+fn skipped_publisher(stage: &crate::model::Stage, out: &mut Vec<Finding>) {
+    let name = &stage.name.value;
+    out.push(
+        Finding::new(
+            ID,
+            Severity::Error,
+            format!(
+                "`{name}` publishes the review, and its failure reads as a success (on-error=\"skip\"): the run passes with nothing published, no check run records the head, and the last published comment stands as this head's (principle 4: a verdict covers what it claims)"
+            ),
+            Label::new(stage.on_error.span, "a failed publication is skipped"),
+        )
+        .help(format!(
+            "let `{name}` fail the run (remove `on-error`), or write `on-error=\"fallback\"`, whose `posted` output says the review was not recorded and whose status the run shows as a warning"
+        ))
+        .confidence(Confidence::High)
+        .stage(name),
+    );
 }
 
 /// The stages whose outputs reach stage `i` as data, directly or through others.
