@@ -1072,6 +1072,9 @@ impl CheckoutRun {
     /// What follows when the checkout is the change's.
     pub fn consequence(&self) -> &'static str {
         match &self.how {
+            CheckoutHow::Environment(var) if var == "PATH" => {
+                "every program the stage runs by name may be one its author wrote"
+            }
             CheckoutHow::Environment(_) => {
                 "a program may load its author's code from the path (as `PYTHONPATH` makes Python do)"
             }
@@ -1153,7 +1156,7 @@ pub fn checkout_programs(stage: &Stage, contract: &StageContract) -> Vec<Checkou
         return Vec::new();
     }
     // An empty entry is the working folder too.
-    let relative_path_entry = stage
+    let relative_path = stage
         .children
         .iter()
         .filter(|c| role_of(&c.name.value) == Some(Role::Environment))
@@ -1163,10 +1166,13 @@ pub fn checkout_programs(stage: &Stage, contract: &StageContract) -> Vec<Checkou
                 .is_some_and(|n| leading_literal(&n.value) == Some("PATH"))
         })
         .filter_map(|c| c.args.get(1))
-        .filter_map(|v| leading_literal(&v.value))
-        .flat_map(|t| t.split(':'))
-        .find(|e| !e.starts_with('/') && !e.starts_with('{'))
-        .map(|e| if e.is_empty() { "." } else { e });
+        .find_map(|v| {
+            let entry = leading_literal(&v.value)?
+                .split(':')
+                .find(|e| !e.starts_with('/') && !e.starts_with('{'))?;
+            Some((if entry.is_empty() { "." } else { entry }, v.span))
+        });
+    let relative_path_entry = relative_path.map(|(entry, _)| entry);
     let mut out = Vec::new();
     // A relative path in any other variable's value: the program (or what it loads, such as
     // Python through `PYTHONPATH`, Node through `NODE_OPTIONS=--require ./x`) takes it from the
@@ -1225,6 +1231,20 @@ pub fn checkout_programs(stage: &Stage, contract: &StageContract) -> Vec<Checkou
                 how: CheckoutHow::WorkingFolder,
             });
         }
+    }
+    // Whatever the stage's program runs by name (a shell's commands, a model CLI's `git` and
+    // `rg`, a build tool's compilers) is looked up on `PATH` too: a relative entry makes each of
+    // them the checkout's, whether or not the file names one.
+    if let Some((entry, span)) = relative_path
+        && !out
+            .iter()
+            .any(|r| matches!(r.how, CheckoutHow::PathEntry(_)))
+    {
+        out.push(CheckoutRun {
+            path: entry.to_string(),
+            span,
+            how: CheckoutHow::Environment("PATH".into()),
+        });
     }
     out
 }

@@ -9,6 +9,10 @@
 //! publish: a run for another value otherwise replaces the review, or a record the forge finds
 //! by a name alone (a check run, `std/post`'s `check-run`).
 //!
+//! Keeping is publishing to a store: two stores of one kind, with the same settings, that name
+//! their blobs alike keep them in one place, so a blob one keeps replaces the other's (or is
+//! read back as the other's).
+//!
 //! Two publishers whose `when`s cannot both be true (`review.commented` and
 //! `!review.commented`) publish once per run and are not reported.
 
@@ -32,6 +36,60 @@ fn both_run(a: &Stage, b: &Stage) -> bool {
         right: Box::new(when(b)),
     };
     can_be_true(&both, &|_| None).is_some()
+}
+
+/// Where `store` keeps its blobs, as written: its kind, its blob name, its settings (sorted),
+/// and where its blob name is; `None` without a blob name (the store's own name is then used).
+fn store_place<'a>(
+    text: &'a str,
+    store: &'a crate::model::Store,
+) -> Option<(&'a str, &'a str, Vec<(&'a str, &'a str)>, crate::span::Span)> {
+    let written = |span: crate::span::Span| text.get(span.offset..span.end()).unwrap_or("");
+    let name = store.blob_name.as_ref()?;
+    let mut settings: Vec<(&str, &str)> = store
+        .settings
+        .iter()
+        .map(|s| (s.name.value.as_str(), written(s.value.span)))
+        .collect();
+    settings.sort();
+    Some((store.kind.value.as_str(), written(name.span), settings, name.span))
+}
+
+impl DuplicatePublisher {
+    /// Two stores that keep their blobs in one place: the same kind, the same settings, and the
+    /// same blob name as written.
+    fn shared_store_names(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let text = cx.source.text();
+        let place = |store| store_place(text, store);
+        let stores = &cx.pipeline.stores;
+        for (i, later) in stores.iter().enumerate() {
+            let Some((kind, name, settings, span)) = place(later) else {
+                continue;
+            };
+            let Some(first) = stores[..i].iter().find(|a| {
+                place(a).is_some_and(|(k, n, s, _)| k == kind && n == name && s == settings)
+            }) else {
+                continue;
+            };
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "stores `{}` and `{}` keep their blobs in one place ({kind}, named {name}): a blob one keeps replaces the other's, and a restore from one reads the other's (principle 4: nothing kept is overwritten)",
+                        first.name.value, later.name.value
+                    ),
+                    Label::new(span, "the same blob name"),
+                )
+                .related(Label::new(first.name.span, "keeps blobs under this name too"))
+                .help(format!(
+                    "give each store a blob name of its own: `name=\"{}-{{change}}\"`",
+                    later.name.value
+                ))
+                .confidence(Confidence::High),
+            );
+        }
+    }
 }
 
 impl Check for DuplicatePublisher {
@@ -62,6 +120,7 @@ impl Check for DuplicatePublisher {
             self.unkeyed_narrowing(cx, first, out);
         }
         self.unkeyed_records(cx, &publishers, out);
+        self.shared_store_names(cx, out);
         for (i, later) in publishers.iter().enumerate() {
             let Some(first) = publishers[..i].iter().find(|a| both_run(a, later)) else {
                 continue;
