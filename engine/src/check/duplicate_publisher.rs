@@ -52,7 +52,12 @@ fn store_place<'a>(
         .map(|s| (s.name.value.as_str(), written(s.value.span)))
         .collect();
     settings.sort();
-    Some((store.kind.value.as_str(), written(name.span), settings, name.span))
+    Some((
+        store.kind.value.as_str(),
+        written(name.span),
+        settings,
+        name.span,
+    ))
 }
 
 impl DuplicatePublisher {

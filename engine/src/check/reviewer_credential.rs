@@ -33,6 +33,7 @@ impl Check for ReviewerCredential {
                 continue;
             };
             self.settings(stage, &reviewer, out);
+            self.moved_keys(cx, stage, &reviewer, out);
             let credentials = reviewer.kind.credentials;
             if credentials.is_empty() {
                 continue;
@@ -111,7 +112,116 @@ impl Check for ReviewerCredential {
     }
 }
 
+/// Whether `url` names this machine (`http://127.0.0.1:8080`, `localhost`, `[::1]`): a gateway on
+/// the runner, which the job runs.
+fn on_this_machine(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    let host = if let Some(v6) = host.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
+    host == "localhost" || host == "::1" || host.starts_with("127.")
+}
+
 impl ReviewerCredential {
+    /// A reviewer whose model API an `env` moves to another host sends its key there: a key
+    /// read from a vendor's own variable (`secret … env="ANTHROPIC_API_KEY"`: a key known by the
+    /// variable it comes from, principle 2) then reaches a host that is not the vendor's. A key
+    /// read from another variable is the gateway's, and a gateway on this machine is the job's.
+    fn moved_keys(
+        &self,
+        cx: &Context<'_>,
+        stage: &crate::model::Stage,
+        reviewer: &StageReviewer<'_>,
+        out: &mut Vec<Finding>,
+    ) {
+        let (Some(var), Some(_)) = (reviewer.kind.api_url, reviewer.moved_api) else {
+            return;
+        };
+        let Some(url) = stage
+            .children
+            .iter()
+            .filter(|c| {
+                reviewer
+                    .contract
+                    .child_spec(&c.name.value)
+                    .is_some_and(|s| s.role == Role::Environment)
+            })
+            .find(|c| c.args.first().and_then(|a| a.value.as_str()) == Some(var))
+            .and_then(|c| c.args.get(1))
+        else {
+            return;
+        };
+        // A URL an input fills in is the environment's to choose: any host.
+        let written = match &url.value {
+            Value::String(s) => Some(s.clone()),
+            Value::Template(t) if !t.is_interpolated() => Some(t.source_text()),
+            _ => None,
+        };
+        let written = written.as_deref();
+        if written.is_some_and(on_this_machine) {
+            return;
+        }
+        let shown = written.map_or_else(
+            || "a host an input chooses".to_string(),
+            |u| format!("`{u}`"),
+        );
+        // A gateway declared to run a vendor's model (`vendor=`) is that vendor's to trust with
+        // its key; one declared nowhere, on a stage that says whose its reviewer must not be, is
+        // `reviewer-vendor`'s finding (one root cause, one finding).
+        let declared = reviewer
+            .child
+            .prop(super::reviewer::VENDOR)
+            .and_then(|v| v.value.as_str());
+        if declared.is_none()
+            && stage
+                .children_named("reviewer-vendor-differs-from")
+                .next()
+                .is_some()
+        {
+            return;
+        }
+        let name = &stage.name.value;
+        for secret_name in stage.secrets_named() {
+            let Some(secret) = cx
+                .pipeline
+                .secrets
+                .iter()
+                .find(|s| s.name.value == secret_name.value)
+            else {
+                continue;
+            };
+            let source = secret.env.value.as_str();
+            let Some(vendor) = reviewer.contract.keys_vendor([source]) else {
+                continue;
+            };
+            if declared.is_some_and(|d| reviewer.contract.vendor_named(d) == Some(vendor)) {
+                continue;
+            }
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "`{name}` sends secret `{}`, read from `${source}` (a key of `{vendor}`), to {shown}, where its `{var}` moves the model API: the key is the vendor's, the host is not (principle 2)",
+                        secret.name.value
+                    ),
+                    Label::new(url.span, "another host receives the key"),
+                )
+                .related(Label::new(secret.env.span, format!("a key of `{vendor}`, by its variable")))
+                .help(format!(
+                    "give the gateway a key of its own: a secret read from the gateway's variable (`secret \"gateway-key\" env=\"LLM_GATEWAY_KEY\"`), given as `secret-env \"{}\" \"gateway-key\"`; or remove `{var}` to reach `{vendor}`'s API. If the host is `{vendor}`'s, say so with an `allow`",
+                    reviewer.kind.credentials.first().copied().unwrap_or(source)
+                ))
+                .confidence(Confidence::High)
+                .stage(name),
+            );
+        }
+    }
+
     /// A model's client reads its configuration from its environment: `env` gives it only the
     /// variables its kind lists as changing its model, its limits or its output
     /// (`ReviewerKind::settings`, an allow-list), since any other may send the conversation

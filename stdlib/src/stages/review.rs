@@ -97,7 +97,7 @@ fn refusals(
     else {
         return Vec::new();
     };
-    stage
+    let mut out: Vec<_> = stage
         .children
         .iter()
         .filter(|c| c.name.value == "env" || c.name.value == "secret-env")
@@ -107,7 +107,30 @@ fn refusals(
             // A model CLI's credential belongs in `secret-env`: refused in `env` only.
             (c.name.value == "env" || why.contains("set by reviewflow")).then_some((name.span, why))
         })
-        .collect()
+        .collect();
+    // The API's base URL the proxy would forward to: refused when the proxy starts, by the
+    // same parser (`Upstream::parse`).
+    let base_url_var = REVIEWER_KINDS
+        .iter()
+        .find(|k| k.name == reviewer)
+        .and_then(|k| k.api_url);
+    for child in stage.children.iter().filter(|c| c.name.value == "env") {
+        let (Some(name), Some(value)) = (child.args.first(), child.args.get(1)) else {
+            continue;
+        };
+        if literal(&name.value).as_deref() != base_url_var || base_url_var.is_none() {
+            continue;
+        }
+        let url = match &value.value {
+            Value::String(s) => s.clone(),
+            Value::Template(t) if !t.is_interpolated() => t.source_text(),
+            _ => continue,
+        };
+        if let Err(e) = crate::reviewer::proxy::Upstream::parse(&url) {
+            out.push((value.span, e.to_string()));
+        }
+    }
+    out
 }
 
 pub fn contract() -> StageContract {
