@@ -38,12 +38,20 @@ fn both_run(a: &Stage, b: &Stage) -> bool {
     can_be_true(&both, &|_| None).is_some()
 }
 
-/// Where `store` keeps its blobs, as written: its kind, its blob name, its settings (sorted),
-/// and where its blob name is; `None` without a blob name (the store's own name is then used).
+/// Where a store keeps its blobs, as written: its kind, its blob name and its settings (sorted).
+#[derive(PartialEq)]
+struct Place<'a> {
+    kind: &'a str,
+    name: &'a str,
+    settings: Vec<(&'a str, &'a str)>,
+}
+
+/// Where `store` keeps its blobs, with where its blob name is; `None` without a blob name (the
+/// store's own name is then used).
 fn store_place<'a>(
     text: &'a str,
     store: &'a crate::model::Store,
-) -> Option<(&'a str, &'a str, Vec<(&'a str, &'a str)>, crate::span::Span)> {
+) -> Option<(Place<'a>, crate::span::Span)> {
     let written = |span: crate::span::Span| text.get(span.offset..span.end()).unwrap_or("");
     let name = store.blob_name.as_ref()?;
     let mut settings: Vec<(&str, &str)> = store
@@ -52,12 +60,12 @@ fn store_place<'a>(
         .map(|s| (s.name.value.as_str(), written(s.value.span)))
         .collect();
     settings.sort();
-    Some((
-        store.kind.value.as_str(),
-        written(name.span),
+    let place = Place {
+        kind: store.kind.value.as_str(),
+        name: written(name.span),
         settings,
-        name.span,
-    ))
+    };
+    Some((place, name.span))
 }
 
 impl DuplicatePublisher {
@@ -68,14 +76,16 @@ impl DuplicatePublisher {
         let place = |store| store_place(text, store);
         let stores = &cx.pipeline.stores;
         for (i, later) in stores.iter().enumerate() {
-            let Some((kind, name, settings, span)) = place(later) else {
+            let Some((here, span)) = place(later) else {
                 continue;
             };
-            let Some(first) = stores[..i].iter().find(|a| {
-                place(a).is_some_and(|(k, n, s, _)| k == kind && n == name && s == settings)
-            }) else {
+            let Some(first) = stores[..i]
+                .iter()
+                .find(|a| place(a).is_some_and(|(there, _)| there == here))
+            else {
                 continue;
             };
+            let (kind, name) = (here.kind, here.name);
             out.push(
                 Finding::new(
                     self.id(),
