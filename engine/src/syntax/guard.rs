@@ -653,11 +653,10 @@ fn blank(b: &[u8], from: usize, to: usize, escapes: bool) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The length of the newline that ends `b[from..to]`, or 0.
+/// The length of the newline that ends `b[from..to]`, or 0. The longest is looked for first:
+/// the `\n` of a `\r\n` ends the line too, but the `\r` before it is no part of the line.
 fn trailing_newline(b: &[u8], from: usize, to: usize) -> usize {
-    (from..to)
-        .rev()
-        .take(3)
+    (to.saturating_sub(3).max(from)..to)
         .find(|&k| newline_at(b, k) == to - k)
         .map_or(0, |k| to - k)
 }
@@ -914,6 +913,22 @@ mod tests {
         ] {
             assert!(check_limits(fine, &limits()).is_ok(), "{fine:?}");
         }
+    }
+
+    /// A blank line of a multi-line string is blank whatever newline ends it: the `\r` of a
+    /// `\r\n` is no part of the line (found by `prescan_parser`: a Windows file with an empty
+    /// line in an indented multi-line string was refused where kdl reads it).
+    #[test]
+    fn blank_lines_of_a_multi_line_string_end_with_any_newline() {
+        for nl in NEWLINES {
+            let text = format!("a \"\"\"{nl}  x{nl}{nl}  y{nl}  \"\"\"{nl}");
+            assert!(check_limits(&text, &limits()).is_ok(), "{text:?}");
+            assert!(kdl::KdlDocument::parse_v2(&text).is_ok(), "{text:?}");
+        }
+        assert_eq!(trailing_newline(b"x\r\n", 0, 3), 2);
+        assert_eq!(trailing_newline(b"\r\n", 0, 2), 2);
+        assert_eq!(trailing_newline(b"x\n", 0, 2), 1);
+        assert_eq!(trailing_newline(b"x", 0, 1), 0);
     }
 
     #[test]
