@@ -27,6 +27,8 @@ pub struct StageReviewer<'a> {
     /// [`ReviewerKind::api_url`]), if the stage has one: then the kind no longer says whose
     /// model answers.
     pub moved_api: Option<Span>,
+    /// The base URL that `env` child gives, when it gives one.
+    pub moved_to: Option<&'a Spanned<Value>>,
     /// The model keys the stage gives its reviewer, known by their variables (a reviewer kind's
     /// credentials): each key's variable and where it is given.
     pub keys: Vec<(&'a str, Span)>,
@@ -42,7 +44,7 @@ impl<'a> StageReviewer<'a> {
         let child = stage.children_named(REVIEWER).next()?;
         let name = child.args.first()?;
         let kind = contract.reviewer_kind(name.value.as_str()?)?;
-        let moved_api = kind.api_url.and_then(|var| {
+        let moved = kind.api_url.and_then(|var| {
             stage
                 .children
                 .iter()
@@ -52,7 +54,6 @@ impl<'a> StageReviewer<'a> {
                         .is_some_and(|s| s.role == Role::Environment)
                 })
                 .find(|c| c.args.first().and_then(|a| a.value.as_str()) == Some(var))
-                .map(|c| c.name.span)
         });
         let keys = stage
             .children
@@ -73,7 +74,8 @@ impl<'a> StageReviewer<'a> {
             child,
             kind,
             name_span: name.span,
-            moved_api,
+            moved_api: moved.map(|c| c.name.span),
+            moved_to: moved.and_then(|c| c.args.get(1)),
             keys,
         })
     }

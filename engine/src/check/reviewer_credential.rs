@@ -4,7 +4,7 @@
 //! may be there. A secret the stage may not see, or a key of a stage that runs no program, is
 //! `secret-scope`'s finding and is not reported twice.
 
-use super::reviewer::{StageReviewer, either};
+use super::reviewer::{StageReviewer, either, literal};
 use super::{Check, Context};
 use crate::contract::{Effect, Role};
 use crate::finding::{Confidence, Finding, Label, Severity};
@@ -138,29 +138,11 @@ impl ReviewerCredential {
         reviewer: &StageReviewer<'_>,
         out: &mut Vec<Finding>,
     ) {
-        let (Some(var), Some(_)) = (reviewer.kind.api_url, reviewer.moved_api) else {
-            return;
-        };
-        let Some(url) = stage
-            .children
-            .iter()
-            .filter(|c| {
-                reviewer
-                    .contract
-                    .child_spec(&c.name.value)
-                    .is_some_and(|s| s.role == Role::Environment)
-            })
-            .find(|c| c.args.first().and_then(|a| a.value.as_str()) == Some(var))
-            .and_then(|c| c.args.get(1))
-        else {
+        let (Some(var), Some(url)) = (reviewer.kind.api_url, reviewer.moved_to) else {
             return;
         };
         // A URL an input fills in is the environment's to choose: any host.
-        let written = match &url.value {
-            Value::String(s) => Some(s.clone()),
-            Value::Template(t) if !t.is_interpolated() => Some(t.source_text()),
-            _ => None,
-        };
+        let written = literal(&url.value);
         let written = written.as_deref();
         if written.is_some_and(on_this_machine) {
             return;

@@ -59,9 +59,8 @@ pub(super) fn selective_publishers(cx: &Context<'_>, out: &mut Vec<Finding>) {
             skipped_publisher(stage, out);
         }
         let Some(when) = &stage.when else { continue };
-        let mut refs: Vec<&Reference> = Vec::new();
-        when.value.collect_references(&mut refs);
-        let verdict = refs.into_iter().find_map(|r| {
+        let refs = refs_of(when);
+        let verdict = refs.iter().copied().find_map(|r| {
             let g = cx.dag.stage_index(&r.stage)?;
             if !published[g] {
                 return None;
@@ -74,9 +73,9 @@ pub(super) fn selective_publishers(cx: &Context<'_>, out: &mut Vec<Finding>) {
         });
         let Some((r, g)) = verdict else {
             if publishes_a_review
-                && let Some((r, g)) = refs_of(when)
-                    .into_iter()
-                    .find_map(|r| Some((r, is_verdict(cx, r)?)))
+                && let Some((r, g)) = refs
+                    .iter()
+                    .find_map(|&r| Some((r, is_verdict(cx, r)?)))
                     .filter(|&(_, g)| !publishes_what_it_vets(cx, stage, g))
             {
                 other_verdict(cx, stage, r, g, out);
