@@ -234,3 +234,73 @@ fn the_principles_table_maps_every_check() {
         assert_eq!(a, b, "{DOC}: the row of principle {principle}");
     }
 }
+
+/// `## limit`'s table gives every bound a contract declares, as the compiler applies it: each
+/// setting with an upper end has a row naming it with its range.
+#[test]
+fn the_limit_section_gives_every_bound_of_the_registry() {
+    use reviewflow_engine::contract::{Bound, MAX_RUN_LOOKUPS, MAX_TRIES, Unit, ValueType};
+    let doc = doc();
+    let section = sections(&doc)
+        .into_iter()
+        .find(|(id, _)| id == "limit")
+        .map(|(_, body)| body)
+        .expect("a `## limit` section");
+    let range = |b: &Bound| {
+        let one = |v: u64| match b.unit {
+            Unit::Count => v.to_string(),
+            Unit::Bytes if v >= 1 << 20 => format!("{} MiB", v >> 20),
+            Unit::Bytes => v.to_string(),
+            Unit::Millis => format!(
+                "`\"{}\"`",
+                reviewflow_engine::duration::format_duration_ms(v)
+            ),
+        };
+        format!("{} to {}", one(b.min), one(b.max))
+    };
+    let registry = reviewflow_stdlib::registry();
+    let mut bounds: Vec<(String, Bound)> = vec![
+        ("max-tries".into(), MAX_TRIES),
+        ("max-run-lookups".into(), MAX_RUN_LOOKUPS),
+    ];
+    let bounded = |ty: &ValueType| match ty {
+        ValueType::Int(b) | ValueType::Duration(b) => Some(*b),
+        _ => None,
+    };
+    for contract in registry.contracts() {
+        for child in &contract.children {
+            bounds.extend(
+                child
+                    .args
+                    .iter()
+                    .filter_map(bounded)
+                    .map(|b| (child.name.clone(), b)),
+            );
+            bounds.extend(
+                child
+                    .props
+                    .iter()
+                    .filter_map(|p| Some((p.name.clone(), bounded(&p.ty)?))),
+            );
+        }
+    }
+    for forge in registry.forges() {
+        bounds.extend(
+            forge
+                .props
+                .iter()
+                .filter_map(|p| Some((p.name.clone(), bounded(&p.ty)?))),
+        );
+    }
+    assert!(bounds.len() >= 9, "{bounds:?}");
+    for (name, bound) in bounds.iter().filter(|(_, b)| b.max != u64::MAX) {
+        let row = section.lines().find(|l| {
+            l.starts_with("| ") && l.contains(&format!("`{name}")) && l.contains(&range(bound))
+        });
+        assert!(
+            row.is_some(),
+            "`## limit` has no row for `{name}` with {}",
+            range(bound)
+        );
+    }
+}
