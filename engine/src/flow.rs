@@ -20,6 +20,7 @@
 
 use std::collections::HashMap;
 
+use crate::code::{Fetched, INTERPRETERS, base_name};
 use crate::contract::{Effect, LabelAdd, LabelKind, Propagate, Role, StageContract};
 use crate::finding::Label;
 use crate::graph::{Dag, outputs_of};
@@ -188,6 +189,9 @@ pub struct Flow {
     /// By stage: it runs the pipeline's own program with `network`: what that program prints
     /// may be what it fetched, from outside the file (principle 1).
     pub fetches: Vec<bool>,
+    /// By stage: the code it runs that a registry or a server chooses when it runs
+    /// ([`crate::code::fetched`]), with where the file names it.
+    pub fetched: Vec<Vec<(Fetched, Span)>>,
     /// The pipeline vouches for the checkout (`trusted "checkout"`): what it runs from there
     /// carries no label.
     checkout_trusted: bool,
@@ -248,6 +252,16 @@ impl Flow {
                 .iter()
                 .map(|s| {
                     !s.network.is_empty() && registry.get(&s.uses.value).is_some_and(|c| c.opaque)
+                })
+                .collect(),
+            fetched: pipeline
+                .stages
+                .iter()
+                .map(|s| {
+                    registry
+                        .get(&s.uses.value)
+                        .map(|c| fetched_code(s, c))
+                        .unwrap_or_default()
                 })
                 .collect(),
             worlds: pipeline
@@ -531,6 +545,7 @@ impl Flow {
         if !self.runs_untrusted_checkout(i)
             && self.untrusted_world(i).is_none()
             && !self.fetches.get(i).copied().unwrap_or(false)
+            && self.fetched.get(i).is_none_or(Vec::is_empty)
         {
             return added;
         }
@@ -558,6 +573,12 @@ impl Flow {
             return Some(format!(
                 "`{name}` {} (untrusted: in CI, the pull request's own)",
                 run.describe()
+            ));
+        }
+        if let Some((code, _)) = self.fetched.get(p).and_then(|f| f.first()) {
+            return Some(format!(
+                "`{name}` {} (untrusted: from outside the file)",
+                code.describe()
             ));
         }
         if self.fetches.get(p).copied().unwrap_or(false) && self.untrusted_world(p).is_none() {
@@ -964,6 +985,16 @@ pub enum World {
     Commit(String),
 }
 
+impl World {
+    /// "the checkout", "the tree of `gather.head`".
+    pub fn describe(&self) -> String {
+        match self {
+            World::Checkout => "the checkout".to_owned(),
+            World::Commit(commit) => format!("the tree of `{commit}`"),
+        }
+    }
+}
+
 /// Principle 1: the tree a stage that runs a reviewer works in: the commit its contract's
 /// working-tree child names ([`crate::contract::ChildSpec::working_tree`]), or else the
 /// checkout.
@@ -1096,37 +1127,6 @@ impl CheckoutRun {
     }
 }
 
-/// Programs that run the file they are given (a script, a module) as code.
-const INTERPRETERS: &[&str] = &[
-    "sh",
-    "bash",
-    "dash",
-    "zsh",
-    "ksh",
-    "mksh",
-    "ash",
-    "fish",
-    "csh",
-    "tcsh",
-    "busybox",
-    "node",
-    "nodejs",
-    "deno",
-    "bun",
-    "ts-node",
-    "tsx",
-    "perl",
-    "ruby",
-    "php",
-    "lua",
-    "luajit",
-    "Rscript",
-    "pwsh",
-    "powershell",
-    "tclsh",
-    "osascript",
-];
-
 /// Extensions of a file an interpreter runs, for a script named without a folder (`lint.sh`).
 const SCRIPT_EXTENSIONS: &[&str] = &[
     "sh", "bash", "zsh", "py", "js", "mjs", "cjs", "ts", "pl", "rb", "php", "lua", "r", "ps1",
@@ -1249,6 +1249,38 @@ pub fn checkout_programs(stage: &Stage, contract: &StageContract) -> Vec<Checkou
     out
 }
 
+/// The code `stage` runs that a registry or a server chooses when it runs (principle 1: from
+/// outside the file), on any command line of a stage that runs a program.
+pub fn fetched_code(stage: &Stage, contract: &StageContract) -> Vec<(Fetched, Span)> {
+    if !runs_program(contract) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for child in stage
+        .children
+        .iter()
+        .filter(|c| contract.child_spec(&c.name.value).map(|s| s.role) == Some(Role::CommandLine))
+    {
+        let words = command_words(child);
+        for code in crate::code::fetched(&words) {
+            if let Some(arg) = child.args.get(code.index) {
+                out.push((code, arg.span));
+            }
+        }
+    }
+    out
+}
+
+/// A command line's words as the file writes them up to their first interpolation (empty for a
+/// word that starts with a reference or an input).
+pub fn command_words(child: &crate::model::Child) -> Vec<&str> {
+    child
+        .args
+        .iter()
+        .map(|a| leading_literal(&a.value).unwrap_or(""))
+        .collect()
+}
+
 /// Whether a working folder is shown to be outside the checkout: an absolute path written in
 /// the file, the stage's own folder, or a folder another stage made.
 fn outside_the_checkout(value: &Value) -> bool {
@@ -1309,11 +1341,7 @@ fn checkout_program(
         });
     }
     let name = base_name(program);
-    let python = name
-        .strip_prefix("python")
-        .or_else(|| name.strip_prefix("pypy"))
-        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
-    if python {
+    if crate::code::is_python(name) {
         return python_program(name, *span, args);
     }
     if !INTERPRETERS.contains(&name) {
@@ -1452,11 +1480,6 @@ fn is_relative_file(word: &str) -> bool {
         && !word.starts_with('~')
         && !word.contains("://")
         && !word.contains('=')
-}
-
-/// The last component of a program's path.
-fn base_name(program: &str) -> &str {
-    program.rsplit('/').next().unwrap_or(program)
 }
 
 /// The text a value starts with, up to its first interpolation: all of a plain string, `None`

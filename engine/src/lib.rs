@@ -8,6 +8,7 @@ pub mod atomic;
 pub mod builtin;
 mod cascade;
 pub mod check;
+pub mod code;
 pub mod compile;
 pub mod contract;
 pub mod duration;

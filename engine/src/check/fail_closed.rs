@@ -79,7 +79,7 @@ impl Check for FailClosed {
         selective::selective_publishers(cx, out);
         steered::steered_reviews(cx, out);
         subject::partial_subjects(cx, &feeds_sink, out);
-        subject::cut_verdicts(cx, out);
+        subject::cut_verdicts(cx, &feeds_sink, out);
         subject::unbounded_approvals(cx, out);
         restore::availability(cx, out);
         authors::unvouched_authors(cx, out);

@@ -307,7 +307,13 @@ mod tests {
         assert!(
             access("reviewer \"alpha-cli\" access=\"read-only\"\ninput \"src.text\"").is_empty()
         );
-        assert!(access("reviewer \"alpha-cli\" access=\"write\"").is_empty());
+        // It reads no input, but works in the checkout, which is the change's (principle 1).
+        assert_eq!(
+            access("reviewer \"alpha-cli\" access=\"write\""),
+            [
+                "the `alpha-cli` reviewer of `r` can run commands and write files, and works in the checkout, whose files the change's author wrote: an instruction in any of them is text the model reads (principle 1, unknown is untrusted)"
+            ]
+        );
     }
 
     #[test]

@@ -4,8 +4,10 @@
 
 use super::reviewer::{ACCESS, StageReviewer, WRITE};
 use super::{Check, Context};
+use crate::finding::Suppression;
 use crate::finding::{Confidence, Finding, Label, Severity};
-use crate::flow::Kind;
+use crate::flow::{Flow, Kind, World};
+use crate::span::Span;
 
 pub struct ReviewerAccess;
 
@@ -39,11 +41,15 @@ impl Check for ReviewerAccess {
                 .iter()
                 .filter(|input| input.labels.untrusted)
                 .collect();
-            let Some(first) = untrusted.first() else {
-                continue;
-            };
             let name = stage.name.value.as_str();
             let kind = reviewer.kind.name;
+            let Some(first) = untrusted.first() else {
+                // Principle 1: the tree it works in is read at will, as its inputs are.
+                if let Some(world) = flow.worlds[i].as_ref() {
+                    out.extend(self.world(cx, flow, i, world, access.span, kind));
+                }
+                continue;
+            };
             let mut read: Vec<String> = Vec::new();
             for input in &untrusted {
                 let r = format!("`{}`", input.reference);
@@ -71,5 +77,57 @@ impl Check for ReviewerAccess {
                 .stage(name),
             );
         }
+    }
+}
+
+impl ReviewerAccess {
+    /// A reviewer with tools that reads no untrusted input but works in a tree the change wrote:
+    /// a `workspace` commit's, or the checkout. Shown as allowed when the pipeline vouches for
+    /// the checkout it works in.
+    fn world(
+        &self,
+        cx: &Context<'_>,
+        flow: &Flow,
+        i: usize,
+        world: &World,
+        access: Span,
+        kind: &str,
+    ) -> Option<Finding> {
+        let stage = &cx.pipeline.stages[i];
+        let name = stage.name.value.as_str();
+        let lifted = match flow.untrusted_world(i) {
+            Some(_) => None,
+            None => {
+                let t = cx.pipeline.checkout_vouched(cx.registry)?;
+                Some(Suppression {
+                    span: t.span,
+                    reason: format!("trusted checkout: {}", t.reason.value.trim()),
+                })
+            }
+        };
+        let tree = world.describe();
+        let place = stage
+            .children
+            .iter()
+            .find(|c| c.name.value == "workspace")
+            .map_or(stage.name.span, |c| {
+                c.args.first().map_or(c.name.span, |a| a.span)
+            });
+        let mut finding = Finding::new(
+            self.id(),
+            self.severity(),
+            format!(
+                "the `{kind}` reviewer of `{name}` can run commands and write files, and works in {tree}, whose files the change's author wrote: an instruction in any of them is text the model reads (principle 1, unknown is untrusted)"
+            ),
+            Label::new(access, "shell and edit tools"),
+        )
+        .related(Label::new(place, format!("`{name}` works in {tree}")))
+        .help(format!(
+            "drop `{ACCESS}=\"{WRITE}\"` (read-only is the default): a file of the change could make the reviewer run what it says; a reviewer with tools may work only in a tree the pipeline's owners wrote (a checkout of the base, vouched for with `trusted \"checkout\" reason=\"…\"`)"
+        ))
+        .confidence(Confidence::High)
+        .stage(name);
+        finding.suppressed = lifted;
+        Some(finding)
     }
 }

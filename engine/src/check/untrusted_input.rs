@@ -11,9 +11,10 @@
 //! reviewer holds.
 
 use super::{Check, Context};
+use crate::code::{CodeHow, Fetched};
 use crate::contract::{OutputType, Role, StageContract};
 use crate::finding::{Confidence, Finding, Label, Severity, Suppression};
-use crate::flow::{CheckoutHow, CheckoutRun, Flow, Input, Kind};
+use crate::flow::{CheckoutHow, CheckoutRun, Flow, Input, Kind, command_words};
 use crate::span::Span;
 
 /// How many writers of a folder a finding names.
@@ -58,6 +59,9 @@ impl Check for UntrustedInput {
             for run in &flow.checkout_runs[i] {
                 out.push(self.checkout(cx, i, run, &power));
             }
+            for (code, span) in &flow.fetched[i] {
+                out.push(self.fetched(cx, i, code, *span, &power));
+            }
             let mut folders_reported: Vec<&str> = Vec::new();
             for input in &flow.inputs[i] {
                 // An input the pipeline vouches for carries no label, but the finding it would
@@ -87,10 +91,14 @@ impl Check for UntrustedInput {
                 // as data, the way the fix of a checkout script hands on what it makes.
                 // Not so for the working folder: the program runs in it, and what it finds there
                 // (a `Makefile`, a `package.json`, its configuration) steers it.
+                // Nor where the command line runs the file as code (principle 1: code is an
+                // input too): the program, an interpreter's script, a runner's package.
                 let child = &stage.children[input.child];
                 let working_folder = child.name.value == "cwd" && input.role == Role::Path;
+                let run_as = code_at(child, input);
                 if input.folder.is_none()
                     && !working_folder
+                    && run_as.is_none()
                     && is_file_output(cx, &input.reference)
                     && whole_word(child, &input.reference)
                 {
@@ -106,7 +114,9 @@ impl Check for UntrustedInput {
                 }
                 let path = flow.path(p, cx.dag, i, input, Kind::Untrusted);
                 let setting = place == "a setting";
-                let instead = if setting {
+                let instead = if run_as.is_some() {
+                    "run an installed program or code written in the file, and hand the untrusted file to it as data (an argument it reads, not one it runs); or run the file in a stage without the secret"
+                } else if setting {
                     "write the setting with the pipeline's own words (a literal, or inputs whose pattern admits only a name): untrusted text is data only in a slot the stage takes as data (a comment, findings, a fenced `untrusted`)"
                 } else {
                     "pass it on stdin or in a file the command reads, or run the command in a stage without the secret"
@@ -120,6 +130,8 @@ impl Check for UntrustedInput {
                 };
                 let place = if setting {
                     format!("`{}`, a setting", child.name.value)
+                } else if let Some(how) = &run_as {
+                    format!("the command line, run as code ({}),", describe_code(how))
                 } else {
                     place.to_owned()
                 };
@@ -184,6 +196,31 @@ fn is_file_output(cx: &Context<'_>, reference: &crate::model::Reference) -> bool
                 .iter()
                 .any(|(name, ty)| *name == reference.output && *ty == OutputType::File)
         })
+}
+
+/// How the command line `child` runs the word `input` stands in, when it runs it as code.
+fn code_at(child: &crate::model::Child, input: &Input) -> Option<CodeHow> {
+    if input.role != Role::CommandLine {
+        return None;
+    }
+    let index = child
+        .args
+        .iter()
+        .position(|a| a.span.offset <= input.span.offset && input.span.end() <= a.span.end())?;
+    crate::code::code_words(&command_words(child))
+        .into_iter()
+        .find(|c| c.index == index)
+        .map(|c| c.how)
+}
+
+/// "the program", "the script `sh` runs".
+fn describe_code(how: &CodeHow) -> String {
+    match how {
+        CodeHow::Program => "the program".to_owned(),
+        CodeHow::Script(i) => format!("the script `{i}` runs"),
+        CodeHow::Inline(i) => format!("code `{i}` runs"),
+        CodeHow::Package(r) => format!("the package `{r}` installs and runs"),
+    }
 }
 
 /// `finding`, shown as allowed when the pipeline vouches for the checkout it follows from.
@@ -260,6 +297,38 @@ impl UntrustedInput {
         .confidence(confidence)
         .stage(&stage.value);
         lift_by_checkout(cx, finding)
+    }
+
+    /// Stage `i`, which `power` describes, runs code a registry or a server chooses when it
+    /// runs: whoever controls that package or URL runs code with what the stage holds.
+    fn fetched(
+        &self,
+        cx: &Context<'_>,
+        i: usize,
+        code: &Fetched,
+        span: Span,
+        power: &str,
+    ) -> Finding {
+        let stage = &cx.pipeline.stages[i].name;
+        let how = code.describe();
+        Finding::new(
+            self.id(),
+            self.severity(),
+            format!(
+                "`{}` {how}, and {power}: {} (principle 1, unknown is untrusted)",
+                stage.value,
+                code.consequence()
+            ),
+            Label::new(span, "code from outside the file"),
+        )
+        .related(Label::new(stage.span, format!("`{}` {power}", stage.value)))
+        .flow(vec![Label::new(
+            span,
+            format!("`{}` {how} (untrusted: from outside the file)", stage.value),
+        )])
+        .help(code.fix())
+        .confidence(Confidence::High)
+        .stage(&stage.value)
     }
 
     /// Untrusted values a reviewer reads through a channel that does not fence them: one finding

@@ -108,7 +108,7 @@ pub(super) fn partial_subjects(cx: &Context<'_>, feeds_sink: &[bool], out: &mut 
 /// its name then says which part it passes, one check run per part.
 ///
 /// [`ChildSpec::claims_whole`]: crate::contract::ChildSpec::claims_whole
-pub(super) fn cut_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
+pub(super) fn cut_verdicts(cx: &Context<'_>, feeds_sink: &[bool], out: &mut Vec<Finding>) {
     let p = cx.pipeline;
     // The first cut, and the inputs cuts are made of.
     let mut cut: Option<(&str, crate::span::Span)> = None;
@@ -119,8 +119,23 @@ pub(super) fn cut_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
             by.extend(t.inputs().map(|(n, _)| n));
         }
     }
+    // Principle 3: a subject is the whole change only where a stage's contract says so. What a
+    // program made of it (a `run` stage that filters the diff) may leave any part out.
+    let remade = cut
+        .is_none()
+        .then(|| opaque_subject(cx, feeds_sink))
+        .flatten();
+    if let Some((_, maker, span)) = remade {
+        cut = Some((maker, span));
+    }
     let Some((cutter, cut_span)) = cut else {
         return;
+    };
+    let cuts = match remade {
+        Some((reviewer, _, _)) => format!(
+            "`{reviewer}` reviews what `{cutter}`, a program the file does not show, made of the change, which may leave any part of it out"
+        ),
+        None => format!("`{cutter}` cuts what the run reviews"),
     };
     for (stage, child, spec, arg) in whole_head_claims(cx) {
         let named: Vec<&str> = match &arg.value {
@@ -179,12 +194,16 @@ pub(super) fn cut_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
                     ID,
                     severity,
                     format!(
-                        "`{name}`'s `{what}` publishes a verdict on the whole head, but `{cutter}` cuts what the run reviews: {claim}, and no reviewer read the rest (principle 4: a verdict covers what it claims)"
+                        "`{name}`'s `{what}` publishes a verdict on the whole head, but {cuts}: {claim}, and no reviewer read the rest (principle 4: a verdict covers what it claims)"
                     ),
                     Label::new(arg.span, "a verdict on the whole head"),
                 )
                 .related(Label::new(cut_span, "reviews a part of the change"))
-                .help(if record {
+                .help(if let Some((reviewer, _, _)) = remade {
+                    format!(
+                        "give `{reviewer}` the whole change as its subject (the gathered diff), with what `{cutter}` makes beside it if it helps; or name the check run for the part it covers"
+                    )
+                } else if record {
                     format!(
                         "review the whole change, or name the check run for the part it covers from the inputs the cut is made of (`path \"projects/{{project}}/\"`, `{what} \"review-{{project}}\"`) and require each part's check run"
                     )
@@ -195,6 +214,67 @@ pub(super) fn cut_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
                 .stage(name),
             );
     }
+}
+
+/// The first review whose verdict reaches what is published or kept and whose subject (the
+/// values it fences for its program) holds no whole change, only what opaque stages made: the
+/// review, the maker and where the review names it. A whole change is an output of type `diff`
+/// of a stage whose contract is known (not opaque) and that is not a part
+/// ([`crate::contract::OutputSpec::part`]); a review of only a part is
+/// [`partial_subjects`]'s.
+fn opaque_subject<'a>(
+    cx: &Context<'a>,
+    feeds_sink: &[bool],
+) -> Option<(&'a str, &'a str, crate::span::Span)> {
+    let p = cx.pipeline;
+    p.stages.iter().enumerate().find_map(|(i, stage)| {
+        if !feeds_sink.get(i).copied().unwrap_or(false) {
+            return None;
+        }
+        let contract = cx.registry.get(&stage.uses.value)?;
+        let subject: Vec<&Reference> = stage
+            .children
+            .iter()
+            .filter(|c| {
+                contract
+                    .child_spec(&c.name.value)
+                    .is_some_and(|s| s.fences && !s.delta)
+            })
+            .flat_map(|c| c.args.iter())
+            .flat_map(|a| match &a.value {
+                Value::Reference(r) => vec![r],
+                Value::Template(t) => t.references().collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let producer = |r: &Reference| {
+            let g = cx.dag.stage_index(&r.stage)?;
+            let maker = &p.stages[g];
+            Some((maker, cx.registry.get(&maker.uses.value)?))
+        };
+        let whole = |r: &&Reference| {
+            producer(r).is_some_and(|(_, c)| {
+                !c.opaque
+                    && c.output_spec(&r.output)
+                        .is_some_and(|o| !o.part && o.ty == crate::contract::OutputType::Diff)
+            })
+        };
+        let part = |r: &&Reference| {
+            producer(r).is_some_and(|(_, c)| c.output_spec(&r.output).is_some_and(|o| o.part))
+        };
+        if subject.is_empty() || subject.iter().any(|r| whole(r) || part(r)) {
+            return None;
+        }
+        let made = subject
+            .iter()
+            .find(|r| producer(r).is_some_and(|(_, c)| c.opaque))?;
+        let (maker, _) = producer(made)?;
+        Some((
+            stage.name.value.as_str(),
+            maker.name.value.as_str(),
+            made.span,
+        ))
+    })
 }
 
 /// An approval says every line of the change was read. A stage kind that can halt a change too

@@ -1,0 +1,837 @@
+//! What a command line runs as code. Principle 1 holds for code as for data: the program a stage
+//! starts, the script an interpreter is given, the code on an interpreter's command line and the
+//! package a package runner installs are inputs of the stage, and each comes from somewhere: the
+//! file (a literal), the runner (an installed program), another stage (a `file` output), the
+//! checkout (`flow::checkout_programs`), or a registry or server at run time ([`fetched`]).
+//!
+//! Which word a program runs is the program's business; the tables below say it for the programs
+//! that run a word they are given (interpreters, wrappers, package runners). A word of any other
+//! program is its data.
+
+/// How a word of a command line is run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CodeHow {
+    /// It is the program (or the program a wrapper such as `timeout` runs).
+    Program,
+    /// This interpreter runs it as its script, or loads it as a module (`node --require`).
+    Script(String),
+    /// This interpreter runs it as code written on its command line (`sh -c`, `node -e`).
+    Inline(String),
+    /// This package runner installs it and runs it (`npx`, `uvx`, `docker run`).
+    Package(String),
+}
+
+/// A word of a command line that is run as code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeWord {
+    /// Its index in the command line.
+    pub index: usize,
+    pub how: CodeHow,
+}
+
+/// Code a stage runs that a registry or a server chooses when it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fetched {
+    /// The word that names it.
+    pub index: usize,
+    /// What the file writes there (a package, a URL, the code that downloads it).
+    pub text: String,
+    pub how: FetchHow,
+}
+
+/// How fetched code is named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FetchHow {
+    /// A package or image this runner installs, at a version the registry may still change.
+    Package(String),
+    /// A script this interpreter loads from a URL.
+    Url(String),
+    /// Code on this interpreter's command line that runs what it downloads.
+    Download(String),
+}
+
+impl Fetched {
+    /// "runs `some-reporter@latest` with `npx`, a package the registry chooses when it runs".
+    pub fn describe(&self) -> String {
+        match &self.how {
+            FetchHow::Package(runner) => format!(
+                "runs `{}` with `{runner}`, code a registry chooses when the stage runs (no exact version or digest pins it)",
+                self.text
+            ),
+            FetchHow::Url(interpreter) => format!(
+                "runs `{}` with `{interpreter}`, a script a server chooses when the stage runs",
+                self.text
+            ),
+            FetchHow::Download(interpreter) => format!(
+                "runs code that `{interpreter}` downloads when the stage runs (`{}`)",
+                shorten(&self.text)
+            ),
+        }
+    }
+
+    /// The way out, for a help.
+    pub fn fix(&self) -> &'static str {
+        match &self.how {
+            FetchHow::Package(_) => {
+                "pin it to what a registry cannot change (an exact version such as `tool@1.4.2` or `tool==1.4.2`, an image's `@sha256:` digest), or install it before the run and run it by its path; or run it in a stage that holds nothing, handing on what it makes as a declared output"
+            }
+            FetchHow::Url(_) | FetchHow::Download(_) => {
+                "install the tool before the run (a pinned step of the job) and run it by its path; or run it in a stage that holds nothing, handing on what it makes as a declared output"
+            }
+        }
+    }
+
+    /// Who then runs code with what the stage holds.
+    pub fn consequence(&self) -> &'static str {
+        match &self.how {
+            FetchHow::Package(_) => {
+                "whoever can publish that name (its maintainers, or whoever takes over their account) runs code with it"
+            }
+            FetchHow::Url(_) | FetchHow::Download(_) => {
+                "whoever controls that server (or what it serves) runs code with it"
+            }
+        }
+    }
+}
+
+fn shorten(text: &str) -> String {
+    const MAX: usize = 60;
+    let line = text.lines().next().unwrap_or("");
+    if line.chars().count() <= MAX && !text.contains('\n') {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(MAX).collect();
+    format!("{cut}…")
+}
+
+/// Programs that run the file they are given (a script, a module) as code.
+pub const INTERPRETERS: &[&str] = &[
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ksh",
+    "mksh",
+    "ash",
+    "fish",
+    "csh",
+    "tcsh",
+    "busybox",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "ts-node",
+    "tsx",
+    "perl",
+    "ruby",
+    "php",
+    "lua",
+    "luajit",
+    "Rscript",
+    "pwsh",
+    "powershell",
+    "tclsh",
+    "osascript",
+];
+
+/// Programs that run the program named by a later word, and how many words they take before it
+/// that are not options, with the options of theirs that take a word.
+const WRAPPERS: &[(&str, usize, &[&str])] = &[
+    (
+        "env",
+        0,
+        &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
+    ),
+    ("timeout", 1, &["-s", "--signal", "-k", "--kill-after"]),
+    ("nice", 0, &["-n", "--adjustment"]),
+    ("nohup", 0, &[]),
+    ("setsid", 0, &[]),
+    ("stdbuf", 0, &["-i", "-o", "-e"]),
+    (
+        "sudo",
+        0,
+        &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
+    ),
+    ("doas", 0, &["-u", "-C"]),
+    (
+        "xargs",
+        0,
+        &["-n", "-I", "-L", "-P", "-d", "-E", "-s", "-a"],
+    ),
+    ("time", 0, &["-f", "-o"]),
+    ("exec", 0, &["-a"]),
+    ("command", 0, &[]),
+    ("chrt", 1, &[]),
+    ("ionice", 0, &["-c", "-n", "-p"]),
+    ("taskset", 1, &[]),
+    (
+        "flock",
+        1,
+        &["-w", "--timeout", "-E", "--conflict-exit-code"],
+    ),
+    ("unbuffer", 0, &[]),
+    ("strace", 0, &["-o", "-e", "-p", "-s", "-u"]),
+    ("ltrace", 0, &["-o", "-e", "-p", "-s", "-u"]),
+    ("valgrind", 0, &[]),
+    ("watch", 0, &["-n", "--interval", "-d"]),
+    ("retry", 0, &["-t", "--times", "-d", "--delay"]),
+];
+
+/// Options of an interpreter that take the next word as code (`-c`) or as a module it loads.
+fn interpreter_options(name: &str) -> (&'static [&'static str], &'static [&'static str]) {
+    match name {
+        "node" | "nodejs" | "ts-node" | "tsx" | "bun" => (
+            &["-e", "--eval", "-p", "--print"],
+            &[
+                "-r",
+                "--require",
+                "--import",
+                "--loader",
+                "--experimental-loader",
+            ],
+        ),
+        "deno" => (&["eval"], &[]),
+        "perl" => (&["-e", "-E"], &["-M", "-m"]),
+        "ruby" => (&["-e"], &["-r"]),
+        "php" => (&["-r"], &[]),
+        "lua" | "luajit" => (&["-e"], &["-l"]),
+        "Rscript" => (&["-e"], &[]),
+        "pwsh" | "powershell" => (&["-Command", "-c", "-command"], &["-File", "-f", "-file"]),
+        _ if is_python(name) => (&["-c"], &["-m"]),
+        // The shells.
+        _ => (&["-c"], &[]),
+    }
+}
+
+/// Options of an interpreter that take a word which is neither code nor a script.
+fn interpreter_arguments(name: &str) -> &'static [&'static str] {
+    match name {
+        "node" | "nodejs" | "ts-node" | "tsx" | "bun" => &["--conditions", "-C", "--title"],
+        _ if is_python(name) => &["-W", "-X"],
+        "deno" | "perl" | "ruby" | "php" | "lua" | "luajit" | "Rscript" | "pwsh" | "powershell" => {
+            &[]
+        }
+        // The shells.
+        _ => &["-o", "+o", "-O", "+O", "--rcfile", "--init-file"],
+    }
+}
+
+/// A package runner: a program (and the subcommand of it) that installs a package and runs it.
+struct Runner {
+    program: &'static str,
+    subcommand: Option<&'static str>,
+    /// Options whose word is the package.
+    package_options: &'static [&'static str],
+    /// Options that take a word which is not the package.
+    with_word: &'static [&'static str],
+}
+
+const fn runner(
+    program: &'static str,
+    subcommand: Option<&'static str>,
+    package_options: &'static [&'static str],
+    with_word: &'static [&'static str],
+) -> Runner {
+    Runner {
+        program,
+        subcommand,
+        package_options,
+        with_word,
+    }
+}
+
+/// `docker run`'s and `podman run`'s options that take a word.
+const CONTAINER_WITH_WORD: &[&str] = &[
+    "-e",
+    "--env",
+    "-v",
+    "--volume",
+    "--name",
+    "-w",
+    "--workdir",
+    "--network",
+    "--net",
+    "-u",
+    "--user",
+    "--entrypoint",
+    "--platform",
+    "--mount",
+    "-p",
+    "--publish",
+    "--env-file",
+    "-l",
+    "--label",
+    "--cap-add",
+    "--cap-drop",
+    "-m",
+    "--memory",
+    "--cpus",
+    "--pull",
+    "--tmpfs",
+    "--add-host",
+    "--hostname",
+    "-h",
+];
+
+const RUNNERS: &[Runner] = &[
+    runner("npx", None, &["-p", "--package"], &["-c", "--call"]),
+    runner("pnpx", None, &[], &[]),
+    runner("bunx", None, &["-p", "--package"], &[]),
+    runner(
+        "uvx",
+        None,
+        &["--from", "--with"],
+        &["--python", "-p", "--index", "--index-url"],
+    ),
+    runner(
+        "pipx",
+        Some("run"),
+        &["--spec"],
+        &["--python", "--index-url", "-i"],
+    ),
+    runner("npm", Some("exec"), &["-p", "--package"], &["-c", "--call"]),
+    runner("npm", Some("x"), &["-p", "--package"], &["-c", "--call"]),
+    runner("pnpm", Some("dlx"), &["--package"], &[]),
+    runner("yarn", Some("dlx"), &["-p", "--package"], &[]),
+    runner("bun", Some("x"), &["-p", "--package"], &[]),
+    runner(
+        "go",
+        Some("run"),
+        &[],
+        &["-C", "-o", "-tags", "-ldflags", "-gcflags", "-mod"],
+    ),
+    runner("nix", Some("run"), &[], &[]),
+    runner("docker", Some("run"), &[], CONTAINER_WITH_WORD),
+    runner("podman", Some("run"), &[], CONTAINER_WITH_WORD),
+];
+
+/// The last component of a program's path.
+pub fn base_name(program: &str) -> &str {
+    program.rsplit('/').next().unwrap_or(program)
+}
+
+/// `python`, `python3`, `python3.12`, `pypy3`.
+pub fn is_python(name: &str) -> bool {
+    name.strip_prefix("python")
+        .or_else(|| name.strip_prefix("pypy"))
+        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// The words of `words` that are run as code. `words` are a command line's words as the file
+/// writes them up to their first interpolation (a word that starts with a reference or an input
+/// is empty: its value is not known, but where it stands is).
+pub fn code_words(words: &[&str]) -> Vec<CodeWord> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    // Each round is one program: a wrapper hands on to the next.
+    while let Some(program) = words.get(at) {
+        out.push(CodeWord {
+            index: at,
+            how: CodeHow::Program,
+        });
+        let name = base_name(program);
+        if let Some(&(_, before, with_word)) = WRAPPERS.iter().find(|w| w.0 == name) {
+            match after_wrapper(words, at + 1, before, with_word, name == "env") {
+                Some(next) => {
+                    at = next;
+                    continue;
+                }
+                None => break,
+            }
+        }
+        if INTERPRETERS.contains(&name) || is_python(name) {
+            out.extend(interpreted(name, words, at + 1));
+        } else if let Some(word) = package(name, words, at + 1) {
+            out.push(word);
+        }
+        break;
+    }
+    out
+}
+
+/// The index of the program a wrapper runs: past its options (and their words), its assignments
+/// (`env NAME=value`) and its `before` positional words.
+fn after_wrapper(
+    words: &[&str],
+    mut at: usize,
+    mut before: usize,
+    with_word: &[&str],
+    assignments: bool,
+) -> Option<usize> {
+    while let Some(word) = words.get(at) {
+        if *word == "--" {
+            return (at + 1 < words.len()).then_some(at + 1);
+        }
+        if word.starts_with('-') && word.len() > 1 {
+            at += if with_word.contains(word) { 2 } else { 1 };
+            continue;
+        }
+        if assignments && word.contains('=') && !word.starts_with('=') {
+            at += 1;
+            continue;
+        }
+        if before > 0 {
+            before -= 1;
+            at += 1;
+            continue;
+        }
+        return Some(at);
+    }
+    None
+}
+
+/// What an interpreter started at `words[at - 1]` runs: code on its command line, a module it
+/// loads, and its script (the first word that is not an option; the rest are the script's).
+fn interpreted(name: &str, words: &[&str], mut at: usize) -> Vec<CodeWord> {
+    let (inline, modules) = interpreter_options(name);
+    let arguments = interpreter_arguments(name);
+    let mut out = Vec::new();
+    // `deno run …` and `bun run …` name their script after a subcommand.
+    if matches!(name, "deno" | "bun") && words.get(at).is_some_and(|w| *w == "run") {
+        at += 1;
+    }
+    while let Some(word) = words.get(at) {
+        if inline.contains(word) {
+            if let Some(_code) = words.get(at + 1) {
+                out.push(CodeWord {
+                    index: at + 1,
+                    how: CodeHow::Inline(name.to_owned()),
+                });
+            }
+            return out;
+        }
+        if modules.contains(word) {
+            if words.get(at + 1).is_some() {
+                out.push(CodeWord {
+                    index: at + 1,
+                    how: CodeHow::Script(name.to_owned()),
+                });
+            }
+            // Python's `-m` ends its options; a loader of Node's does not.
+            if is_python(name) || name == "pwsh" || name == "powershell" {
+                return out;
+            }
+            at += 2;
+            continue;
+        }
+        if *word == "--" {
+            at += 1;
+            break;
+        }
+        // A shell given `-s` reads its code from its input.
+        if *word == "-s" && arguments.contains(&"-o") {
+            return out;
+        }
+        if (word.starts_with('-') || word.starts_with('+')) && word.len() > 1 {
+            at += if arguments.contains(word) { 2 } else { 1 };
+            continue;
+        }
+        break;
+    }
+    if let Some(word) = words.get(at)
+        && *word != "-"
+    {
+        out.push(CodeWord {
+            index: at,
+            how: CodeHow::Script(name.to_owned()),
+        });
+    }
+    out
+}
+
+/// The package a package runner started at `words[at - 1]` installs and runs.
+fn package(name: &str, words: &[&str], mut at: usize) -> Option<CodeWord> {
+    for r in RUNNERS.iter().filter(|r| r.program == name) {
+        let (runner, subcommand) = (r.program, r.subcommand);
+        let (package_options, with_word) = (r.package_options, r.with_word);
+        let mut i = at;
+        if let Some(sub) = subcommand {
+            // The subcommand is the first word that is not an option.
+            while words.get(i).is_some_and(|w| w.starts_with('-')) {
+                i += 1;
+            }
+            if words.get(i) != Some(&sub) {
+                continue;
+            }
+            i += 1;
+        }
+        at = i;
+        let label = match subcommand {
+            Some(sub) => format!("{runner} {sub}"),
+            None => runner.to_owned(),
+        };
+        while let Some(word) = words.get(at) {
+            if package_options.contains(word) {
+                return words.get(at + 1).map(|_| CodeWord {
+                    index: at + 1,
+                    how: CodeHow::Package(label),
+                });
+            }
+            if let Some((option, _)) = word.split_once('=')
+                && package_options.contains(&option)
+            {
+                return Some(CodeWord {
+                    index: at,
+                    how: CodeHow::Package(label),
+                });
+            }
+            if *word == "--" {
+                at += 1;
+                break;
+            }
+            if word.starts_with('-') && word.len() > 1 {
+                at += if with_word.contains(word) { 2 } else { 1 };
+                continue;
+            }
+            break;
+        }
+        return words.get(at).map(|_| CodeWord {
+            index: at,
+            how: CodeHow::Package(label),
+        });
+    }
+    None
+}
+
+/// The code of a command line that a registry or a server chooses when the stage runs.
+pub fn fetched(words: &[&str]) -> Vec<Fetched> {
+    let mut out = Vec::new();
+    for code in code_words(words) {
+        let Some(word) = words.get(code.index) else {
+            continue;
+        };
+        // A word the file does not write (a reference, an input) is judged by its labels.
+        if word.is_empty() {
+            continue;
+        }
+        let how = match &code.how {
+            CodeHow::Package(runner) => {
+                let spec = word.split_once('=').map_or(*word, |(option, value)| {
+                    if option.starts_with('-') { value } else { word }
+                });
+                if pinned(runner, spec) {
+                    continue;
+                }
+                FetchHow::Package(runner.clone())
+            }
+            CodeHow::Script(interpreter) if is_url(word) => FetchHow::Url(interpreter.clone()),
+            CodeHow::Inline(interpreter) if downloads_and_runs(word) => {
+                FetchHow::Download(interpreter.clone())
+            }
+            _ => continue,
+        };
+        out.push(Fetched {
+            index: code.index,
+            text: (*word).to_owned(),
+            how,
+        });
+    }
+    out
+}
+
+fn is_url(word: &str) -> bool {
+    word.starts_with("https://") || word.starts_with("http://")
+}
+
+/// Whether `spec`, a package `runner` installs, names what its registry cannot change: an
+/// exact version where versions are immutable (npm, PyPI, Go's checksum database), a digest
+/// where tags move (images), a revision for a flake. A path (`./x`, `/opt/x`) is no fetch.
+fn pinned(runner: &str, spec: &str) -> bool {
+    if spec.starts_with('/') || spec.starts_with("./") || spec.starts_with("../") {
+        return true;
+    }
+    let runner = runner.split(' ').next().unwrap_or(runner);
+    match runner {
+        "docker" | "podman" => spec.contains("@sha256:"),
+        "nix" => {
+            spec.contains("?rev=")
+                || spec
+                    .rsplit('/')
+                    .next()
+                    .is_some_and(|r| r.len() == 40 && r.bytes().all(|b| b.is_ascii_hexdigit()))
+        }
+        "go" => match spec.rsplit_once('@') {
+            Some((_, version)) => version
+                .strip_prefix('v')
+                .is_some_and(|v| exact_version(v, 3)),
+            // `go run ./cmd`, `go run main.go`: the checkout's, judged there.
+            None => true,
+        },
+        "uvx" | "pipx" => {
+            let version = spec
+                .split_once("===")
+                .or_else(|| spec.split_once("=="))
+                .or_else(|| spec.split_once('@'))
+                .map(|(_, v)| v);
+            version.is_some_and(|v| exact_version(v, 2))
+        }
+        // npm's registry: `name@1.2.3`, `@scope/name@1.2.3`.
+        _ => {
+            let unscoped = spec.strip_prefix('@').unwrap_or(spec);
+            unscoped
+                .split_once('@')
+                .is_some_and(|(_, version)| exact_version(version, 3))
+        }
+    }
+}
+
+/// `1.2.3`, `1.2.3-rc.1`, `1.2.3+build`, and for PyPI `2.0`: at least `parts` groups of
+/// digits, then a pre-release or build suffix.
+fn exact_version(version: &str, parts: usize) -> bool {
+    let core = version.split(['-', '+']).next().unwrap_or(version);
+    let groups: Vec<&str> = core.split('.').collect();
+    groups.len() >= parts
+        && groups
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Downloaders a shell's code may pipe into an interpreter.
+const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "iwr", "Invoke-WebRequest", "irm"];
+
+/// Whether code written on an interpreter's command line runs what it downloads: a download
+/// piped into an interpreter (`curl … | sh`), or read by one through a substitution
+/// (`bash <(curl …)`, `eval "$(wget -qO- …)"`, `. <(curl …)`).
+fn downloads_and_runs(code: &str) -> bool {
+    let downloads = |text: &str| {
+        text.split(|c: char| c.is_whitespace() || matches!(c, '(' | '"' | '\'' | '`'))
+            .any(|w| DOWNLOADERS.contains(&base_name(w)))
+    };
+    if !downloads(code) {
+        return false;
+    }
+    for command in code.split(['\n', ';']).flat_map(|c| c.split("&&")) {
+        let stages: Vec<&str> = command.split('|').filter(|s| !s.is_empty()).collect();
+        for pair in stages.windows(2) {
+            if downloads(pair[0]) && runs_its_input(pair[1]) {
+                return true;
+            }
+        }
+        // A substitution read as code.
+        let words: Vec<&str> = command.split_whitespace().collect();
+        for (k, w) in words.iter().enumerate() {
+            let substituted = (w.starts_with("<(") || w.starts_with("\"$(") || w.starts_with("$("))
+                && downloads(w);
+            if !substituted {
+                continue;
+            }
+            let runs = words[..k]
+                .iter()
+                .rev()
+                .find(|p| !p.starts_with('-'))
+                .is_some_and(|p| {
+                    let p = base_name(p.trim_matches(|c| c == '"' || c == '\''));
+                    matches!(p, "eval" | "source" | ".")
+                        || INTERPRETERS.contains(&p)
+                        || is_python(p)
+                });
+            if runs {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Whether a pipeline's stage is an interpreter reading its code from its input.
+fn runs_its_input(stage: &str) -> bool {
+    let words: Vec<&str> = stage
+        .split_whitespace()
+        .map(|w| w.trim_matches(['"', '\'', '(', ')']))
+        .collect();
+    let codes = code_words(&words);
+    // The last program of the stage (past `sudo`, `env`) is an interpreter given no script.
+    let Some(program) = codes.iter().rev().find(|c| c.how == CodeHow::Program) else {
+        return false;
+    };
+    let name = base_name(words[program.index]);
+    (INTERPRETERS.contains(&name) || is_python(name))
+        && !codes.iter().any(|c| {
+            matches!(c.how, CodeHow::Script(_) | CodeHow::Inline(_)) && words[c.index] != "-"
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(line: &str) -> Vec<(String, CodeHow)> {
+        let words: Vec<&str> = line.split(' ').collect();
+        code_words(&words)
+            .into_iter()
+            .map(|c| (words[c.index].to_owned(), c.how))
+            .collect()
+    }
+
+    fn fetch(words: &[&str]) -> Vec<String> {
+        fetched(words).into_iter().map(|f| f.text).collect()
+    }
+
+    #[test]
+    fn the_program_the_script_and_code_on_the_command_line_are_code() {
+        assert_eq!(
+            code("jq -r .x report.json"),
+            [("jq".into(), CodeHow::Program)]
+        );
+        assert_eq!(
+            code("sh -eu -o pipefail deploy.sh report.json"),
+            [
+                ("sh".into(), CodeHow::Program),
+                ("deploy.sh".into(), CodeHow::Script("sh".into()))
+            ]
+        );
+        assert_eq!(
+            code("bash -c X"),
+            [
+                ("bash".into(), CodeHow::Program),
+                ("X".into(), CodeHow::Inline("bash".into()))
+            ]
+        );
+        assert_eq!(
+            code("python3 -I -m ci.upload"),
+            [
+                ("python3".into(), CodeHow::Program),
+                ("ci.upload".into(), CodeHow::Script("python3".into()))
+            ]
+        );
+        assert_eq!(
+            code("node --require ./hook.js app.js"),
+            [
+                ("node".into(), CodeHow::Program),
+                ("./hook.js".into(), CodeHow::Script("node".into())),
+                ("app.js".into(), CodeHow::Script("node".into()))
+            ]
+        );
+        assert_eq!(
+            code("deno run https://x/y.ts"),
+            [
+                ("deno".into(), CodeHow::Program),
+                ("https://x/y.ts".into(), CodeHow::Script("deno".into()))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_wrapper_hands_on_to_the_program_it_runs() {
+        assert_eq!(
+            code("env -i A=1 timeout -s KILL 60 nice -n 5 tool x"),
+            [
+                ("env".into(), CodeHow::Program),
+                ("timeout".into(), CodeHow::Program),
+                ("nice".into(), CodeHow::Program),
+                ("tool".into(), CodeHow::Program)
+            ]
+        );
+        assert_eq!(
+            code("sudo -u ci sh run.sh"),
+            [
+                ("sudo".into(), CodeHow::Program),
+                ("sh".into(), CodeHow::Program),
+                ("run.sh".into(), CodeHow::Script("sh".into()))
+            ]
+        );
+        // A word that starts with a reference stands where it stands.
+        assert_eq!(
+            code("timeout 60 "),
+            [
+                ("timeout".into(), CodeHow::Program),
+                ("".into(), CodeHow::Program)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_package_runner_runs_its_package() {
+        assert_eq!(
+            code("npx --yes some-reporter@latest --flag"),
+            [
+                ("npx".into(), CodeHow::Program),
+                (
+                    "some-reporter@latest".into(),
+                    CodeHow::Package("npx".into())
+                )
+            ]
+        );
+        assert_eq!(
+            code("npm exec --package=@x/y@2 -- y"),
+            [
+                ("npm".into(), CodeHow::Program),
+                (
+                    "--package=@x/y@2".into(),
+                    CodeHow::Package("npm exec".into())
+                )
+            ]
+        );
+        assert_eq!(
+            code("docker run --rm -e TOKEN -v /a:/b alpine:3 sh"),
+            [
+                ("docker".into(), CodeHow::Program),
+                ("alpine:3".into(), CodeHow::Package("docker run".into()))
+            ]
+        );
+        assert_eq!(code("npm ci"), [("npm".into(), CodeHow::Program)]);
+        assert_eq!(code("go build ./..."), [("go".into(), CodeHow::Program)]);
+    }
+
+    #[test]
+    fn a_floating_package_is_fetched_and_an_exact_version_or_digest_is_not() {
+        for floating in [
+            &["npx", "some-reporter@latest"][..],
+            &["npx", "--yes", "some-reporter"],
+            &["npx", "@scope/tool@^2"],
+            &["npx", "-p", "tool@next", "tool"],
+            &["uvx", "ruff"],
+            &["uvx", "--from", "ruff>=0.5", "ruff"],
+            &["pipx", "run", "black"],
+            &["pnpm", "dlx", "create-x"],
+            &["yarn", "dlx", "tool@1"],
+            &["bunx", "tool"],
+            &["go", "run", "example.com/tool@latest"],
+            &["docker", "run", "--rm", "ghcr.io/x/y:1.2.3"],
+            &["nix", "run", "github:x/y"],
+            &["timeout", "60", "npx", "tool"],
+        ] {
+            assert_eq!(fetch(floating).len(), 1, "{floating:?}");
+        }
+        for pinned in [
+            &["npx", "some-reporter@1.4.2"][..],
+            &["npx", "@scope/tool@2.0.1-rc.1"],
+            &["uvx", "ruff==0.5.1"],
+            &["uvx", "ruff@0.5.1"],
+            &["pipx", "run", "--spec", "black==24.1.0", "black"],
+            &["go", "run", "example.com/tool@v1.2.3"],
+            &["go", "run", "./cmd/tool"],
+            &["docker", "run", "alpine@sha256:0123abcd"],
+            &["npx", "./packages/tool"],
+            &["npm", "ci"],
+            &["jq", ".", "x@latest"],
+        ] {
+            assert_eq!(fetch(pinned), Vec::<String>::new(), "{pinned:?}");
+        }
+        assert_eq!(fetch(&["deno", "run", "https://x.test/y.ts"]).len(), 1);
+    }
+
+    #[test]
+    fn code_that_pipes_a_download_into_an_interpreter_is_fetched() {
+        for code in [
+            "curl -fsSL https://x.test/install.sh | sh",
+            "set -e; curl -s https://x.test/i | sudo bash -s -- --yes",
+            "wget -qO- https://x.test/i.py | python3",
+            "bash <(curl -s https://x.test/i)",
+            "eval \"$(curl -s https://x.test/env)\"",
+            ". <(wget -qO- https://x.test/i)",
+        ] {
+            assert_eq!(fetch(&["sh", "-c", code]).len(), 1, "{code}");
+        }
+        for code in [
+            "curl -fsSL https://x.test/report -o report.json",
+            "curl -s https://x.test/a | jq .b",
+            "curl -s https://x.test/i | sh ./local.sh",
+            "diff <(curl -s https://a.test) <(curl -s https://b.test)",
+            "echo hi | sh",
+        ] {
+            assert_eq!(fetch(&["sh", "-c", code]), Vec::<String>::new(), "{code}");
+        }
+    }
+}
