@@ -116,7 +116,8 @@ pub const INTERPRETERS: &[&str] = &[
     "fish",
     "csh",
     "tcsh",
-    "busybox",
+    "yash",
+    "posh",
     "node",
     "nodejs",
     "deno",
@@ -143,6 +144,8 @@ const WRAPPERS: &[(&str, usize, &[&str])] = &[
         0,
         &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
     ),
+    // `busybox sh -c …`: its first word names the applet it runs.
+    ("busybox", 0, &[]),
     ("timeout", 1, &["-s", "--signal", "-k", "--kill-after"]),
     ("nice", 0, &["-n", "--adjustment"]),
     ("nohup", 0, &[]),
@@ -176,6 +179,12 @@ const WRAPPERS: &[(&str, usize, &[&str])] = &[
     ("valgrind", 0, &[]),
     ("watch", 0, &["-n", "--interval", "-d"]),
     ("retry", 0, &["-t", "--times", "-d", "--delay"]),
+];
+
+/// The shells: given `-c` (alone or in a cluster, `-ec`), their first word that is not an option
+/// is a script written on the command line.
+pub const SHELLS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash", "posh",
 ];
 
 /// Options of an interpreter that take the next word as code (`-c`) or as a module it loads.
@@ -391,7 +400,27 @@ fn interpreted(name: &str, words: &[&str], mut at: usize) -> Vec<CodeWord> {
     if matches!(name, "deno" | "bun") && words.get(at).is_some_and(|w| *w == "run") {
         at += 1;
     }
+    let shell = SHELLS.contains(&name);
+    let mut command_string = false;
+    let mut reads_input = false;
     while let Some(word) = words.get(at) {
+        // A shell's cluster of one-letter options: `c` makes the script a command string, and
+        // one that ends in `o` takes the next word (`-euo pipefail`).
+        if shell
+            && (word.starts_with('-') || word.starts_with('+'))
+            && !word.starts_with("--")
+            && word.len() > 1
+        {
+            command_string |= word.starts_with('-') && word[1..].contains('c');
+            // `-s` (alone or in a cluster): it reads its code from its input.
+            reads_input |= word.starts_with('-') && word[1..].contains('s');
+            at += if word.ends_with('o') || word.ends_with('O') {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
         if inline.contains(word) {
             if let Some(_code) = words.get(at + 1) {
                 out.push(CodeWord {
@@ -419,22 +448,25 @@ fn interpreted(name: &str, words: &[&str], mut at: usize) -> Vec<CodeWord> {
             at += 1;
             break;
         }
-        // A shell given `-s` reads its code from its input.
-        if *word == "-s" && arguments.contains(&"-o") {
-            return out;
-        }
         if (word.starts_with('-') || word.starts_with('+')) && word.len() > 1 {
             at += if arguments.contains(word) { 2 } else { 1 };
             continue;
         }
         break;
     }
+    if reads_input && !command_string {
+        return out;
+    }
     if let Some(word) = words.get(at)
         && *word != "-"
     {
         out.push(CodeWord {
             index: at,
-            how: CodeHow::Script(name.to_owned()),
+            how: if command_string {
+                CodeHow::Inline(name.to_owned())
+            } else {
+                CodeHow::Script(name.to_owned())
+            },
         });
     }
     out
@@ -640,16 +672,20 @@ fn runs_its_input(stage: &str) -> bool {
         .split_whitespace()
         .map(|w| w.trim_matches(['"', '\'', '(', ')']))
         .collect();
-    let codes = code_words(&words);
-    // The last program of the stage (past `sudo`, `env`) is an interpreter given no script.
-    let Some(program) = codes.iter().rev().find(|c| c.how == CodeHow::Program) else {
-        return false;
-    };
+    reads_code_from_input(&words).is_some()
+}
+
+/// The interpreter a command line ends in when it reads its code from its standard input: the
+/// last program (past `sudo`, `env`, `timeout`) is an interpreter given no script and no code
+/// (or `-` for its script).
+pub fn reads_code_from_input<'a>(words: &[&'a str]) -> Option<&'a str> {
+    let codes = code_words(words);
+    let program = codes.iter().rev().find(|c| c.how == CodeHow::Program)?;
     let name = base_name(words[program.index]);
-    (INTERPRETERS.contains(&name) || is_python(name))
-        && !codes.iter().any(|c| {
-            matches!(c.how, CodeHow::Script(_) | CodeHow::Inline(_)) && words[c.index] != "-"
-        })
+    let given = codes
+        .iter()
+        .any(|c| matches!(c.how, CodeHow::Script(_) | CodeHow::Inline(_)) && words[c.index] != "-");
+    ((INTERPRETERS.contains(&name) || is_python(name)) && !given).then_some(name)
 }
 
 #[cfg(test)]
@@ -708,6 +744,32 @@ mod tests {
             [
                 ("deno".into(), CodeHow::Program),
                 ("https://x/y.ts".into(), CodeHow::Script("deno".into()))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_shells_option_clusters_are_read_as_it_reads_them() {
+        assert_eq!(
+            code("bash -euo pipefail -c X"),
+            [
+                ("bash".into(), CodeHow::Program),
+                ("X".into(), CodeHow::Inline("bash".into()))
+            ]
+        );
+        assert_eq!(
+            code("sh -ec X"),
+            [
+                ("sh".into(), CodeHow::Program),
+                ("X".into(), CodeHow::Inline("sh".into()))
+            ]
+        );
+        assert_eq!(
+            code("busybox sh -c X"),
+            [
+                ("busybox".into(), CodeHow::Program),
+                ("sh".into(), CodeHow::Program),
+                ("X".into(), CodeHow::Inline("sh".into()))
             ]
         );
     }

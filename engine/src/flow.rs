@@ -1298,23 +1298,15 @@ fn outside_the_checkout(value: &Value) -> bool {
     }
 }
 
-/// A command line past `env [-i] [NAME=value]…`, which runs what follows.
+/// A command line from the program it runs: past `env [-i] [NAME=value]…` and every other
+/// wrapper that runs the word it is given (`timeout 60`, `sudo -u ci`, `busybox`).
 fn past_env<'a, 'b>(words: &'b [(&'a str, Span)]) -> &'b [(&'a str, Span)] {
-    let mut rest = words;
-    while let Some(((word, _), tail)) = rest.split_first() {
-        if base_name(word) != "env" {
-            break;
-        }
-        rest = tail;
-        while let Some(((w, _), tail)) = rest.split_first() {
-            if w.starts_with('-') || (w.contains('=') && !w.starts_with('=')) {
-                rest = tail;
-            } else {
-                break;
-            }
-        }
-    }
-    rest
+    let texts: Vec<&str> = words.iter().map(|(w, _)| *w).collect();
+    let program = crate::code::code_words(&texts)
+        .into_iter()
+        .rfind(|c| c.how == crate::code::CodeHow::Program)
+        .map_or(0, |c| c.index);
+    &words[program.min(words.len())..]
 }
 
 /// The file of the checkout one command line runs, if any (see [`checkout_programs`]).
@@ -1469,6 +1461,12 @@ fn relative_paths(text: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.contains("://"))
         .flat_map(|w| w.split(':'))
         .filter(|w| matches!(*w, "." | "..") || is_relative_file(w))
+        // A path is written in a path's characters: a word of JSON or quoted text is data.
+        .filter(|w| {
+            w.bytes().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'/' | b'+' | b'@')
+            })
+        })
 }
 
 /// A path relative to the working folder: it has a `/` and does not start with one, nor is it
@@ -1719,6 +1717,13 @@ mod tests {
     }
 
     /// The file of the checkout a command line runs: `(words, relative PATH entry) → path`.
+    #[test]
+    fn a_word_of_json_in_an_environment_variable_is_no_path() {
+        let paths: Vec<&str> =
+            relative_paths(r#"[{"path":"etc/passwd"}] ./hooks/x.js ci/pylib:."#).collect();
+        assert_eq!(paths, ["./hooks/x.js", "ci/pylib", "."]);
+    }
+
     #[test]
     fn a_relative_program_or_an_interpreters_relative_script_is_a_file_of_the_checkout() {
         for (words, relative_path, found) in [

@@ -20,17 +20,13 @@ pub const SCOPES: &[&str] = &[
     "statuses",
 ];
 
-/// The scopes whose writes only say something about the change, to people and to the forge's
-/// rules: a comment, a label, a review, a check run, a status. A write in any other scope acts:
-/// it changes the repository's code, runs a workflow, publishes a package or a page, deploys, or
-/// signs (docs/checks.md, `fail-closed`'s steered part). A scope not listed here acts.
-pub const INFORMING: &[&str] = &[
-    "checks",
-    "discussions",
-    "issues",
-    "pull-requests",
-    "statuses",
-];
+/// The scopes whose writes only say something about the change, to people: a comment, a label.
+/// A write in any other scope acts (principle 2: a capability can do anything its kind can): it
+/// approves a pull request (`pull-requests`: an approval counts toward a required review),
+/// passes a required check (`checks`, `statuses`), changes the repository's code, runs a
+/// workflow, publishes a package or a page, deploys, or signs (docs/checks.md, `fail-closed`'s
+/// steered part). A scope not listed here acts.
+pub const INFORMING: &[&str] = &["discussions", "issues"];
 
 /// Whether `p` is a write that acts (see [`INFORMING`]).
 pub fn acts(p: &Permission) -> bool {
@@ -254,7 +250,8 @@ mod tests {
         // Every scope is judged; the informing ones are the exceptions, written down.
         assert_eq!(acting.len() + INFORMING.len(), SCOPES.len());
         assert!(acting.contains(&"contents") && acting.contains(&"id-token"));
-        assert!(!acting.contains(&"pull-requests") && !acting.contains(&"checks"));
+        assert!(acting.contains(&"pull-requests") && acting.contains(&"checks"));
+        assert!(!acting.contains(&"issues"));
         // A read never acts.
         assert!(!acts(
             &parse_permission("contents:read").expect("a permission")

@@ -87,6 +87,29 @@ const CREDENTIAL_WORDS: &[&str] = &[
     "pat",
     "credential",
     "credentials",
+    // A webhook's URL, a DSN, an auth string and a cookie are bearer credentials themselves.
+    "webhook",
+    "dsn",
+    "auth",
+    "cookie",
+];
+
+/// Words before `URL` or `URI` that make it a credential: a webhook's URL is its key, and a
+/// database's or a broker's connection URL holds its password (`SLACK_WEBHOOK_URL`,
+/// `DATABASE_URL`); `TOKEN_URL` and `AUTH_URL` name where a credential is asked for, not one.
+const CREDENTIAL_URLS: &[&str] = &[
+    "webhook",
+    "database",
+    "db",
+    "redis",
+    "mongo",
+    "mongodb",
+    "postgres",
+    "postgresql",
+    "mysql",
+    "amqp",
+    "broker",
+    "connection",
 ];
 
 /// Endings of one word that make it a credential's name on their own (`GHTOKEN`, `APIKEY`).
@@ -171,6 +194,12 @@ pub(crate) fn credential_word(name: &str) -> Option<String> {
         end -= 1;
     }
     let last = words.get(end.checked_sub(1)?)?.as_str();
+    if matches!(last, "url" | "uri")
+        && let Some(before) = end.checked_sub(2).and_then(|i| words.get(i))
+        && CREDENTIAL_URLS.contains(&before.as_str())
+    {
+        return Some(format!("{}_{}", before, last).to_ascii_uppercase());
+    }
     let credential = CREDENTIAL_WORDS.contains(&last)
         || CREDENTIAL_ENDINGS
             .iter()
@@ -465,7 +494,7 @@ mod tests {
 
     const DEFAULT: &str = r#"
 pipeline "p"
-input "auth" env="AUTH" default="FAKE-CREDENTIAL-1234"
+input "auth" env="HEADER" default="FAKE-CREDENTIAL-1234"
 input "label" env="LABEL" default="reviewed"
 stage "s" uses="run" {
     command "tool" "--auth" "{auth}" "--label" "{label}"
@@ -564,6 +593,13 @@ stage "s" uses="run" {
             "SSH_PASSPHRASE",
             "GCP_CREDENTIALS",
             "KEY",
+            "SLACK_WEBHOOK_URL",
+            "DISCORD_WEBHOOK",
+            "SENTRY_DSN",
+            "DATABASE_URL",
+            "REDIS_URL",
+            "NPM_AUTH",
+            "SESSION_COOKIE",
         ] {
             assert!(credential_word(name).is_some(), "{name}");
         }
@@ -593,6 +629,10 @@ stage "s" uses="run" {
             "PWD",
             "PATTERN",
             "V2",
+            "AUTH_URL",
+            "WEBHOOK_NAME",
+            "GIT_AUTHOR_NAME",
+            "SITE_URL",
         ] {
             assert_eq!(credential_word(name), None, "{name}");
         }

@@ -19,12 +19,7 @@ pub struct SecretOnArgv;
 
 pub const ID: &str = "secret-on-argv";
 
-/// Programs that run their `-c` argument as a shell script.
-const SHELLS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh",
-];
-
-/// Builtins of every shell in [`SHELLS`] that start no process: their arguments are on no argv.
+/// Builtins of every shell in [`crate::code::SHELLS`] that start no process: their arguments are on no argv.
 const NO_PROCESS: &[&str] = &[
     "echo", "printf", "test", "[", "export", "local", "readonly", "declare", "typeset", "read",
     ":", "true", "false", "set", "unset", "shift", "return", "exit", "cd",
@@ -61,7 +56,16 @@ struct Scanner<'a> {
     script: &'a str,
     bytes: &'a [u8],
     base: usize,
-    vars: &'a [&'a str],
+    /// The variables that hold a secret, each with the secret's own variable: those the stage
+    /// sets, and those the script assigns from them (`AUTH="Bearer $TOKEN"`, `set -- "$TOKEN"`).
+    vars: Vec<(String, String)>,
+    /// Every secret a word of the script expands, arguments of builtins included: what a
+    /// command substitution of this script may print (`$(printenv TOKEN)`).
+    mentioned: Vec<(String, usize)>,
+    /// The secrets the command before a `|` expanded: what reaches the next one's input.
+    piped: Vec<(String, usize)>,
+    /// The command being read ends with a `|`.
+    piping: bool,
     words: Vec<Word>,
     word: Word,
     /// The next word is a redirection's target, not an argument.
@@ -82,18 +86,25 @@ fn is_name(b: u8) -> bool {
 
 /// The secret variables `script` expands into a program's arguments, in order.
 pub fn leaks(script: &str, vars: &[&str]) -> Vec<Leak> {
+    let vars = vars
+        .iter()
+        .map(|v| ((*v).to_owned(), (*v).to_owned()))
+        .collect();
     let mut s = Scanner::new(script, 0, vars);
     s.run();
     s.out
 }
 
 impl<'a> Scanner<'a> {
-    fn new(script: &'a str, base: usize, vars: &'a [&'a str]) -> Self {
+    fn new(script: &'a str, base: usize, vars: Vec<(String, String)>) -> Self {
         Self {
             script,
             bytes: script.as_bytes(),
             base,
             vars,
+            mentioned: Vec::new(),
+            piped: Vec::new(),
+            piping: false,
             words: Vec::new(),
             word: Word::default(),
             redirect: false,
@@ -129,15 +140,101 @@ impl<'a> Scanner<'a> {
         self.words.push(word);
     }
 
+    /// The secret variable `name` holds, if any: its own, or the one it was assigned from.
+    fn origin(&self, name: &str) -> Option<String> {
+        self.vars
+            .iter()
+            .find(|(v, _)| v == name)
+            .map(|(_, o)| o.clone())
+    }
+
+    /// `name` now holds what `refs` expanded (principle 5: a label follows its value).
+    fn taint(&mut self, name: &str, refs: &[(String, usize)]) {
+        if let Some((origin, _)) = refs.first()
+            && self.origin(name).is_none()
+        {
+            self.vars.push((name.to_owned(), origin.clone()));
+        }
+    }
+
     fn end_command(&mut self) {
         self.end_word();
+        let piping = std::mem::take(&mut self.piping);
+        let piped_in = std::mem::take(&mut self.piped);
         let words = std::mem::take(&mut self.words);
+        if piping {
+            self.piped = words.iter().flat_map(|w| w.refs.iter().cloned()).collect();
+        }
+        // Assignments standing alone set shell variables: what they expand, the variable
+        // holds. Before a command they set its environment, not an argument.
+        let standalone = words
+            .iter()
+            .all(|w| RESERVED.contains(&w.text.as_str()) || is_assignment(&w.text));
+        if standalone {
+            for word in &words {
+                if let Some((name, _)) = word.text.split_once('=') {
+                    self.taint(name, &word.refs);
+                }
+            }
+            return;
+        }
         let mut rest = words
             .iter()
             .skip_while(|w| RESERVED.contains(&w.text.as_str()) || is_assignment(&w.text));
         let Some(mut first) = rest.next() else {
             return;
         };
+        let args: Vec<&Word> = rest.clone().collect();
+        match first.text.as_str() {
+            // They assign too.
+            "export" | "local" | "readonly" | "declare" | "typeset" => {
+                for word in args.iter().filter(|w| is_assignment(&w.text)) {
+                    if let Some((name, _)) = word.text.split_once('=') {
+                        self.taint(name, &word.refs);
+                    }
+                }
+            }
+            // `set -- "$TOKEN"`: the positional parameters hold it.
+            "set" => {
+                let refs: Vec<(String, usize)> =
+                    args.iter().flat_map(|w| w.refs.iter().cloned()).collect();
+                for name in ["@", "*", "1", "2", "3", "4", "5", "6", "7", "8", "9"] {
+                    self.taint(name, &refs);
+                }
+            }
+            // What they print, a substitution of the script holds.
+            "echo" | "printf" | "print" => {
+                for word in &args {
+                    self.mentioned.extend(word.refs.iter().cloned());
+                }
+            }
+            "printenv" => {
+                for word in &args {
+                    if let Some(origin) = self.origin(&word.text) {
+                        self.mentioned.push((origin, self.base));
+                    }
+                }
+            }
+            _ => {}
+        }
+        // `… | xargs tool`: what the command before printed becomes `tool`'s arguments.
+        if first.text == "xargs"
+            && let Some((var, offset)) = piped_in.first()
+        {
+            let program = args
+                .iter()
+                .find(|w| {
+                    !w.text.starts_with('-')
+                        && !w.text.contains('{')
+                        && !w.text.bytes().all(|b| b.is_ascii_digit())
+                })
+                .map_or("xargs", |w| w.text.as_str());
+            self.out.push(Leak {
+                var: var.clone(),
+                program: program.to_owned(),
+                offset: *offset,
+            });
+        }
         if NOT_A_COMMAND.contains(&first.text.as_str()) {
             return;
         }
@@ -192,9 +289,11 @@ impl<'a> Scanner<'a> {
     /// Scans a nested script (`$(…)`, backquotes) on its own; the word gets a placeholder.
     fn nested(&mut self, start: usize, end: usize) {
         let inner = &self.script[start..end.min(self.script.len())];
-        let mut s = Scanner::new(inner, self.base + start, self.vars);
+        let mut s = Scanner::new(inner, self.base + start, self.vars.clone());
         s.run();
         self.out.extend(s.out);
+        // What it prints may be the secret it read: the substitution carries it.
+        self.word.refs.extend(s.mentioned);
         self.push("_");
     }
 
@@ -224,8 +323,8 @@ impl<'a> Scanner<'a> {
                     .take_while(|&c| is_name(c))
                     .map(char::from)
                     .collect();
-                if !name.is_empty() && self.vars.contains(&name.as_str()) {
-                    self.word.refs.push((name, self.base + i));
+                if let Some(origin) = self.origin(&name).filter(|_| !name.is_empty()) {
+                    self.word.refs.push((origin, self.base + i));
                 }
                 self.push("_");
                 (j + 1).min(b.len())
@@ -236,11 +335,20 @@ impl<'a> Scanner<'a> {
                     j += 1;
                 }
                 let name = &self.script[i + 1..j];
-                if self.vars.contains(&name) {
-                    self.word.refs.push((name.to_string(), self.base + i));
+                if let Some(origin) = self.origin(name) {
+                    self.word.refs.push((origin, self.base + i));
                 }
                 self.push("_");
                 j
+            }
+            // `$@`, `$*`, `$1`: the positional parameters, once `set` gave them a secret.
+            Some(&c) if c == b'@' || c == b'*' || c.is_ascii_digit() => {
+                let name = char::from(c).to_string();
+                if let Some(origin) = self.origin(&name) {
+                    self.word.refs.push((origin, self.base + i));
+                }
+                self.push("_");
+                i + 2
             }
             _ => {
                 self.push("$");
@@ -319,7 +427,16 @@ impl<'a> Scanner<'a> {
                     }
                     continue;
                 }
-                b';' | b'|' | b'(' | b')' => self.end_command(),
+                b'|' if b.get(i + 1) == Some(&b'|') => {
+                    self.end_command();
+                    i += 2;
+                    continue;
+                }
+                b'|' => {
+                    self.piping = true;
+                    self.end_command();
+                }
+                b';' | b'(' | b')' => self.end_command(),
                 b'&' if b.get(i + 1) == Some(&b'>') => {
                     self.end_word();
                     i = self.redirection(i + 1);
@@ -417,37 +534,19 @@ fn is_assignment(word: &str) -> bool {
     }
 }
 
-/// The script of a shell's `-c` in a command line, and the shell's name.
-fn shell_script(words: &[String]) -> Option<(usize, &str)> {
-    let program = words.first()?;
-    let shell = program.rsplit('/').next().unwrap_or(program);
-    let shell = SHELLS.iter().find(|s| **s == shell)?;
-    let mut command_string = false;
-    let mut i = 1;
-    while i < words.len() {
-        let w = words[i].as_str();
-        if w == "--" {
-            i += 1;
-            break;
-        }
-        if w.starts_with("--") {
-            i += 1;
-            continue;
-        }
-        if (w.starts_with('-') || w.starts_with('+')) && w.len() > 1 {
-            if w[1..].contains('c') && w.starts_with('-') {
-                command_string = true;
-            }
-            // `-o option` and `+o option` take the next word.
-            if w.ends_with('o') {
-                i += 1;
-            }
-            i += 1;
-            continue;
-        }
-        break;
-    }
-    (command_string && i < words.len()).then_some((i, *shell))
+/// The script of a shell's `-c` in a command line, and the shell's name: wherever the command
+/// line runs one ([`crate::code::code_words`]: also behind `env`, `sudo`, `busybox`).
+fn shell_script(words: &[String]) -> Option<(usize, &'static str)> {
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    crate::code::code_words(&words)
+        .into_iter()
+        .find_map(|c| match c.how {
+            crate::code::CodeHow::Inline(i) => crate::code::SHELLS
+                .iter()
+                .find(|s| **s == i)
+                .map(|s| (c.index, *s)),
+            _ => None,
+        })
 }
 
 /// The literal text of a template, an interpolation standing as `_`.
@@ -611,6 +710,38 @@ mod tests {
 
     fn pair(var: &str, program: &str) -> (String, String) {
         (var.into(), program.into())
+    }
+
+    #[test]
+    fn a_secret_carried_by_a_variable_a_substitution_or_a_pipe_is_a_leak() {
+        assert_eq!(
+            programs(r#"AUTH="Authorization: Bearer $TOKEN"; curl -H "$AUTH" https://x"#),
+            vec![pair("TOKEN", "curl")]
+        );
+        assert_eq!(
+            programs(r#"export AUTH="Bearer ${TOKEN}"; curl -H "$AUTH" https://x"#),
+            vec![pair("TOKEN", "curl")]
+        );
+        assert_eq!(
+            programs(r#"curl -H "Authorization: Bearer $(printenv TOKEN)" https://x"#),
+            vec![pair("TOKEN", "curl")]
+        );
+        assert_eq!(
+            programs(r#"curl -H "Authorization: $(printf '%s' "$KEY")" https://x"#),
+            vec![pair("KEY", "curl")]
+        );
+        assert_eq!(
+            programs(r#"printf %s "$TOKEN" | xargs -I{} curl -H "Bearer {}" https://x"#),
+            vec![pair("TOKEN", "curl")]
+        );
+        assert_eq!(
+            programs(r#"set -- "$TOKEN"; curl -u "me:$1" https://x"#),
+            vec![pair("TOKEN", "curl")]
+        );
+        // Handed on by the environment or on stdin, it is on no argument list.
+        assert!(programs(r#"AUTH="$TOKEN" tool; printf %s "$TOKEN" | tool --stdin"#).is_empty());
+        assert!(programs(r#"OUT=$(curl -s https://x); tool "$OUT" || true"#).is_empty());
+        assert!(programs(r#"printf %s "$TOKEN" | tool --token-stdin"#).is_empty());
     }
 
     #[test]

@@ -51,9 +51,14 @@ impl Check for UntrustedInput {
             if let Some(contract) = contract {
                 self.unfenced(cx, flow, i, contract, out);
             }
-            let power = match (secret, write) {
-                (Some(k), _) => format!("holds secret `{k}`"),
-                (None, Some(w)) => format!("has `{}`", w.value),
+            // A reviewer holds the verdict: a program of the change's that writes the review of
+            // the change passes it (principle 1, and 4: a verdict covers what it claims).
+            let reviews = contract.is_some_and(|c| !c.reviewers().is_empty());
+            let (power, code_only) = match (secret, write) {
+                (Some(k), _) => (format!("holds secret `{k}`"), false),
+                (None, Some(w)) => (format!("has `{}`", w.value), false),
+                // Only the code it runs: what steers a reviewer's words is `unfenced`'s.
+                (None, None) if reviews => ("writes the review of the change".to_owned(), true),
                 (None, None) => continue,
             };
             for run in &flow.checkout_runs[i] {
@@ -61,6 +66,9 @@ impl Check for UntrustedInput {
             }
             for (code, span) in &flow.fetched[i] {
                 out.push(self.fetched(cx, i, code, *span, &power));
+            }
+            if code_only {
+                continue;
             }
             let mut folders_reported: Vec<&str> = Vec::new();
             for input in &flow.inputs[i] {
@@ -74,7 +82,13 @@ impl Check for UntrustedInput {
                 // any other slot steers what the stage does with its power (a setting names what
                 // it publishes, keeps or binds), so untrusted text must not choose it. A
                 // reviewer's unfenced settings are `unfenced`'s finding, above.
+                // Standard input is data, unless the program is an interpreter that reads its
+                // code there (`sh` given no script).
+                let stdin_runs = (input.role == Role::Stdin)
+                    .then(|| stdin_interpreter(stage, contract))
+                    .flatten();
                 let place = match input.role {
+                    Role::Stdin if stdin_runs.is_some() => "its standard input",
                     Role::Data | Role::Publish | Role::Keep | Role::Stdin => continue,
                     Role::CommandLine => "the command line",
                     Role::Environment => "an environment variable",
@@ -95,9 +109,13 @@ impl Check for UntrustedInput {
                 // input too): the program, an interpreter's script, a runner's package.
                 let child = &stage.children[input.child];
                 let working_folder = child.name.value == "cwd" && input.role == Role::Path;
-                let run_as = code_at(child, input);
+                let run_as = code_at(child, input).or_else(|| stdin_runs.map(CodeHow::Inline));
+                // An environment variable is a setting of the program: a file named there is
+                // its configuration (`NPM_CONFIG_USERCONFIG`, `KUBECONFIG`, `BASH_ENV`).
+                let setting_file = input.role == Role::Environment;
                 if input.folder.is_none()
                     && !working_folder
+                    && !setting_file
                     && run_as.is_none()
                     && is_file_output(cx, &input.reference)
                     && whole_word(child, &input.reference)
@@ -131,7 +149,7 @@ impl Check for UntrustedInput {
                 let place = if setting {
                     format!("`{}`, a setting", child.name.value)
                 } else if let Some(how) = &run_as {
-                    format!("the command line, run as code ({}),", describe_code(how))
+                    format!("{place}, run as code ({}),", describe_code(how))
                 } else {
                     place.to_owned()
                 };
@@ -211,6 +229,19 @@ fn code_at(child: &crate::model::Child, input: &Input) -> Option<CodeHow> {
         .into_iter()
         .find(|c| c.index == index)
         .map(|c| c.how)
+}
+
+/// The interpreter `stage` runs that reads its code from its standard input, if any.
+fn stdin_interpreter(
+    stage: &crate::model::Stage,
+    contract: Option<&StageContract>,
+) -> Option<String> {
+    let contract = contract?;
+    stage
+        .children
+        .iter()
+        .filter(|c| contract.child_spec(&c.name.value).map(|s| s.role) == Some(Role::CommandLine))
+        .find_map(|c| crate::code::reads_code_from_input(&command_words(c)).map(str::to_owned))
 }
 
 /// "the program", "the script `sh` runs".

@@ -1,7 +1,7 @@
 //! A review that the change can call off is no review, and an action the change can call on is
 //! the change's own: a stage that reviews untrusted data (it fences a value for its program, as
-//! `std/review`'s `untrusted` does), or one that acts on the repository (a write beyond comments,
-//! labels, check runs and statuses: `permission::INFORMING`), must not be gated by a value that
+//! `std/review`'s `untrusted` does), or one that acts on the repository (a write beyond comments
+//! and labels: `permission::INFORMING`), must not be gated by a value that
 //! a program chose after reading untrusted data.
 //!
 //! A reviewer's `clean` or `commented`, a `run` stage's `bool` or its `ok` are bits its program
@@ -9,13 +9,14 @@
 //! the change tells it: a triage pass that a prompt injection makes report nothing, and the full
 //! review it gates never runs. What the publishing stage then shows is "not reviewed" at best,
 //! and nothing at all when it is gated on the review (principle 4: a verdict covers what it
-//! claims; principle 1: the change's text is the attacker's). Gating a merge, a push, a release
-//! or a deployment on the same bit hands the action to whoever writes "report no findings" into
-//! the change. For an action, the bits followed are those that can turn it on: a verdict (an
-//! output its contract marks as one: `std/review`'s `clean`), or any output of the pipeline's own
-//! program; `review.commented` only turns an action off. A verdict may route what people read (a
-//! label, a comment); what the repository becomes stays with people or with the forge's own
-//! rules. One finding per gated stage, on the first such value its `when` reads.
+//! claims; principle 1: the change's text is the attacker's). Gating a merge, an approval, a
+//! push, a release or a deployment on the same bit hands the action to whoever writes "report no
+//! findings" into the change. Any such bit is followed, in either polarity (`!review.commented`
+//! turns an action on when the reviewer is told to say nothing), and so is any bit of a program
+//! that fetched something at run time (a comment read from the forge's API). A verdict may
+//! route what people read (a label, a comment); what the repository becomes stays with people or
+//! with the forge's own rules. One finding per gated stage, on the first such value its `when`
+//! reads.
 
 use super::ID;
 use crate::check::Context;
@@ -61,14 +62,8 @@ pub(super) fn steered_reviews(cx: &Context<'_>, out: &mut Vec<Finding>) {
             if !(guard.opaque || guard.has_effect(Effect::Executes)) {
                 return None;
             }
-            // An action is the change's own when the bit can turn it on: a verdict, or whatever
-            // the pipeline's own program prints. A reviewer that did not comment only turns
-            // it off.
-            if acting.is_some()
-                && !(guard.opaque || guard.output_spec(&r.output).is_some_and(|o| o.verdict))
-            {
-                return None;
-            }
+            // Any bit the program chooses can turn an action on: a verdict, or its negation
+            // (`!review.commented`: a reviewer told to say nothing).
             let read = flow.inputs[g]
                 .iter()
                 .find(|x| x.labels.untrusted)
@@ -80,6 +75,11 @@ pub(super) fn steered_reviews(cx: &Context<'_>, out: &mut Vec<Finding>) {
                 .or_else(|| {
                     flow.runs_untrusted_checkout(g)
                         .then(|| "a program of the checkout".to_owned())
+                })
+                .or_else(|| {
+                    // What a program fetched is from outside the file (a comment, a page).
+                    (flow.fetches[g] || !flow.fetched[g].is_empty())
+                        .then(|| "what it fetched at run time".to_owned())
                 })?;
             Some((r, g, read))
         });
@@ -104,7 +104,7 @@ pub(super) fn steered_reviews(cx: &Context<'_>, out: &mut Vec<Finding>) {
                     "whether `{name}` acts on the repository ({what}) is decided by `{r}`, which `{guard}`'s program chooses after reading {read}: the change can call the action on itself (principle 1: the change's text is the attacker's)"
                 ),
                 format!(
-                    "let `{r}` only say something (a label, a comment, a check run: `pull-requests`, `issues`, `checks`, `statuses`) and leave the action to a person or to a rule the forge enforces (a required check run), or gate `{name}` on what no program that read the change chooses"
+                    "let `{r}` only say something to people (a label, a comment: `issues`) and leave the action to a person or to a rule the forge enforces (a required check run that `std/post` records), or gate `{name}` on what no program that read the change chooses"
                 ),
                 Some(Label::new(*span, "acts on the repository")),
             ),
