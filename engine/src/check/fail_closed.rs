@@ -78,6 +78,7 @@ impl Check for FailClosed {
         publish::not_reviewed(cx, order, out);
         selective::selective_publishers(cx, out);
         steered::steered_reviews(cx, out);
+        steered::steered_approvals(cx, out);
         subject::partial_subjects(cx, &feeds_sink, out);
         subject::cut_verdicts(cx, &feeds_sink, out);
         subject::unbounded_approvals(cx, out);

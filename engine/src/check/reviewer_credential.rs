@@ -151,9 +151,9 @@ impl ReviewerCredential {
             || "a host an input chooses".to_string(),
             |u| format!("`{u}`"),
         );
-        // A gateway declared to run a vendor's model (`vendor=`) is that vendor's to trust with
-        // its key; one declared nowhere, on a stage that says whose its reviewer must not be, is
-        // `reviewer-vendor`'s finding (one root cause, one finding).
+        // `vendor=` says whose model answers, not who may hold the key: a gateway that runs a
+        // vendor's model is still another host. One declared nowhere, on a stage that says whose
+        // its reviewer must not be, is `reviewer-vendor`'s finding (one root cause, one finding).
         let declared = reviewer
             .child
             .prop(super::reviewer::VENDOR)
@@ -180,9 +180,6 @@ impl ReviewerCredential {
             let Some(vendor) = reviewer.contract.keys_vendor([source]) else {
                 continue;
             };
-            if declared.is_some_and(|d| reviewer.contract.vendor_named(d) == Some(vendor)) {
-                continue;
-            }
             out.push(
                 Finding::new(
                     self.id(),
@@ -217,9 +214,18 @@ impl ReviewerCredential {
         out: &mut Vec<Finding>,
     ) {
         let kind = reviewer.kind;
-        if kind.settings.is_none() {
-            return;
-        }
+        // A reviewer whose program the pipeline names has no list of its own, but a variable of
+        // a model client's family (`ANTHROPIC_…`, `OPENAI_…`: the words its credentials start
+        // with) is that client's, and judged by its list: the program may well be built on it.
+        let family = |var: &str| -> Option<&'static crate::contract::ReviewerKind> {
+            reviewer.contract.reviewer_kinds.iter().find(|k| {
+                k.settings.is_some()
+                    && k.credentials.iter().any(|c| {
+                        c.split_once('_')
+                            .is_some_and(|(first, _)| var.starts_with(&format!("{first}_")))
+                    })
+            })
+        };
         let refused: Vec<crate::span::Span> = reviewer
             .contract
             .refusals
@@ -240,9 +246,24 @@ impl ReviewerCredential {
             let Some(var_name) = var.value.as_str() else {
                 continue;
             };
-            if kind.admits_setting(var_name) || refused.contains(&var.span) {
+            let judge = match kind.settings {
+                Some(_) => kind,
+                None => match family(var_name) {
+                    Some(client) => client,
+                    None => continue,
+                },
+            };
+            if judge.admits_setting(var_name) || refused.contains(&var.span) {
                 continue;
             }
+            let whose = if std::ptr::eq(judge, kind) {
+                "which its client is not known to read harmlessly".to_owned()
+            } else {
+                format!(
+                    "a variable of `{}`'s client, which that client is not known to read harmlessly",
+                    judge.name
+                )
+            };
             // A value made of inputs or another stage's outputs is the flow checks' to judge
             // (`untrusted-input`, `secret-flow`): one root cause, one finding.
             let interpolated = child.args.iter().skip(1).any(|v| match &v.value {
@@ -260,18 +281,18 @@ impl ReviewerCredential {
                     self.id(),
                     Severity::Warning,
                     format!(
-                        "the `{}` reviewer of `{name}` is given `{var_name}`, which its client is not known to read harmlessly: a model's client takes its configuration from its environment, and such a variable may send the conversation elsewhere (a debug log, a proxy, a telemetry endpoint)",
+                        "the `{}` reviewer of `{name}` is given `{var_name}`, {whose}: a model's client takes its configuration from its environment, and such a variable may send the conversation elsewhere (a debug log, a proxy, a telemetry endpoint)",
                         kind.name
                     ),
                     Label::new(var.span, "not a known setting of the client"),
                 )
                 .related(Label::new(
                     reviewer.name_span,
-                    format!("`{}` takes settings of its model, limits and output only", kind.name),
+                    format!("`{}` takes settings of its model, limits and output only", judge.name),
                 ))
                 .help(format!(
                     "give the reviewer only the variables docs/reviewers.md lists for `{}` (its locale, `PATH`, its API's base URL, and settings of its model, limits and output); a variable another program needs belongs in that program's stage",
-                    kind.name
+                    judge.name
                 ))
                 .confidence(Confidence::Medium)
                 .stage(name),

@@ -161,3 +161,59 @@ fn acting(cx: &Context<'_>, stage: &crate::model::Stage) -> Option<(Span, String
         Some((secret.name.span, what))
     })
 }
+
+/// An approval (a setting that publishes a verdict on the whole head and names no record:
+/// `std/aggregate`'s `approve "clean"`) decided by what programs that read the change chose:
+/// a prompt injection that makes the reviewers report nothing approves the pull request, and an
+/// approval counts toward a required review (principle 1). A reviewer of fixed rules cannot be
+/// told anything, but what it does not match it approves, and an approval says the change was
+/// read (principle 4). One finding per approval, on the first such review it reads.
+pub(super) fn steered_approvals(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    let Some(flow) = cx.flow else { return };
+    let p = cx.pipeline;
+    for (stage, child, spec, arg) in super::subject::whole_head_claims(cx) {
+        if spec.names_record {
+            continue;
+        }
+        let mut refs: Vec<&Reference> = Vec::new();
+        for c in &stage.children {
+            for a in &c.args {
+                a.value.collect_references(&mut refs);
+            }
+        }
+        let steered = refs.into_iter().find_map(|r| {
+            let g = cx.dag.stage_index(&r.stage)?;
+            let guard = cx.registry.get(&p.stages[g].uses.value)?;
+            if !(guard.opaque || guard.has_effect(Effect::Executes)) {
+                return None;
+            }
+            let read = flow.inputs[g]
+                .iter()
+                .find(|x| x.labels.untrusted)
+                .map(|x| format!("untrusted `{}`", x.reference))?;
+            Some((r, g, read))
+        });
+        let Some((r, g, read)) = steered else {
+            continue;
+        };
+        let name = &stage.name.value;
+        let what = &child.name.value;
+        let guard = &p.stages[g].name.value;
+        out.push(
+            Finding::new(
+                ID,
+                Severity::Error,
+                format!(
+                    "`{name}`'s `{what}` approves the pull request on what `{guard}`'s program chose after reading {read}: the change can approve itself (a prompt injection that makes its reviewer report nothing, or code its rules do not match), and an approval counts toward a required review (principle 1: the change's text is the attacker's)"
+                ),
+                Label::new(arg.span, "an approval the change decides"),
+            )
+            .related(Label::new(r.span, format!("chosen by `{guard}`'s program")))
+            .help(format!(
+                "do not approve (`{what} \"never\"`): let the review's comment and its check run carry the verdict, and leave approvals to people; if this approval counts toward no rule of the repository, say so with an `allow` and its reason"
+            ))
+            .confidence(Confidence::High)
+            .stage(name),
+        );
+    }
+}
