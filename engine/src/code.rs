@@ -548,7 +548,9 @@ pub fn fetched(words: &[&str]) -> Vec<Fetched> {
                 FetchHow::Package(runner.clone())
             }
             CodeHow::Script(interpreter) if is_url(word) => FetchHow::Url(interpreter.clone()),
-            CodeHow::Inline(interpreter) if downloads_and_runs(word) => {
+            CodeHow::Inline(interpreter)
+                if downloads_and_runs(word) || fetches_a_tree_and_runs(word) =>
+            {
                 FetchHow::Download(interpreter.clone())
             }
             _ => continue,
@@ -662,6 +664,51 @@ fn downloads_and_runs(code: &str) -> bool {
                 return true;
             }
         }
+    }
+    false
+}
+
+/// Whether a command fetches a repository's tree (`git clone`, `git fetch`, `git pull`,
+/// `gh pr checkout`, `gh repo clone`): the code in it is whoever pushed it.
+fn fetches_a_tree(words: &[&str]) -> bool {
+    match words.first().map(|w| base_name(w)) {
+        Some("git") => words
+            .iter()
+            .skip(1)
+            .find(|w| !w.starts_with('-'))
+            .is_some_and(|s| matches!(*s, "clone" | "fetch" | "pull")),
+        Some("gh") => words
+            .windows(2)
+            .any(|w| matches!((w[0], w[1]), ("pr", "checkout") | ("repo", "clone"))),
+        _ => false,
+    }
+}
+
+/// Commands that run nothing of a tree they work in: git itself, moving about, and the shell's
+/// builtins that start nothing.
+const RUN_NOTHING: &[&str] = &[
+    "git", "cd", "pushd", "popd", "echo", "printf", "test", "[", "true", "false", ":", "set",
+    "export", "unset", "local", "read", "pwd",
+];
+
+/// Whether code written on a shell's command line fetches a repository's tree and then runs a
+/// program after it (`git clone … && cd src && npm ci`): a build tool, a test runner or a
+/// script works in what was fetched, and runs what it finds there.
+fn fetches_a_tree_and_runs(code: &str) -> bool {
+    let mut fetched = false;
+    for command in code.split(['\n', ';', '|']).flat_map(|c| c.split("&&")) {
+        let words: Vec<&str> = command
+            .split_whitespace()
+            .map(|w| w.trim_matches(['"', '\'', '(', ')']))
+            .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+            .collect();
+        let Some(program) = words.first() else {
+            continue;
+        };
+        if fetched && !RUN_NOTHING.contains(&base_name(program)) {
+            return true;
+        }
+        fetched |= fetches_a_tree(&words);
     }
     false
 }
@@ -887,6 +934,13 @@ mod tests {
             assert_eq!(fetch(&["sh", "-c", code]).len(), 1, "{code}");
         }
         for code in [
+            "git clone -q https://x.test/r.git src && cd src && git fetch origin pull/7/head && git checkout FETCH_HEAD && npm ci",
+            "gh pr checkout 7; make test",
+        ] {
+            assert_eq!(fetch(&["sh", "-c", code]).len(), 1, "{code}");
+        }
+        for code in [
+            "git fetch origin main && git diff --stat origin/main",
             "curl -fsSL https://x.test/report -o report.json",
             "curl -s https://x.test/a | jq .b",
             "curl -s https://x.test/i | sh ./local.sh",

@@ -250,6 +250,30 @@ impl Checkout {
     }
 }
 
+/// `text` with the `reviewer-access` finding of its networked review stage allowed by its id,
+/// as a user who judged it would write it.
+fn allow_networked_reviewer(dir: &Path, text: &str) -> String {
+    let probe = dir.join("probe.kdl");
+    std::fs::write(&probe, text).expect("write the probe");
+    let path = probe.to_str().expect("a UTF-8 path");
+    let json = crate::support::findings_json(path);
+    let id = json["files"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["check"] == "reviewer-access")
+        .and_then(|f| f["id"].as_str())
+        .expect("a reviewer-access finding")
+        .to_owned();
+    text.replacen(
+        "    tries 1\n",
+        &format!(
+            "    tries 1\n    allow \"reviewer-access\" finding=\"{id}\" reason=\"the test gives the reviewer its API's port\"\n"
+        ),
+        1,
+    )
+}
+
 /// The JSON of every line the fake CLI printed with `FAKE-SPY` (a failed try's reason quotes
 /// the first of them cut short: not JSON, skipped).
 fn spied(log: &str) -> Vec<serde_json::Value> {
@@ -283,6 +307,9 @@ fn a_reviewer_told_to_publish_its_key_publishes_a_dead_stand_in() {
             )
             .replace("    resume \"restore.conversation\"\n", "");
         assert!(!text.contains("resume "), "{text}");
+        // `check` reports a reviewer with the host's network that reads the diff
+        // (`reviewer-access`): here that is the point, and the finding is allowed by its id.
+        let text = allow_networked_reviewer(dir.path(), &text);
         let c = Checkout::new(&text);
         c.repo.commit("src/lib.rs", "pub fn f() {}\n", "one");
         let out = c.run(None);

@@ -31,6 +31,11 @@ impl Check for ReviewerAccess {
             let Some(reviewer) = StageReviewer::of(cx, stage) else {
                 continue;
             };
+            // Principle 1: a reviewer reads the change's words as instructions; with the
+            // host's network it can be told to send what it reads anywhere.
+            if !stage.network.is_empty() {
+                out.extend(self.networked(cx, flow, i, reviewer.kind.name));
+            }
             let Some(access) = reviewer.child.prop(ACCESS) else {
                 continue;
             };
@@ -81,6 +86,35 @@ impl Check for ReviewerAccess {
 }
 
 impl ReviewerAccess {
+    /// A reviewer that declares `network` and reads untrusted text (an input, or the tree it
+    /// works in).
+    fn networked(&self, cx: &Context<'_>, flow: &Flow, i: usize, kind: &str) -> Option<Finding> {
+        let stage = &cx.pipeline.stages[i];
+        let name = stage.name.value.as_str();
+        let read = flow.inputs[i]
+            .iter()
+            .find(|x| x.labels.untrusted)
+            .map(|x| format!("`{}`", x.reference))
+            .or_else(|| flow.untrusted_world(i).map(World::describe))?;
+        let port = stage.network.first()?;
+        Some(
+            Finding::new(
+                self.id(),
+                self.severity(),
+                format!(
+                    "the `{kind}` reviewer of `{name}` reads text an attacker wrote ({read}) and has the host's network (`network`): an instruction in the change can make it send what it reads (the checkout, the conversation, the diff of a private repository) to any host (principle 1, unknown is untrusted)"
+                ),
+                Label::new(port.span, "the host's network"),
+            )
+            .related(Label::new(stage.name.span, format!("`{name}` reads {read}")))
+            .help(
+                "drop `network`: a model reviewer reaches its model's API through the run's proxy, its only network; what a reviewer must fetch, a stage before it fetches and hands on as a declared output",
+            )
+            .confidence(Confidence::High)
+            .stage(name),
+        )
+    }
+
     /// A reviewer with tools that reads no untrusted input but works in a tree the change wrote:
     /// a `workspace` commit's, or the checkout. Shown as allowed when the pipeline vouches for
     /// the checkout it works in.

@@ -87,6 +87,13 @@ impl Check for UntrustedInput {
                 let stdin_runs = (input.role == Role::Stdin)
                     .then(|| stdin_interpreter(stage, contract))
                     .flatten();
+                // A model's client follows the instructions it reads, wherever it reads them:
+                // run outside a reviewer stage, its data is its prompt.
+                let follows = model_client(cx, stage, contract);
+                if let (Some(client), Role::Data | Role::Stdin) = (follows, input.role) {
+                    out.push(self.prompted(cx, flow, i, input, client, &power));
+                    continue;
+                }
                 let place = match input.role {
                     Role::Stdin if stdin_runs.is_some() => "its standard input",
                     Role::Data | Role::Publish | Role::Keep | Role::Stdin => continue,
@@ -231,6 +238,37 @@ fn code_at(child: &crate::model::Child, input: &Input) -> Option<CodeHow> {
         .map(|c| c.how)
 }
 
+/// The model reviewer kind whose client `stage`, a stage of the pipeline's own program, runs as
+/// a program (a model kind's name is its client's program: `claude`, `codex`), if any.
+fn model_client(
+    cx: &Context<'_>,
+    stage: &crate::model::Stage,
+    contract: Option<&StageContract>,
+) -> Option<&'static str> {
+    let contract = contract.filter(|c| c.opaque)?;
+    let kinds: Vec<&'static str> = cx
+        .registry
+        .contracts()
+        .flat_map(|c| c.reviewer_kinds.iter())
+        .filter(|k| k.vendor.is_some())
+        .map(|k| k.name)
+        .collect();
+    stage
+        .children
+        .iter()
+        .filter(|c| contract.child_spec(&c.name.value).map(|s| s.role) == Some(Role::CommandLine))
+        .find_map(|c| {
+            let words = command_words(c);
+            crate::code::code_words(&words)
+                .into_iter()
+                .filter(|w| w.how == CodeHow::Program)
+                .find_map(|w| {
+                    let name = crate::code::base_name(words[w.index]);
+                    kinds.iter().find(|k| **k == name).copied()
+                })
+        })
+}
+
 /// The interpreter `stage` runs that reads its code from its standard input, if any.
 fn stdin_interpreter(
     stage: &crate::model::Stage,
@@ -358,6 +396,39 @@ impl UntrustedInput {
             format!("`{}` {how} (untrusted: from outside the file)", stage.value),
         )])
         .help(code.fix())
+        .confidence(Confidence::High)
+        .stage(&stage.value)
+    }
+
+    /// Stage `i` runs a model's client as its own program and hands it untrusted data: the
+    /// client follows what it reads, with what the stage holds and none of a reviewer stage's
+    /// fences.
+    fn prompted(
+        &self,
+        cx: &Context<'_>,
+        flow: &Flow,
+        i: usize,
+        input: &Input,
+        client: &str,
+        power: &str,
+    ) -> Finding {
+        let p = cx.pipeline;
+        let stage = &p.stages[i].name;
+        let path = flow.path(p, cx.dag, i, input, Kind::Untrusted);
+        Finding::new(
+            self.id(),
+            self.severity(),
+            format!(
+                "untrusted `{}` reaches `{client}`, a model's client that `{}` runs as its own program and that follows the instructions it reads, and `{}` {power} (principle 1, unknown is untrusted)",
+                input.reference, stage.value, stage.value
+            ),
+            Label::new(input.span, "read as instructions"),
+        )
+        .related(Label::new(stage.span, format!("`{}` {power}", stage.value)))
+        .flow(path)
+        .help(format!(
+            "run the model as a reviewer (`uses=\"std/review\"` with `reviewer \"{client}\"` and the text as `untrusted`): there its key stays with the run's proxy, the text is fenced, and it has no shell; or hand it nothing the change wrote"
+        ))
         .confidence(Confidence::High)
         .stage(&stage.value)
     }

@@ -58,29 +58,9 @@ pub(super) fn steered_reviews(cx: &Context<'_>, out: &mut Vec<Finding>) {
         when.value.collect_references(&mut refs);
         let steered = refs.into_iter().find_map(|r| {
             let g = cx.dag.stage_index(&r.stage)?;
-            let guard = cx.registry.get(&p.stages[g].uses.value)?;
-            if !(guard.opaque || guard.has_effect(Effect::Executes)) {
-                return None;
-            }
             // Any bit the program chooses can turn an action on: a verdict, or its negation
             // (`!review.commented`: a reviewer told to say nothing).
-            let read = flow.inputs[g]
-                .iter()
-                .find(|x| x.labels.untrusted)
-                .map(|x| format!("untrusted `{}`", x.reference))
-                .or_else(|| {
-                    flow.untrusted_world(g)
-                        .map(|_| "the files of the tree it works in".to_owned())
-                })
-                .or_else(|| {
-                    flow.runs_untrusted_checkout(g)
-                        .then(|| "a program of the checkout".to_owned())
-                })
-                .or_else(|| {
-                    // What a program fetched is from outside the file (a comment, a page).
-                    (flow.fetches[g] || !flow.fetched[g].is_empty())
-                        .then(|| "what it fetched at run time".to_owned())
-                })?;
+            let read = chooser_read(cx, flow, g)?;
             Some((r, g, read))
         });
         let Some((r, g, read)) = steered else {
@@ -183,14 +163,7 @@ pub(super) fn steered_approvals(cx: &Context<'_>, out: &mut Vec<Finding>) {
         }
         let steered = refs.into_iter().find_map(|r| {
             let g = cx.dag.stage_index(&r.stage)?;
-            let guard = cx.registry.get(&p.stages[g].uses.value)?;
-            if !(guard.opaque || guard.has_effect(Effect::Executes)) {
-                return None;
-            }
-            let read = flow.inputs[g]
-                .iter()
-                .find(|x| x.labels.untrusted)
-                .map(|x| format!("untrusted `{}`", x.reference))?;
+            let read = chooser_read(cx, flow, g)?;
             Some((r, g, read))
         });
         let Some((r, g, read)) = steered else {
@@ -216,4 +189,31 @@ pub(super) fn steered_approvals(cx: &Context<'_>, out: &mut Vec<Finding>) {
             .stage(name),
         );
     }
+}
+
+/// What stage `g`'s program read that is untrusted, in words, when it runs one (an opaque
+/// stage, or a kind that executes a program): an untrusted input, the tree it works in, a
+/// program of the checkout, or what it fetched at run time.
+fn chooser_read(cx: &Context<'_>, flow: &crate::flow::Flow, g: usize) -> Option<String> {
+    let guard = cx.registry.get(&cx.pipeline.stages[g].uses.value)?;
+    if !(guard.opaque || guard.has_effect(Effect::Executes)) {
+        return None;
+    }
+    flow.inputs[g]
+        .iter()
+        .find(|x| x.labels.untrusted)
+        .map(|x| format!("untrusted `{}`", x.reference))
+        .or_else(|| {
+            flow.untrusted_world(g)
+                .map(|_| "the files of the tree it works in".to_owned())
+        })
+        .or_else(|| {
+            flow.runs_untrusted_checkout(g)
+                .then(|| "a program of the checkout".to_owned())
+        })
+        .or_else(|| {
+            // What a program fetched is from outside the file (a comment, a page).
+            (flow.fetches[g] || !flow.fetched[g].is_empty())
+                .then(|| "what it fetched at run time".to_owned())
+        })
 }

@@ -15,6 +15,29 @@ use crate::check::Context;
 use crate::finding::{Confidence, Finding, Label, Severity};
 use crate::model::{Reference, Value};
 
+/// The subject of a stage that reviews: the references in the values it fences for its program
+/// (`std/review`'s `untrusted`), but its slot for a part (`since-last-review`).
+fn fenced_subject<'a>(
+    stage: &'a crate::model::Stage,
+    contract: &crate::contract::StageContract,
+) -> Vec<&'a Reference> {
+    stage
+        .children
+        .iter()
+        .filter(|c| {
+            contract
+                .child_spec(&c.name.value)
+                .is_some_and(|s| s.fences && !s.delta)
+        })
+        .flat_map(|c| c.args.iter())
+        .flat_map(|a| match &a.value {
+            Value::Reference(r) => vec![r],
+            Value::Template(t) => t.references().collect(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
 pub(super) fn partial_subjects(cx: &Context<'_>, feeds_sink: &[bool], out: &mut Vec<Finding>) {
     let p = cx.pipeline;
     for (i, stage) in p.stages.iter().enumerate() {
@@ -25,21 +48,7 @@ pub(super) fn partial_subjects(cx: &Context<'_>, feeds_sink: &[bool], out: &mut 
         let Some(contract) = cx.registry.get(&stage.uses.value) else {
             continue;
         };
-        let subject: Vec<&Reference> = stage
-            .children
-            .iter()
-            .filter(|c| {
-                contract
-                    .child_spec(&c.name.value)
-                    .is_some_and(|s| s.fences && !s.delta)
-            })
-            .flat_map(|c| c.args.iter())
-            .flat_map(|a| match &a.value {
-                Value::Reference(r) => vec![r],
-                Value::Template(t) => t.references().collect(),
-                _ => Vec::new(),
-            })
-            .collect();
+        let subject = fenced_subject(stage, contract);
         let is_part = |r: &Reference| {
             cx.dag
                 .stage_index(&r.stage)
@@ -232,21 +241,7 @@ fn opaque_subject<'a>(
             return None;
         }
         let contract = cx.registry.get(&stage.uses.value)?;
-        let subject: Vec<&Reference> = stage
-            .children
-            .iter()
-            .filter(|c| {
-                contract
-                    .child_spec(&c.name.value)
-                    .is_some_and(|s| s.fences && !s.delta)
-            })
-            .flat_map(|c| c.args.iter())
-            .flat_map(|a| match &a.value {
-                Value::Reference(r) => vec![r],
-                Value::Template(t) => t.references().collect(),
-                _ => Vec::new(),
-            })
-            .collect();
+        let subject = fenced_subject(stage, contract);
         let producer = |r: &Reference| {
             let g = cx.dag.stage_index(&r.stage)?;
             let maker = &p.stages[g];
