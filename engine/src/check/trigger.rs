@@ -62,6 +62,16 @@ fn admits_every_branch(branches: Option<&[String]>) -> bool {
         .any(|p| p.chars().all(|c| matches!(c, '*' | '/' | '?' | '+')))
 }
 
+/// The first pattern of a `branches` filter that admits branches it does not name (a wildcard
+/// in it; `!` patterns only take away).
+fn unnamed(patterns: &[String]) -> Option<&str> {
+    patterns
+        .iter()
+        .filter(|p| !p.starts_with('!'))
+        .find(|p| p.contains(['*', '?', '+', '[']))
+        .map(String::as_str)
+}
+
 impl Trigger {
     /// Principle 3: `pull_request_target` runs the base branch's workflow with the
     /// repository's secrets; without a `branches` filter that names the branches whose workflow
@@ -78,6 +88,24 @@ impl Trigger {
             }
             let branches = t.branches.as_ref().map(|b| b.value.as_slice());
             if !admits_every_branch(branches) {
+                // A pattern admits branches the file does not name: a release branch of three
+                // years ago keeps the workflow it had then.
+                if let (Some(b), Some(pattern)) = (&t.branches, branches.and_then(unnamed)) {
+                    out.push(
+                        Finding::new(
+                            self.id(),
+                            Severity::Warning,
+                            format!(
+                                "`pull_request_target` runs on a pull request into any branch `{pattern}` admits, with the repository's secrets: a branch the file does not name (an old one, or one created later) runs its own copy of the workflow and the pipeline (principle 3, allow-lists)"
+                            ),
+                            Label::new(b.span, "admits branches the file does not name"),
+                        )
+                        .help(
+                            "name the branches whose workflow was reviewed (`branches=\"main release/2.x\"`), and keep the secrets in an environment restricted to them",
+                        )
+                        .confidence(Confidence::Medium),
+                    );
+                }
                 continue;
             }
             let (span, what) = match &t.branches {
@@ -92,7 +120,7 @@ impl Trigger {
                     Label::new(span, what),
                 )
                 .help(
-                    "name the branches whose workflow was reviewed: `branches=\"main\"` (patterns such as `release/**` too), and keep the secrets in an environment restricted to them",
+                    "name the branches whose workflow was reviewed: `branches=\"main\"`, and keep the secrets in an environment restricted to them",
                 )
                 .confidence(Confidence::High),
             );
