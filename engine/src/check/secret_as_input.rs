@@ -331,7 +331,7 @@ impl SecretAsInput {
 
     /// Each line of the file that holds a credential, as a registered detector sees it, but a
     /// line whose input default was reported above (with its cause).
-    fn written(&self, cx: &Context<'_>, reported: &[Span], out: &mut Vec<Finding>) {
+    fn written(&self, cx: &Context<'_>, reported: &mut Vec<Span>, out: &mut Vec<Finding>) {
         let text = cx.source.text();
         let mut offset = 0;
         for line in text.split_inclusive('\n') {
@@ -350,6 +350,7 @@ impl SecretAsInput {
             };
             let lead = trimmed.len() - trimmed.trim_start().len();
             let span = Span::new(start + lead, trimmed.len() - lead);
+            reported.push(span);
             out.push(
                 Finding::new(
                     self.id(),
@@ -455,7 +456,85 @@ impl Check for SecretAsInput {
             .filter(|(_, causes)| causes.iter().any(|c| matches!(c, Cause::Default(_))))
             .filter_map(|(input, _)| input.default.as_ref().map(|d| d.span))
             .collect();
-        self.written(cx, &reported, out);
+        let mut reported = reported;
+        self.written(cx, &mut reported, out);
+        self.named_in_env(cx, &reported, out);
+    }
+}
+
+impl SecretAsInput {
+    /// Each `env` that gives a stage a value written in the file under a credential's name
+    /// (`env "SONAR_TOKEN" "squ_…"`): the name says what it holds, whatever a detector knows of
+    /// its shape. A name the stage refuses when it starts is `run-refusal`'s, and a value on a
+    /// line `reported` already (a detector knew it) is not reported again.
+    fn named_in_env(&self, cx: &Context<'_>, reported: &[Span], out: &mut Vec<Finding>) {
+        use crate::contract::Role;
+        use crate::model::Value;
+        for stage in &cx.pipeline.stages {
+            let Some(contract) = cx.registry.get(&stage.uses.value) else {
+                continue;
+            };
+            let refused: Vec<Span> = contract
+                .refusals
+                .map(|r| r(stage).into_iter().map(|(span, _)| span).collect())
+                .unwrap_or_default();
+            for child in &stage.children {
+                if contract.child_spec(&child.name.value).map(|c| c.role) != Some(Role::Environment)
+                {
+                    continue;
+                }
+                let [name, value] = child.args.as_slice() else {
+                    continue;
+                };
+                // Written whole in the file: a string, or a template of text alone.
+                let text = match &value.value {
+                    Value::String(text) => Some(text.clone()),
+                    Value::Template(t) => t
+                        .segments
+                        .iter()
+                        .map(|seg| match seg {
+                            crate::model::Segment::Literal { text } => Some(text.as_str()),
+                            _ => None,
+                        })
+                        .collect::<Option<String>>(),
+                    _ => None,
+                };
+                let (Some(var), Some(text)) = (name.value.as_str(), text) else {
+                    continue;
+                };
+                if text.trim().is_empty()
+                    || refused.contains(&name.span)
+                    || refused.contains(&value.span)
+                {
+                    continue;
+                }
+                let Some(word) = credential_word(var) else {
+                    continue;
+                };
+                if reported
+                    .iter()
+                    .any(|r| r.offset <= value.span.offset && value.span.end() <= r.end())
+                {
+                    continue;
+                }
+                let stage_name = stage.name.value.as_str();
+                out.push(
+                    Finding::new(
+                        self.id(),
+                        self.severity(),
+                        format!(
+                            "`{stage_name}` is given `{var}`, named as a credential (`{word}`), with a value written in the file: it enters the run as text, not as a secret"
+                        ),
+                        Label::new(value.span, "a credential written in the file"),
+                    )
+                    .help(format!(
+                        "everyone who can read the repository can read it: revoke it, keep the new one in the CI's secret store, declare it as a secret read from its variable, and give it to `{stage_name}` with `secret-env \"{var}\" \"…\"`; if the value is no credential, name the variable for what it holds"
+                    ))
+                    .confidence(Confidence::High)
+                    .stage(stage_name),
+                );
+            }
+        }
     }
 }
 
