@@ -578,13 +578,7 @@ fn pinned(runner: &str, spec: &str) -> bool {
     let runner = runner.split(' ').next().unwrap_or(runner);
     match runner {
         "docker" | "podman" => spec.contains("@sha256:"),
-        "nix" => {
-            spec.contains("?rev=")
-                || spec
-                    .rsplit('/')
-                    .next()
-                    .is_some_and(|r| r.len() == 40 && r.bytes().all(|b| b.is_ascii_hexdigit()))
-        }
+        "nix" => spec.contains("?rev=") || spec.rsplit('/').next().is_some_and(full_commit),
         "go" => match spec.rsplit_once('@') {
             Some((_, version)) => version
                 .strip_prefix('v')
@@ -600,14 +594,23 @@ fn pinned(runner: &str, spec: &str) -> bool {
                 .map(|(_, v)| v);
             version.is_some_and(|v| exact_version(v, 2))
         }
-        // npm's registry: `name@1.2.3`, `@scope/name@1.2.3`.
+        // npm's registry: `name@1.2.3`, `@scope/name@1.2.3`; a git spec at a full commit
+        // (`github:owner/repo#<40 hex>`), which no one can move.
         _ => {
             let unscoped = spec.strip_prefix('@').unwrap_or(spec);
             unscoped
                 .split_once('@')
                 .is_some_and(|(_, version)| exact_version(version, 3))
+                || spec
+                    .rsplit_once('#')
+                    .is_some_and(|(_, rev)| full_commit(rev))
         }
     }
+}
+
+/// A full commit id: 40 (SHA-1) or 64 (SHA-256) hexadecimal digits.
+fn full_commit(rev: &str) -> bool {
+    matches!(rev.len(), 40 | 64) && rev.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// `1.2.3`, `1.2.3-rc.1`, `1.2.3+build`, and for PyPI `2.0`: at least `parts` groups of
@@ -899,6 +902,7 @@ mod tests {
             &["go", "run", "example.com/tool@latest"],
             &["docker", "run", "--rm", "ghcr.io/x/y:1.2.3"],
             &["nix", "run", "github:x/y"],
+            &["npx", "github:acme/tool#main"],
             &["timeout", "60", "npx", "tool"],
         ] {
             assert_eq!(fetch(floating).len(), 1, "{floating:?}");
@@ -913,6 +917,10 @@ mod tests {
             &["go", "run", "./cmd/tool"],
             &["docker", "run", "alpine@sha256:0123abcd"],
             &["npx", "./packages/tool"],
+            &[
+                "npx",
+                "github:acme/tool#3f9c0d1e2a4b5c6d7e8f90a1b2c3d4e5f6a7b8c9",
+            ],
             &["npm", "ci"],
             &["jq", ".", "x@latest"],
         ] {
