@@ -56,13 +56,9 @@ pub(super) fn steered_reviews(cx: &Context<'_>, out: &mut Vec<Finding>) {
         };
         let mut refs: Vec<&Reference> = Vec::new();
         when.value.collect_references(&mut refs);
-        let steered = refs.into_iter().find_map(|r| {
-            let g = cx.dag.stage_index(&r.stage)?;
-            // Any bit the program chooses can turn an action on: a verdict, or its negation
-            // (`!review.commented`: a reviewer told to say nothing).
-            let read = chooser_read(cx, flow, g)?;
-            Some((r, g, read))
-        });
+        // Any bit the program chooses can turn an action on: a verdict, or its negation
+        // (`!review.commented`: a reviewer told to say nothing).
+        let steered = first_chosen(cx, flow, refs);
         let Some((r, g, read)) = steered else {
             continue;
         };
@@ -161,11 +157,7 @@ pub(super) fn steered_approvals(cx: &Context<'_>, out: &mut Vec<Finding>) {
                 a.value.collect_references(&mut refs);
             }
         }
-        let steered = refs.into_iter().find_map(|r| {
-            let g = cx.dag.stage_index(&r.stage)?;
-            let read = chooser_read(cx, flow, g)?;
-            Some((r, g, read))
-        });
+        let steered = first_chosen(cx, flow, refs);
         let Some((r, g, read)) = steered else {
             continue;
         };
@@ -189,6 +181,20 @@ pub(super) fn steered_approvals(cx: &Context<'_>, out: &mut Vec<Finding>) {
             .stage(name),
         );
     }
+}
+
+/// The first of `refs` that a program chose after reading untrusted data: the reference, its
+/// stage and what the program read ([`chooser_read`]).
+fn first_chosen<'a>(
+    cx: &Context<'_>,
+    flow: &crate::flow::Flow,
+    refs: Vec<&'a Reference>,
+) -> Option<(&'a Reference, usize, String)> {
+    refs.into_iter().find_map(|r| {
+        let g = cx.dag.stage_index(&r.stage)?;
+        let read = chooser_read(cx, flow, g)?;
+        Some((r, g, read))
+    })
 }
 
 /// What stage `g`'s program read that is untrusted, in words, when it runs one (an opaque
