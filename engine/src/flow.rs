@@ -1256,11 +1256,7 @@ pub fn fetched_code(stage: &Stage, contract: &StageContract) -> Vec<(Fetched, Sp
         return Vec::new();
     }
     let mut out = Vec::new();
-    for child in stage
-        .children
-        .iter()
-        .filter(|c| contract.child_spec(&c.name.value).map(|s| s.role) == Some(Role::CommandLine))
-    {
+    for child in contract.children_in(stage, Role::CommandLine) {
         let words = command_words(child);
         for code in crate::code::fetched(&words) {
             if let Some(arg) = child.args.get(code.index) {

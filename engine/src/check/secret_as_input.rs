@@ -478,11 +478,7 @@ impl SecretAsInput {
                 .refusals
                 .map(|r| r(stage).into_iter().map(|(span, _)| span).collect())
                 .unwrap_or_default();
-            for child in &stage.children {
-                if contract.child_spec(&child.name.value).map(|c| c.role) != Some(Role::Environment)
-                {
-                    continue;
-                }
+            for child in contract.children_in(stage, Role::Environment) {
                 let [name, value] = child.args.as_slice() else {
                     continue;
                 };

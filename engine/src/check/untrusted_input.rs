@@ -70,6 +70,9 @@ impl Check for UntrustedInput {
             if code_only {
                 continue;
             }
+            // What the stage's program does with what it reads, known once per stage.
+            let stdin_runs_code = stdin_interpreter(stage, contract);
+            let follows = model_client(cx, stage, contract);
             let mut folders_reported: Vec<&str> = Vec::new();
             for input in &flow.inputs[i] {
                 // An input the pipeline vouches for carries no label, but the finding it would
@@ -84,12 +87,11 @@ impl Check for UntrustedInput {
                 // reviewer's unfenced settings are `unfenced`'s finding, above.
                 // Standard input is data, unless the program is an interpreter that reads its
                 // code there (`sh` given no script).
-                let stdin_runs = (input.role == Role::Stdin)
-                    .then(|| stdin_interpreter(stage, contract))
-                    .flatten();
+                let stdin_runs = stdin_runs_code
+                    .clone()
+                    .filter(|_| input.role == Role::Stdin);
                 // A model's client follows the instructions it reads, wherever it reads them:
                 // run outside a reviewer stage, its data is its prompt.
-                let follows = model_client(cx, stage, contract);
                 if let (Some(client), Role::Data | Role::Stdin) = (follows, input.role) {
                     out.push(self.prompted(cx, flow, i, input, client, &power));
                     continue;
@@ -253,10 +255,8 @@ fn model_client(
         .filter(|k| k.vendor.is_some())
         .map(|k| k.name)
         .collect();
-    stage
-        .children
-        .iter()
-        .filter(|c| contract.child_spec(&c.name.value).map(|s| s.role) == Some(Role::CommandLine))
+    contract
+        .children_in(stage, Role::CommandLine)
         .find_map(|c| {
             let words = command_words(c);
             crate::code::code_words(&words)
@@ -275,10 +275,8 @@ fn stdin_interpreter(
     contract: Option<&StageContract>,
 ) -> Option<String> {
     let contract = contract?;
-    stage
-        .children
-        .iter()
-        .filter(|c| contract.child_spec(&c.name.value).map(|s| s.role) == Some(Role::CommandLine))
+    contract
+        .children_in(stage, Role::CommandLine)
         .find_map(|c| crate::code::reads_code_from_input(&command_words(c)).map(str::to_owned))
 }
 

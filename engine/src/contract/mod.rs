@@ -505,6 +505,18 @@ impl StageContract {
         self.children.iter().find(|c| c.name == name)
     }
 
+    /// The children of `stage` whose slot plays `role` in this contract, in file order.
+    pub fn children_in<'a>(
+        &'a self,
+        stage: &'a crate::model::Stage,
+        role: Role,
+    ) -> impl Iterator<Item = &'a crate::model::Child> + 'a {
+        stage.children.iter().filter(move |c| {
+            self.child_spec(&c.name.value)
+                .is_some_and(|s| s.role == role)
+        })
+    }
+
     pub fn output_spec(&self, name: &str) -> Option<&OutputSpec> {
         self.outputs.iter().find(|o| o.name == name)
     }
