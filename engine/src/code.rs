@@ -8,6 +8,13 @@
 //! that run a word they are given (interpreters, wrappers, package runners). A word of any other
 //! program is its data.
 
+/// A commit of the change, as [`crate::flow`] writes a reference to one on a command line
+/// (`{gather.head}`): a full commit id, so nothing reads it as a floating version, and one no
+/// file would write.
+pub const CHANGE_COMMIT: &str = "c0dec0dec0dec0dec0dec0dec0dec0dec0dec0de";
+/// Another commit a built-in kind resolved (`{gather.base}`), written the same way.
+pub const OTHER_COMMIT: &str = "0000000000000000000000000000000000000000";
+
 /// How a word of a command line is run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CodeHow {
@@ -48,6 +55,9 @@ pub enum FetchHow {
     Url(String),
     /// Code on this interpreter's command line that runs what it downloads.
     Download(String),
+    /// The change's own code, fetched or checked out at the change's commit (`{gather.head}`)
+    /// by this runner or interpreter.
+    Change(String),
 }
 
 impl Fetched {
@@ -66,6 +76,10 @@ impl Fetched {
                 "runs code that `{interpreter}` downloads when the stage runs (`{}`)",
                 shorten(&self.text)
             ),
+            FetchHow::Change(by) => format!(
+                "runs the change's own code: `{by}` fetches or checks out the tree at the change's commit (`{}`)",
+                shorten(&self.text.replace(CHANGE_COMMIT, "<the change's commit>"))
+            ),
         }
     }
 
@@ -78,6 +92,17 @@ impl Fetched {
             FetchHow::Url(_) | FetchHow::Download(_) => {
                 "install the tool before the run (a pinned step of the job) and run it by its path; or run it in a stage that holds nothing, handing on what it makes as a declared output"
             }
+            FetchHow::Change(_) => {
+                "build or run the change's code in a stage that holds no secret and no write permission, and hand on what it makes as a declared output; a tool of the base revision (`{gather.base}`) may run with more"
+            }
+        }
+    }
+
+    /// Where the code comes from, for a label: "the change's code", "code from outside the file".
+    pub fn source(&self) -> &'static str {
+        match &self.how {
+            FetchHow::Change(_) => "the change's code",
+            _ => "code from outside the file",
         }
     }
 
@@ -90,6 +115,7 @@ impl Fetched {
             FetchHow::Url(_) | FetchHow::Download(_) => {
                 "whoever controls that server (or what it serves) runs code with it"
             }
+            FetchHow::Change(_) => "the change's author runs code with it",
         }
     }
 }
@@ -313,6 +339,105 @@ const RUNNERS: &[Runner] = &[
     runner("nix", Some("run"), &[], &[]),
     runner("docker", Some("run"), &[], CONTAINER_WITH_WORD),
     runner("podman", Some("run"), &[], CONTAINER_WITH_WORD),
+    // Installers run code of what they install while they install it (a `setup.py`, an
+    // `install` script, a `build.rs`, a `Dockerfile`'s `RUN`), and put programs on `PATH`.
+    runner("pip", Some("install"), &["-e", "--editable"], PIP_WITH_WORD),
+    runner(
+        "pip3",
+        Some("install"),
+        &["-e", "--editable"],
+        PIP_WITH_WORD,
+    ),
+    runner("npm", Some("install"), &[], NPM_WITH_WORD),
+    runner("npm", Some("i"), &[], NPM_WITH_WORD),
+    runner("npm", Some("add"), &[], NPM_WITH_WORD),
+    runner("pnpm", Some("add"), &[], NPM_WITH_WORD),
+    runner("yarn", Some("add"), &[], NPM_WITH_WORD),
+    runner("bun", Some("add"), &[], NPM_WITH_WORD),
+    runner(
+        "go",
+        Some("install"),
+        &[],
+        &["-C", "-tags", "-ldflags", "-gcflags", "-mod"],
+    ),
+    runner(
+        "cargo",
+        Some("install"),
+        &["--git"],
+        &[
+            "--rev",
+            "--branch",
+            "--tag",
+            "--version",
+            "--root",
+            "--path",
+            "--features",
+            "-F",
+            "--target",
+            "--index",
+            "--registry",
+            "-j",
+            "--jobs",
+            "--profile",
+            "--bin",
+            "--example",
+            "--config",
+        ],
+    ),
+    runner(
+        "gem",
+        Some("install"),
+        &[],
+        &["-v", "--version", "-i", "--install-dir", "--source"],
+    ),
+    runner("docker", Some("build"), &[], BUILD_WITH_WORD),
+    runner("podman", Some("build"), &[], BUILD_WITH_WORD),
+];
+
+/// `pip install`'s options that take a word.
+const PIP_WITH_WORD: &[&str] = &[
+    "-r",
+    "--requirement",
+    "-c",
+    "--constraint",
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-t",
+    "--target",
+    "--prefix",
+    "--root",
+    "-f",
+    "--find-links",
+    "--python-version",
+    "--platform",
+    "--src",
+    "--trusted-host",
+    "--cache-dir",
+];
+
+/// `npm install`'s (and its kin's) options that take a word.
+const NPM_WITH_WORD: &[&str] = &["--registry", "--prefix", "-w", "--workspace", "--cwd"];
+
+/// `docker build`'s options that take a word.
+const BUILD_WITH_WORD: &[&str] = &[
+    "-t",
+    "--tag",
+    "-f",
+    "--file",
+    "--build-arg",
+    "--secret",
+    "--ssh",
+    "--target",
+    "--platform",
+    "--label",
+    "--network",
+    "--cache-from",
+    "--cache-to",
+    "-o",
+    "--output",
+    "--build-context",
+    "--progress",
 ];
 
 /// The last component of a program's path.
@@ -437,6 +562,13 @@ fn interpreted(name: &str, words: &[&str], mut at: usize) -> Vec<CodeWord> {
                     how: CodeHow::Script(name.to_owned()),
                 });
             }
+            // `python -m pip install …` installs as `pip install` does.
+            if is_python(name)
+                && words.get(at + 1).is_some_and(|m| *m == "pip")
+                && let Some(word) = package("pip", words, at + 2)
+            {
+                out.push(word);
+            }
             // Python's `-m` ends its options; a loader of Node's does not.
             if is_python(name) || name == "pwsh" || name == "powershell" {
                 return out;
@@ -537,7 +669,44 @@ pub fn fetched(words: &[&str]) -> Vec<Fetched> {
         if word.is_empty() {
             continue;
         }
+        // The change's commit anywhere in code the line runs, or beside a package it installs
+        // (`cargo install --git … --rev {gather.head}`): the change's own code.
+        let at_change = |w: &str| w.contains(CHANGE_COMMIT);
+        let change_by = match &code.how {
+            CodeHow::Program => None,
+            // A runner's words after its package are the package's arguments (`--sha
+            // {gather.head}`); an installer's are all its own.
+            CodeHow::Package(runner)
+                if words[..installer_words(runner, code.index, words.len())]
+                    .iter()
+                    .any(|w| at_change(w)) =>
+            {
+                Some(runner)
+            }
+            CodeHow::Script(by) if at_change(word) => Some(by),
+            CodeHow::Inline(by) if checks_out_the_change_and_runs(word).is_some() => Some(by),
+            _ => None,
+        };
+        if let Some(by) = change_by {
+            // What names the commit: the shell's `git` command, or the word that holds it.
+            let text = match &code.how {
+                CodeHow::Inline(_) => checks_out_the_change_and_runs(word)
+                    .unwrap_or(word)
+                    .trim()
+                    .to_owned(),
+                _ if at_change(word) => (*word).to_owned(),
+                // `cargo install --git URL --rev {gather.head}`: the package, then the commit.
+                _ => format!("{word} at {CHANGE_COMMIT}"),
+            };
+            out.push(Fetched {
+                index: code.index,
+                text,
+                how: FetchHow::Change(by.clone()),
+            });
+            continue;
+        }
         let how = match &code.how {
+            CodeHow::Package(runner) if pinned_by_option(runner, words) => continue,
             CodeHow::Package(runner) => {
                 let spec = word.split_once('=').map_or(*word, |(option, value)| {
                     if option.starts_with('-') { value } else { word }
@@ -564,6 +733,98 @@ pub fn fetched(words: &[&str]) -> Vec<Fetched> {
     out
 }
 
+/// How many words of a command line belong to the runner whose package is at `index`: all of
+/// an installer's (`cargo install --git … --rev …`), a runner's up to its package.
+fn installer_words(runner: &str, index: usize, len: usize) -> usize {
+    let installs = runner
+        .rsplit(' ')
+        .next()
+        .is_some_and(|sub| matches!(sub, "install" | "i" | "add" | "build"));
+    if installs { len } else { (index + 1).min(len) }
+}
+
+/// Whether an installer that takes its version in an option of its own is given one no one can
+/// move: `cargo install --git … --rev <full commit>`, `cargo install x --version 1.2.3`, `gem
+/// install x -v 1.2.3`.
+fn pinned_by_option(runner: &str, words: &[&str]) -> bool {
+    let option = |names: &[&str], ok: &dyn Fn(&str) -> bool| {
+        words.windows(2).any(|w| names.contains(&w[0]) && ok(w[1]))
+            || words.iter().any(|w| {
+                w.split_once('=')
+                    .is_some_and(|(o, v)| names.contains(&o) && ok(v))
+            })
+    };
+    match runner {
+        "cargo install" => {
+            option(&["--rev"], &full_commit)
+                || option(&["--version"], &|v| {
+                    exact_version(v.trim_start_matches('='), 3)
+                })
+        }
+        "gem install" => option(&["-v", "--version"], &|v| exact_version(v, 3)),
+        _ => false,
+    }
+}
+
+/// The `git` command by which shell code checks out the change's commit (`git checkout`, `git
+/// switch`, `git worktree add`, `git reset`, a clone or fetch of it), where it then runs a
+/// program after it: that program works in the change's tree, and runs what it finds there.
+fn checks_out_the_change_and_runs(code: &str) -> Option<&str> {
+    if !code.contains(CHANGE_COMMIT) {
+        return None;
+    }
+    let mut checked_out = None;
+    for command in shell_commands(code) {
+        let words = command_words_of(command);
+        let Some(program) = words.first() else {
+            continue;
+        };
+        if checked_out.is_some() && !RUN_NOTHING.contains(&base_name(program)) {
+            return checked_out;
+        }
+        if command.contains(CHANGE_COMMIT) && moves_the_tree(&words) {
+            checked_out = Some(command);
+        }
+    }
+    None
+}
+
+/// A shell's simple commands, roughly: split at newlines, `;`, `|` and `&&`.
+fn shell_commands(code: &str) -> impl Iterator<Item = &str> {
+    code.split(['\n', ';', '|']).flat_map(|c| c.split("&&"))
+}
+
+/// A simple command's words, unquoted, past its leading assignments.
+fn command_words_of(command: &str) -> Vec<&str> {
+    command
+        .split_whitespace()
+        .map(|w| w.trim_matches(['"', '\'', '(', ')']))
+        .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+        .collect()
+}
+
+/// Whether a `git` command fetches a tree or sets the working tree to a revision.
+fn moves_the_tree(words: &[&str]) -> bool {
+    words.first().is_some_and(|p| base_name(p) == "git")
+        && words
+            .iter()
+            .skip(1)
+            .find(|w| !w.starts_with('-'))
+            .is_some_and(|s| {
+                matches!(
+                    *s,
+                    "checkout"
+                        | "switch"
+                        | "worktree"
+                        | "reset"
+                        | "clone"
+                        | "fetch"
+                        | "pull"
+                        | "restore"
+                )
+            })
+}
+
 fn is_url(word: &str) -> bool {
     word.starts_with("https://") || word.starts_with("http://")
 }
@@ -572,12 +833,17 @@ fn is_url(word: &str) -> bool {
 /// exact version where versions are immutable (npm, PyPI, Go's checksum database), a digest
 /// where tags move (images), a revision for a flake. A path (`./x`, `/opt/x`) is no fetch.
 fn pinned(runner: &str, spec: &str) -> bool {
-    if spec.starts_with('/') || spec.starts_with("./") || spec.starts_with("../") {
+    if spec == "." || spec.starts_with('/') || spec.starts_with("./") || spec.starts_with("../") {
         return true;
     }
     let runner = runner.split(' ').next().unwrap_or(runner);
     match runner {
-        "docker" | "podman" => spec.contains("@sha256:"),
+        "docker" | "podman" => {
+            spec.contains("@sha256:")
+                || spec
+                    .rsplit_once('#')
+                    .is_some_and(|(_, rev)| full_commit(rev.split(':').next().unwrap_or(rev)))
+        }
         "nix" => spec.contains("?rev=") || spec.rsplit('/').next().is_some_and(full_commit),
         "go" => match spec.rsplit_once('@') {
             Some((_, version)) => version
@@ -586,7 +852,11 @@ fn pinned(runner: &str, spec: &str) -> bool {
             // `go run ./cmd`, `go run main.go`: the checkout's, judged there.
             None => true,
         },
-        "uvx" | "pipx" => {
+        "uvx" | "pipx" | "pip" | "pip3" => {
+            // A VCS requirement at a full commit (`git+https://…@<40 hex>`).
+            if let Some((_, rev)) = spec.strip_prefix("git+").and_then(|u| u.rsplit_once('@')) {
+                return full_commit(rev.split('#').next().unwrap_or(rev));
+            }
             let version = spec
                 .split_once("===")
                 .or_else(|| spec.split_once("=="))
@@ -699,17 +969,19 @@ const RUN_NOTHING: &[&str] = &[
 /// script works in what was fetched, and runs what it finds there.
 fn fetches_a_tree_and_runs(code: &str) -> bool {
     let mut fetched = false;
-    for command in code.split(['\n', ';', '|']).flat_map(|c| c.split("&&")) {
-        let words: Vec<&str> = command
-            .split_whitespace()
-            .map(|w| w.trim_matches(['"', '\'', '(', ')']))
-            .skip_while(|w| w.contains('=') && !w.starts_with('-'))
-            .collect();
+    for command in shell_commands(code) {
+        let words = command_words_of(command);
         let Some(program) = words.first() else {
             continue;
         };
         if fetched && !RUN_NOTHING.contains(&base_name(program)) {
             return true;
+        }
+        // A tree set to a full commit id afterwards (`git checkout <40 hex>`) is that commit's,
+        // which no one can move: pinned, as a package at an exact version is.
+        if fetched && moves_the_tree(&words) && words.iter().any(|w| full_commit(w)) {
+            fetched = false;
+            continue;
         }
         fetched |= fetches_a_tree(&words);
     }
@@ -927,6 +1199,127 @@ mod tests {
             assert_eq!(fetch(pinned), Vec::<String>::new(), "{pinned:?}");
         }
         assert_eq!(fetch(&["deno", "run", "https://x.test/y.ts"]).len(), 1);
+    }
+
+    #[test]
+    fn an_installer_runs_what_it_installs_and_an_option_may_pin_it() {
+        for floating in [
+            &["pip", "install", "requests"][..],
+            &[
+                "pip3",
+                "install",
+                "--upgrade",
+                "-i",
+                "https://x.test/simple",
+                "tool>=1",
+            ],
+            &["python3", "-m", "pip", "install", "tool"],
+            &["npm", "install", "-g", "some-cli"],
+            &["pnpm", "add", "tool@^1"],
+            &["go", "install", "example.com/tool@latest"],
+            &["cargo", "install", "ripgrep"],
+            &[
+                "cargo",
+                "install",
+                "--git",
+                "https://x.test/r",
+                "--branch",
+                "main",
+            ],
+            &["gem", "install", "rubocop"],
+            &["docker", "build", "https://x.test/r.git#main"],
+            &["pip", "install", "git+https://x.test/r@main"],
+        ] {
+            assert_eq!(fetch(floating).len(), 1, "{floating:?}");
+        }
+        let commit = "3f9c0d1e2a4b5c6d7e8f90a1b2c3d4e5f6a7b8c9";
+        let at = |prefix: &str| format!("{prefix}{commit}");
+        for pinned in [
+            vec!["pip", "install", "requests==2.31.0"],
+            vec!["pip", "install", "-r", "requirements.txt"],
+            vec!["pip", "install", "-e", "."],
+            vec!["python", "-m", "pip", "install", "."],
+            vec!["npm", "install"],
+            vec!["npm", "install", "tool@1.2.3"],
+            vec!["cargo", "install", "ripgrep@14.1.0"],
+            vec!["cargo", "install", "ripgrep", "--version", "14.1.0"],
+            vec!["cargo", "install", "--path", "."],
+            vec!["gem", "install", "rubocop", "-v", "1.60.2"],
+            vec!["docker", "build", "-t", "x", "."],
+        ] {
+            assert_eq!(fetch(&pinned), Vec::<String>::new(), "{pinned:?}");
+        }
+        let git = at("git+https://x.test/r@");
+        let context = at("https://x.test/r.git#");
+        for pinned in [
+            vec![
+                "cargo",
+                "install",
+                "--git",
+                "https://x.test/r",
+                "--rev",
+                commit,
+            ],
+            vec!["pip", "install", git.as_str()],
+            vec!["docker", "build", context.as_str()],
+        ] {
+            assert_eq!(fetch(&pinned), Vec::<String>::new(), "{pinned:?}");
+        }
+    }
+
+    #[test]
+    fn code_at_the_changes_commit_is_the_changes() {
+        let change = |prefix: &str| format!("{prefix}{CHANGE_COMMIT}");
+        let npx = change("github:acme/tool#");
+        let pip = change("git+https://x.test/r@");
+        let script = format!(
+            "git fetch origin {CHANGE_COMMIT} && git checkout {CHANGE_COMMIT} && make test"
+        );
+        let worktree = format!("git worktree add ../pr {CHANGE_COMMIT}; cd ../pr; ./ci.sh");
+        for line in [
+            vec!["npx", npx.as_str()],
+            vec!["pip", "install", pip.as_str()],
+            vec![
+                "cargo",
+                "install",
+                "--git",
+                "https://x.test/r",
+                "--rev",
+                CHANGE_COMMIT,
+            ],
+            vec!["sh", "-c", script.as_str()],
+            vec!["bash", "-euo", "pipefail", "-c", worktree.as_str()],
+        ] {
+            let found = fetched(&line);
+            assert_eq!(found.len(), 1, "{line:?}");
+            assert!(matches!(found[0].how, FetchHow::Change(_)), "{line:?}");
+            assert!(
+                found[0].describe().contains("<the change's commit>"),
+                "{line:?}"
+            );
+        }
+        // Naming the commit is not running its code; nor is another commit's tree the change's.
+        let diff = format!("git diff {OTHER_COMMIT} {CHANGE_COMMIT} | wc -l");
+        let base = format!("git checkout {OTHER_COMMIT} && make lint");
+        let base_npx = format!("github:acme/tool#{OTHER_COMMIT}");
+        let clone_base = format!(
+            "git clone https://x.test/r src && cd src && git checkout {OTHER_COMMIT} && make"
+        );
+        for line in [
+            vec!["git", "log", CHANGE_COMMIT],
+            vec!["npx", "some-reporter@1.4.2", "--sha", CHANGE_COMMIT],
+            vec!["sh", "-c", clone_base.as_str()],
+            vec!["sh", "-c", diff.as_str()],
+            vec!["npx", base_npx.as_str()],
+        ] {
+            assert_eq!(fetch(&line), Vec::<String>::new(), "{line:?}");
+        }
+        let base_run = fetched(&["sh", "-c", base.as_str()]);
+        assert!(
+            base_run
+                .iter()
+                .all(|f| !matches!(f.how, FetchHow::Change(_)))
+        );
     }
 
     #[test]

@@ -260,7 +260,7 @@ impl Flow {
                 .map(|s| {
                     registry
                         .get(&s.uses.value)
-                        .map(|c| fetched_code(s, c))
+                        .map(|c| fetched_code(s, c, &commit_of(pipeline, registry)))
                         .unwrap_or_default()
                 })
                 .collect(),
@@ -1251,13 +1251,18 @@ pub fn checkout_programs(stage: &Stage, contract: &StageContract) -> Vec<Checkou
 
 /// The code `stage` runs that a registry or a server chooses when it runs (principle 1: from
 /// outside the file), on any command line of a stage that runs a program.
-pub fn fetched_code(stage: &Stage, contract: &StageContract) -> Vec<(Fetched, Span)> {
+pub fn fetched_code(
+    stage: &Stage,
+    contract: &StageContract,
+    commit: &dyn Fn(&crate::model::Reference) -> Option<Commit>,
+) -> Vec<(Fetched, Span)> {
     if !runs_program(contract) {
         return Vec::new();
     }
     let mut out = Vec::new();
     for child in contract.children_in(stage, Role::CommandLine) {
-        let words = command_words(child);
+        let owned = code_text(child, commit);
+        let words: Vec<&str> = owned.iter().map(String::as_str).collect();
         for code in crate::code::fetched(&words) {
             if let Some(arg) = child.args.get(code.index) {
                 out.push((code, arg.span));
@@ -1265,6 +1270,69 @@ pub fn fetched_code(stage: &Stage, contract: &StageContract) -> Vec<(Fetched, Sp
         }
     }
     out
+}
+
+/// Which commit an output of kind `sha` names, for the code fetched at it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Commit {
+    /// A commit of the change (`gather.head`): its tree is the change author's.
+    Change,
+    /// Another commit the stage's kind resolved (`gather.base`): a full commit id.
+    Other,
+}
+
+/// The commit a reference names, where its output is a commit id a built-in kind resolves.
+pub fn commit_of(
+    pipeline: &Pipeline,
+    registry: &Registry,
+) -> impl Fn(&crate::model::Reference) -> Option<Commit> {
+    move |r| {
+        let stage = pipeline.stages.iter().find(|s| s.name.value == r.stage)?;
+        let spec = registry.get(&stage.uses.value)?.output_spec(&r.output)?;
+        (spec.ty == crate::contract::OutputType::Sha).then_some(if spec.change_commit {
+            Commit::Change
+        } else {
+            Commit::Other
+        })
+    }
+}
+
+/// A command line's words as [`command_words`] reads them, with a reference to a commit written
+/// as a full commit id ([`crate::code::CHANGE_COMMIT`] for the change's): a package pinned to a
+/// commit is pinned, and code fetched at the change's commit is the change's.
+fn code_text(
+    child: &crate::model::Child,
+    commit: &dyn Fn(&crate::model::Reference) -> Option<Commit>,
+) -> Vec<String> {
+    let render = |r: &crate::model::Reference| {
+        commit(r).map(|c| match c {
+            Commit::Change => crate::code::CHANGE_COMMIT,
+            Commit::Other => crate::code::OTHER_COMMIT,
+        })
+    };
+    child
+        .args
+        .iter()
+        .map(|a| match &a.value {
+            Value::String(s) => s.clone(),
+            Value::Reference(r) => render(r).unwrap_or("").to_owned(),
+            Value::Template(t) => {
+                let mut text = String::new();
+                for segment in &t.segments {
+                    match segment {
+                        crate::model::Segment::Literal { text: l } => text.push_str(l),
+                        crate::model::Segment::Reference { reference } => match render(reference) {
+                            Some(c) => text.push_str(c),
+                            None => break,
+                        },
+                        _ => break,
+                    }
+                }
+                text
+            }
+            _ => String::new(),
+        })
+        .collect()
 }
 
 /// A command line's words as the file writes them up to their first interpolation (empty for a

@@ -386,12 +386,19 @@ impl UntrustedInput {
                 stage.value,
                 code.consequence()
             ),
-            Label::new(span, "code from outside the file"),
+            Label::new(span, code.source()),
         )
         .related(Label::new(stage.span, format!("`{}` {power}", stage.value)))
         .flow(vec![Label::new(
             span,
-            format!("`{}` {how} (untrusted: from outside the file)", stage.value),
+            format!(
+                "`{}` {how} (untrusted: {})",
+                stage.value,
+                match code.how {
+                    crate::code::FetchHow::Change(_) => "the change's code",
+                    _ => "from outside the file",
+                }
+            ),
         )])
         .help(code.fix())
         .confidence(Confidence::High)

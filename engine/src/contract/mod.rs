@@ -264,6 +264,9 @@ pub struct OutputSpec {
     /// It is the stage's verdict on what it read (`std/review`'s `clean`): a program that read
     /// the change chose it, and a stage that publishes the review must publish every verdict.
     pub verdict: bool,
+    /// It names a commit of the change (`std/gather`'s `head`): its text is a commit id, but
+    /// the tree at that commit is the change author's, so code fetched or built at it is theirs.
+    pub change_commit: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -436,6 +439,7 @@ impl StageContract {
             labels,
             part: false,
             verdict: false,
+            change_commit: false,
         });
         self
     }
@@ -444,6 +448,14 @@ impl StageContract {
     pub fn part(mut self, output: &str) -> Self {
         if let Some(o) = self.outputs.iter_mut().find(|o| o.name == output) {
             o.part = true;
+        }
+        self
+    }
+
+    /// Marks `output` as naming a commit of the change (see [`OutputSpec::change_commit`]).
+    pub fn change_commit(mut self, output: &str) -> Self {
+        if let Some(o) = self.outputs.iter_mut().find(|o| o.name == output) {
+            o.change_commit = true;
         }
         self
     }

@@ -127,6 +127,8 @@ pub fn contract() -> StageContract {
         "the head the last posted review names",
         LabelRule::none(),
     )
+    .change_commit("head")
+    .change_commit("last-reviewed")
     .output(
         "tier",
         OutputType::Text,

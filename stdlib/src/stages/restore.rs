@@ -31,6 +31,7 @@ pub fn contract() -> StageContract {
         )
         .output("restored", OutputType::Bool, "a conversation was restored", LabelRule::none())
         .output("head", OutputType::Sha, "the head of the review the conversation belongs to", LabelRule::none())
+        .change_commit("head")
         .fallback("conversation", FallbackValue::Absent)
         .fallback("restored", FallbackValue::Bool(false))
         .fallback("head", FallbackValue::Absent)
