@@ -58,6 +58,9 @@ pub enum FetchHow {
     /// The change's own code, fetched or checked out at the change's commit (`{gather.head}`)
     /// by this runner or interpreter.
     Change(String),
+    /// What the stage fetches or sends goes over a channel it does not verify (this, in words:
+    /// [`crate::transport`]).
+    Unverified(&'static str),
 }
 
 impl Fetched {
@@ -76,6 +79,7 @@ impl Fetched {
                 "runs code that `{interpreter}` downloads when the stage runs (`{}`)",
                 shorten(&self.text)
             ),
+            FetchHow::Unverified(does) => format!("writes `{}`, which {does}", shorten(&self.text)),
             FetchHow::Change(by) => format!(
                 "runs the change's own code: `{by}` fetches or checks out the tree at the change's commit (`{}`)",
                 shorten(&self.text.replace(CHANGE_COMMIT, "<the change's commit>"))
@@ -92,6 +96,9 @@ impl Fetched {
             FetchHow::Url(_) | FetchHow::Download(_) => {
                 "install the tool before the run (a pinned step of the job) and run it by its path; or run it in a stage that holds nothing, handing on what it makes as a declared output"
             }
+            FetchHow::Unverified(_) => {
+                "verify the server instead: trust its certificate authority (`--cacert`, `NODE_EXTRA_CA_CERTS`, `PIP_CERT`, `GIT_SSL_CAINFO`), use `https`, and install from one index that holds every name you use"
+            }
             FetchHow::Change(_) => {
                 "build or run the change's code in a stage that holds no secret and no write permission, and hand on what it makes as a declared output; a tool of the base revision (`{gather.base}`) may run with more"
             }
@@ -102,6 +109,7 @@ impl Fetched {
     pub fn source(&self) -> &'static str {
         match &self.how {
             FetchHow::Change(_) => "the change's code",
+            FetchHow::Unverified(_) => "an unverified channel",
             _ => "code from outside the file",
         }
     }
@@ -116,6 +124,12 @@ impl Fetched {
                 "whoever controls that server (or what it serves) runs code with it"
             }
             FetchHow::Change(_) => "the change's author runs code with it",
+            FetchHow::Unverified(does) if does.contains("index") => {
+                "whoever can publish that name on the other index chooses the code that runs with it"
+            }
+            FetchHow::Unverified(_) => {
+                "anyone on the network path reads what the stage sends and chooses what it receives"
+            }
         }
     }
 }
@@ -718,7 +732,9 @@ pub fn fetched(words: &[&str]) -> Vec<Fetched> {
             }
             CodeHow::Script(interpreter) if is_url(word) => FetchHow::Url(interpreter.clone()),
             CodeHow::Inline(interpreter)
-                if downloads_and_runs(word) || fetches_a_tree_and_runs(word) =>
+                if downloads_and_runs(word)
+                    || fetches_a_tree_and_runs(word)
+                    || runs_what_it_downloaded(word) =>
             {
                 FetchHow::Download(interpreter.clone())
             }
@@ -806,23 +822,37 @@ fn command_words_of(command: &str) -> Vec<&str> {
 /// Whether a `git` command fetches a tree or sets the working tree to a revision.
 fn moves_the_tree(words: &[&str]) -> bool {
     words.first().is_some_and(|p| base_name(p) == "git")
-        && words
-            .iter()
-            .skip(1)
-            .find(|w| !w.starts_with('-'))
-            .is_some_and(|s| {
-                matches!(
-                    *s,
-                    "checkout"
-                        | "switch"
-                        | "worktree"
-                        | "reset"
-                        | "clone"
-                        | "fetch"
-                        | "pull"
-                        | "restore"
-                )
-            })
+        && git_subcommand(words).is_some_and(|s| {
+            matches!(
+                s,
+                "checkout"
+                    | "switch"
+                    | "worktree"
+                    | "reset"
+                    | "clone"
+                    | "fetch"
+                    | "pull"
+                    | "restore"
+            )
+        })
+}
+
+/// `git`'s subcommand: the first word past its own options (`-C dir`, `-c name=value`).
+fn git_subcommand<'a>(words: &[&'a str]) -> Option<&'a str> {
+    let mut at = 1;
+    while let Some(word) = words.get(at) {
+        if matches!(
+            *word,
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace"
+        ) {
+            at += 2;
+        } else if word.starts_with('-') {
+            at += 1;
+        } else {
+            return Some(word);
+        }
+    }
+    None
 }
 
 fn is_url(word: &str) -> bool {
@@ -945,11 +975,9 @@ fn downloads_and_runs(code: &str) -> bool {
 /// `gh pr checkout`, `gh repo clone`): the code in it is whoever pushed it.
 fn fetches_a_tree(words: &[&str]) -> bool {
     match words.first().map(|w| base_name(w)) {
-        Some("git") => words
-            .iter()
-            .skip(1)
-            .find(|w| !w.starts_with('-'))
-            .is_some_and(|s| matches!(*s, "clone" | "fetch" | "pull")),
+        Some("git") => {
+            git_subcommand(words).is_some_and(|s| matches!(s, "clone" | "fetch" | "pull"))
+        }
         Some("gh") => words
             .windows(2)
             .any(|w| matches!((w[0], w[1]), ("pr", "checkout") | ("repo", "clone"))),
@@ -984,6 +1012,89 @@ fn fetches_a_tree_and_runs(code: &str) -> bool {
             continue;
         }
         fetched |= fetches_a_tree(&words);
+    }
+    false
+}
+
+/// A download command: (program, subcommand, options naming the place, where it goes when none
+/// is given).
+type DownloadTo = (
+    &'static str,
+    Option<&'static str>,
+    &'static [&'static str],
+    Option<&'static str>,
+);
+
+/// Where a download command puts what it fetches.
+const DOWNLOADS_TO: &[DownloadTo] = &[
+    // Another run's artifacts: a `pull_request` run executes the change and uploads what it
+    // likes.
+    ("gh", Some("run"), &["-D", "--dir"], Some(".")),
+    (
+        "gh",
+        Some("release"),
+        &["-D", "--dir", "-O", "--output"],
+        Some("."),
+    ),
+    ("curl", None, &["-o", "--output"], None),
+    (
+        "wget",
+        None,
+        &["-O", "--output-document", "-P", "--directory-prefix"],
+        Some("."),
+    ),
+];
+
+/// Whether shell code downloads files (another run's artifacts, a release's assets, a URL) and
+/// then runs one of them as code: the program, an interpreter's script, or a package an
+/// installer installs, at a path beneath where the download went.
+fn runs_what_it_downloaded(code: &str) -> bool {
+    let mut places: Vec<String> = Vec::new();
+    for command in shell_commands(code) {
+        let words = command_words_of(command);
+        let Some(program) = words.first().map(|p| base_name(p)) else {
+            continue;
+        };
+        if !places.is_empty() {
+            for cw in code_words(&words) {
+                let Some(word) = words.get(cw.index) else {
+                    continue;
+                };
+                let path = word.strip_prefix("./").unwrap_or(word);
+                let beneath = |place: &String| {
+                    let place = place
+                        .strip_prefix("./")
+                        .unwrap_or(place)
+                        .trim_end_matches('/');
+                    if place == "." || place.is_empty() {
+                        // Into the working folder: any relative path run as code.
+                        return cw.how != CodeHow::Program || word.contains('/');
+                    }
+                    path == place || path.starts_with(&format!("{place}/"))
+                };
+                if !path.starts_with('/') && !path.starts_with('$') && places.iter().any(beneath) {
+                    return true;
+                }
+            }
+        }
+        for (p, sub, options, default) in DOWNLOADS_TO {
+            if program != *p {
+                continue;
+            }
+            if let Some(sub) = sub {
+                let mut rest = words.iter().skip(1).filter(|w| !w.starts_with('-'));
+                if rest.next() != Some(sub) || rest.next() != Some(&"download") && *p == "gh" {
+                    continue;
+                }
+            }
+            let named = words
+                .windows(2)
+                .find(|w| options.contains(&w[0]))
+                .map(|w| w[1].to_owned());
+            if let Some(place) = named.or(default.map(str::to_owned)) {
+                places.push(place);
+            }
+        }
     }
     false
 }
@@ -1264,6 +1375,25 @@ mod tests {
             vec!["docker", "build", context.as_str()],
         ] {
             assert_eq!(fetch(&pinned), Vec::<String>::new(), "{pinned:?}");
+        }
+    }
+
+    #[test]
+    fn a_downloaded_file_run_as_code_is_fetched() {
+        for code in [
+            "gh run download \"$id\" --name bench --dir bench && python3 bench/compare.py --upload",
+            "gh run download 42 -n tools && ./tools/run.sh",
+            "curl -fsSL -o install.sh https://x.test/i.sh && sh install.sh",
+            "gh release download v1 --dir dl && pip install dl/tool.whl",
+        ] {
+            assert_eq!(fetch(&["sh", "-c", code]).len(), 1, "{code}");
+        }
+        for code in [
+            "gh run download \"$id\" --name bench --dir bench && bench-compare --results bench/results.json",
+            "curl -fsSL -o data.json https://x.test/d && jq . data.json",
+            "gh run download 42 -n report && cat report/summary.md",
+        ] {
+            assert_eq!(fetch(&["sh", "-c", code]), Vec::<String>::new(), "{code}");
         }
     }
 

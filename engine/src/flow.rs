@@ -1268,8 +1268,45 @@ pub fn fetched_code(
                 out.push((code, arg.span));
             }
         }
+        if let Some((index, found)) = crate::transport::unverified_words(&words)
+            && let Some(arg) = child.args.get(index)
+        {
+            out.push((unverified(index, found), arg.span));
+        }
+    }
+    // A variable of the program's environment is one of its settings. A reviewer's are judged
+    // by what its client is known to read (`reviewer-credential`, `run-refusal`).
+    let settings = if contract.reviewers().is_empty() {
+        contract.children_in(stage, Role::Environment).collect()
+    } else {
+        Vec::new()
+    };
+    for child in settings {
+        let (Some(name), Some(value)) = (child.args.first(), child.args.get(1)) else {
+            continue;
+        };
+        let (Some(name), Some(text)) =
+            (leading_literal(&name.value), leading_literal(&value.value))
+        else {
+            continue;
+        };
+        if let Some(does) = crate::transport::unverified_setting(name, text) {
+            let found = crate::transport::Unverified {
+                text: format!("{name}={text}"),
+                does,
+            };
+            out.push((unverified(1, found), value.span));
+        }
     }
     out
+}
+
+fn unverified(index: usize, found: crate::transport::Unverified) -> Fetched {
+    Fetched {
+        index,
+        text: found.text,
+        how: crate::code::FetchHow::Unverified(found.does),
+    }
 }
 
 /// Which commit an output of kind `sha` names, for the code fetched at it.

@@ -33,6 +33,7 @@ pub mod source;
 pub mod span;
 pub mod suggest;
 pub mod syntax;
+pub mod transport;
 pub mod unique;
 
 pub use compile::{CheckOptions, Compiled, Unusable, compile, decode, run_checks};

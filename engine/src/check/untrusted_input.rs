@@ -396,6 +396,7 @@ impl UntrustedInput {
                 stage.value,
                 match code.how {
                     crate::code::FetchHow::Change(_) => "the change's code",
+                    crate::code::FetchHow::Unverified(_) => "an unverified channel",
                     _ => "from outside the file",
                 }
             ),
