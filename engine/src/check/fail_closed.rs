@@ -24,7 +24,8 @@
 //! - partial subjects ([`subject`]): a review whose verdict is published reviews the change,
 //!   not only what changed since the last review, when it cannot resume, and a verdict on the
 //!   whole head (an approval, a check run) comes from a review of the whole change, not one
-//!   cut by `path`;
+//!   cut by `path`, and the ranges a publisher keeps its findings by are those of the diff the
+//!   review read;
 //! - selective publishers ([`selective`]): a stage that publishes a review is not gated by that
 //!   review's verdict.
 //!
@@ -82,6 +83,7 @@ impl Check for FailClosed {
         subject::partial_subjects(cx, &feeds_sink, out);
         subject::cut_verdicts(cx, &feeds_sink, out);
         subject::unbounded_approvals(cx, out);
+        subject::mismatched_ranges(cx, out);
         restore::availability(cx, out);
         authors::unvouched_authors(cx, out);
         authors::unbelieved_records(cx, out);

@@ -32,6 +32,7 @@ pub fn contract() -> ForgeContract {
         ValueType::String,
         "the repository's name, the `repo` input (default: the `origin` remote's host and path, else the checkout folder's name)",
     )
+    .refusals(refusals)
 }
 
 /// The folder `dir` names: a relative path to a folder inside the checkout, reached without a
@@ -41,6 +42,35 @@ pub fn contract() -> ForgeContract {
 /// post (which checks again that no folder on the way is a symbolic link). The error says why,
 /// after the setting.
 pub fn forge_dir(checkout: &Path, dir: &str) -> Result<PathBuf, String> {
+    let parts = dir_parts(dir)?;
+    let mut path = checkout.to_path_buf();
+    for (i, part) in parts.iter().enumerate() {
+        path.push(part);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(format!(
+                    "goes through a symbolic link ({}): the forge folder is reached through real folders only",
+                    path.display()
+                ));
+            }
+            Ok(meta) if !meta.is_dir() => {
+                return Err(format!("goes through a file ({})", path.display()));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // Created by the first post: nothing below can exist yet.
+                path.extend(&parts[i + 1..]);
+                return Ok(path);
+            }
+            Err(e) => return Err(format!("cannot be inspected ({}): {e}", path.display())),
+        }
+    }
+    Ok(path)
+}
+
+/// What the file alone says of `dir`: the folders beneath the checkout it names, or why it is
+/// refused (`run` and `check` both, in the same words: [`refusals`]).
+fn dir_parts(dir: &str) -> Result<Vec<&std::ffi::OsStr>, String> {
     if dir.chars().any(char::is_control) {
         return Err("holds a control character".to_owned());
     }
@@ -72,29 +102,30 @@ pub fn forge_dir(checkout: &Path, dir: &str) -> Result<PathBuf, String> {
     if parts.is_empty() {
         return Err("names the checkout itself: name a folder inside it".to_owned());
     }
-    let mut path = checkout.to_path_buf();
-    for (i, part) in parts.iter().enumerate() {
-        path.push(part);
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                return Err(format!(
-                    "goes through a symbolic link ({}): the forge folder is reached through real folders only",
-                    path.display()
-                ));
-            }
-            Ok(meta) if !meta.is_dir() => {
-                return Err(format!("goes through a file ({})", path.display()));
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                // Created by the first post: nothing below can exist yet.
-                path.extend(&parts[i + 1..]);
-                return Ok(path);
-            }
-            Err(e) => return Err(format!("cannot be inspected ({}): {e}", path.display())),
-        }
-    }
-    Ok(path)
+    Ok(parts)
+}
+
+/// What the forge refuses before it opens, from the file alone: a `dir` [`forge_dir`] would
+/// refuse whatever the checkout holds (an absolute path such as `/tmp/reviews`, where another
+/// job or user of the machine could write the review records, `..`, `.git`).
+fn refusals(
+    _pipeline: &Pipeline,
+    forge: &reviewflow_engine::model::Forge,
+) -> Vec<reviewflow_engine::contract::ForgeRefusal> {
+    forge
+        .setting("dir")
+        .and_then(|v| {
+            let dir = v.value.as_str()?;
+            let why = dir_parts(dir).err()?;
+            Some(reviewflow_engine::contract::ForgeRefusal {
+                span: v.span,
+                principle: None,
+                why: format!("forge \"local\": dir=\"{dir}\" {why}"),
+                help: "name a folder inside the checkout (the default `.reviewflow/forge`): a folder outside it may be written by another job or user of the machine, who would then write the review records",
+            })
+        })
+        .into_iter()
+        .collect()
 }
 
 /// The revisions the pipeline's `std/gather` stages name (`base "…"`, `head "…"`), their

@@ -363,3 +363,90 @@ pub(super) fn whole_head_claims<'a>(
     }
     out
 }
+
+/// A filter covers what it filters: the changed-line ranges a publisher keeps a review's
+/// findings by come from a stage whose diff that review read. Ranges of another gather (one cut
+/// to `docs/`, or of another change) drop every finding outside them as "outside the change",
+/// and the verdict published then claims a review of what was dropped (principle 4).
+pub(super) fn mismatched_ranges(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    use crate::contract::OutputType;
+    let p = cx.pipeline;
+    let type_of = |r: &Reference| {
+        let g = cx.dag.stage_index(&r.stage)?;
+        let spec = cx
+            .registry
+            .get(&p.stages[g].uses.value)?
+            .output_spec(&r.output)?;
+        Some(spec.ty)
+    };
+    let references = |v: &'_ crate::model::Value| -> Vec<Reference> {
+        match v {
+            Value::Reference(r) => vec![r.clone()],
+            Value::Template(t) => t.references().cloned().collect(),
+            _ => Vec::new(),
+        }
+    };
+    for stage in &p.stages {
+        let values = || {
+            stage
+                .children
+                .iter()
+                .flat_map(|c| c.args.iter())
+                .flat_map(move |a| references(&a.value).into_iter().map(move |r| (r, a.span)))
+        };
+        let ranges: Vec<(Reference, crate::span::Span)> = values()
+            .filter(|(r, _)| type_of(r) == Some(OutputType::Ranges))
+            .collect();
+        if ranges.is_empty() {
+            continue;
+        }
+        for (findings, _) in values().filter(|(r, _)| type_of(r) == Some(OutputType::Findings)) {
+            let Some(g) = cx.dag.stage_index(&findings.stage) else {
+                continue;
+            };
+            let reviewer = &p.stages[g];
+            let Some(contract) = cx.registry.get(&reviewer.uses.value) else {
+                continue;
+            };
+            // The stages whose diff the review read (its fenced subject).
+            let read: Vec<&str> = fenced_subject(reviewer, contract)
+                .into_iter()
+                .filter(|r| type_of(r) == Some(OutputType::Diff))
+                .map(|r| r.stage.as_str())
+                .collect();
+            if read.is_empty() {
+                continue;
+            }
+            for (range, span) in &ranges {
+                if read.contains(&range.stage.as_str()) {
+                    continue;
+                }
+                out.push(
+                    Finding::new(
+                        ID,
+                        Severity::Error,
+                        format!(
+                            "`{}` keeps the findings of `{}` only where they fall in `{range}`, but `{}` reviewed the diff of `{}`: findings on what `{}` did not gather are dropped as outside the change, and the published verdict claims a review of them (principle 4, coverage is a promise)",
+                            stage.name.value,
+                            reviewer.name.value,
+                            reviewer.name.value,
+                            read.join("`, `"),
+                            range.stage
+                        ),
+                        Label::new(*span, "ranges of another stage's diff"),
+                    )
+                    .related(Label::new(
+                        reviewer.name.span,
+                        format!("`{}` reviews the diff of `{}`", reviewer.name.value, read.join("`, `")),
+                    ))
+                    .help(format!(
+                        "give `{}` the ranges of the stage whose diff `{}` reviewed (`{}.ranges`)",
+                        stage.name.value, reviewer.name.value, read[0]
+                    ))
+                    .confidence(Confidence::High)
+                    .stage(&stage.name.value),
+                );
+            }
+        }
+    }
+}
