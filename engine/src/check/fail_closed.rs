@@ -78,6 +78,7 @@ impl Check for FailClosed {
         vetting::narrowed(cx, &feeds_sink, out);
         publish::not_reviewed(cx, order, out);
         selective::selective_publishers(cx, out);
+        selective::steered_filters(cx, out);
         steered::steered_reviews(cx, out);
         steered::steered_approvals(cx, out);
         subject::partial_subjects(cx, &feeds_sink, out);

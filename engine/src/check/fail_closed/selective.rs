@@ -355,3 +355,95 @@ fn capped_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
         );
     }
 }
+
+/// A publisher publishes a review's findings as the review found them: a program between the
+/// two (a `run` stage that filters `review.findings`) that also reads what the change chose (the
+/// files of the checkout it works in, a program of the checkout, what it fetched, another
+/// untrusted value) lets the change choose which findings are published, and the published
+/// verdict then claims a review that found nothing there (principles 1 and 4). What it reads of
+/// the findings themselves is the review's, and no finding.
+pub(super) fn steered_filters(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    use crate::contract::OutputType;
+    let Some(flow) = cx.flow else { return };
+    let p = cx.pipeline;
+    // A `run` stage's outputs are typed by the file, a kind's by its contract.
+    let type_of = |r: &Reference| {
+        let g = cx.dag.stage_index(&r.stage)?;
+        crate::graph::outputs_of(&p.stages[g], cx.registry)
+            .into_iter()
+            .find(|(name, _)| *name == r.output)
+            .map(|(_, ty)| ty)
+    };
+    let mut reported = Vec::new();
+    for stage in &p.stages {
+        if !cx
+            .registry
+            .get(&stage.uses.value)
+            .is_some_and(|c| c.has_effect(Effect::Publishes))
+        {
+            continue;
+        }
+        for arg in stage.children.iter().flat_map(|c| c.args.iter()) {
+            let crate::model::Value::Reference(r) = &arg.value else {
+                continue;
+            };
+            let Some(g) = cx.dag.stage_index(&r.stage) else {
+                continue;
+            };
+            let filter = &p.stages[g];
+            if reported.contains(&g)
+                || type_of(r) != Some(OutputType::Findings)
+                || !cx
+                    .registry
+                    .get(&filter.uses.value)
+                    .is_some_and(|c| c.opaque)
+            {
+                continue;
+            }
+            // A filter of a review's findings; a program that makes findings of its own is
+            // what it is (`unvalidated-findings` reads those).
+            let filters = flow.inputs[g]
+                .iter()
+                .any(|x| type_of(&x.reference) == Some(OutputType::Findings));
+            if !filters {
+                continue;
+            }
+            let read = flow.inputs[g]
+                .iter()
+                .find(|x| x.labels.untrusted && type_of(&x.reference) != Some(OutputType::Findings))
+                .map(|x| format!("untrusted `{}`", x.reference))
+                .or_else(|| {
+                    flow.untrusted_world(g)
+                        .map(|_| "the files of the tree it works in".to_owned())
+                })
+                .or_else(|| {
+                    flow.runs_untrusted_checkout(g)
+                        .then(|| "the files of the checkout, the change's".to_owned())
+                })
+                .or_else(|| {
+                    (flow.fetches[g] || !flow.fetched[g].is_empty())
+                        .then(|| "what it fetched at run time".to_owned())
+                });
+            let Some(read) = read else { continue };
+            reported.push(g);
+            out.push(
+                Finding::new(
+                    ID,
+                    Severity::Error,
+                    format!(
+                        "`{}` publishes the findings `{}` kept (`{r}`), and `{}`'s program reads {read}: the change chooses which findings are published, and the published review claims it found nothing else (principle 1, unknown is untrusted; principle 4, coverage is a promise)",
+                        stage.name.value, filter.name.value, filter.name.value
+                    ),
+                    Label::new(filter.name.span, format!("reads {read}")),
+                )
+                .related(Label::new(arg.span, "published"))
+                .help(format!(
+                    "let `{}` read only the review's findings and files the change cannot write (an absolute path outside the checkout, `cwd \"{{work}}\"`), or publish the review's findings directly",
+                    filter.name.value
+                ))
+                .confidence(Confidence::High)
+                .stage(&filter.name.value),
+            );
+        }
+    }
+}
