@@ -100,7 +100,7 @@ secret "token" env="TOKEN" {
 }
 stage "review" uses="test/folder"
 stage "after" uses="run" {
-    command "sh" "-c" "test -f \"$ALLOW\" && cat {review.conversation}/notes/b.txt"
+    command "sh" "-c" "test -f \"$ALLOW\" && cat {review.conversation}/notes/b.txt && test \"$(cat {review.conversation}/notes/b.txt)\" = 'said [redacted:token]'"
     env "ALLOW" "{allow}"
     secret-env "T" "token"
     output "said"
@@ -268,16 +268,13 @@ async fn a_folder_output_is_kept_private_redacted_and_reused_on_resume() {
     );
     assert!(copy.join("empty").is_dir());
     assert_eq!(mode(&copy.join("notes/b.txt")), 0o600);
-    // The consumer read the folder through its own copy.
+    // The consumer read the folder through its own copy, redacted: it succeeds only if it read
+    // `said [redacted:token]`. What it said carries the secret it holds, so it does not outlive
+    // the run.
     let after = r.manifest.stage("after").unwrap();
     assert_eq!(after.outcome, Outcome::Succeeded, "{after:?}");
-    let said = r
-        .run_dir
-        .join(after.outputs["said"].file.as_deref().unwrap());
-    assert_eq!(
-        std::fs::read_to_string(said).unwrap().trim(),
-        "said [redacted:token]"
-    );
+    assert_eq!(after.outputs["said"].discarded.as_deref(), Some("secret"));
+    assert_eq!(after.outputs["said"].file, None);
     // What really answered stays with the outputs it produced.
     assert_eq!(review.facts["reviewer.model"], "opus-4");
 }

@@ -212,7 +212,8 @@ found_tests! {
 }
 
 /// The tester can see a leak: a spy given a holder's output, with the flow allowed so that
-/// `check` passes, is a disagreement through the spy's own search, and so is the output it kept.
+/// `check` passes, is a disagreement through the spy's own search; the output it wrote carries the
+/// canary and is discarded when the run ends.
 #[test]
 fn a_flow_check_was_told_to_allow_is_seen_as_a_leak() {
     let text = r#"// agreement: scope=holder may-fail=
@@ -251,8 +252,12 @@ stage "spy" uses="run" {
         signatures.contains(&"canary reached spy out of scope: given stdin (reversed)"),
         "{signatures:#?}"
     );
+    // What the spy wrote carries the canary (it read the holder's output), so the run discards
+    // it when it ends: nothing of it is kept.
     assert!(
-        signatures.contains(&"canary kept in the run's outputs of spy (hex)"),
+        !signatures
+            .iter()
+            .any(|s| s.starts_with("canary kept in the run's outputs")),
         "{signatures:#?}"
     );
 }

@@ -388,3 +388,67 @@ fn what_a_killed_run_left_is_removed_by_the_next_run_and_said() {
     );
     assert!(!out.all.contains(live), "{}", out.all);
 }
+
+/// An output written by a program that holds a secret carries it in a form the redactor may not
+/// know (here reversed): it is discarded when the run ends, and the manifest says why.
+#[test]
+fn an_output_of_a_program_that_holds_a_secret_does_not_outlive_the_run() {
+    let repo = Repo::init();
+    repo.commit_file("README.md", "hello\n", "first");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let secret = "s3cr3t-walrus-0123456789-abcdefghij";
+    let reversed: String = secret.chars().rev().collect();
+    std::fs::write(
+        repo.path().join("p.kdl"),
+        r#"pipeline "trace"
+forge "local"
+secret "deploy-token" env="DEPLOY_TOKEN" can="" {
+    visible-to "notify"
+}
+stage "notify" uses="run" {
+    cwd "{work}"
+    command "sh" "-c" "printf '%s' \"$DEPLOY_TOKEN\" | rev > trace.txt"
+    secret-env "DEPLOY_TOKEN" "deploy-token"
+    output "trace" file="trace.txt"
+}
+"#,
+    )
+    .expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+        .args(["run", "p.kdl"])
+        .current_dir(repo.path())
+        .env_remove("GITHUB_ACTIONS")
+        .env("DEPLOY_TOKEN", secret)
+        .env("TMPDIR", tmp.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    for dir in [repo.path().join(".reviewflow"), tmp.path().to_path_buf()] {
+        for f in files_under(&dir) {
+            let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap_or_default()).into_owned();
+            assert!(
+                !text.contains(&reversed),
+                "{} holds the secret reversed",
+                f.display()
+            );
+        }
+    }
+    let runs = repo.path().join(".reviewflow/runs");
+    let id = std::fs::read_dir(&runs)
+        .expect("runs")
+        .next()
+        .expect("a run")
+        .expect("entry")
+        .file_name();
+    let m: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(runs.join(id).join("manifest.json")).expect("manifest"),
+    )
+    .expect("json");
+    assert_eq!(discarded(&m, "notify", "trace").as_deref(), Some("secret"));
+}

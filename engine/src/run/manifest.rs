@@ -97,9 +97,9 @@ pub struct OutputRecord {
     pub file: Option<String>,
     /// A boolean's value, inline.
     pub value: Option<bool>,
-    /// Why the kept value was removed when the run ended (`private`, `diff`): its plaintext must
-    /// not outlive the run. Its `file` is then absent and its digest stays; a resume cannot reuse
-    /// it (docs/executor.md, "Nothing private at rest").
+    /// Why the kept value was removed when the run ended (`private`, `diff`, `secret`): its
+    /// plaintext must not outlive the run. Its `file` is then absent and its digest stays; a
+    /// resume cannot reuse it (docs/executor.md, "Nothing private at rest").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discarded: Option<String>,
     /// A kept folder's folders that hold nothing, relative to it (names joined by `/`, `.` for

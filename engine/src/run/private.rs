@@ -18,6 +18,10 @@ use crate::registry::Registry;
 pub(crate) const PRIVATE: &str = "private";
 /// Why an output is discarded: it is a diff (the change as read, which may carry a credential).
 pub(crate) const DIFF: &str = "diff";
+/// Why an output is discarded: it carries a secret (a program that held one wrote it: a trace, a
+/// log, a configuration it filled in). The redactor removes the secret's known forms from what
+/// is kept; a form it cannot know (encoded, split) must not outlive the run either.
+pub(crate) const SECRET: &str = "secret";
 
 /// The outputs discarded at the run's end: (stage, output, why).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -26,8 +30,8 @@ pub(crate) struct AtRest {
 }
 
 impl AtRest {
-    /// From the flow labels: every output carrying `private`, and every `diff`. Booleans are kept
-    /// inline in the manifest (one bit) whatever their labels.
+    /// From the flow labels: every output carrying `private` or a secret, and every `diff`.
+    /// Booleans are kept inline in the manifest (one bit) whatever their labels.
     pub(crate) fn compute(pipeline: &Pipeline, registry: &Registry, flow: &Flow) -> Self {
         let mut outputs = Vec::new();
         for (i, stage) in pipeline.stages.iter().enumerate() {
@@ -35,11 +39,13 @@ impl AtRest {
                 if ty == OutputType::Bool {
                     continue;
                 }
-                let private = flow.output(i, &name).is_some_and(|l| l.private);
-                let why = if private {
+                let labels = flow.output(i, &name);
+                let why = if labels.is_some_and(|l| l.private) {
                     PRIVATE
                 } else if ty == OutputType::Diff {
                     DIFF
+                } else if labels.is_some_and(|l| l.secrets().next().is_some()) {
+                    SECRET
                 } else {
                     continue;
                 };
@@ -296,6 +302,41 @@ mod tests {
         assert_eq!(records[1].outputs["diff"].discarded.as_deref(), Some(DIFF));
         assert!(records[1].outputs["head"].file.is_some());
         assert_eq!(records[0].outputs["commented"].discarded, None);
+    }
+
+    #[test]
+    fn an_output_that_carries_a_secret_is_discarded_and_one_that_does_not_stays() {
+        let registry = Registry::with_builtins();
+        let text = r#"pipeline "p"
+secret "token" env="DEPLOY_TOKEN" {
+    visible-to "notify"
+}
+stage "notify" uses="run" {
+    command "curl" "--trace-ascii" "trace.txt" "https://x.test"
+    secret-env "DEPLOY_TOKEN" "token"
+    output "trace" file="trace.txt"
+}
+stage "plain" uses="run" {
+    command "echo" "hi"
+    output "said"
+}
+"#;
+        let compiled = crate::compile(
+            crate::Source::new("t.kdl", text),
+            &registry,
+            &Default::default(),
+        )
+        .expect("compiles");
+        let flow = Flow::compute(&compiled.pipeline, &registry, &compiled.dag).expect("flow");
+        let at_rest = AtRest::compute(&compiled.pipeline, &registry, &flow);
+        assert!(
+            at_rest
+                .outputs
+                .contains(&("notify".into(), "trace".into(), SECRET)),
+            "{:?}",
+            at_rest.outputs
+        );
+        assert!(!at_rest.outputs.iter().any(|(s, _, _)| s == "plain"));
     }
 
     #[test]
