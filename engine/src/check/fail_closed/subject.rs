@@ -60,6 +60,10 @@ pub(super) fn partial_subjects(cx: &Context<'_>, feeds_sink: &[bool], out: &mut 
         let Some(first) = subject.first() else {
             continue;
         };
+        if let Some(finding) = no_diff(cx, stage, &subject) {
+            out.push(finding);
+            continue;
+        }
         if !subject.iter().all(|r| is_part(r)) {
             continue;
         }
@@ -105,6 +109,55 @@ pub(super) fn partial_subjects(cx: &Context<'_>, feeds_sink: &[bool], out: &mut 
             .stage(name),
         );
     }
+}
+
+/// A review whose subject holds none of the change's code: every value it fences is an output of
+/// a known stage kind, and none is a diff (`untrusted "gather.title" "gather.body"`). Its verdict
+/// is published for the change, and covers a diff no reviewer read (principle 4). A value of a
+/// `run` stage may hold what its program made of the diff: that is [`opaque_subject`]'s.
+fn no_diff(
+    cx: &Context<'_>,
+    stage: &crate::model::Stage,
+    subject: &[&Reference],
+) -> Option<Finding> {
+    use crate::contract::OutputType;
+    let p = cx.pipeline;
+    let mut types = Vec::new();
+    for r in subject {
+        let g = cx.dag.stage_index(&r.stage)?;
+        let producer = &p.stages[g];
+        if cx.registry.get(&producer.uses.value)?.opaque {
+            return None;
+        }
+        let ty = crate::graph::outputs_of(producer, cx.registry)
+            .into_iter()
+            .find(|(name, _)| *name == r.output)
+            .map(|(_, ty)| ty)?;
+        types.push(ty);
+    }
+    if types.contains(&OutputType::Diff) {
+        return None;
+    }
+    let first = subject.first()?;
+    let read: Vec<String> = subject.iter().map(|r| format!("`{r}`")).collect();
+    let name = &stage.name.value;
+    Some(
+        Finding::new(
+            ID,
+            Severity::Error,
+            format!(
+                "`{name}` reviews only {}, none of it the change's code: the verdict it publishes for the change covers a diff no reviewer read (principle 4: a verdict covers what it claims)",
+                read.join(", ")
+            ),
+            Label::new(first.span, "not the change's code"),
+        )
+        .help(format!(
+            "give `{name}` the diff as its subject (`untrusted \"{}.diff\"`) beside what it reads now; a review meant to judge the description alone says so with `allow \"fail-closed\" reason=\"…\"`, and its check run's name says what it covers",
+            first.stage
+        ))
+        .confidence(Confidence::High)
+        .stage(name),
+    )
 }
 
 /// A verdict on the whole head (an approval, a check run: [`ChildSpec::claims_whole`]) is
