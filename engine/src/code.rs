@@ -1121,9 +1121,66 @@ pub fn reads_code_from_input<'a>(words: &[&'a str]) -> Option<&'a str> {
     ((INTERPRETERS.contains(&name) || is_python(name)) && !given).then_some(name)
 }
 
+/// Programs that read their arguments, options or program from standard input, given these
+/// words: (program, the words that make it so, what it reads there). No words: always.
+const STDIN_SETTINGS: &[(&str, &[&str], &str)] = &[
+    ("xargs", &[], "the arguments of the program it starts"),
+    ("parallel", &[], "the arguments of the programs it starts"),
+    (
+        "curl",
+        &["-K -", "--config -", "--config=-", "-K-"],
+        "its options (`--config -`)",
+    ),
+    (
+        "wget",
+        &["-i -", "--input-file -", "--input-file=-", "-i-"],
+        "the URLs it fetches",
+    ),
+    ("awk", &["-f -", "-f /dev/stdin"], "its program"),
+    ("sed", &["-f -", "-f /dev/stdin"], "its program"),
+    (
+        "jq",
+        &["-f /dev/stdin", "--from-file /dev/stdin"],
+        "its program",
+    ),
+];
+
+/// The program of a command line that reads its arguments, options or program from standard
+/// input (`xargs gh issue comment`, `curl --config -`), and what it reads there: untrusted text
+/// there is not data (principle 3: standard input is data only for a program that reads data).
+pub fn reads_settings_from_input(words: &[&str]) -> Option<(&'static str, &'static str)> {
+    let line = words.join(" ");
+    code_words(words)
+        .iter()
+        .filter(|c| c.how == CodeHow::Program)
+        .find_map(|c| {
+            let name = base_name(words.get(c.index)?);
+            STDIN_SETTINGS.iter().find_map(|(program, when, what)| {
+                (*program == name && (when.is_empty() || when.iter().any(|w| line.contains(w))))
+                    .then_some((*program, *what))
+            })
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_program_that_reads_its_settings_from_its_input_is_found() {
+        let found = |line: &str| {
+            let words: Vec<&str> = line.split(' ').collect();
+            reads_settings_from_input(&words).map(|(p, _)| p)
+        };
+        assert_eq!(found("xargs -n1 gh issue comment 1 --body"), Some("xargs"));
+        assert_eq!(found("timeout 60 xargs echo"), Some("xargs"));
+        assert_eq!(found("curl -fsS --config -"), Some("curl"));
+        assert_eq!(found("curl -fsS -d @- https://x.test"), None);
+        assert_eq!(found("wget -i -"), Some("wget"));
+        assert_eq!(found("awk -f - data.txt"), Some("awk"));
+        assert_eq!(found("jq ."), None);
+        assert_eq!(found("cat"), None);
+    }
 
     fn code(line: &str) -> Vec<(String, CodeHow)> {
         let words: Vec<&str> = line.split(' ').collect();

@@ -72,6 +72,10 @@ impl Check for UntrustedInput {
             }
             // What the stage's program does with what it reads, known once per stage.
             let stdin_runs_code = stdin_interpreter(stage, contract);
+            let stdin_steers = contract.and_then(|c| {
+                c.children_in(stage, Role::CommandLine)
+                    .find_map(|c| crate::code::reads_settings_from_input(&command_words(c)))
+            });
             let follows = model_client(cx, stage, contract);
             let mut folders_reported: Vec<&str> = Vec::new();
             for input in &flow.inputs[i] {
@@ -96,8 +100,14 @@ impl Check for UntrustedInput {
                     out.push(self.prompted(cx, flow, i, input, client, &power));
                     continue;
                 }
+                let steered_by_stdin = stdin_steers
+                    .filter(|_| input.role == Role::Stdin && stdin_runs.is_none())
+                    .map(|(program, what)| {
+                        format!("its standard input, which `{program}` reads as {what},")
+                    });
                 let place = match input.role {
                     Role::Stdin if stdin_runs.is_some() => "its standard input",
+                    Role::Stdin if steered_by_stdin.is_some() => "its standard input",
                     Role::Data | Role::Publish | Role::Keep | Role::Stdin => continue,
                     Role::CommandLine => "the command line",
                     Role::Environment => "an environment variable",
@@ -157,6 +167,8 @@ impl Check for UntrustedInput {
                 };
                 let place = if setting {
                     format!("`{}`, a setting", child.name.value)
+                } else if let Some(steered) = &steered_by_stdin {
+                    steered.clone()
                 } else if let Some(how) = &run_as {
                     format!("{place}, run as code ({}),", describe_code(how))
                 } else {
