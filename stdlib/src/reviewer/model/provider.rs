@@ -75,9 +75,13 @@ pub(crate) fn point_at(
 /// The try's `config.toml`: a provider that is the proxy. It names the variable of the key,
 /// never the key.
 fn write_codex_config(home: &TryHome, base_url: &str, env_key: &str) -> Result<(), String> {
+    // `project_doc_max_bytes = 0`: Codex loads no `AGENTS.md` of its working folder. That folder
+    // is the checkout, in CI the pull request's: its instruction files would reach the model
+    // outside the fence of `untrusted`. The reviewer's instructions are the pipeline's prompt.
     let text = format!(
         "# Written by reviewflow for one try: the model API is reached through its proxy.\n\
          model_provider = {provider}\n\
+         project_doc_max_bytes = 0\n\
          \n\
          [model_providers.{CODEX_PROVIDER}]\n\
          name = {provider}\n\
