@@ -75,9 +75,11 @@ pub(crate) fn point_at(
 /// The try's `config.toml`: a provider that is the proxy. It names the variable of the key,
 /// never the key.
 fn write_codex_config(home: &TryHome, base_url: &str, env_key: &str) -> Result<(), String> {
-    // `project_doc_max_bytes = 0`: Codex loads no `AGENTS.md` of its working folder. That folder
-    // is the checkout, in CI the pull request's: its instruction files would reach the model
-    // outside the fence of `untrusted`. The reviewer's instructions are the pipeline's prompt.
+    // `project_doc_max_bytes = 0`: Codex loads no `AGENTS.md` of its working folder, and
+    // `[skills] include_instructions = false`: it lists no skill (those of the working folder's
+    // `.agents/skills` and `.codex/skills` among them). That folder is the checkout, in CI the
+    // pull request's: its instruction files would reach the model outside the fence of
+    // `untrusted`. The reviewer's instructions are the pipeline's prompt.
     let text = format!(
         "# Written by reviewflow for one try: the model API is reached through its proxy.\n\
          model_provider = {provider}\n\
@@ -87,7 +89,10 @@ fn write_codex_config(home: &TryHome, base_url: &str, env_key: &str) -> Result<(
          name = {provider}\n\
          base_url = {base_url}\n\
          env_key = {env_key}\n\
-         wire_api = \"responses\"\n",
+         wire_api = \"responses\"\n\
+         \n\
+         [skills]\n\
+         include_instructions = false\n",
         provider = toml_string(CODEX_PROVIDER),
         base_url = toml_string(base_url),
         env_key = toml_string(env_key),
