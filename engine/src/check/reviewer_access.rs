@@ -22,7 +22,7 @@ impl Check for ReviewerAccess {
         Severity::Error
     }
     fn summary(&self) -> &'static str {
-        "a reviewer that can run commands and write files reads no untrusted data"
+        "a reviewer that can run commands and write files reads nothing the change wrote, and one that reads untrusted text has no network"
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let Some(flow) = cx.flow else { return };

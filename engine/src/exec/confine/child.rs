@@ -185,14 +185,19 @@ pub(crate) async fn prepare(
     // Making the mount namespace and resolving and opening paths is blocking work: off the
     // runtime threads, in one hand-off.
     let (mnt, built) = tokio::task::spawn_blocking(move || {
+        let (grants, reached) = grants::plan_with_paths(&confine, path_var.as_deref(), &program);
         let mnt = view
-            .map(|view| namespaces::build_view(&view))
+            .map(|mut view| {
+                // Default deny: what no grant reaches is not in the view at all.
+                view.cover.extend(grants::unreached_tops(&reached));
+                namespaces::build_view(&view)
+            })
             .transpose()
             .map_err(|source| ConfineError::Layer {
                 what: "make the child's mount namespace",
                 source,
             })?;
-        ruleset(&kernel, &confine, path_var, &program).map(|built| (mnt, built))
+        ruleset(&kernel, &confine, grants).map(|built| (mnt, built))
     })
     .await
     .map_err(|e| ConfineError::Ruleset(e.to_string()))??;
@@ -211,13 +216,11 @@ pub(crate) async fn prepare(
 fn ruleset(
     kernel: &Kernel,
     confine: &ConfineSpec,
-    path_var: Option<String>,
-    program: &Path,
+    grants: Vec<grants::Grant>,
 ) -> Result<Option<(OwnedFd, u64)>, ConfineError> {
     if kernel.landlock_abi == 0 {
         return Ok(None);
     }
-    let grants = grants::plan(confine, path_var.as_deref(), program);
     let built = super::landlock::build(kernel, grants, &confine.connect, confine.strict)
         .map_err(|e| ConfineError::Ruleset(e.to_string()))?;
     Ok(built.map(|b| (b.fd, b.own_proc)))
@@ -227,8 +230,7 @@ fn ruleset(
 fn ruleset(
     _kernel: &Kernel,
     _confine: &ConfineSpec,
-    _path_var: Option<String>,
-    _program: &Path,
+    _grants: Vec<grants::Grant>,
 ) -> Result<Option<(OwnedFd, u64)>, ConfineError> {
     Ok(None)
 }

@@ -85,9 +85,13 @@ impl AsFd for GrantFd {
     }
 }
 
-/// The grants of one child: `spec`, the system folders, its `PATH` (`path_var`) and its
-/// `program`.
-pub(super) fn plan(spec: &ConfineSpec, path_var: Option<&str>, program: &Path) -> Vec<Grant> {
+/// The grants of one child (`spec`, the system folders, its `PATH` (`path_var`) and its
+/// `program`), with the resolved paths they reach.
+pub(super) fn plan_with_paths(
+    spec: &ConfineSpec,
+    path_var: Option<&str>,
+    program: &Path,
+) -> (Vec<Grant>, Vec<PathBuf>) {
     let mut planner = Planner {
         hidden: spec.hidden.iter().map(|h| resolve(h)).collect(),
         roots: spec
@@ -139,7 +143,38 @@ pub(super) fn plan(spec: &ConfineSpec, path_var: Option<&str>, program: &Path) -
     if spec.proc {
         planner.grant(Path::new("/proc"), Kind::Read);
     }
-    planner.out
+    let paths = planner.done.into_iter().map(|(path, _)| path).collect();
+    (planner.out, paths)
+}
+
+/// The folders at the top of the file system that no grant of `reached` lies in (`/run`, `/var`,
+/// `/root`, `/srv`, …): a child's view covers them, so that no path leads there. Landlock
+/// refuses reading them already, but not connecting to a socket there (before its ABI 9):
+/// `/run/docker.sock` would give root on the host, `/run/user/…/bus` a session. `/dev`,
+/// `/proc` and `/sys` are the kernel's own and stay.
+pub(super) fn unreached_tops(reached: &[PathBuf]) -> Vec<PathBuf> {
+    static TOPS: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    let tops = TOPS.get_or_init(|| {
+        let system = system_dirs();
+        let Ok(entries) = std::fs::read_dir("/") else {
+            return Vec::new();
+        };
+        let mut tops: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .filter(|p| {
+                !matches!(p.to_str(), Some("/dev" | "/proc" | "/sys"))
+                    && !system.iter().any(|s| s == p)
+            })
+            .collect();
+        tops.sort();
+        tops
+    });
+    tops.iter()
+        .filter(|top| !reached.iter().any(|r| r.starts_with(top)))
+        .cloned()
+        .collect()
 }
 
 /// The grants every child gets whatever its spec (the system folders, `/dev` to list, the
