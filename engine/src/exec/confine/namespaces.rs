@@ -241,6 +241,7 @@ fn view_ops(view: &View) -> io::Result<Vec<Op>> {
     };
     // (path, when): made writable again once the whole view is read-only, if bound.
     let mut writable: Vec<(CString, When)> = Vec::new();
+    let mut cover_source: Option<CString> = None;
     // The stage's whole folder (the child's own may be a folder in it: a reviewer's try
     // folder beside the workspace it reads); Landlock narrows what the child writes there.
     let stage_work = match (&view.work, &view.work_root) {
@@ -269,6 +270,11 @@ fn view_ops(view: &View) -> io::Result<Vec<Op>> {
         ops.push(Op::Mkdir(cstr(work)?));
         ops.push(bind(work, c".".into(), When::Always)?);
         writable.push((cstr(work)?, When::Always));
+        // An empty folder beside it that every cover below is a bind of: a bind costs less
+        // than a new tmpfs each (a view may cover a dozen folders).
+        let empty = root.join(".cover");
+        ops.push(Op::Mkdir(cstr(&empty)?));
+        cover_source = Some(cstr(&empty)?);
     } else if let Some(work) = &view.work {
         ops.push(bind(work, cstr(work)?, When::Always)?);
         writable.push((cstr(work)?, When::Always));
@@ -280,13 +286,24 @@ fn view_ops(view: &View) -> io::Result<Vec<Op>> {
     }
     for path in &view.cover {
         // Checked in the view: a path beneath one already covered is gone.
-        ops.push(Op::Mount {
-            source: Some(c"none".into()),
-            target: cstr(path)?,
-            fstype: Some(c"tmpfs"),
-            flags: libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
-            data: Some(c"size=4k,nr_inodes=1,mode=0555"),
-            when: When::Dir,
+        ops.push(match &cover_source {
+            // Read-only with the rest of the view, below.
+            Some(empty) => Op::Mount {
+                source: Some(empty.clone()),
+                target: cstr(path)?,
+                fstype: None,
+                flags: libc::MS_BIND,
+                data: None,
+                when: When::Dir,
+            },
+            None => Op::Mount {
+                source: Some(c"none".into()),
+                target: cstr(path)?,
+                fstype: Some(c"tmpfs"),
+                flags: libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
+                data: Some(c"size=4k,nr_inodes=1,mode=0555"),
+                when: When::Dir,
+            },
         });
     }
     ops.push(Op::Setattr {
