@@ -459,6 +459,7 @@ impl Check for SecretAsInput {
         let mut reported = reported;
         self.written(cx, &mut reported, out);
         self.named_in_env(cx, &reported, out);
+        self.referenced_in_env(cx, out);
     }
 }
 
@@ -525,6 +526,108 @@ impl SecretAsInput {
                     )
                     .help(format!(
                         "everyone who can read the repository can read it: revoke it, keep the new one in the CI's secret store, declare it as a secret read from its variable, and give it to `{stage_name}` with `secret-env \"{var}\" \"…\"`; if the value is no credential, name the variable for what it holds"
+                    ))
+                    .confidence(Confidence::High)
+                    .stage(stage_name),
+                );
+            }
+        }
+    }
+}
+
+/// Variables that name a credential by where it is, for the programs that read them: an agent's
+/// socket, a file of keys or tokens, a daemon that acts as root. Which variable a program reads
+/// its credential from is the program's business; this table says it for the common ones.
+const CREDENTIAL_REFERENCES: &[(&str, &str)] = &[
+    (
+        "SSH_AUTH_SOCK",
+        "an SSH agent's socket: every key it holds signs for the stage",
+    ),
+    ("GPG_AGENT_INFO", "a GnuPG agent's socket"),
+    ("GNUPGHOME", "a GnuPG home, with its private keys and agent"),
+    (
+        "KUBECONFIG",
+        "a Kubernetes configuration, with the cluster's credentials",
+    ),
+    (
+        "DOCKER_HOST",
+        "a container daemon, which runs what it is asked as root",
+    ),
+    ("DOCKER_CONFIG", "a container registry's login"),
+    ("CONTAINER_HOST", "a container daemon"),
+    (
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "a cloud service account's key",
+    ),
+    ("AWS_SHARED_CREDENTIALS_FILE", "a cloud account's keys"),
+    (
+        "AWS_CONFIG_FILE",
+        "a cloud account's profiles and credential processes",
+    ),
+    ("AZURE_CONFIG_DIR", "a cloud login"),
+    ("CLOUDSDK_CONFIG", "a cloud login"),
+    ("NETRC", "logins for hosts (`.netrc`)"),
+    (
+        "GIT_ASKPASS",
+        "a program that answers git's password prompts",
+    ),
+    (
+        "SSH_ASKPASS",
+        "a program that answers ssh's passphrase prompts",
+    ),
+    ("VAULT_TOKEN_FILE", "a Vault token"),
+];
+
+impl SecretAsInput {
+    /// Each `env` that gives a stage a credential by reference (`SSH_AUTH_SOCK`, `KUBECONFIG`,
+    /// `DOCKER_HOST`, `…_CREDENTIALS_FILE`): the credential reaches the stage's program, and
+    /// everything it runs, outside every secret's scope, so `check` cannot say who holds it
+    /// (principle 2: an authority not declared can do anything its kind can).
+    fn referenced_in_env(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        use crate::contract::Role;
+        for stage in &cx.pipeline.stages {
+            let Some(contract) = cx.registry.get(&stage.uses.value) else {
+                continue;
+            };
+            for child in contract.children_in(stage, Role::Environment) {
+                let [name, value] = child.args.as_slice() else {
+                    continue;
+                };
+                let Some(var) = name.value.as_str() else {
+                    continue;
+                };
+                let upper = var.to_ascii_uppercase();
+                let what = CREDENTIAL_REFERENCES
+                    .iter()
+                    .find(|(n, _)| *n == upper)
+                    .map(|(_, what)| *what)
+                    .or_else(|| {
+                        [
+                            "_CREDENTIALS_FILE",
+                            "_KEY_FILE",
+                            "_TOKEN_FILE",
+                            "_PASSWORD_FILE",
+                        ]
+                        .iter()
+                        .any(|end| upper.ends_with(end))
+                        .then_some("a file that holds a credential")
+                    });
+                let Some(what) = what else { continue };
+                if matches!(&value.value, crate::model::Value::String(t) if t.trim().is_empty()) {
+                    continue;
+                }
+                let stage_name = stage.name.value.as_str();
+                out.push(
+                    Finding::new(
+                        self.id(),
+                        self.severity(),
+                        format!(
+                            "`{stage_name}` is given `{var}`, which names a credential by where it is ({what}): its program, and whatever it runs, uses it outside every secret's scope (principle 2, unknown authority can do anything its kind can)"
+                        ),
+                        Label::new(value.span, "a credential by reference"),
+                    )
+                    .help(format!(
+                        "give `{stage_name}` only what it needs as a declared secret (`secret-env`, a token that can do that one thing), or leave `{var}` out; a stage that runs the change's code must never hold one"
                     ))
                     .confidence(Confidence::High)
                     .stage(stage_name),

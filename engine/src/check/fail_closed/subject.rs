@@ -112,7 +112,7 @@ pub(super) fn partial_subjects(cx: &Context<'_>, feeds_sink: &[bool], out: &mut 
 }
 
 /// A review whose subject holds none of the change's code: every value it fences is an output of
-/// a known stage kind, and none is a diff (`untrusted "gather.title" "gather.body"`). Its verdict
+/// a known stage kind that reviews nothing itself, and none is a diff (`untrusted "gather.title" "gather.body"`). Its verdict
 /// is published for the change, and covers a diff no reviewer read (principle 4). A value of a
 /// `run` stage may hold what its program made of the diff: that is [`opaque_subject`]'s.
 fn no_diff(
@@ -126,7 +126,10 @@ fn no_diff(
     for r in subject {
         let g = cx.dag.stage_index(&r.stage)?;
         let producer = &p.stages[g];
-        if cx.registry.get(&producer.uses.value)?.opaque {
+        let kind = cx.registry.get(&producer.uses.value)?;
+        // A `run` stage's value may hold what its program made of the diff (`opaque_subject`);
+        // a reviewer's, what it made of what it read: a review of a review.
+        if kind.opaque || !kind.reviewers().is_empty() {
             return None;
         }
         let ty = crate::graph::outputs_of(producer, cx.registry)
