@@ -50,6 +50,8 @@ impl Check for UntrustedInput {
             let contract = cx.registry.get(&stage.uses.value);
             if let Some(contract) = contract {
                 self.unfenced(cx, flow, i, contract, out);
+                // Whatever the stage holds: the job's later steps hold the job's token.
+                self.runner_settings(cx, flow, i, contract, out);
             }
             // A reviewer holds the verdict: a program of the change's that writes the review of
             // the change passes it (principle 1, and 4: a verdict covers what it claims).
@@ -196,6 +198,75 @@ impl Check for UntrustedInput {
                 }
                 out.push(finding);
             }
+        }
+    }
+}
+
+/// Files a CI runner reads back as the job's own settings: what a step writes there becomes an
+/// environment variable of every later step (`GITHUB_ENV`: `NODE_OPTIONS`, `LD_PRELOAD`), a
+/// folder on their `PATH`, or an output that later steps and jobs interpolate.
+const RUNNER_SETTINGS: &[(&str, &str)] = &[
+    (
+        "GITHUB_ENV",
+        "the environment of every later step of the job",
+    ),
+    ("GITHUB_PATH", "the `PATH` of every later step of the job"),
+    (
+        "GITHUB_OUTPUT",
+        "outputs that later steps and jobs interpolate",
+    ),
+    ("GITHUB_STATE", "the state the step's post-action reads"),
+];
+
+impl UntrustedInput {
+    /// Stage `i` is given a runner's settings file (an input read from `GITHUB_ENV`, …) and reads
+    /// untrusted text: a line of that text can become a setting of the job (an early `EOF` in a
+    /// heredoc, a newline), and so code in every later step (principle 1: the file is a
+    /// setting, and untrusted text must not write one).
+    fn runner_settings(
+        &self,
+        cx: &Context<'_>,
+        flow: &Flow,
+        i: usize,
+        contract: &StageContract,
+        out: &mut Vec<Finding>,
+    ) {
+        let stage = &cx.pipeline.stages[i];
+        let settings: Vec<(&str, Span, &str, &str)> = crate::flow::granted_inputs(stage, contract)
+            .into_iter()
+            .filter_map(|(name, span)| {
+                let env = cx.pipeline.input(name)?.env.as_ref()?;
+                let (var, what) = RUNNER_SETTINGS.iter().find(|(v, _)| *v == env.value)?;
+                Some((name, span, *var, *what))
+            })
+            .collect();
+        // The path of the file itself is the runner's, not text the stage writes there.
+        let Some(untrusted) = flow.inputs[i].iter().find(|x| {
+            x.labels.untrusted
+                && !(x.reference.stage.is_empty()
+                    && settings.iter().any(|(n, ..)| *n == x.reference.output))
+        }) else {
+            return;
+        };
+        for (name, span, var, what) in settings {
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "`{}` writes `${var}` (input `{name}`), which the runner reads back as {what}, and reads untrusted `{}`: a line of that text can become a setting of the job, and so code in its later steps, which hold the job's token (principle 1, unknown is untrusted)",
+                        stage.name.value, untrusted.reference
+                    ),
+                    Label::new(span, "the job's settings"),
+                )
+                .related(Label::new(untrusted.span, "untrusted data here"))
+                .help(format!(
+                    "write only fixed text to `${var}` (a line the file writes, no value the stage read), or hand the value on as a declared output; a multi-line value goes in a file the next step reads as data"
+                ))
+                .confidence(Confidence::High)
+                .stage(&stage.name.value),
+            );
+            return;
         }
     }
 }
