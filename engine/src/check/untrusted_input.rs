@@ -248,7 +248,8 @@ impl UntrustedInput {
         }) else {
             return;
         };
-        for (name, span, var, what) in settings {
+        // One finding: the first file it is given.
+        if let Some((name, span, var, what)) = settings.into_iter().next() {
             out.push(
                 Finding::new(
                     self.id(),
@@ -266,7 +267,6 @@ impl UntrustedInput {
                 .confidence(Confidence::High)
                 .stage(&stage.name.value),
             );
-            return;
         }
     }
 }
