@@ -91,6 +91,16 @@ impl Check for FailClosed {
     }
 }
 
+/// The type of the output `r` names: a `run` stage's outputs are typed by the file, a kind's by
+/// its contract.
+fn output_type(cx: &Context<'_>, r: &Reference) -> Option<crate::contract::OutputType> {
+    let g = cx.dag.stage_index(&r.stage)?;
+    crate::graph::outputs_of(&cx.pipeline.stages[g], cx.registry)
+        .into_iter()
+        .find(|(name, _)| *name == r.output)
+        .map(|(_, ty)| ty)
+}
+
 /// Stages that keep or publish, or whose outputs reach one that does, directly or downstream.
 fn feeds_sink(cx: &Context<'_>, order: &[usize]) -> Vec<bool> {
     let p = cx.pipeline;

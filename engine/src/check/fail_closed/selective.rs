@@ -366,14 +366,7 @@ pub(super) fn steered_filters(cx: &Context<'_>, out: &mut Vec<Finding>) {
     use crate::contract::OutputType;
     let Some(flow) = cx.flow else { return };
     let p = cx.pipeline;
-    // A `run` stage's outputs are typed by the file, a kind's by its contract.
-    let type_of = |r: &Reference| {
-        let g = cx.dag.stage_index(&r.stage)?;
-        crate::graph::outputs_of(&p.stages[g], cx.registry)
-            .into_iter()
-            .find(|(name, _)| *name == r.output)
-            .map(|(_, ty)| ty)
-    };
+    let type_of = |r: &Reference| super::output_type(cx, r);
     let mut reported = Vec::new();
     for stage in &p.stages {
         if !cx
@@ -408,22 +401,9 @@ pub(super) fn steered_filters(cx: &Context<'_>, out: &mut Vec<Finding>) {
             if !filters {
                 continue;
             }
-            let read = flow.inputs[g]
-                .iter()
-                .find(|x| x.labels.untrusted && type_of(&x.reference) != Some(OutputType::Findings))
-                .map(|x| format!("untrusted `{}`", x.reference))
-                .or_else(|| {
-                    flow.untrusted_world(g)
-                        .map(|_| "the files of the tree it works in".to_owned())
-                })
-                .or_else(|| {
-                    flow.runs_untrusted_checkout(g)
-                        .then(|| "the files of the checkout, the change's".to_owned())
-                })
-                .or_else(|| {
-                    (flow.fetches[g] || !flow.fetched[g].is_empty())
-                        .then(|| "what it fetched at run time".to_owned())
-                });
+            let read = super::steered::chooser_read_but(cx, flow, g, &|x| {
+                type_of(&x.reference) == Some(OutputType::Findings)
+            });
             let Some(read) = read else { continue };
             reported.push(g);
             out.push(
@@ -431,10 +411,10 @@ pub(super) fn steered_filters(cx: &Context<'_>, out: &mut Vec<Finding>) {
                     ID,
                     Severity::Error,
                     format!(
-                        "`{}` publishes the findings `{}` kept (`{r}`), and `{}`'s program reads {read}: the change chooses which findings are published, and the published review claims it found nothing else (principle 1, unknown is untrusted; principle 4, coverage is a promise)",
+                        "`{}` publishes the findings `{}` kept (`{r}`), and what `{}`'s program keeps depends on {read}: the change chooses which findings are published, and the published review claims it found nothing else (principle 1, unknown is untrusted; principle 4, coverage is a promise)",
                         stage.name.value, filter.name.value, filter.name.value
                     ),
-                    Label::new(filter.name.span, format!("reads {read}")),
+                    Label::new(filter.name.span, format!("depends on {read}")),
                 )
                 .related(Label::new(arg.span, "published"))
                 .help(format!(

@@ -201,13 +201,23 @@ fn first_chosen<'a>(
 /// stage, or a kind that executes a program): an untrusted input, the tree it works in, a
 /// program of the checkout, or what it fetched at run time.
 fn chooser_read(cx: &Context<'_>, flow: &crate::flow::Flow, g: usize) -> Option<String> {
+    chooser_read_but(cx, flow, g, &|_| false)
+}
+
+/// [`chooser_read`], passing over the inputs `but` names (a filter's own findings).
+pub(super) fn chooser_read_but(
+    cx: &Context<'_>,
+    flow: &crate::flow::Flow,
+    g: usize,
+    but: &dyn Fn(&crate::flow::Input) -> bool,
+) -> Option<String> {
     let guard = cx.registry.get(&cx.pipeline.stages[g].uses.value)?;
     if !(guard.opaque || guard.has_effect(Effect::Executes)) {
         return None;
     }
     flow.inputs[g]
         .iter()
-        .find(|x| x.labels.untrusted)
+        .find(|x| x.labels.untrusted && !but(x))
         .map(|x| format!("untrusted `{}`", x.reference))
         .or_else(|| {
             flow.untrusted_world(g)

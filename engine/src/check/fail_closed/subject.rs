@@ -427,14 +427,7 @@ pub(super) fn whole_head_claims<'a>(
 pub(super) fn mismatched_ranges(cx: &Context<'_>, out: &mut Vec<Finding>) {
     use crate::contract::OutputType;
     let p = cx.pipeline;
-    // A `run` stage's outputs are typed by the file, a kind's by its contract.
-    let type_of = |r: &Reference| {
-        let g = cx.dag.stage_index(&r.stage)?;
-        crate::graph::outputs_of(&p.stages[g], cx.registry)
-            .into_iter()
-            .find(|(name, _)| *name == r.output)
-            .map(|(_, ty)| ty)
-    };
+    let type_of = |r: &Reference| super::output_type(cx, r);
     let references = |v: &'_ crate::model::Value| -> Vec<Reference> {
         match v {
             Value::Reference(r) => vec![r.clone()],
