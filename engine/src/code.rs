@@ -686,7 +686,10 @@ pub fn fetched(words: &[&str]) -> Vec<Fetched> {
         // The change's commit anywhere in code the line runs, or beside a package it installs
         // (`cargo install --git … --rev {gather.head}`): the change's own code.
         let at_change = |w: &str| w.contains(CHANGE_COMMIT);
-        let change_by = match &code.how {
+        // Who runs the change's code here, and the text that names the commit: the shell's
+        // `git` command, the word that holds it, or (`cargo install --git URL --rev
+        // {gather.head}`) the package, then the commit.
+        let change: Option<(&String, String)> = match &code.how {
             CodeHow::Program => None,
             // A runner's words after its package are the package's arguments (`--sha
             // {gather.head}`); an installer's are all its own.
@@ -695,23 +698,20 @@ pub fn fetched(words: &[&str]) -> Vec<Fetched> {
                     .iter()
                     .any(|w| at_change(w)) =>
             {
-                Some(runner)
+                let text = if at_change(word) {
+                    (*word).to_owned()
+                } else {
+                    format!("{word} at {CHANGE_COMMIT}")
+                };
+                Some((runner, text))
             }
-            CodeHow::Script(by) if at_change(word) => Some(by),
-            CodeHow::Inline(by) if checks_out_the_change_and_runs(word).is_some() => Some(by),
+            CodeHow::Script(by) if at_change(word) => Some((by, (*word).to_owned())),
+            CodeHow::Inline(by) => {
+                checks_out_the_change_and_runs(word).map(|git| (by, git.trim().to_owned()))
+            }
             _ => None,
         };
-        if let Some(by) = change_by {
-            // What names the commit: the shell's `git` command, or the word that holds it.
-            let text = match &code.how {
-                CodeHow::Inline(_) => checks_out_the_change_and_runs(word)
-                    .unwrap_or(word)
-                    .trim()
-                    .to_owned(),
-                _ if at_change(word) => (*word).to_owned(),
-                // `cargo install --git URL --rev {gather.head}`: the package, then the commit.
-                _ => format!("{word} at {CHANGE_COMMIT}"),
-            };
+        if let Some((by, text)) = change {
             out.push(Fetched {
                 index: code.index,
                 text,

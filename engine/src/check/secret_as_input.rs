@@ -458,19 +458,14 @@ impl Check for SecretAsInput {
             .collect();
         let mut reported = reported;
         self.written(cx, &mut reported, out);
-        self.named_in_env(cx, &reported, out);
-        self.referenced_in_env(cx, out);
+        self.env_entries(cx, &reported, out);
     }
 }
 
 impl SecretAsInput {
-    /// Each `env` that gives a stage a value written in the file under a credential's name
-    /// (`env "SONAR_TOKEN" "squ_…"`): the name says what it holds, whatever a detector knows of
-    /// its shape. A name the stage refuses when it starts is `run-refusal`'s, and a value on a
-    /// line `reported` already (a detector knew it) is not reported again.
-    fn named_in_env(&self, cx: &Context<'_>, reported: &[Span], out: &mut Vec<Finding>) {
+    /// Every stage's `env` entries, each read once by the rules below.
+    fn env_entries(&self, cx: &Context<'_>, reported: &[Span], out: &mut Vec<Finding>) {
         use crate::contract::Role;
-        use crate::model::Value;
         for stage in &cx.pipeline.stages {
             let Some(contract) = cx.registry.get(&stage.uses.value) else {
                 continue;
@@ -483,55 +478,116 @@ impl SecretAsInput {
                 let [name, value] = child.args.as_slice() else {
                     continue;
                 };
-                // Written whole in the file: a string, or a template of text alone.
-                let text = match &value.value {
-                    Value::String(text) => Some(text.clone()),
-                    Value::Template(t) => t
-                        .segments
-                        .iter()
-                        .map(|seg| match seg {
-                            crate::model::Segment::Literal { text } => Some(text.as_str()),
-                            _ => None,
-                        })
-                        .collect::<Option<String>>(),
-                    _ => None,
-                };
-                let (Some(var), Some(text)) = (name.value.as_str(), text) else {
+                let Some(var) = name.value.as_str() else {
                     continue;
                 };
-                if text.trim().is_empty()
-                    || refused.contains(&name.span)
-                    || refused.contains(&value.span)
-                {
-                    continue;
+                let refused = refused.contains(&name.span) || refused.contains(&value.span);
+                if !refused {
+                    out.extend(self.named_in_env(stage, var, value, reported));
                 }
-                let Some(word) = credential_word(var) else {
-                    continue;
-                };
-                if reported
-                    .iter()
-                    .any(|r| r.offset <= value.span.offset && value.span.end() <= r.end())
-                {
-                    continue;
-                }
-                let stage_name = stage.name.value.as_str();
-                out.push(
-                    Finding::new(
-                        self.id(),
-                        self.severity(),
-                        format!(
-                            "`{stage_name}` is given `{var}`, named as a credential (`{word}`), with a value written in the file: it enters the run as text, not as a secret"
-                        ),
-                        Label::new(value.span, "a credential written in the file"),
-                    )
-                    .help(format!(
-                        "everyone who can read the repository can read it: revoke it, keep the new one in the CI's secret store, declare it as a secret read from its variable, and give it to `{stage_name}` with `secret-env \"{var}\" \"…\"`; if the value is no credential, name the variable for what it holds"
-                    ))
-                    .confidence(Confidence::High)
-                    .stage(stage_name),
-                );
+                out.extend(self.referenced_in_env(stage, var, value));
             }
         }
+    }
+
+    /// An `env` that gives a stage a value written in the file under a credential's name
+    /// (`env "SONAR_TOKEN" "squ_…"`): the name says what it holds, whatever a detector knows of
+    /// its shape. A name the stage refuses when it starts is `run-refusal`'s, and a value on a
+    /// line `reported` already (a detector knew it) is not reported again.
+    fn named_in_env(
+        &self,
+        stage: &crate::model::Stage,
+        var: &str,
+        value: &crate::span::Spanned<crate::model::Value>,
+        reported: &[Span],
+    ) -> Option<Finding> {
+        use crate::model::Value;
+        // Written whole in the file: a string, or a template of text alone.
+        let text = match &value.value {
+            Value::String(text) => Some(text.clone()),
+            Value::Template(t) => t
+                .segments
+                .iter()
+                .map(|seg| match seg {
+                    crate::model::Segment::Literal { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<Option<String>>(),
+            _ => None,
+        }?;
+        if text.trim().is_empty() {
+            return None;
+        }
+        let word = credential_word(var)?;
+        if reported
+            .iter()
+            .any(|r| r.offset <= value.span.offset && value.span.end() <= r.end())
+        {
+            return None;
+        }
+        let stage_name = stage.name.value.as_str();
+        Some(
+            Finding::new(
+                self.id(),
+                self.severity(),
+                format!(
+                    "`{stage_name}` is given `{var}`, named as a credential (`{word}`), with a value written in the file: it enters the run as text, not as a secret"
+                ),
+                Label::new(value.span, "a credential written in the file"),
+            )
+            .help(format!(
+                "everyone who can read the repository can read it: revoke it, keep the new one in the CI's secret store, declare it as a secret read from its variable, and give it to `{stage_name}` with `secret-env \"{var}\" \"…\"`; if the value is no credential, name the variable for what it holds"
+            ))
+            .confidence(Confidence::High)
+            .stage(stage_name),
+        )
+    }
+
+    /// An `env` that gives a stage a credential by reference (`SSH_AUTH_SOCK`, `KUBECONFIG`,
+    /// `DOCKER_HOST`, `…_CREDENTIALS_FILE`): the credential reaches the stage's program, and
+    /// everything it runs, outside every secret's scope, so `check` cannot say who holds it
+    /// (principle 2: an authority not declared can do anything its kind can).
+    fn referenced_in_env(
+        &self,
+        stage: &crate::model::Stage,
+        var: &str,
+        value: &crate::span::Spanned<crate::model::Value>,
+    ) -> Option<Finding> {
+        let upper = var.to_ascii_uppercase();
+        let what = CREDENTIAL_REFERENCES
+            .iter()
+            .find(|(n, _)| *n == upper)
+            .map(|(_, what)| *what)
+            .or_else(|| {
+                [
+                    "_CREDENTIALS_FILE",
+                    "_KEY_FILE",
+                    "_TOKEN_FILE",
+                    "_PASSWORD_FILE",
+                ]
+                .iter()
+                .any(|end| upper.ends_with(end))
+                .then_some("a file that holds a credential")
+            })?;
+        if matches!(&value.value, crate::model::Value::String(t) if t.trim().is_empty()) {
+            return None;
+        }
+        let stage_name = stage.name.value.as_str();
+        Some(
+            Finding::new(
+                self.id(),
+                self.severity(),
+                format!(
+                    "`{stage_name}` is given `{var}`, which names a credential by where it is ({what}): its program, and whatever it runs, uses it outside every secret's scope (principle 2, unknown authority can do anything its kind can)"
+                ),
+                Label::new(value.span, "a credential by reference"),
+            )
+            .help(format!(
+                "give `{stage_name}` only what it needs as a declared secret (`secret-env`, a token that can do that one thing), or leave `{var}` out; a stage that runs the change's code must never hold one"
+            ))
+            .confidence(Confidence::High)
+            .stage(stage_name),
+        )
     }
 }
 
@@ -577,65 +633,6 @@ const CREDENTIAL_REFERENCES: &[(&str, &str)] = &[
     ),
     ("VAULT_TOKEN_FILE", "a Vault token"),
 ];
-
-impl SecretAsInput {
-    /// Each `env` that gives a stage a credential by reference (`SSH_AUTH_SOCK`, `KUBECONFIG`,
-    /// `DOCKER_HOST`, `…_CREDENTIALS_FILE`): the credential reaches the stage's program, and
-    /// everything it runs, outside every secret's scope, so `check` cannot say who holds it
-    /// (principle 2: an authority not declared can do anything its kind can).
-    fn referenced_in_env(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
-        use crate::contract::Role;
-        for stage in &cx.pipeline.stages {
-            let Some(contract) = cx.registry.get(&stage.uses.value) else {
-                continue;
-            };
-            for child in contract.children_in(stage, Role::Environment) {
-                let [name, value] = child.args.as_slice() else {
-                    continue;
-                };
-                let Some(var) = name.value.as_str() else {
-                    continue;
-                };
-                let upper = var.to_ascii_uppercase();
-                let what = CREDENTIAL_REFERENCES
-                    .iter()
-                    .find(|(n, _)| *n == upper)
-                    .map(|(_, what)| *what)
-                    .or_else(|| {
-                        [
-                            "_CREDENTIALS_FILE",
-                            "_KEY_FILE",
-                            "_TOKEN_FILE",
-                            "_PASSWORD_FILE",
-                        ]
-                        .iter()
-                        .any(|end| upper.ends_with(end))
-                        .then_some("a file that holds a credential")
-                    });
-                let Some(what) = what else { continue };
-                if matches!(&value.value, crate::model::Value::String(t) if t.trim().is_empty()) {
-                    continue;
-                }
-                let stage_name = stage.name.value.as_str();
-                out.push(
-                    Finding::new(
-                        self.id(),
-                        self.severity(),
-                        format!(
-                            "`{stage_name}` is given `{var}`, which names a credential by where it is ({what}): its program, and whatever it runs, uses it outside every secret's scope (principle 2, unknown authority can do anything its kind can)"
-                        ),
-                        Label::new(value.span, "a credential by reference"),
-                    )
-                    .help(format!(
-                        "give `{stage_name}` only what it needs as a declared secret (`secret-env`, a token that can do that one thing), or leave `{var}` out; a stage that runs the change's code must never hold one"
-                    ))
-                    .confidence(Confidence::High)
-                    .stage(stage_name),
-                );
-            }
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {
