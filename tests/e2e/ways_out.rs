@@ -696,53 +696,84 @@ fn a_stage_reaches_no_socket_of_another() {
 
 const HOST_SOCKET_CLIENT: &str = r#"
 import socket, sys
-s = socket.socket(socket.AF_UNIX)
-try:
-    s.connect(sys.argv[1])
-    print("host socket got", s.recv(64), flush=True)
-except OSError as e:
-    print("host socket refused:", e.strerror, flush=True)
+for path in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(path)
+        print("host socket got", s.recv(64), "at", path, flush=True)
+    except OSError as e:
+        print("host socket refused:", e.strerror, "at", path, flush=True)
 "#;
 
-/// A pathname socket of the host outside every grant (a daemon's under `/run`, as Docker's
-/// `docker.sock` is: it gives root on the host) is unreachable: Landlock does not mediate
-/// `connect` before its ABI 9, so the view covers every folder at the top of the file system that
-/// no grant reaches. Made by root (only root may write `/run`), reachable by anyone (0666).
+/// A pathname socket of the host outside every grant is unreachable, wherever it is: a daemon's
+/// under `/run` (Docker's `docker.sock` gives root on the host), and one in a folder that holds
+/// a grant: beside the checkout, in a home beside it (a rootless Docker's), in the temp folder
+/// that holds the run's work folders (an `ssh-agent`'s). Landlock does not mediate `connect`
+/// before its ABI 9, so the view holds only what the child's grants reach. Made by root (only
+/// root may write `/run`), reachable by anyone (0666).
 #[test]
 fn a_stage_reaches_no_socket_of_the_host() {
     if !is_root() {
         println!("SKIPPED-USER only root may make a socket in /run: not tried");
         return;
     }
-    let path = format!("/run/reviewflow-ways-out-{}.sock", std::process::id());
-    let _ = std::fs::remove_file(&path);
-    let listener = std::os::unix::net::UnixListener::bind(&path).expect("bind");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).expect("chmod");
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut stream = stream;
-            let _ = std::io::Write::write_all(&mut stream, b"HOST-SOCKET-REACHED");
-        }
-    });
-    let pipeline = format!(
-        r#"pipeline "host-socket"
-stage "probe" uses="run" {{
-    command "python3" "scripts/host_socket.py" "{path}"
-}}
-"#
-    );
+    let pid = std::process::id();
     for user in users() {
         let case = Case::new(user);
         case.script("host_socket.py", HOST_SOCKET_CLIENT);
+        let dirs = [
+            PathBuf::from("/run"),
+            case.path(""),
+            case.path("home/.docker/run"),
+            case.path("tmp/ssh-agent"),
+        ];
+        let mut paths = Vec::new();
+        for dir in &dirs {
+            std::fs::create_dir_all(dir).expect("mkdir");
+            let path = dir.join(format!("reviewflow-ways-out-{pid}.sock"));
+            let _ = std::fs::remove_file(&path);
+            let listener = std::os::unix::net::UnixListener::bind(&path).expect("bind");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+            std::thread::spawn(move || {
+                for stream in listener.incoming().flatten() {
+                    let mut stream = stream;
+                    let _ = std::io::Write::write_all(&mut stream, b"HOST-SOCKET-REACHED");
+                }
+            });
+            paths.push(path);
+        }
+        let named: Vec<String> = paths
+            .iter()
+            .map(|p| format!("\"{}\"", p.display()))
+            .collect();
+        let pipeline = format!(
+            r#"pipeline "host-socket"
+stage "probe" uses="run" {{
+    command "python3" "scripts/host_socket.py" {}
+}}
+"#,
+            named.join(" ")
+        );
         let (code, log) = case.start(&pipeline).finish();
+        let _ = std::fs::remove_file(&paths[0]);
         assert_eq!(code, 0, "{user:?}: {log}");
         if !layer_held_or_said(&case, "mount-namespace", &log, &pipeline) {
             continue;
         }
-        assert!(log.contains("host socket refused:"), "{user:?}: {log}");
+        for path in &paths {
+            assert!(
+                log.contains(&format!("at {}", path.display())),
+                "{user:?} {}: {log}",
+                path.display()
+            );
+        }
+        assert_eq!(
+            log.matches("host socket refused:").count(),
+            paths.len(),
+            "{user:?}: {log}"
+        );
         assert!(!log.contains("HOST-SOCKET-REACHED"), "{user:?}: {log}");
     }
-    let _ = std::fs::remove_file(&path);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -83,6 +83,7 @@ where
         &mut spec.env,
         confine.as_ref(),
         &program,
+        &spec.cwd,
         stage.as_ref(),
         spec.grace,
     )

@@ -21,8 +21,6 @@ pub(super) enum When {
     Always,
     /// The path is a folder (not following a link).
     Dir,
-    /// The path exists (following links).
-    Exists,
 }
 
 /// One system call of the builder.
@@ -54,6 +52,20 @@ pub(super) enum Op {
     },
     /// `mkdir(path, 0755)`; one that exists is fine.
     Mkdir(CString),
+    /// Makes an empty file at `path` (a mount point for a file); one that exists is fine.
+    Touch(CString),
+    /// `symlink(target, link)`; one that exists is fine.
+    Symlink {
+        target: CString,
+        link: CString,
+    },
+    /// `pivot_root(new, old)`: `new` becomes the root, the old root is moved to `old`.
+    PivotRoot {
+        new: CString,
+        old: CString,
+    },
+    /// `umount2(path, MNT_DETACH)`.
+    Detach(CString),
     Chdir(CString),
     /// Opens one of the builder's namespaces (`/proc/self/ns/<kind>`): the next result.
     OpenNs(&'static CStr),
@@ -92,6 +104,10 @@ impl Op {
             Op::Setattr { path, set, .. } if *set != 0 => format!("make {} read-only", s(path)),
             Op::Setattr { path, .. } => format!("make {} writable", s(path)),
             Op::Mkdir(path) => format!("mkdir {}", s(path)),
+            Op::Touch(path) => format!("make the mount point {}", s(path)),
+            Op::Symlink { link, .. } => format!("make the link {}", s(link)),
+            Op::PivotRoot { new, .. } => format!("pivot_root into {}", s(new)),
+            Op::Detach(path) => format!("detach {}", s(path)),
             Op::Chdir(path) => format!("open {}", s(path)),
             Op::OpenNs(path) => format!("open {}", s(path)),
             Op::Listen => "listen on 127.0.0.1".into(),
@@ -512,7 +528,6 @@ mod linux {
                     libc::lstat(path.as_ptr(), &mut st) == 0
                         && st.st_mode & libc::S_IFMT == libc::S_IFDIR
                 }
-                When::Exists => libc::stat(path.as_ptr(), &mut st) == 0,
             }
         }
     }
@@ -602,6 +617,29 @@ mod linux {
                         return Err(errno());
                     }
                 }
+                Op::Touch(path) => {
+                    // Made, never opened: an open file would count as a writer of the mount
+                    // until every copy of the descriptor table closed it, and the view could
+                    // not be made read-only while another thread's child held one.
+                    if libc::mknod(path.as_ptr(), libc::S_IFREG | 0o644, 0) < 0
+                        && errno() != libc::EEXIST
+                    {
+                        return Err(errno());
+                    }
+                }
+                Op::Symlink { target, link } => {
+                    if libc::symlink(target.as_ptr(), link.as_ptr()) < 0 && errno() != libc::EEXIST
+                    {
+                        return Err(errno());
+                    }
+                }
+                Op::PivotRoot { new, old } => {
+                    let rc = libc::syscall(libc::SYS_pivot_root, new.as_ptr(), old.as_ptr());
+                    if rc < 0 {
+                        return Err(errno());
+                    }
+                }
+                Op::Detach(path) => check(libc::umount2(path.as_ptr(), libc::MNT_DETACH))?,
                 Op::Chdir(path) => check(libc::chdir(path.as_ptr()))?,
                 Op::OpenNs(path) => {
                     let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);

@@ -2,13 +2,13 @@
 //! Landlock ruleset) and the steps the child runs before its `execve`.
 
 use std::os::fd::{AsRawFd as _, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::cgroup::ChildCgroup;
 use super::grants;
 use super::kernel::{ABI_SCOPES, Kernel, kernel};
-use super::namespaces::{self, StageNet, View};
+use super::namespaces::{self, StageNet, View, ViewPath};
 use super::privileges::ChildSteps;
 use super::scope::{STAGE_MARKER_VAR, StageScope};
 use super::spec::ConfineSpec;
@@ -83,11 +83,13 @@ impl Drop for MountView {
 /// Decides how the child of `spec` starts and prepares it: the stage marker and `TMPDIR` in its
 /// environment (`env`), the privilege steps, and the Landlock ruleset of `confine` (or of the
 /// stage's confinement when the spec names none). `grace` is the child's grace period, which
-/// its stage's PID namespace gives its processes at the stage's end too.
+/// its stage's PID namespace gives its processes at the stage's end too. `program` and `cwd` are
+/// as the child names them: its view resolves them as the host does.
 pub(crate) async fn prepare(
     env: &mut Vec<(String, String)>,
     confine: Option<&ConfineSpec>,
     program: &Path,
+    cwd: &Path,
     stage: Option<&Arc<StageScope>>,
     grace: std::time::Duration,
 ) -> Result<Prepared, ConfineError> {
@@ -147,8 +149,9 @@ pub(crate) async fn prepare(
         view = Some(View {
             work: confine.work.clone(),
             work_root: confine.work_root.clone(),
-            write: confine.write.clone(),
+            reached: Vec::new(),
             cover: confine.cover.clone(),
+            named: Vec::new(),
         });
         if let Some(steps) = prepared.steps.as_mut() {
             // Kept by the process for its whole life: nothing to hold here.
@@ -182,14 +185,40 @@ pub(crate) async fn prepare(
         .find(|(name, _)| name == "PATH")
         .map(|(_, v)| v.clone());
     let program = program.to_path_buf();
+    let cwd = cwd.to_path_buf();
+    // A child that may connect anywhere on a port reads the resolver's configuration.
+    let resolver = !confine.connect.is_empty();
     // Making the mount namespace and resolving and opening paths is blocking work: off the
     // runtime threads, in one hand-off.
     let (mnt, built) = tokio::task::spawn_blocking(move || {
-        let (grants, reached) = grants::plan_with_paths(&confine, path_var.as_deref(), &program);
+        let (grants, reached) =
+            grants::plan_with_paths(&confine, path_var.as_deref(), &program, resolver);
         let mnt = view
             .map(|mut view| {
-                // Default deny: what no grant reaches is not in the view at all.
-                view.cover.extend(grants::unreached_tops(&reached));
+                // Default deny: what no grant reaches is not in the view at all. `/dev` is
+                // listed only: its device files are granted one by one.
+                view.reached = reached
+                    .into_iter()
+                    .filter(|r| r.kind != grants::Kind::List)
+                    .map(|r| ViewPath {
+                        writable: r.kind == grants::Kind::Write,
+                        path: r.path,
+                    })
+                    .collect();
+                // Under the names the child is given for them.
+                view.named = std::iter::once(program.clone())
+                    .chain(std::iter::once(cwd))
+                    .chain(confine.read.iter().cloned())
+                    .chain(confine.write.iter().cloned())
+                    .chain(confine.work.iter().cloned())
+                    .chain(
+                        path_var
+                            .iter()
+                            .flat_map(|p| p.split(':'))
+                            .map(PathBuf::from)
+                            .filter(|p| p.is_absolute()),
+                    )
+                    .collect();
                 namespaces::build_view(&view)
             })
             .transpose()

@@ -29,6 +29,9 @@ const DEVICES: &[&str] = &[
     "/dev/tty",
 ];
 
+/// The resolver's configuration, read by a child that may use the host's network.
+const RESOLVER: &str = "/etc/resolv.conf";
+
 /// The folders of an installation prefix that programs read (`<prefix>/bin/python3` reads
 /// `<prefix>/lib/python3.x`). Not the prefix itself: `~/.cargo` holds `credentials.toml`
 /// beside `bin/`.
@@ -85,13 +88,23 @@ impl AsFd for GrantFd {
     }
 }
 
+/// A path a child's grants reach, resolved: what its mount namespace's view binds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Reached {
+    pub(super) path: PathBuf,
+    pub(super) kind: Kind,
+}
+
 /// The grants of one child (`spec`, the system folders, its `PATH` (`path_var`) and its
-/// `program`), with the resolved paths they reach.
+/// `program`), with the resolved paths they reach. `resolver`: the child may use the host's
+/// network, so it reads the resolver's configuration too (`/etc/resolv.conf` is often a link
+/// out of `/etc`, into `/run`).
 pub(super) fn plan_with_paths(
     spec: &ConfineSpec,
     path_var: Option<&str>,
     program: &Path,
-) -> (Vec<Grant>, Vec<PathBuf>) {
+    resolver: bool,
+) -> (Vec<Grant>, Vec<Reached>) {
     let mut planner = Planner {
         hidden: spec.hidden.iter().map(|h| resolve(h)).collect(),
         roots: spec
@@ -143,38 +156,15 @@ pub(super) fn plan_with_paths(
     if spec.proc {
         planner.grant(Path::new("/proc"), Kind::Read);
     }
-    let paths = planner.done.into_iter().map(|(path, _)| path).collect();
-    (planner.out, paths)
-}
-
-/// The folders at the top of the file system that no grant of `reached` lies in (`/run`, `/var`,
-/// `/root`, `/srv`, …): a child's view covers them, so that no path leads there. Landlock
-/// refuses reading them already, but not connecting to a socket there (before its ABI 9):
-/// `/run/docker.sock` would give root on the host, `/run/user/…/bus` a session. `/dev`,
-/// `/proc` and `/sys` are the kernel's own and stay.
-pub(super) fn unreached_tops(reached: &[PathBuf]) -> Vec<PathBuf> {
-    static TOPS: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    let tops = TOPS.get_or_init(|| {
-        let system = system_dirs();
-        let Ok(entries) = std::fs::read_dir("/") else {
-            return Vec::new();
-        };
-        let mut tops: Vec<PathBuf> = entries
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .map(|e| e.path())
-            .filter(|p| {
-                !matches!(p.to_str(), Some("/dev" | "/proc" | "/sys"))
-                    && !system.iter().any(|s| s == p)
-            })
-            .collect();
-        tops.sort();
-        tops
-    });
-    tops.iter()
-        .filter(|top| !reached.iter().any(|r| r.starts_with(top)))
-        .cloned()
-        .collect()
+    if resolver {
+        planner.grant(Path::new(RESOLVER), Kind::Read);
+    }
+    let reached = planner
+        .done
+        .into_iter()
+        .map(|(path, kind)| Reached { path, kind })
+        .collect();
+    (planner.out, reached)
 }
 
 /// The grants every child gets whatever its spec (the system folders, `/dev` to list, the

@@ -7,13 +7,16 @@
 //!   pathname socket of the host's network stack. The engine can still serve such a stage on
 //!   loopback ([`StageNet::listen_loopback`]: the socket is made inside the namespace, and the
 //!   engine serves it from outside);
-//! - a **mount namespace per child**: the whole file system read-only (so `chmod`, `utime`,
-//!   xattrs and every write fail with `EROFS` outside the child's own folders, which Landlock
-//!   does not mediate), its own folder and its declared write grants writable, and empty,
-//!   read-only folders mounted over the places no stage may reach at all: the other stages' work
-//!   folders (the run's whole work folder is covered, the child's own folder mounted back),
-//!   `.reviewflow`, the runs folder and the checkout's `.git`. What is covered is unreachable, not
-//!   only unreadable: no path leads to a socket or a file beneath it.
+//! - a **mount namespace per child**, whose view holds only what the child's grants reach
+//!   (default deny): a new empty root, each granted path bound into it at its own path, the
+//!   paths the child is given by name resolvable as on the host (their folders and links), the
+//!   host's root detached. What no grant reaches is not there at all, wherever it is: a
+//!   daemon's pathname socket (`/run/docker.sock`, an `ssh-agent`'s in the temp folder), the
+//!   other stages' work folders, a home beside the checkout. The whole view is read-only (so
+//!   `chmod`, `utime`, xattrs and every write fail with `EROFS` outside the child's own
+//!   folders, which Landlock does not mediate) but for its own folder and its write grants, and
+//!   `.reviewflow`, the runs folder and the checkout's `.git` are covered by an empty read-only
+//!   folder.
 //!
 //! Each is made by a short-lived builder process (`builder.rs`: a user namespace can only be made
 //! or entered by a process of one thread), kept by the engine as a descriptor, and entered by
@@ -23,7 +26,7 @@
 //! locked together (no mount of the view can be unmounted or made writable there), and Landlock
 //! refuses a confined process every mount call.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsRawFd as _, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
@@ -190,25 +193,76 @@ pub(crate) fn release(fd: OwnedFd) {
     drop(fd);
 }
 
-/// What one child's mount namespace shows.
+/// What one child's mount namespace shows: only what its grants reach, default deny.
 #[derive(Debug, Clone, Default)]
 pub struct View {
     /// The child's own folder, inside `work_root`: its stage's folder is writable in the view.
     pub work: Option<PathBuf>,
-    /// The folder holding every stage's work folder of the run: covered, but for `work`.
+    /// The folder holding every stage's work folder of the run: of it, only the stage's own
+    /// folder is in the view.
     pub work_root: Option<PathBuf>,
-    /// Declared write grants (writable).
-    pub write: Vec<PathBuf>,
-    /// Folders covered with an empty read-only folder.
+    /// What the child's grants reach (resolved paths), each bound at its own path: read-only,
+    /// or writable where `writable` says so.
+    pub reached: Vec<ViewPath>,
+    /// Folders inside what is bound that no path may lead beneath: covered with an empty
+    /// read-only folder.
     pub cover: Vec<PathBuf>,
+    /// Paths as the child is given them (its program, its working folder, its grants, its
+    /// `PATH`): each resolves in the view as on the host, through the same folders and links
+    /// (empty folders and the links themselves, up to what is bound).
+    pub named: Vec<PathBuf>,
+}
+
+/// One path of a [`View`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewPath {
+    pub path: PathBuf,
+    pub writable: bool,
 }
 
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const MOUNT_ATTR_NOSUID: u64 = 0x2;
 
+/// Where the host's root is, in the view being built (detached before the view is done).
+const OLD_ROOT: &str = "/.host";
+/// The empty folder every cover is a bind of.
+const COVER: &str = "/.cover";
+
+/// The device files every child may use (`grants::DEVICES`, bound one by one), and the links
+/// programs expect beside them.
+const DEV_LINKS: &[(&CStr, &CStr)] = &[
+    (c"/proc/self/fd", c"/dev/fd"),
+    (c"/proc/self/fd/0", c"/dev/stdin"),
+    (c"/proc/self/fd/1", c"/dev/stdout"),
+    (c"/proc/self/fd/2", c"/dev/stderr"),
+];
+
 /// Whether `path` is a folder, not following a link.
 fn is_dir(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
+/// The links at the top of the root file system (`/bin -> usr/bin` where `/usr` is merged):
+/// each with what it says and where it leads, read once for the process. Every `#!/bin/sh` and
+/// every program's loader (`/lib64/ld-linux-x86-64.so.2`) names one.
+fn root_links() -> &'static [(PathBuf, PathBuf, PathBuf)] {
+    static LINKS: OnceLock<Vec<(PathBuf, PathBuf, PathBuf)>> = OnceLock::new();
+    LINKS.get_or_init(|| {
+        let Ok(entries) = std::fs::read_dir("/") else {
+            return Vec::new();
+        };
+        let mut links: Vec<_> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
+            .filter_map(|e| {
+                let says = std::fs::read_link(e.path()).ok()?;
+                let leads = std::fs::canonicalize(e.path()).ok()?;
+                Some((e.path(), says, leads))
+            })
+            .collect();
+        links.sort();
+        links
+    })
 }
 
 /// Makes the mount namespace of one child and returns its descriptor. Blocking.
@@ -216,7 +270,158 @@ pub fn build_view(view: &View) -> io::Result<OwnedFd> {
     builder::run(&view_ops(view)?).and_then(one)
 }
 
-/// The steps that make `view`, in order.
+/// The paths of `view` to bind, in order (a folder before what is beneath it): another stage's
+/// folder dropped, a path beneath one already bound dropped unless it is writable and the one
+/// above is not, duplicates merged.
+fn binds(view: &View) -> Vec<ViewPath> {
+    // The stage's whole folder (the child's own may be a folder in it: a reviewer's try folder
+    // beside the workspace it reads); Landlock narrows what the child writes there.
+    let stage_work = match (&view.work, &view.work_root) {
+        (Some(work), Some(root)) => work
+            .strip_prefix(root)
+            .ok()
+            .and_then(|rel| rel.components().next())
+            .map(|first| root.join(first)),
+        _ => None,
+    };
+    let mut all: Vec<ViewPath> = view
+        .reached
+        .iter()
+        // A grant of the root itself would be the whole host: never in a view.
+        .filter(|p| p.path.parent().is_some())
+        .filter(|p| match (&view.work_root, &stage_work) {
+            (Some(root), Some(own)) => !p.path.starts_with(root) || p.path.starts_with(own),
+            (Some(root), None) => !p.path.starts_with(root),
+            _ => true,
+        })
+        .cloned()
+        .chain(
+            stage_work
+                .clone()
+                .or_else(|| view.work.clone())
+                .map(|path| ViewPath {
+                    path,
+                    writable: true,
+                }),
+        )
+        .collect();
+    all.sort_by(|a, b| a.path.cmp(&b.path).then(b.writable.cmp(&a.writable)));
+    all.dedup_by(|later, first| later.path == first.path);
+    let mut kept: Vec<ViewPath> = Vec::with_capacity(all.len());
+    for p in all {
+        let under = kept
+            .iter()
+            .rev()
+            .find(|k| p.path.starts_with(&k.path) && p.path != k.path);
+        if under.is_some_and(|k| k.writable || !p.writable) {
+            continue;
+        }
+        kept.push(p);
+    }
+    kept
+}
+
+/// Makes `named` resolve in the view as it does on the host: walks it as the kernel would,
+/// making each folder on the way (empty) and each link (the same link) until it reaches a bound
+/// path; what lies beyond a bound path is the host's, reached through the bind. A path through
+/// `..` (`<repo>/stdlib/../tests/fakes/claude`) or a link (`/home/u/.cargo -> /data/cargo`)
+/// then names the same file in the view. Nothing but the path's own folders and links appears.
+fn mirror(
+    ops: &mut Vec<Op>,
+    named: &Path,
+    bound: &[&Path],
+    made: &mut Vec<PathBuf>,
+    linked: &mut Vec<PathBuf>,
+) -> io::Result<()> {
+    use std::collections::VecDeque;
+    use std::path::Component;
+    /// As the kernel's limit on links followed in one lookup.
+    const MAX_LINKS: usize = 40;
+    let Ok(named) = std::path::absolute(named) else {
+        return Ok(());
+    };
+    let mut rest: VecDeque<std::ffi::OsString> = VecDeque::new();
+    let push = |rest: &mut VecDeque<std::ffi::OsString>, path: &Path, front: bool| {
+        let parts: Vec<std::ffi::OsString> = path
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect();
+        if front {
+            for part in parts.into_iter().rev() {
+                rest.push_front(part);
+            }
+        } else {
+            rest.extend(parts);
+        }
+    };
+    push(&mut rest, &named, false);
+    let mut current = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(part) = rest.pop_front() {
+        if part == ".." {
+            current.pop();
+            continue;
+        }
+        let next = current.join(&part);
+        if bound.iter().any(|b| next.starts_with(b)) {
+            return Ok(());
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&next) else {
+            return Ok(());
+        };
+        if meta.is_dir() {
+            if !made.contains(&next) {
+                ops.push(Op::Mkdir(cstr(&next)?));
+                made.push(next.clone());
+            }
+            current = next;
+        } else if meta.is_symlink() {
+            links += 1;
+            let Ok(says) = std::fs::read_link(&next) else {
+                return Ok(());
+            };
+            if links > MAX_LINKS {
+                return Ok(());
+            }
+            if !linked.contains(&next) {
+                ops.push(Op::Symlink {
+                    target: cstr(&says)?,
+                    link: cstr(&next)?,
+                });
+                linked.push(next.clone());
+            }
+            if says.is_absolute() {
+                current = PathBuf::from("/");
+            }
+            push(&mut rest, &says, true);
+        } else {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Makes `path` and the folders above it that are not made yet in the new root.
+fn mkdirs(ops: &mut Vec<Op>, path: &Path, made: &mut Vec<PathBuf>) -> io::Result<()> {
+    let mut missing: Vec<&Path> = path
+        .ancestors()
+        .take_while(|a| a.parent().is_some() && !made.iter().any(|m| m == a))
+        .collect();
+    missing.reverse();
+    for dir in missing {
+        ops.push(Op::Mkdir(cstr(dir)?));
+        made.push(dir.to_path_buf());
+    }
+    Ok(())
+}
+
+/// The steps that make `view`, in order: a new empty root, the host's root beneath it, every
+/// path of the view bound from there, the host's root detached, the whole made read-only but
+/// for the writable paths.
 fn view_ops(view: &View) -> io::Result<Vec<Op>> {
     let mut ops = enter_owner()?;
     ops.push(Op::Unshare(libc::CLONE_NEWNS));
@@ -229,83 +434,111 @@ fn view_ops(view: &View) -> io::Result<Vec<Op>> {
         data: None,
         when: When::Always,
     });
-    let bind = |path: &Path, source: CString, when: When| -> io::Result<Op> {
-        Ok(Op::Mount {
-            source: Some(source),
-            target: cstr(path)?,
+    // The new root is a tmpfs mounted on a folder of the run (or the temp folder): after
+    // `pivot_root` the host's root, and that folder in it, are whole beneath `OLD_ROOT`.
+    let base = [view.work_root.clone(), view.work.clone()]
+        .into_iter()
+        .flatten()
+        .find(|p| is_dir(p))
+        .unwrap_or_else(std::env::temp_dir);
+    ops.push(Op::Mount {
+        source: Some(c"none".into()),
+        target: cstr(&base)?,
+        fstype: Some(c"tmpfs"),
+        flags: libc::MS_NOSUID | libc::MS_NODEV,
+        data: Some(c"size=64k,nr_inodes=4096,mode=0755"),
+        when: When::Always,
+    });
+    ops.push(Op::Mkdir(cstr(&base.join(&OLD_ROOT[1..]))?));
+    ops.push(Op::PivotRoot {
+        new: cstr(&base)?,
+        old: cstr(&base.join(&OLD_ROOT[1..]))?,
+    });
+    ops.push(Op::Chdir(c"/".into()));
+    let mut made: Vec<PathBuf> = Vec::new();
+    let binds = binds(view);
+    let mut bound: Vec<&ViewPath> = Vec::with_capacity(binds.len());
+    let mut writable: Vec<CString> = Vec::new();
+    for p in &binds {
+        let inside = bound.iter().any(|b| p.path.starts_with(&b.path));
+        let host = Path::new(OLD_ROOT).join(p.path.strip_prefix("/").unwrap_or(&p.path));
+        if !inside {
+            // Its mount point, made in the new root (beneath a bound path it exists already).
+            if is_dir(&p.path) {
+                mkdirs(&mut ops, &p.path, &mut made)?;
+            } else {
+                if let Some(parent) = p.path.parent() {
+                    mkdirs(&mut ops, parent, &mut made)?;
+                }
+                ops.push(Op::Touch(cstr(&p.path)?));
+            }
+        }
+        ops.push(Op::Mount {
+            source: Some(cstr(&host)?),
+            target: cstr(&p.path)?,
             fstype: None,
             flags: libc::MS_BIND | libc::MS_REC,
             data: None,
-            when,
-        })
-    };
-    // (path, when): made writable again once the whole view is read-only, if bound.
-    let mut writable: Vec<(CString, When)> = Vec::new();
-    let mut cover_source: Option<CString> = None;
-    // The stage's whole folder (the child's own may be a folder in it: a reviewer's try
-    // folder beside the workspace it reads); Landlock narrows what the child writes there.
-    let stage_work = match (&view.work, &view.work_root) {
-        (Some(work), Some(root)) => work
-            .strip_prefix(root)
-            .ok()
-            .and_then(|rel| rel.components().next())
-            .map(|first| root.join(first)),
-        _ => None,
-    };
-    if let (Some(work), Some(root)) = (&stage_work, &view.work_root)
-        && work.strip_prefix(root).is_ok()
-        && is_dir(root)
-    {
-        // Held as the builder's working folder while the run's work folder is covered, then
-        // mounted back from it.
-        ops.push(Op::Chdir(cstr(work)?));
-        ops.push(Op::Mount {
-            source: Some(c"none".into()),
-            target: cstr(root)?,
-            fstype: Some(c"tmpfs"),
-            flags: libc::MS_NOSUID | libc::MS_NODEV,
-            data: Some(c"size=64k,mode=0755"),
             when: When::Always,
         });
-        ops.push(Op::Mkdir(cstr(work)?));
-        ops.push(bind(work, c".".into(), When::Always)?);
-        writable.push((cstr(work)?, When::Always));
-        // An empty folder beside it that every cover below is a bind of: a bind costs less
-        // than a new tmpfs each (a view may cover a dozen folders).
-        let empty = root.join(".cover");
-        ops.push(Op::Mkdir(cstr(&empty)?));
-        cover_source = Some(cstr(&empty)?);
-    } else if let Some(work) = &view.work {
-        ops.push(bind(work, cstr(work)?, When::Always)?);
-        writable.push((cstr(work)?, When::Always));
+        if p.writable {
+            writable.push(cstr(&p.path)?);
+        }
+        bound.push(p);
     }
-    for path in &view.write {
-        // Checked in the view: a grant beneath the covered work folder is gone there.
-        ops.push(bind(path, cstr(path)?, When::Exists)?);
-        writable.push((cstr(path)?, When::Exists));
-    }
-    for path in &view.cover {
-        // Checked in the view: a path beneath one already covered is gone.
-        ops.push(match &cover_source {
-            // Read-only with the rest of the view, below.
-            Some(empty) => Op::Mount {
-                source: Some(empty.clone()),
-                target: cstr(path)?,
-                fstype: None,
-                flags: libc::MS_BIND,
-                data: None,
-                when: When::Dir,
-            },
-            None => Op::Mount {
-                source: Some(c"none".into()),
-                target: cstr(path)?,
-                fstype: Some(c"tmpfs"),
-                flags: libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
-                data: Some(c"size=4k,nr_inodes=1,mode=0555"),
-                when: When::Dir,
-            },
+    // `/proc` whole (Landlock decides what of it the child reads; it opens its own
+    // `/proc/self` before it restricts itself); `/dev` only as the device files and links.
+    if !bound.iter().any(|b| b.path == Path::new("/proc")) {
+        mkdirs(&mut ops, Path::new("/proc"), &mut made)?;
+        ops.push(Op::Mount {
+            source: Some(cstr(&Path::new(OLD_ROOT).join("proc"))?),
+            target: c"/proc".into(),
+            fstype: None,
+            flags: libc::MS_BIND | libc::MS_REC,
+            data: None,
+            when: When::Always,
         });
     }
+    mkdirs(&mut ops, Path::new("/dev"), &mut made)?;
+    for (target, link) in DEV_LINKS {
+        ops.push(Op::Symlink {
+            target: (*target).into(),
+            link: (*link).into(),
+        });
+    }
+    for (link, says, leads) in root_links() {
+        if bound.iter().any(|b| leads.starts_with(&b.path)) && !made.iter().any(|m| m == link) {
+            ops.push(Op::Symlink {
+                target: cstr(says)?,
+                link: cstr(link)?,
+            });
+        }
+    }
+    let bound_paths: Vec<&Path> = bound.iter().map(|b| b.path.as_path()).collect();
+    let mut linked: Vec<PathBuf> = Vec::new();
+    for named in &view.named {
+        mirror(&mut ops, named, &bound_paths, &mut made, &mut linked)?;
+    }
+    let covers: Vec<&PathBuf> = view
+        .cover
+        .iter()
+        .filter(|c| bound.iter().any(|b| c.starts_with(&b.path)))
+        .collect();
+    if !covers.is_empty() {
+        ops.push(Op::Mkdir(cstr(Path::new(COVER))?));
+    }
+    for path in covers {
+        // Checked in the view: a path beneath one already covered is gone.
+        ops.push(Op::Mount {
+            source: Some(cstr(Path::new(COVER))?),
+            target: cstr(path)?,
+            fstype: None,
+            flags: libc::MS_BIND,
+            data: None,
+            when: When::Dir,
+        });
+    }
+    ops.push(Op::Detach(cstr(Path::new(OLD_ROOT))?));
     ops.push(Op::Setattr {
         path: c"/".into(),
         recursive: true,
@@ -313,14 +546,14 @@ fn view_ops(view: &View) -> io::Result<Vec<Op>> {
         clr: 0,
         when: When::Always,
     });
-    for (path, when) in writable {
+    for path in writable {
         // Not recursive: what is covered beneath a writable folder stays read-only.
         ops.push(Op::Setattr {
             path,
             recursive: false,
             set: 0,
             clr: MOUNT_ATTR_RDONLY,
-            when,
+            when: When::Always,
         });
     }
     ops.push(Op::OpenNs(c"/proc/self/ns/mnt"));
@@ -387,11 +620,31 @@ except OSError as e:
         std::fs::create_dir_all(checkout.join(".git")).expect("mkdir");
         std::fs::create_dir_all(&work).expect("mkdir");
         std::fs::write(checkout.join(".git/config"), "extraheader = secret\n").expect("write");
+        // What a stage's child that reads the checkout reaches.
+        let spec = super::super::ConfineSpec::new()
+            .read(&checkout)
+            .work(&work)
+            .cover(checkout.join(".git"));
+        let python = std::path::PathBuf::from("/usr/bin/python3");
+        let (_, reached) = super::super::grants::plan_with_paths(
+            &spec,
+            std::env::var("PATH").ok().as_deref(),
+            &python,
+            false,
+        );
         let view = View {
             work: Some(work),
             work_root: Some(root),
-            write: Vec::new(),
-            cover: vec![checkout.join(".git")],
+            reached: reached
+                .into_iter()
+                .filter(|r| r.kind != super::super::grants::Kind::List)
+                .map(|r| ViewPath {
+                    writable: r.kind == super::super::grants::Kind::Write,
+                    path: r.path,
+                })
+                .collect(),
+            cover: spec.cover.clone(),
+            named: Vec::new(),
         };
         let mnt = build_view(&view).expect("view");
         let steps = ChildSteps {
