@@ -776,6 +776,38 @@ stage "probe" uses="run" {{
     }
 }
 
+/// A stage that declares network resolves names as the host does: its view holds the
+/// resolver's configuration, also where `/etc/resolv.conf` is a link out of `/etc` (into
+/// `/run`, as with systemd-resolved), while `/run` itself stays out of the view.
+#[test]
+fn a_stage_that_declares_network_reads_the_resolver() {
+    let Ok(host) = std::fs::read_to_string("/etc/resolv.conf") else {
+        println!("SKIPPED this host has no /etc/resolv.conf");
+        return;
+    };
+    let pipeline = r#"pipeline "resolver"
+stage "fetch" uses="run" network="443" {
+    command "python3" "-c" "import os; print('RESOLVER', open('/etc/resolv.conf').read().encode().hex()); print('RUN', os.path.exists('/run'))"
+}
+"#;
+    for user in users() {
+        let case = Case::new(user);
+        let (code, log) = case.start(pipeline).finish();
+        assert_eq!(code, 0, "{user:?}: {log}");
+        assert!(
+            log.contains(&format!("RESOLVER {}", hex(host.as_bytes()))),
+            "{user:?}: {log}"
+        );
+        if layer_held_or_said(&case, "mount-namespace", &log, pipeline) {
+            assert!(log.contains("RUN False"), "{user:?}: {log}");
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 // ---------------------------------------------------------------------------------------------
 // 5. Metadata outside the sandbox.
 
