@@ -83,6 +83,7 @@ impl Check for FailClosed {
         steered::steered_approvals(cx, out);
         subject::partial_subjects(cx, &feeds_sink, out);
         subject::cut_verdicts(cx, &feeds_sink, out);
+        subject::steered_subjects(cx, &feeds_sink, out);
         subject::unbounded_approvals(cx, out);
         subject::mismatched_ranges(cx, out);
         restore::availability(cx, out);

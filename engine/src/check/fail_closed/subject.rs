@@ -185,13 +185,12 @@ pub(super) fn cut_verdicts(cx: &Context<'_>, feeds_sink: &[bool], out: &mut Vec<
         }
     }
     // Principle 3: a subject is the whole change only where a stage's contract says so. What a
-    // program made of it (a `run` stage that filters the diff) may leave any part out.
-    let remade = cut
-        .is_none()
-        .then(|| opaque_subject(cx, feeds_sink))
-        .flatten();
+    // program made of it (a `run` stage that filters the diff) may leave any part out, whatever
+    // cut is also made and however the check run is named: no name says what a program left out.
+    let remade = opaque_subject(cx, feeds_sink);
     if let Some((_, maker, span)) = remade {
         cut = Some((maker, span));
+        by.clear();
     }
     let Some((cutter, cut_span)) = cut else {
         return;
@@ -313,7 +312,9 @@ fn opaque_subject<'a>(
         let part = |r: &&Reference| {
             producer(r).is_some_and(|(_, c)| c.output_spec(&r.output).is_some_and(|o| o.part))
         };
-        if subject.is_empty() || subject.iter().any(|r| whole(r) || part(r)) {
+        // A part beside what a program made is no whole change either: the program may have
+        // left out what the part does not show.
+        if subject.is_empty() || subject.iter().any(whole) || subject.iter().all(part) {
             return None;
         }
         let made = subject
@@ -496,6 +497,82 @@ pub(super) fn mismatched_ranges(cx: &Context<'_>, out: &mut Vec<Finding>) {
                     .stage(&stage.name.value),
                 );
             }
+        }
+    }
+}
+
+/// A review reads its subject as the change made it: a program between the diff and a review
+/// that reads it (a `run` stage whose output the review fences) and that also reads what the
+/// change chose (the files of the checkout it works in, such as a `.reviewignore`; a program of
+/// the checkout; another untrusted value; what it fetched) lets the change choose what its
+/// review reads, and the review's verdict is published for all of it (principles 1 and 4), with
+/// a check run or without one. What the program reads of the diff it filters is the subject
+/// itself, and no finding: a program that reads only the diff is [`opaque_subject`]'s, where a
+/// verdict claims the whole head. A review that also reads the whole change is not steered so.
+pub(super) fn steered_subjects(cx: &Context<'_>, feeds_sink: &[bool], out: &mut Vec<Finding>) {
+    use crate::contract::OutputType;
+    let Some(flow) = cx.flow else { return };
+    let p = cx.pipeline;
+    let type_of = |r: &Reference| super::output_type(cx, r);
+    let mut reported = Vec::new();
+    for (i, stage) in p.stages.iter().enumerate() {
+        if !feeds_sink.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        let Some(contract) = cx.registry.get(&stage.uses.value) else {
+            continue;
+        };
+        let subject = fenced_subject(stage, contract);
+        // A review that reads the whole change beside what a program made of it reads what
+        // the program left out too.
+        let whole = |r: &&Reference| {
+            cx.dag.stage_index(&r.stage).is_some_and(|g| {
+                cx.registry.get(&p.stages[g].uses.value).is_some_and(|c| {
+                    !c.opaque
+                        && c.output_spec(&r.output)
+                            .is_some_and(|o| !o.part && o.ty == OutputType::Diff)
+                })
+            })
+        };
+        if subject.iter().any(whole) {
+            continue;
+        }
+        for r in subject {
+            let Some(g) = cx.dag.stage_index(&r.stage) else {
+                continue;
+            };
+            let maker = &p.stages[g];
+            if reported.contains(&g)
+                || !cx.registry.get(&maker.uses.value).is_some_and(|c| c.opaque)
+                || !flow.inputs[g]
+                    .iter()
+                    .any(|x| type_of(&x.reference) == Some(OutputType::Diff))
+            {
+                continue;
+            }
+            let read = super::steered::chooser_read_but(cx, flow, g, &|x| {
+                type_of(&x.reference) == Some(OutputType::Diff)
+            });
+            let Some(read) = read else { continue };
+            reported.push(g);
+            out.push(
+                Finding::new(
+                    ID,
+                    Severity::Error,
+                    format!(
+                        "`{}` reviews what `{}` made of the change (`{r}`), and what `{}`'s program leaves in depends on {read}: the change chooses what its review reads, and the verdict is published for all of it (principle 1, unknown is untrusted; principle 4, coverage is a promise)",
+                        stage.name.value, maker.name.value, maker.name.value
+                    ),
+                    Label::new(maker.name.span, format!("depends on {read}")),
+                )
+                .related(Label::new(r.span, "the review's subject"))
+                .help(format!(
+                    "let `{}` read only the diff and files the change cannot write (an absolute path outside the checkout, `cwd \"{{work}}\"`), or give `{}` the gathered diff itself",
+                    maker.name.value, stage.name.value
+                ))
+                .confidence(Confidence::High)
+                .stage(&maker.name.value),
+            );
         }
     }
 }
