@@ -237,6 +237,20 @@ const DEV_LINKS: &[(&CStr, &CStr)] = &[
     (c"/proc/self/fd/2", c"/dev/stderr"),
 ];
 
+/// Whether `path` is `dir` or beneath it, compared as bytes: the paths of a view are absolute
+/// and made of normal components, and a view compares thousands of them a child (`Path`'s own
+/// comparison parses every component each time).
+fn under(path: &Path, dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let (p, d) = (path.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
+    p.starts_with(d) && (p.len() == d.len() || d.ends_with(b"/") || p[d.len()] == b'/')
+}
+
+/// Whether `a` and `b` are the same path, as bytes (see [`under`]).
+fn same(a: &Path, b: &Path) -> bool {
+    a.as_os_str() == b.as_os_str()
+}
+
 /// Whether `path` is a folder, not following a link.
 fn is_dir(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
@@ -290,8 +304,8 @@ fn binds(view: &View) -> Vec<ViewPath> {
         // A grant of the root itself would be the whole host: never in a view.
         .filter(|p| p.path.parent().is_some())
         .filter(|p| match (&view.work_root, &stage_work) {
-            (Some(root), Some(own)) => !p.path.starts_with(root) || p.path.starts_with(own),
-            (Some(root), None) => !p.path.starts_with(root),
+            (Some(root), Some(own)) => !under(&p.path, root) || under(&p.path, own),
+            (Some(root), None) => !under(&p.path, root),
             _ => true,
         })
         .cloned()
@@ -312,7 +326,7 @@ fn binds(view: &View) -> Vec<ViewPath> {
         let under = kept
             .iter()
             .rev()
-            .find(|k| p.path.starts_with(&k.path) && p.path != k.path);
+            .find(|k| under(&p.path, &k.path) && !same(&p.path, &k.path));
         if under.is_some_and(|k| k.writable || !p.writable) {
             continue;
         }
@@ -367,14 +381,14 @@ fn mirror(
             continue;
         }
         let next = current.join(&part);
-        if bound.iter().any(|b| next.starts_with(b)) {
+        if bound.iter().any(|b| under(&next, b)) {
             return Ok(());
         }
         let Ok(meta) = std::fs::symlink_metadata(&next) else {
             return Ok(());
         };
         if meta.is_dir() {
-            if !made.contains(&next) {
+            if !made.iter().any(|m| same(m, &next)) {
                 ops.push(Op::Mkdir(cstr(&next)?));
                 made.push(next.clone());
             }
@@ -387,7 +401,7 @@ fn mirror(
             if links > MAX_LINKS {
                 return Ok(());
             }
-            if !linked.contains(&next) {
+            if !linked.iter().any(|l| same(l, &next)) {
                 ops.push(Op::Symlink {
                     target: cstr(&says)?,
                     link: cstr(&next)?,
@@ -409,7 +423,7 @@ fn mirror(
 fn mkdirs(ops: &mut Vec<Op>, path: &Path, made: &mut Vec<PathBuf>) -> io::Result<()> {
     let mut missing: Vec<&Path> = path
         .ancestors()
-        .take_while(|a| a.parent().is_some() && !made.iter().any(|m| m == a))
+        .take_while(|a| a.parent().is_some() && !made.iter().any(|m| same(m, a)))
         .collect();
     missing.reverse();
     for dir in missing {
@@ -460,7 +474,7 @@ fn view_ops(view: &View) -> io::Result<Vec<Op>> {
     let mut bound: Vec<&ViewPath> = Vec::with_capacity(binds.len());
     let mut writable: Vec<CString> = Vec::new();
     for p in &binds {
-        let inside = bound.iter().any(|b| p.path.starts_with(&b.path));
+        let inside = bound.iter().any(|b| under(&p.path, &b.path));
         let host = Path::new(OLD_ROOT).join(p.path.strip_prefix("/").unwrap_or(&p.path));
         if !inside {
             // Its mount point, made in the new root (beneath a bound path it exists already).
@@ -507,7 +521,7 @@ fn view_ops(view: &View) -> io::Result<Vec<Op>> {
         });
     }
     for (link, says, leads) in root_links() {
-        if bound.iter().any(|b| leads.starts_with(&b.path)) && !made.iter().any(|m| m == link) {
+        if bound.iter().any(|b| under(leads, &b.path)) && !made.iter().any(|m| same(m, link)) {
             ops.push(Op::Symlink {
                 target: cstr(says)?,
                 link: cstr(link)?,
@@ -522,7 +536,7 @@ fn view_ops(view: &View) -> io::Result<Vec<Op>> {
     let covers: Vec<&PathBuf> = view
         .cover
         .iter()
-        .filter(|c| bound.iter().any(|b| c.starts_with(&b.path)))
+        .filter(|c| bound.iter().any(|b| under(c, &b.path)))
         .collect();
     if !covers.is_empty() {
         ops.push(Op::Mkdir(cstr(Path::new(COVER))?));
