@@ -81,6 +81,7 @@ impl Check for FailClosed {
         selective::steered_filters(cx, out);
         steered::steered_reviews(cx, out);
         steered::steered_approvals(cx, out);
+        steered::happened_as_passed(cx, out);
         subject::partial_subjects(cx, &feeds_sink, out);
         subject::cut_verdicts(cx, &feeds_sink, out);
         subject::steered_subjects(cx, &feeds_sink, out);

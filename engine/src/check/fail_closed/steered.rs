@@ -102,6 +102,111 @@ pub(super) fn steered_reviews(cx: &Context<'_>, out: &mut Vec<Finding>) {
     }
 }
 
+/// The scopes whose writes record a verdict on the change: a commit status, a check run, a
+/// label, a review or a merge of the pull request.
+const VERDICT_SCOPES: &[&str] = &["statuses", "checks", "pull-requests"];
+
+/// What `stage`'s program can write that records a verdict on the change ([`VERDICT_SCOPES`]),
+/// in words, with where it is written: a write in its `permissions`, or a secret it holds that
+/// can write there (unknown authority can: a secret with no `can=`).
+fn records_verdict(cx: &Context<'_>, stage: &crate::model::Stage) -> Option<(Span, String)> {
+    use crate::model::Access;
+    use crate::permission::{Capability, capability};
+    let p = cx.pipeline;
+    if !cx.registry.get(&stage.uses.value).is_some_and(|c| c.opaque) {
+        return None;
+    }
+    let records = |w: &crate::model::Permission| {
+        w.access == Access::Write && VERDICT_SCOPES.contains(&w.scope.as_str())
+    };
+    if let Some(w) = stage.permissions.iter().find(|w| records(&w.value)) {
+        return Some((w.span, format!("its `permissions` grant `{}`", w.value)));
+    }
+    let flow = cx.flow?;
+    let i = cx.dag.stage_index(&stage.name.value)?;
+    flow.held[i].iter().find_map(|&k| {
+        let secret = &p.secrets[k];
+        let what = match capability(cx.registry, p, k) {
+            Capability::Declared(list) => list.iter().find(|w| records(&w.value)).map(|w| {
+                format!(
+                    "it holds `{}`, which can write `{}`",
+                    secret.name.value, w.value
+                )
+            })?,
+            Capability::Undeclared | Capability::Contradicted(_) => format!(
+                "it holds `{}`, which can write {}",
+                secret.name.value,
+                capability(cx.registry, p, k).describe_writes()
+            ),
+            Capability::ForgeToken | Capability::Nothing => return None,
+        };
+        Some((secret.name.span, what))
+    })
+}
+
+/// A review that happened is not a review that passed: a write that records a verdict on the
+/// change (a commit status set to success, a label a merge rule requires, an approval, a merge
+/// of the pull request: [`VERDICT_SCOPES`]) gated on whether a review was
+/// published or run (`post.posted`, `review.commented`), and on no verdict, acts whatever the
+/// review found, and what it sets reads as the review's approval (principle 4: a verdict covers
+/// what it claims). A gate that also reads a verdict, or a bit a program chose
+/// (`review.commented`), is [`steered_reviews`]'; a stage that does not wait for a review claims
+/// nothing about it.
+pub(super) fn happened_as_passed(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    let p = cx.pipeline;
+    for stage in &p.stages {
+        let Some(when) = &stage.when else { continue };
+        let Some((span, what)) = records_verdict(cx, stage) else {
+            continue;
+        };
+        let mut refs: Vec<&Reference> = Vec::new();
+        when.value.collect_references(&mut refs);
+        let spec = |r: &Reference| {
+            let g = cx.dag.stage_index(&r.stage)?;
+            let kind = cx.registry.get(&p.stages[g].uses.value)?;
+            Some((kind, kind.output_spec(&r.output)?))
+        };
+        // A verdict, or a bit a program chose, is the steered gate's (one root cause, one
+        // finding).
+        if refs.iter().any(|r| spec(r).is_some_and(|(_, o)| o.verdict))
+            || cx
+                .flow
+                .is_some_and(|flow| first_chosen(cx, flow, refs.clone()).is_some())
+        {
+            continue;
+        }
+        // Whether a review was published, or run: a bit of a kind that publishes a review or
+        // gives a verdict of its own, which is not that verdict.
+        let Some(r) = refs.into_iter().find(|r| {
+            spec(r).is_some_and(|(kind, o)| {
+                o.ty == crate::contract::OutputType::Bool
+                    && (kind.has_effect(Effect::Publishes)
+                        || kind.outputs.iter().any(|o| o.verdict))
+            })
+        }) else {
+            continue;
+        };
+        let name = &stage.name.value;
+        out.push(
+            Finding::new(
+                ID,
+                Severity::Error,
+                format!(
+                    "`{name}` can record a verdict on the change ({what}) once `{r}` says a review happened, whatever the review found: what it sets reads as the review's approval (principle 4: a verdict covers what it claims)"
+                ),
+                Label::new(r.span, "says a review happened, not what it found"),
+            )
+            .related(Label::new(span, "can record a verdict"))
+            .help(
+                "record the review's verdict where it is decided by its findings (`std/post`'s `check-run` with `block-on`) and require that record, or leave the action to a person; a stage that records nothing says so: no `statuses`, `checks` or `pull-requests` write in its `permissions`, and what each secret it holds can do (`can=\"\"` on a webhook, `can=\"contents:write\"` on a bot that commits)"
+                    .to_string(),
+            )
+            .confidence(Confidence::High)
+            .stage(name),
+        );
+    }
+}
+
 /// What `stage` can do that acts on the repository, in words, with where it is written: a write
 /// in its `permissions` outside [`crate::permission::INFORMING`], or a secret it holds that can
 /// write there (one with no `can=` may do anything; the forge's own token is the job's, so its
