@@ -127,9 +127,27 @@ pub struct Outside {
     /// The `trusted "input"` that vouches for it, and its reason: the label is lifted, and a
     /// finding it would have caused is shown as allowed.
     pub trusted: Option<(Span, String)>,
+    /// Its variable is one the change's author writes (the forge's `authored`): no pattern and
+    /// no `trusted` makes it the pipeline's.
+    pub by_author: bool,
 }
 
 impl Outside {
+    /// How to fix a finding it causes, with `instead` the other way out.
+    pub fn fix(&self, instead: &str) -> String {
+        if self.by_author {
+            format!(
+                "read input `{}` from a variable the pipeline's owners set (a repository variable), or write it in the file: `${}` is written by the change's author, and a name chooses whatever its pattern admits; or {instead}",
+                self.input, self.env
+            )
+        } else {
+            format!(
+                "give input `{}` a `pattern` that admits only a name (a letter or digit, then letters, digits, `-`, `_`, `.`), or {instead}; if what sets `${}` is the pipeline's own, say so: `trusted \"input\" name=\"{}\" reason=\"…\"`",
+                self.input, self.env, self.input
+            )
+        }
+    }
+
     /// The suppression its `trusted "input"` gives a finding it would have caused, if any.
     pub fn lifted(&self) -> Option<crate::finding::Suppression> {
         self.trusted
@@ -739,8 +757,10 @@ impl Outside {
 }
 
 /// Principle 1: the pipeline inputs read from the environment whose type and pattern admit more
-/// than a name (a letter or digit, then letters, digits, `-`, `_`, `.`). A builtin input is set
-/// by reviewflow in the forge's shape; an input with only a `default` is written in the file.
+/// than a name (a letter or digit, then letters, digits, `-`, `_`, `.`), and every one read from
+/// a variable the change's author writes (the forge's `authored`: `GITHUB_HEAD_REF`), whatever
+/// its pattern. A builtin input is set by reviewflow in the forge's shape; an input with only a
+/// `default` is written in the file.
 fn outside_inputs(pipeline: &Pipeline, registry: &Registry) -> HashMap<String, Outside> {
     let mut out = HashMap::new();
     let authored = registry
@@ -754,7 +774,11 @@ fn outside_inputs(pipeline: &Pipeline, registry: &Registry) -> HashMap<String, O
     for input in text {
         let Some(env) = &input.env else { continue };
         let admits = crate::admits::admits(input);
-        if admits.only_names() {
+        // A name carries no code, but what the change's author writes still chooses: the
+        // project reviewed, the prompt it is reviewed under (principle 1: a pattern limits what
+        // a value holds, not who wrote it).
+        let by_author = authored.contains(&env.value);
+        if admits.only_names() && !by_author {
             continue;
         }
         // A pattern that is no regular expression is `type-mismatch`'s, and `run` refuses it
@@ -768,12 +792,17 @@ fn outside_inputs(pipeline: &Pipeline, registry: &Registry) -> HashMap<String, O
                 input: input.name.value.clone(),
                 declared: input.name.span,
                 env: env.value.clone(),
-                admits: describe(&admits),
+                admits: if admits.only_names() {
+                    "only a name, but one the change's author chooses".to_owned()
+                } else {
+                    describe(&admits)
+                },
                 // What the change's author writes is not the pipeline's to vouch for.
                 trusted: pipeline
                     .trusts_input(&input.name.value)
-                    .filter(|_| !authored.contains(&env.value))
+                    .filter(|_| !by_author)
                     .map(|t| (t.span, t.reason.value.trim().to_owned())),
+                by_author,
             },
         );
     }

@@ -161,10 +161,7 @@ impl Check for UntrustedInput {
                     "pass it on stdin or in a file the command reads, or run the command in a stage without the secret"
                 };
                 let help = match &input.outside {
-                    Some(o) => format!(
-                        "give input `{}` a `pattern` that admits only a name (a letter or digit, then letters, digits, `-`, `_`, `.`), or {instead}; if what sets `${}` is the pipeline's own, say so: `trusted \"input\" name=\"{}\" reason=\"…\"`",
-                        o.input, o.env, o.input
-                    ),
+                    Some(o) => o.fix(instead),
                     None => instead.to_owned(),
                 };
                 let place = if setting {
@@ -603,13 +600,10 @@ impl UntrustedInput {
             out.push(
                 finding
                     .flow(flow.path(p, cx.dag, i, first, Kind::Untrusted))
-                    .help(format!(
-                        "give input `{}` a `pattern` that admits only a name (a letter or digit, then letters, digits, `-`, `_`, `.`), or hand the value to the reviewer through {}; if what sets `${}` is the pipeline's own, say so: `trusted \"input\" name=\"{}\" reason=\"…\"`",
-                        o.input,
-                        fenced.join(" or "),
-                        o.env,
-                        o.input
-                    ))
+                    .help(o.fix(&format!(
+                        "hand the value to the reviewer through {}",
+                        fenced.join(" or ")
+                    )))
                     .confidence(Confidence::High)
                     .stage(name),
             );
