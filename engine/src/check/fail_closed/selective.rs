@@ -356,74 +356,95 @@ fn capped_verdicts(cx: &Context<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// A publisher publishes a review's findings as the review found them: a program between the
-/// two (a `run` stage that filters `review.findings`) that also reads what the change chose (the
-/// files of the checkout it works in, a program of the checkout, what it fetched, another
-/// untrusted value) lets the change choose which findings are published, and the published
-/// verdict then claims a review that found nothing there (principles 1 and 4). What it reads of
-/// the findings themselves is the review's, and no finding.
+/// A publisher publishes a review as the review made it: a program between the two (a `run`
+/// stage that reads a review's findings or comment and hands the post what it kept or composed:
+/// `findings "filter.kept"`, `comment "compose.comment"`) that also reads what the change chose
+/// (the files of the checkout it works in, a program of the checkout, what it fetched, another
+/// untrusted value such as the description) lets the change choose what is published as the
+/// review: which findings, and words in the bot's voice around them (principles 1 and 4). What it
+/// reads of the review's own outputs is the review's, and no finding.
 pub(super) fn steered_filters(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    use crate::contract::OutputType;
+    use crate::contract::{OutputType, Role};
     let Some(flow) = cx.flow else { return };
     let p = cx.pipeline;
     let type_of = |r: &Reference| super::output_type(cx, r);
+    // An output of a stage that reviews (a kind with a verdict of its own).
+    let of_review = |r: &Reference| {
+        cx.dag.stage_index(&r.stage).is_some_and(|g| {
+            cx.registry
+                .get(&p.stages[g].uses.value)
+                .is_some_and(|c| c.outputs.iter().any(|o| o.verdict))
+        })
+    };
     let mut reported = Vec::new();
     for stage in &p.stages {
-        if !cx
-            .registry
-            .get(&stage.uses.value)
-            .is_some_and(|c| c.has_effect(Effect::Publishes))
-        {
+        let Some(contract) = cx.registry.get(&stage.uses.value) else {
+            continue;
+        };
+        if !contract.has_effect(Effect::Publishes) {
             continue;
         }
-        for arg in stage.children.iter().flat_map(|c| c.args.iter()) {
-            let crate::model::Value::Reference(r) = &arg.value else {
-                continue;
-            };
-            let Some(g) = cx.dag.stage_index(&r.stage) else {
-                continue;
-            };
-            let filter = &p.stages[g];
-            if reported.contains(&g)
-                || type_of(r) != Some(OutputType::Findings)
-                || !cx
-                    .registry
-                    .get(&filter.uses.value)
-                    .is_some_and(|c| c.opaque)
+        for child in &stage.children {
+            if contract
+                .child_spec(&child.name.value)
+                .is_none_or(|s| s.role != Role::Publish)
             {
                 continue;
             }
-            // A filter of a review's findings; a program that makes findings of its own is
-            // what it is (`unvalidated-findings` reads those).
-            let filters = flow.inputs[g]
-                .iter()
-                .any(|x| type_of(&x.reference) == Some(OutputType::Findings));
-            if !filters {
-                continue;
+            for arg in &child.args {
+                let crate::model::Value::Reference(r) = &arg.value else {
+                    continue;
+                };
+                let Some(g) = cx.dag.stage_index(&r.stage) else {
+                    continue;
+                };
+                let filter = &p.stages[g];
+                if reported.contains(&g)
+                    || !cx
+                        .registry
+                        .get(&filter.uses.value)
+                        .is_some_and(|c| c.opaque)
+                {
+                    continue;
+                }
+                // A program that makes what is published from a review's outputs; a program
+                // that makes findings of its own is what it is (`unvalidated-findings` reads
+                // those).
+                let remakes = flow.inputs[g].iter().any(|x| {
+                    of_review(&x.reference) || type_of(&x.reference) == Some(OutputType::Findings)
+                });
+                if !remakes {
+                    continue;
+                }
+                let read = super::steered::chooser_read_but(cx, flow, g, &|x| {
+                    of_review(&x.reference) || type_of(&x.reference) == Some(OutputType::Findings)
+                });
+                let Some(read) = read else { continue };
+                reported.push(g);
+                let what = if type_of(r) == Some(OutputType::Findings) {
+                    "which findings are published, and the published review claims it found nothing else"
+                } else {
+                    "what is published as the review, in the pipeline's voice"
+                };
+                out.push(
+                    Finding::new(
+                        ID,
+                        Severity::Error,
+                        format!(
+                            "`{}` publishes what `{}` made of the review (`{r}`), and what `{}`'s program makes depends on {read}: the change chooses {what} (principle 1, unknown is untrusted; principle 4, coverage is a promise)",
+                            stage.name.value, filter.name.value, filter.name.value
+                        ),
+                        Label::new(filter.name.span, format!("depends on {read}")),
+                    )
+                    .related(Label::new(arg.span, "published"))
+                    .help(format!(
+                        "let `{}` read only the review's outputs and files the change cannot write (an absolute path outside the checkout, `cwd \"{{work}}\"`), or publish the review's own outputs directly",
+                        filter.name.value
+                    ))
+                    .confidence(Confidence::High)
+                    .stage(&filter.name.value),
+                );
             }
-            let read = super::steered::chooser_read_but(cx, flow, g, &|x| {
-                type_of(&x.reference) == Some(OutputType::Findings)
-            });
-            let Some(read) = read else { continue };
-            reported.push(g);
-            out.push(
-                Finding::new(
-                    ID,
-                    Severity::Error,
-                    format!(
-                        "`{}` publishes the findings `{}` kept (`{r}`), and what `{}`'s program keeps depends on {read}: the change chooses which findings are published, and the published review claims it found nothing else (principle 1, unknown is untrusted; principle 4, coverage is a promise)",
-                        stage.name.value, filter.name.value, filter.name.value
-                    ),
-                    Label::new(filter.name.span, format!("depends on {read}")),
-                )
-                .related(Label::new(arg.span, "published"))
-                .help(format!(
-                    "let `{}` read only the review's findings and files the change cannot write (an absolute path outside the checkout, `cwd \"{{work}}\"`), or publish the review's findings directly",
-                    filter.name.value
-                ))
-                .confidence(Confidence::High)
-                .stage(&filter.name.value),
-            );
         }
     }
 }
