@@ -1,6 +1,7 @@
 //! Execution: child processes, their confinement, and redaction.
 
 pub mod confine;
+pub mod egress;
 pub mod process;
 pub mod redact;
 pub mod secret;
