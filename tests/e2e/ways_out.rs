@@ -808,6 +808,85 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+const EGRESS_CLIENT: &str = r#"
+import os, socket, sys
+proxy = os.environ["HTTPS_PROXY"].rsplit(":", 1)
+print("proxy vars", sorted(k for k in os.environ if k.lower().endswith("_proxy")), flush=True)
+for port in sys.argv[1:]:
+    s = socket.create_connection((proxy[0].split("//")[1], int(proxy[1])), timeout=20)
+    s.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(1)
+        if not chunk:
+            break
+        head += chunk
+    status = head.split(b"\r\n")[0].decode()
+    if " 200 " in status:
+        print("tunnel", port, "got", s.recv(64).decode().strip(), flush=True)
+    else:
+        print("tunnel", port, "refused", status, flush=True)
+for port in sys.argv[1:]:
+    try:
+        socket.create_connection(("127.0.0.1", int(port)), timeout=5).recv(64)
+        print("direct", port, "REACHED", flush=True)
+    except OSError as e:
+        print("direct", port, "refused:", e.strerror or e, flush=True)
+"#;
+
+/// A stage whose `network` names a host reaches that host and port through reviewflow's proxy,
+/// and nothing else: another port is refused by the proxy, and the host's loopback is not its
+/// own (item 4: the namespace holds what Landlock's port rules cannot).
+#[test]
+fn a_stage_that_names_its_hosts_reaches_only_them() {
+    let serve = |text: &'static [u8]| {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut stream = stream;
+                let _ = std::io::Write::write_all(&mut stream, text);
+            }
+        });
+        port
+    };
+    let declared = serve(b"TARGET-REACHED\n");
+    let other = serve(b"OTHER-REACHED\n");
+    let pipeline = format!(
+        r#"pipeline "egress"
+stage "fetch" uses="run" network="127.0.0.1:{declared}" {{
+    command "python3" "scripts/egress.py" "{declared}" "{other}"
+}}
+"#
+    );
+    for user in users() {
+        let case = Case::new(user);
+        case.script("egress.py", EGRESS_CLIENT);
+        let (code, log) = case.start(&pipeline).finish();
+        assert_eq!(code, 0, "{user:?}: {log}");
+        assert!(
+            log.contains(&format!("tunnel {declared} got TARGET-REACHED")),
+            "{user:?}: {log}"
+        );
+        assert!(
+            log.contains(&format!("tunnel {other} refused HTTP/1.1 403 Forbidden")),
+            "{user:?}: {log}"
+        );
+        assert!(!log.contains("OTHER-REACHED"), "{user:?}: {log}");
+        assert!(!log.contains(" REACHED"), "{user:?}: {log}");
+        assert!(
+            log.contains("egress: 1 tunnel(s) opened, 1 request(s) refused"),
+            "{user:?}: {log}"
+        );
+        if layer_held_or_said(&case, "network-namespace", &log, &pipeline) {
+            assert!(
+                log.contains(&format!("direct {declared} refused")),
+                "{user:?}: {log}"
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 5. Metadata outside the sandbox.
 

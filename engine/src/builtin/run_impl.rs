@@ -133,6 +133,18 @@ async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
         .any(|o| o.file.is_none())
         .then_some(STDOUT_CAP);
     spec.confine = confinement(&cx, &work).await?;
+    // A stage that names its hosts reaches them through the egress proxy, its only network.
+    let egress = Egress::start(&cx)?;
+    if let Some(egress) = &egress {
+        let url = format!("http://127.0.0.1:{}", egress.port);
+        spec.env.retain(|(n, _)| {
+            !PROXY_VARS.contains(&n.as_str()) && !matches!(n.as_str(), "NO_PROXY" | "no_proxy")
+        });
+        for var in PROXY_VARS {
+            spec.env.push(((*var).into(), url.clone()));
+        }
+        spec.confine = spec.confine.map(|c| c.connect(egress.port));
+    }
     // A refused access shows only in the program's own words: a failure says how it ran.
     let confined = spec
         .confine
@@ -152,6 +164,9 @@ async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
     )
     .await
     .map_err(|e| StageError::failed(e.to_string()))?;
+    if let Some(egress) = egress {
+        egress.report(&cx);
+    }
 
     if result.forced_kill {
         cx.status
@@ -422,4 +437,71 @@ fn parse(name: &str, ty: &str, bytes: Vec<u8>) -> Result<OutputValue, StageError
             OutputValue::Text(t)
         }
     })
+}
+
+/// The variables that name an HTTP proxy, upper and lower case (programs read either).
+const PROXY_VARS: &[&str] = &[
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+];
+
+/// The egress proxy of a stage whose `network` names hosts (docs/egress.md): served by the
+/// engine on a loopback port of the stage's own network namespace, ended with the stage.
+struct Egress {
+    port: u16,
+    tally: std::sync::Arc<crate::exec::egress::Tally>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Egress {
+    fn start(cx: &StageCx<'_>) -> Result<Option<Self>, StageError> {
+        use crate::exec::egress::{Allowed, Limits, Tally, serve};
+        let stage = cx.stage;
+        if stage.network.is_empty() || stage.host_network() {
+            return Ok(None);
+        }
+        let failed = |e: std::io::Error| {
+            StageError::failed(format!("cannot start the egress proxy of `network`: {e}"))
+        };
+        let listener = confine::listen_loopback().map_err(failed)?;
+        let port = listener.local_addr().map_err(failed)?.port();
+        let listener = tokio::net::TcpListener::from_std(listener).map_err(failed)?;
+        let allowed = Allowed::new(
+            stage
+                .network
+                .iter()
+                .filter_map(|e| Some((e.value.host.as_deref()?, e.value.port))),
+        );
+        let tally = std::sync::Arc::new(Tally::default());
+        let task = tokio::spawn(serve(
+            listener,
+            std::sync::Arc::new(allowed),
+            Limits::default(),
+            tally.clone(),
+        ));
+        Ok(Some(Self { port, tally, task }))
+    }
+
+    /// Says what the proxy refused, if anything.
+    fn report(&self, cx: &StageCx<'_>) {
+        let refused = self.tally.refused();
+        if refused > 0 {
+            cx.status.status(format!(
+                "egress: {} tunnel(s) opened, {refused} request(s) refused (first: {})",
+                self.tally.tunnels(),
+                self.tally.first_refused().unwrap_or_default()
+            ));
+        }
+    }
+}
+
+impl Drop for Egress {
+    /// The proxy ends with the stage, however the stage ends.
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }

@@ -97,14 +97,29 @@ impl ReviewerAccess {
             .map(|x| format!("`{}`", x.reference))
             .or_else(|| flow.untrusted_world(i).map(World::describe))?;
         let port = stage.network.first()?;
+        let (has, to, label) = if stage.host_network() {
+            (
+                "has the host's network",
+                "any host",
+                "the host's network".to_owned(),
+            )
+        } else {
+            let hosts: Vec<String> = stage.network.iter().map(|e| e.value.to_string()).collect();
+            let hosts = hosts.join(", ");
+            (
+                "has network",
+                "the hosts it names",
+                format!("reaches {hosts}"),
+            )
+        };
         Some(
             Finding::new(
                 self.id(),
                 self.severity(),
                 format!(
-                    "the `{kind}` reviewer of `{name}` reads text an attacker wrote ({read}) and has the host's network (`network`): an instruction in the change can make it send what it reads (the checkout, the conversation, the diff of a private repository) to any host (principle 1, unknown is untrusted)"
+                    "the `{kind}` reviewer of `{name}` reads text an attacker wrote ({read}) and {has} (`network`): an instruction in the change can make it send what it reads (the checkout, the conversation, the diff of a private repository) to {to} (principle 1, unknown is untrusted)"
                 ),
-                Label::new(port.span, "the host's network"),
+                Label::new(port.span, label),
             )
             .related(Label::new(stage.name.span, format!("`{name}` reads {read}")))
             .help(

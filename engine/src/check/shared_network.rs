@@ -70,6 +70,26 @@ impl Check for SharedNetwork {
             let ports: Vec<String> = stage.network.iter().map(|n| n.value.to_string()).collect();
             let ports = ports.join(", ");
             let name = &stage.name.value;
+            if !stage.host_network() {
+                // Hosts named: the stage reaches them alone, through reviewflow's proxy.
+                out.push(
+                    Finding::new(
+                        self.id(),
+                        self.severity(),
+                        format!(
+                            "`{name}` declares network and {what}: it reaches {ports} and nothing else, through reviewflow's proxy on its own loopback (no other host, no UDP, not the host's loopback); what it sends there is its to send"
+                        ),
+                        Label::new(first.span, format!("only {ports}")),
+                    )
+                    .related(related)
+                    .help(format!(
+                        "this is what `network=` gives, not a mistake: declare only the hosts `{name}` needs, and keep out of it the secrets and untrusted data it needs no network for; `allow \"{ID}\" reason=\"…\"` records that it was judged"
+                    ))
+                    .confidence(Confidence::High)
+                    .stage(name),
+                );
+                continue;
+            }
             out.push(
                 Finding::new(
                     self.id(),

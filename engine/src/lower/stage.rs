@@ -6,7 +6,8 @@ use kdl::{KdlEntry, KdlNode, KdlValue};
 use super::{Fact, Lowerer};
 use crate::contract::{StageContract, ValueType, quote_list};
 use crate::model::{
-    Child, FallbackOverride, OnError, Permission, Prop, Reference, Stage, Value, parse_expr,
+    Child, FallbackOverride, NetEntry, OnError, Permission, Prop, Reference, Stage, Value,
+    parse_expr,
 };
 use crate::permission::parse_permission;
 use crate::span::{Span, Spanned};
@@ -434,25 +435,37 @@ impl<'s> Lowerer<'s> {
         out
     }
 
-    /// `network="443 8443"`: the TCP ports a stage's child may connect to.
-    fn network(&mut self, entry: &KdlEntry) -> Vec<Spanned<u16>> {
+    /// `network="443 8443"`: the TCP ports a stage's child may connect to, in the host's network;
+    /// or `network="api.github.com:443"`: hosts and ports it reaches through reviewflow's egress
+    /// proxy (docs/egress.md). One stage, one way out: the two forms do not mix.
+    fn network(&mut self, entry: &KdlEntry) -> Vec<Spanned<NetEntry>> {
         let Some(text) = self.expect_string(entry, "`network`") else {
             return Vec::new();
         };
-        let mut ports = Vec::new();
+        let mut entries: Vec<Spanned<NetEntry>> = Vec::new();
         for word in text.value.split_whitespace() {
-            match word.parse::<u16>() {
-                Ok(port) if port > 0 => ports.push(Spanned::new(port, text.span)),
-                _ => self.fact(Fact::TypeMismatch {
+            match parse_net_entry(word) {
+                Some(e) => entries.push(Spanned::new(e, text.span)),
+                None => self.fact(Fact::TypeMismatch {
                     span: text.span,
                     what: "`network`".into(),
-                    expected: "TCP ports separated by spaces, such as \"443\"".into(),
+                    expected: "TCP ports (\"443\") or hosts with their port (\"api.github.com:443\"), separated by spaces".into(),
                     found: format!("\"{word}\""),
                     help: Some("leave `network` out for no network at all".into()),
                 }),
             }
         }
-        ports
+        let hosts = entries.iter().filter(|e| e.value.host.is_some()).count();
+        if hosts > 0 && hosts < entries.len() {
+            self.fact(Fact::TypeMismatch {
+                span: text.span,
+                what: "`network`".into(),
+                expected: "either TCP ports to any host (\"443\") or hosts with their port (\"api.github.com:443\"), not both".into(),
+                found: format!("\"{}\"", text.value),
+                help: Some("a bare port shares the host's network, which makes the hosts no limit: name the host of every port".into()),
+            });
+        }
+        entries
     }
 
     /// Converts one KDL value to the contract's type, reporting a mismatch.
@@ -583,5 +596,94 @@ impl Lowerer<'_> {
             }
         }
         Some(Spanned::new(permissions, text.span))
+    }
+}
+
+/// One word of `network`: a port (1 to 65535), or `host:port` where the host is a name of
+/// letters, digits, `-` and `.`, or an address (`[::1]:443` for IPv6).
+fn parse_net_entry(word: &str) -> Option<NetEntry> {
+    let port = |p: &str| p.parse::<u16>().ok().filter(|&p| p > 0);
+    if let Some(p) = port(word) {
+        return Some(NetEntry {
+            host: None,
+            port: p,
+        });
+    }
+    let (host, p) = if let Some(rest) = word.strip_prefix('[') {
+        let (host, p) = rest.split_once("]:")?;
+        host.parse::<std::net::Ipv6Addr>().ok()?;
+        (host, p)
+    } else {
+        word.rsplit_once(':')?
+    };
+    let name = |h: &str| {
+        !h.is_empty()
+            && h.len() <= 253
+            && h.split('.').all(|l| {
+                !l.is_empty()
+                    && l.len() <= 63
+                    && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                    && !l.starts_with('-')
+            })
+    };
+    if !(name(host) || host.parse::<std::net::Ipv6Addr>().is_ok()) {
+        return None;
+    }
+    Some(NetEntry {
+        host: Some(host.to_ascii_lowercase()),
+        port: port(p)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_net_entry;
+
+    #[test]
+    fn network_words_are_ports_or_hosts_with_their_port() {
+        let e = |w: &str| parse_net_entry(w).map(|e| e.to_string());
+        assert_eq!(e("443").as_deref(), Some("443"));
+        assert_eq!(
+            e("API.github.com:443").as_deref(),
+            Some("api.github.com:443")
+        );
+        assert_eq!(e("127.0.0.1:8080").as_deref(), Some("127.0.0.1:8080"));
+        assert_eq!(e("[::1]:443").as_deref(), Some("[::1]:443"));
+        for bad in [
+            "0",
+            "65536",
+            "api.github.com",
+            "api.github.com:0",
+            ":443",
+            "-evil.com:443",
+            "a..b:443",
+            "host/path:443",
+            "https://api.github.com:443",
+            "[not-v6]:443",
+            "*.github.com:443",
+        ] {
+            assert_eq!(e(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn ports_and_hosts_do_not_mix_in_one_stage() {
+        let registry = crate::Registry::with_builtins();
+        let text = "pipeline \"p\"\nstage \"a\" uses=\"run\" network=\"443 api.github.com:443\" {\n    command \"true\"\n}\n";
+        let compiled = crate::compile(
+            crate::Source::new("t.kdl", text.to_owned()),
+            &registry,
+            &Default::default(),
+        );
+        let findings = match compiled {
+            Ok(c) => crate::run_checks(&c, &registry, crate::CheckOptions::default()),
+            Err(e) => e.findings,
+        };
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.check == "type-mismatch" && f.message.contains("not both")),
+            "{findings:?}"
+        );
     }
 }

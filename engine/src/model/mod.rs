@@ -340,8 +340,9 @@ pub struct Stage {
     /// Milliseconds.
     pub timeout_ms: Option<Spanned<u64>>,
     pub permissions: Vec<Spanned<Permission>>,
-    /// TCP ports the stage's child may connect to (`network="443"`); none by default.
-    pub network: Vec<Spanned<u16>>,
+    /// Where the stage's child may connect (`network="443"`, `network="api.github.com:443"`);
+    /// none by default.
+    pub network: Vec<Spanned<NetEntry>>,
     /// Overrides of the contract's fallback values (`fallback clean=#true`).
     pub fallback: Vec<FallbackOverride>,
     pub allows: Vec<Allow>,
@@ -494,5 +495,32 @@ impl Pipeline {
 
     pub fn input(&self, name: &str) -> Option<&Input> {
         self.inputs.iter().find(|s| s.name.value == name)
+    }
+}
+
+/// One entry of a stage's `network`: a TCP port to any host, in the host's network (`443`), or a
+/// host and port reached through reviewflow's egress proxy (`api.github.com:443`,
+/// docs/egress.md).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct NetEntry {
+    pub host: Option<String>,
+    pub port: u16,
+}
+
+impl std::fmt::Display for NetEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.host {
+            Some(host) if host.contains(':') => write!(f, "[{host}]:{}", self.port),
+            Some(host) => write!(f, "{host}:{}", self.port),
+            None => write!(f, "{}", self.port),
+        }
+    }
+}
+
+impl Stage {
+    /// Whether the stage's children share the host's network (a bare port in `network`), as
+    /// opposed to reaching only declared hosts through the egress proxy, or nothing.
+    pub fn host_network(&self) -> bool {
+        self.network.iter().any(|e| e.value.host.is_none())
     }
 }

@@ -599,7 +599,8 @@ async fn run_stage(
             stage
                 .network
                 .iter()
-                .fold(base.clone(), |c, port| c.connect(port.value))
+                .filter(|e| e.value.host.is_none())
+                .fold(base.clone(), |c, e| c.connect(e.value.port))
         }),
     );
     let scope = Arc::new(if shared.sensitive.get(i).copied().unwrap_or(true) {
