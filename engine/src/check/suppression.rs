@@ -295,16 +295,30 @@ impl Suppression {
     ) -> Finding {
         use crate::model::CheckoutContradiction;
         match contradiction {
-            CheckoutContradiction::Trigger(trigger) => Finding::new(
-                self.id(),
-                self.severity(),
-                "`trusted \"checkout\"` is contradicted by the trigger `pull_request`: on that event the job checks out the pull request's merge commit, the change's own files, so it vouches for nothing (principle 6, suppressions are narrow)",
-                Label::new(t.source.span, "cannot hold"),
-            )
-            .related(Label::new(trigger.event.span, "checks out the change"))
-            .help("run the review on `pull_request_target`, which checks out the base branch, and remove `pull_request`; or remove `trusted \"checkout\"` and fix what it was lifting"),
+            CheckoutContradiction::Trigger(trigger) => {
+                let event = trigger.event.value;
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "`trusted \"checkout\"` is contradicted by the trigger `{}`: on that event the job checks out {}, so it vouches for nothing (principle 6, suppressions are narrow)",
+                        event.name(),
+                        event.what_it_checks_out()
+                    ),
+                    Label::new(t.source.span, "cannot hold"),
+                )
+                .related(Label::new(trigger.event.span, "checks out what the base did not choose"))
+                .help(format!(
+                    "run the review on `pull_request_target` alone, which checks out the base branch, and remove `{}`; or remove `trusted \"checkout\"` and fix what it was lifting",
+                    event.name()
+                ))
+            }
             CheckoutContradiction::Forge { kind, span } => {
-                let named = if span.is_some() { "" } else { ", the default one" };
+                let named = if span.is_some() {
+                    ""
+                } else {
+                    ", the default one"
+                };
                 let finding = Finding::new(
                     self.id(),
                     self.severity(),

@@ -3,7 +3,8 @@
 //!
 //! - On `pull_request` the workflow is the pull request's own: a fork's run gets no secret, and
 //!   a branch's run uses a workflow its author wrote. A stage that holds a secret other than the
-//!   workflow's own token then either lacks it or holds it under a workflow nobody reviewed.
+//!   workflow's own token then either lacks it or holds it under a workflow nobody reviewed, and
+//!   a verdict it records on the head (a check run) is the change's own word.
 //! - A store the pipeline both keeps blobs in and reads them from believes only the producers its
 //!   `trust` rules name. When no rule names an event the pipeline runs on, `restore` never reads
 //!   back what the pipeline's own runs keep.
@@ -44,6 +45,7 @@ impl Check for Trigger {
     }
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         self.pull_request_secrets(cx, out);
+        self.records_of_the_changes_workflow(cx, out);
         self.every_branch(cx, out);
         self.unread_store(cx, out);
         self.unreviewed_pushes(cx, out);
@@ -202,6 +204,60 @@ impl Trigger {
             )
             .confidence(Confidence::High),
         );
+    }
+
+    /// A verdict recorded on the head (a check run, an approval: the contracts' `claims_whole`)
+    /// by a pipeline that runs on `pull_request`, whose workflow and pipeline file the pull
+    /// request's branch brings itself, is the change's own word: its author can rewrite what
+    /// records it, so a rule that requires it requires nothing (principle 4). A
+    /// `workflow_dispatch` is started by someone with write access, and docs/github.md restricts
+    /// the job's environment to the default branch: judged, and left.
+    fn records_of_the_changes_workflow(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let p = cx.pipeline;
+        let Some(trigger) = p
+            .triggers
+            .iter()
+            .find(|t| t.event.value == TriggerEvent::PullRequest)
+        else {
+            return;
+        };
+        for stage in &p.stages {
+            let Some(contract) = cx.registry.get(&stage.uses.value) else {
+                continue;
+            };
+            for child in &stage.children {
+                let Some(off) = contract
+                    .child_spec(&child.name.value)
+                    .and_then(|s| s.claims_whole)
+                else {
+                    continue;
+                };
+                let Some(arg) = child.args.first() else {
+                    continue;
+                };
+                if matches!(&arg.value, Value::String(s) if off.contains(&s.as_str())) {
+                    continue;
+                }
+                let event = trigger.event.value.name();
+                out.push(
+                    Finding::new(
+                        self.id(),
+                        self.severity(),
+                        format!(
+                            "`{}`'s `{}` records a verdict on the head, but the pipeline runs on `{event}`, whose workflow and pipeline file a pull request's branch brings itself: its author can rewrite what records the verdict, so a rule that requires it requires nothing (principle 4: a verdict covers what it claims)",
+                            stage.name.value, child.name.value
+                        ),
+                        Label::new(arg.span, "a verdict on the head"),
+                    )
+                    .related(Label::new(trigger.event.span, "runs the branch's own workflow"))
+                    .help(format!(
+                        "record verdicts that a rule requires from a pipeline on `pull_request_target` alone, whose workflow is the base branch's; on `{event}`, publish a comment only"
+                    ))
+                    .confidence(Confidence::High)
+                    .stage(&stage.name.value),
+                );
+            }
+        }
     }
 
     fn unread_store(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {

@@ -92,6 +92,25 @@ impl TriggerEvent {
         }
     }
 
+    /// Whether the job the event starts checks out the base branch, not what the change chose:
+    /// only `pull_request_target` does. `pull_request` checks out the pull request's merge
+    /// commit, and `workflow_dispatch` whatever ref the dispatcher picks (default deny: an event
+    /// not known to check out the base does not).
+    pub fn checks_out_the_base(self) -> bool {
+        matches!(self, TriggerEvent::PullRequestTarget)
+    }
+
+    /// What the job the event starts checks out, when it is not the base, for a message.
+    pub fn what_it_checks_out(self) -> &'static str {
+        match self {
+            TriggerEvent::PullRequestTarget => "the base branch",
+            TriggerEvent::PullRequest => "the pull request's merge commit, the change's own files",
+            TriggerEvent::WorkflowDispatch => {
+                "whatever ref the one who dispatches it picks, a pull request's branch included"
+            }
+        }
+    }
+
     /// Whether the event is about a pull request (and takes `types` and `branches`).
     pub fn is_pull_request(self) -> bool {
         !matches!(self, TriggerEvent::WorkflowDispatch)
@@ -281,8 +300,9 @@ impl Pipeline {
     }
 
     /// Why the checkout is the change itself, whatever a `trusted "checkout"` says: a declared
-    /// trigger that checks the change out (`pull_request` runs on the pull request's merge
-    /// commit), or a forge that does not say its job may check out something else
+    /// trigger whose job does not check out the base ([`TriggerEvent::checks_out_the_base`]:
+    /// `pull_request` runs on the pull request's merge commit, `workflow_dispatch` on any ref),
+    /// or a forge that does not say its job may check out something else
     /// ([`crate::contract::ForgeContract::checkout_may_be_base`]; an unknown forge says nothing).
     pub fn checkout_contradiction(
         &self,
@@ -291,7 +311,7 @@ impl Pipeline {
         if let Some(trigger) = self
             .triggers
             .iter()
-            .find(|t| t.event.value == TriggerEvent::PullRequest)
+            .find(|t| !t.event.value.checks_out_the_base())
         {
             return Some(CheckoutContradiction::Trigger(trigger));
         }
