@@ -939,3 +939,62 @@ fn a_folder_is_judged_as_a_whole() {
         assert_eq!(failed.code, 1, "{case}: {}", failed.stderr);
     }
 }
+
+/// What the change's author writes is not the pipeline's to vouch for: an input read from the
+/// branch name or from the event's payload file (`GITHUB_EVENT_PATH`: the pull request's title
+/// and body) stays untrusted under a `trusted "input"`, which is reported as lifting nothing.
+#[test]
+fn no_declaration_vouches_for_what_the_changes_author_writes() {
+    for (var, pattern) in [
+        ("GITHUB_EVENT_PATH", ""),
+        ("GITHUB_HEAD_REF", " pattern=\"^[a-z0-9][a-z0-9-]{0,63}$\""),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("review.kdl");
+        std::fs::write(
+            &path,
+            format!(
+                r#"pipeline "labels"
+forge "github" token="github-token"
+trigger "pull_request_target" branches="main"
+input "given" env="{var}"{pattern}
+trusted "input" name="given" reason="the runner sets it"
+secret "github-token" env="GITHUB_TOKEN" {{
+    visible-to "label"
+}}
+stage "label" uses="run" permissions="pull-requests:write" {{
+    cwd "{{work}}"
+    command "label-from" "{{given}}"
+    secret-env "GH_TOKEN" "github-token"
+}}
+"#
+            ),
+        )
+        .expect("write");
+        let json = crate::support::findings_json(path.to_str().expect("utf-8"));
+        let findings: Vec<(String, bool, String)> = json["files"][0]["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| {
+                (
+                    f["check"].as_str().unwrap_or_default().to_owned(),
+                    f.get("suppressed").is_some_and(|s| !s.is_null()),
+                    f["message"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        assert!(
+            findings
+                .iter()
+                .any(|(c, s, _)| c == "untrusted-input" && !s),
+            "{var}: the flow stays live: {findings:#?}"
+        );
+        assert!(
+            findings.iter().any(|(c, _, m)| c == "suppression"
+                && m.contains("lifts nothing")
+                && m.contains(var)),
+            "{var}: {findings:#?}"
+        );
+    }
+}

@@ -60,6 +60,9 @@ pub fn contract() -> ForgeContract {
     .key("project")
     // The pull request's head branch: its author names it.
     .authored("GITHUB_HEAD_REF")
+    // The runner writes the path, but the file it names is the event's payload: the pull
+    // request's title, body and branch as its author wrote them.
+    .authored("GITHUB_EVENT_PATH")
     .prop(
         "project",
         ValueType::Template,
