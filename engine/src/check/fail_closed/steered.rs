@@ -110,37 +110,8 @@ const VERDICT_SCOPES: &[&str] = &["statuses", "checks", "pull-requests"];
 /// in words, with where it is written: a write in its `permissions`, or a secret it holds that
 /// can write there (unknown authority can: a secret with no `can=`).
 fn records_verdict(cx: &Context<'_>, stage: &crate::model::Stage) -> Option<(Span, String)> {
-    use crate::model::Access;
-    use crate::permission::{Capability, capability};
-    let p = cx.pipeline;
-    if !cx.registry.get(&stage.uses.value).is_some_and(|c| c.opaque) {
-        return None;
-    }
-    let records = |w: &crate::model::Permission| {
-        w.access == Access::Write && VERDICT_SCOPES.contains(&w.scope.as_str())
-    };
-    if let Some(w) = stage.permissions.iter().find(|w| records(&w.value)) {
-        return Some((w.span, format!("its `permissions` grant `{}`", w.value)));
-    }
-    let flow = cx.flow?;
-    let i = cx.dag.stage_index(&stage.name.value)?;
-    flow.held[i].iter().find_map(|&k| {
-        let secret = &p.secrets[k];
-        let what = match capability(cx.registry, p, k) {
-            Capability::Declared(list) => list.iter().find(|w| records(&w.value)).map(|w| {
-                format!(
-                    "it holds `{}`, which can write `{}`",
-                    secret.name.value, w.value
-                )
-            })?,
-            Capability::Undeclared | Capability::Contradicted(_) => format!(
-                "it holds `{}`, which can write {}",
-                secret.name.value,
-                capability(cx.registry, p, k).describe_writes()
-            ),
-            Capability::ForgeToken | Capability::Nothing => return None,
-        };
-        Some((secret.name.span, what))
+    can_write(cx, stage, &|w| {
+        w.access == crate::model::Access::Write && VERDICT_SCOPES.contains(&w.scope.as_str())
     })
 }
 
@@ -213,12 +184,24 @@ pub(super) fn happened_as_passed(cx: &Context<'_>, out: &mut Vec<Finding>) {
 /// reach is the stage's `permissions`). Only the pipeline's own programs are judged: a kind of
 /// the standard library says what it does.
 fn acting(cx: &Context<'_>, stage: &crate::model::Stage) -> Option<(Span, String)> {
-    use crate::permission::{Capability, acts, capability};
+    can_write(cx, stage, &crate::permission::acts)
+}
+
+/// What `stage`'s program can write of what `writes` admits, in words, with where it is
+/// written: a write in its `permissions`, or a secret it holds that can write there (one with
+/// no `can=`, or a contradicted one, may do anything). Only the pipeline's own programs are
+/// judged: a kind of the standard library says what it does.
+fn can_write(
+    cx: &Context<'_>,
+    stage: &crate::model::Stage,
+    writes: &dyn Fn(&crate::model::Permission) -> bool,
+) -> Option<(Span, String)> {
+    use crate::permission::{Capability, capability};
     let p = cx.pipeline;
     if !cx.registry.get(&stage.uses.value).is_some_and(|c| c.opaque) {
         return None;
     }
-    if let Some(w) = stage.permissions.iter().find(|w| acts(&w.value)) {
+    if let Some(w) = stage.permissions.iter().find(|w| writes(&w.value)) {
         return Some((w.span, format!("its `permissions` grant `{}`", w.value)));
     }
     let flow = cx.flow?;
@@ -226,7 +209,7 @@ fn acting(cx: &Context<'_>, stage: &crate::model::Stage) -> Option<(Span, String
     flow.held[i].iter().find_map(|&k| {
         let secret = &p.secrets[k];
         let what = match capability(cx.registry, p, k) {
-            Capability::Declared(list) => list.iter().find(|w| acts(&w.value)).map(|w| {
+            Capability::Declared(list) => list.iter().find(|w| writes(&w.value)).map(|w| {
                 format!(
                     "it holds `{}`, which can write `{}`",
                     secret.name.value, w.value
