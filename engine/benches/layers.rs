@@ -13,7 +13,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use reviewflow_engine::exec::confine::cgroup::ChildCgroup;
-use reviewflow_engine::exec::confine::namespaces::{self, StageNet, View};
+use reviewflow_engine::exec::confine::namespaces::{self, StageNet, View, ViewPath};
 use reviewflow_engine::exec::confine::pidns::StagePids;
 
 fn layers(c: &mut Criterion) {
@@ -56,14 +56,33 @@ fn layers(c: &mut Criterion) {
     let root = temp.path().join("reviewflow-bench");
     let work = root.join("stage-x");
     std::fs::create_dir_all(&work).expect("mkdir");
+    // What an `echo` stage's child reaches: the system folders, a few devices, its folder.
+    let reached = [
+        "/usr",
+        "/etc",
+        "/opt",
+        "/dev/null",
+        "/dev/zero",
+        "/dev/urandom",
+    ]
+    .iter()
+    .map(std::path::PathBuf::from)
+    .filter(|p| p.exists())
+    .map(|path| ViewPath {
+        path,
+        writable: false,
+    })
+    .chain(std::iter::once(ViewPath {
+        path: work.clone(),
+        writable: true,
+    }))
+    .collect();
     let view = View {
-        work: Some(work),
+        work: Some(work.clone()),
         work_root: Some(root),
-        write: Vec::new(),
-        cover: vec![
-            temp.path().join("absent"),
-            std::path::PathBuf::from("/root/.cache"),
-        ],
+        reached,
+        cover: vec![temp.path().join("absent")],
+        named: vec![std::path::PathBuf::from("/bin/echo"), work],
     };
     group.bench_function("mount namespace per child", |b| {
         b.iter(|| black_box(namespaces::build_view(&view).expect("view")));
