@@ -45,6 +45,9 @@ pub struct Registry {
     /// [`crate::contract::REVIEW_SEVERITIES`]): compiled in, so `check` knows the most severe
     /// finding each lets through. A function, asked only when a check needs it.
     lens_ceilings: Option<fn(&str) -> Option<&'static str>>,
+    /// The ceiling a lens file's text declares, read by the same parser `run` uses: `None` for
+    /// a file that is no lens.
+    lens_file_ceiling: Option<fn(&str) -> Option<&'static str>>,
 }
 
 impl Registry {
@@ -103,6 +106,16 @@ impl Registry {
     /// The ceiling of the built-in lens `name`.
     pub fn lens_ceiling(&self, name: &str) -> Option<&'static str> {
         self.lens_ceilings.and_then(|f| f(name))
+    }
+
+    /// Registers how a lens file's ceiling is read from its text (principle 7: `run`'s parser).
+    pub fn register_lens_file_ceiling(&mut self, ceiling: fn(&str) -> Option<&'static str>) {
+        self.lens_file_ceiling = Some(ceiling);
+    }
+
+    /// The ceiling the lens file `text` declares, if it is a lens.
+    pub fn lens_file_ceiling(&self, text: &str) -> Option<&'static str> {
+        self.lens_file_ceiling.and_then(|f| f(text))
     }
 
     pub fn set_default_forge(&mut self, kind: &str) {

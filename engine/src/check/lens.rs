@@ -105,14 +105,35 @@ pub fn most_severe(cx: &Context<'_>, findings: &Reference) -> usize {
             .and_then(|r| cx.pipeline.stage(&r.stage))
             .and_then(|review| review.children_named(LENS).next())
             .and_then(|lens| match lens.args.first().map(|a| &a.value) {
-                Some(Value::String(spec)) => spec.strip_prefix(BUILTIN),
+                Some(Value::String(spec)) => match spec.strip_prefix(BUILTIN) {
+                    Some(name) => cx.registry.lens_ceiling(name),
+                    None => file_ceiling(cx, spec),
+                },
                 _ => None,
             })
-            .and_then(|name| cx.registry.lens_ceiling(name))
             .and_then(crate::contract::review_severity_rank);
         most = most.max(ceiling.unwrap_or(top));
     }
     most
+}
+
+/// The ceiling a lens file of the repository declares, read as `run` reads it (the registry's
+/// parser). `run` reads it from the base revision; `check` reads the working tree's copy, the
+/// base's own where the pipeline's owners check it. `None` (taken as `error`) when it cannot be
+/// read or is no lens.
+fn file_ceiling(cx: &Context<'_>, spec: &str) -> Option<&'static str> {
+    use std::io::Read as _;
+    /// More than any lens header needs; a larger file's head is read.
+    const HEAD: u64 = 64 * 1024;
+    let path = std::path::Path::new(spec);
+    if !crate::run::nofollow::stays_beneath(spec) {
+        return None;
+    }
+    let top = super::lens_missing::repository_of(std::path::Path::new(cx.source.name()))?;
+    let file = crate::run::nofollow::open_regular_beneath(&top, path).ok()?;
+    let mut text = String::new();
+    file.take(HEAD).read_to_string(&mut text).ok()?;
+    cx.registry.lens_file_ceiling(&text)
 }
 
 /// A whole reference argument or property value.

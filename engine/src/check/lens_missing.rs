@@ -15,7 +15,7 @@ use crate::finding::{Confidence, Finding, Label, Severity};
 pub struct LensMissing;
 
 /// The top of the repository holding the pipeline file, when it is a file on disk.
-fn repository_of(pipeline: &Path) -> Option<PathBuf> {
+pub(super) fn repository_of(pipeline: &Path) -> Option<PathBuf> {
     if !pipeline.is_file() {
         return None;
     }

@@ -65,6 +65,11 @@ pub fn builtin_names() -> Vec<&'static str> {
 /// their headers when a check asks.
 pub fn register(registry: &mut reviewflow_engine::Registry) {
     registry.register_lens_ceilings(|name| builtin(name).map(|lens| lens.meta.ceiling.as_str()));
+    registry.register_lens_file_ceiling(|text| {
+        parse("lens", text)
+            .ok()
+            .map(|lens| lens.meta.ceiling.as_str())
+    });
 }
 
 /// The built-in lens `name`.
