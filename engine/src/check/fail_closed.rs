@@ -39,7 +39,7 @@ mod publish;
 mod restore;
 mod selective;
 mod steered;
-mod subject;
+pub(super) mod subject;
 mod vetting;
 
 use std::collections::{BTreeMap, BTreeSet};

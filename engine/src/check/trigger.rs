@@ -52,6 +52,13 @@ impl Check for Trigger {
     }
 }
 
+/// The pipeline's `pull_request` trigger, if it has one: its workflow is the pull request's own.
+fn pull_request(p: &Pipeline) -> Option<&crate::model::Trigger> {
+    p.triggers
+        .iter()
+        .find(|t| t.event.value == TriggerEvent::PullRequest)
+}
+
 /// Whether a `branches` filter admits every base branch: none written, or a pattern of
 /// wildcards alone (`**`, `*`) among those it admits (`!` patterns only take away).
 fn admits_every_branch(branches: Option<&[String]>) -> bool {
@@ -167,11 +174,7 @@ impl Trigger {
 
     fn pull_request_secrets(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let p = cx.pipeline;
-        let Some(trigger) = p
-            .triggers
-            .iter()
-            .find(|t| t.event.value == TriggerEvent::PullRequest)
-        else {
+        let Some(trigger) = pull_request(p) else {
             return;
         };
         let Some(flow) = cx.flow else { return };
@@ -213,50 +216,28 @@ impl Trigger {
     /// `workflow_dispatch` is started by someone with write access, and docs/github.md restricts
     /// the job's environment to the default branch: judged, and left.
     fn records_of_the_changes_workflow(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
-        let p = cx.pipeline;
-        let Some(trigger) = p
-            .triggers
-            .iter()
-            .find(|t| t.event.value == TriggerEvent::PullRequest)
-        else {
+        let Some(trigger) = pull_request(cx.pipeline) else {
             return;
         };
-        for stage in &p.stages {
-            let Some(contract) = cx.registry.get(&stage.uses.value) else {
-                continue;
-            };
-            for child in &stage.children {
-                let Some(off) = contract
-                    .child_spec(&child.name.value)
-                    .and_then(|s| s.claims_whole)
-                else {
-                    continue;
-                };
-                let Some(arg) = child.args.first() else {
-                    continue;
-                };
-                if matches!(&arg.value, Value::String(s) if off.contains(&s.as_str())) {
-                    continue;
-                }
-                let event = trigger.event.value.name();
-                out.push(
-                    Finding::new(
-                        self.id(),
-                        self.severity(),
-                        format!(
-                            "`{}`'s `{}` records a verdict on the head, but the pipeline runs on `{event}`, whose workflow and pipeline file a pull request's branch brings itself: its author can rewrite what records the verdict, so a rule that requires it requires nothing (principle 4: a verdict covers what it claims)",
-                            stage.name.value, child.name.value
-                        ),
-                        Label::new(arg.span, "a verdict on the head"),
-                    )
-                    .related(Label::new(trigger.event.span, "runs the branch's own workflow"))
-                    .help(format!(
-                        "record verdicts that a rule requires from a pipeline on `pull_request_target` alone, whose workflow is the base branch's; on `{event}`, publish a comment only"
-                    ))
-                    .confidence(Confidence::High)
-                    .stage(&stage.name.value),
-                );
-            }
+        let event = trigger.event.value.name();
+        for (stage, child, _, arg) in super::fail_closed::subject::whole_head_claims(cx) {
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "`{}`'s `{}` records a verdict on the head, but the pipeline runs on `{event}`, whose workflow and pipeline file a pull request's branch brings itself: its author can rewrite what records the verdict, so a rule that requires it requires nothing (principle 4: a verdict covers what it claims)",
+                        stage.name.value, child.name.value
+                    ),
+                    Label::new(arg.span, "a verdict on the head"),
+                )
+                .related(Label::new(trigger.event.span, "runs the branch's own workflow"))
+                .help(format!(
+                    "record verdicts that a rule requires from a pipeline on `pull_request_target` alone, whose workflow is the base branch's; on `{event}`, publish a comment only"
+                ))
+                .confidence(Confidence::High)
+                .stage(&stage.name.value),
+            );
         }
     }
 

@@ -389,7 +389,7 @@ pub(super) fn unbounded_approvals(cx: &Context<'_>, out: &mut Vec<Finding>) {
 /// written with a word that does not turn it off): its stage, the child, its spec and its value.
 ///
 /// [`ChildSpec::claims_whole`]: crate::contract::ChildSpec::claims_whole
-pub(super) fn whole_head_claims<'a>(
+pub(in crate::check) fn whole_head_claims<'a>(
     cx: &Context<'a>,
 ) -> Vec<(
     &'a crate::model::Stage,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::cgroup::ChildCgroup;
 use super::grants;
 use super::kernel::{ABI_SCOPES, Kernel, kernel};
-use super::namespaces::{self, StageNet, View, ViewPath};
+use super::namespaces::{self, StageNet, View};
 use super::privileges::ChildSteps;
 use super::scope::{STAGE_MARKER_VAR, StageScope};
 use super::spec::ConfineSpec;
@@ -195,16 +195,8 @@ pub(crate) async fn prepare(
             grants::plan_with_paths(&confine, path_var.as_deref(), &program, resolver);
         let mnt = view
             .map(|mut view| {
-                // Default deny: what no grant reaches is not in the view at all. `/dev` is
-                // listed only: its device files are granted one by one.
-                view.reached = reached
-                    .into_iter()
-                    .filter(|r| r.kind != grants::Kind::List)
-                    .map(|r| ViewPath {
-                        writable: r.kind == grants::Kind::Write,
-                        path: r.path,
-                    })
-                    .collect();
+                // Default deny: what no grant reaches is not in the view at all.
+                view.reached = grants::view_paths(reached);
                 // Under the names the child is given for them.
                 view.named = std::iter::once(program.clone())
                     .chain(std::iter::once(cwd))

@@ -95,6 +95,19 @@ pub(super) struct Reached {
     pub(super) kind: Kind,
 }
 
+/// What a child's view binds of what its grants reach: every path, writable where it is a write
+/// grant; not `/dev`, which is listed only (its device files are granted one by one).
+pub(super) fn view_paths(reached: Vec<Reached>) -> Vec<super::namespaces::ViewPath> {
+    reached
+        .into_iter()
+        .filter(|r| r.kind != Kind::List)
+        .map(|r| super::namespaces::ViewPath {
+            writable: r.kind == Kind::Write,
+            path: r.path,
+        })
+        .collect()
+}
+
 /// The grants of one child (`spec`, the system folders, its `PATH` (`path_var`) and its
 /// `program`), with the resolved paths they reach. `resolver`: the child may use the host's
 /// network, so it reads the resolver's configuration too (`/etc/resolv.conf` is often a link

@@ -649,14 +649,7 @@ except OSError as e:
         let view = View {
             work: Some(work),
             work_root: Some(root),
-            reached: reached
-                .into_iter()
-                .filter(|r| r.kind != super::super::grants::Kind::List)
-                .map(|r| ViewPath {
-                    writable: r.kind == super::super::grants::Kind::Write,
-                    path: r.path,
-                })
-                .collect(),
+            reached: super::super::grants::view_paths(reached),
             cover: spec.cover.clone(),
             named: Vec::new(),
         };
