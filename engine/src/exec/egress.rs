@@ -245,6 +245,15 @@ async fn read_head(
     }
 }
 
+/// At most `n` characters of what a child sent, for the tally: printable ASCII, anything else
+/// shown as `?` (it reaches the run's log, where a control character could forge a line).
+fn printable(text: &str, n: usize) -> String {
+    text.chars()
+        .take(n)
+        .map(|c| if c.is_ascii_graphic() { c } else { '?' })
+        .collect()
+}
+
 /// Where the head ends (after its `\r\n\r\n`), if it has.
 fn find_end(bytes: &[u8]) -> Option<usize> {
     bytes
@@ -275,7 +284,7 @@ fn target(bytes: &[u8], end: usize, allowed: &Allowed) -> Result<(String, u16, V
         ));
     }
     if method != "CONNECT" {
-        let shown: String = method.chars().take(16).collect();
+        let shown = printable(method, 16);
         return Err(Refusal::new(
             "405 Method Not Allowed",
             format!("a {shown} request: only tunnels (CONNECT) are served"),
@@ -286,7 +295,7 @@ fn target(bytes: &[u8], end: usize, allowed: &Allowed) -> Result<(String, u16, V
         .and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?)))
         .filter(|(h, _)| !h.is_empty())
         .ok_or_else(|| Refusal::new("400 Bad Request", "a target without a host and port"))?;
-    let shown: String = authority.chars().take(80).collect();
+    let shown = printable(authority, 80);
     if !allowed.admits(host, port) {
         return Err(Refusal::new(
             "403 Forbidden",
@@ -403,6 +412,15 @@ mod tests {
             first.starts_with(&format!("127.0.0.1:{other}: not declared")),
             "{first}"
         );
+    }
+
+    #[tokio::test]
+    async fn what_a_refusal_keeps_is_printable() {
+        let (port, tally, _task) = proxy(Allowed::new([("127.0.0.1", 1)]), Limits::default()).await;
+        let (line, _) = ask(port, b"CONNECT evil\x1b[2J\rhost:443 HTTP/1.1\r\n\r\n").await;
+        assert_eq!(line, "HTTP/1.1 403 Forbidden");
+        let first = tally.first_refused().expect("kept");
+        assert!(first.starts_with("evil?[2J?host:443"), "{first:?}");
     }
 
     #[tokio::test]
