@@ -161,11 +161,11 @@ pub struct CheckArgs {
     /// current folder's `review.kdl` and the `.kdl` files under `.github/reviewflow/`
     #[arg(value_name = "PATH")]
     pub files: Vec<PathBuf>,
-    /// Output format of the findings
-    #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
+    /// Output format of the findings (each registered platform adds its own)
+    #[arg(long, value_parser = CheckFormatParser, default_value = "human", value_name = "FORMAT")]
     pub format: CheckFormat,
     /// Print the compiled model as JSON on stdout: alone with `--format human`, in each file of
-    /// the findings document with `--format json` (not with sarif or github)
+    /// the findings document with `--format json` (not with sarif or a platform's format)
     #[arg(long, value_enum, value_name = "WHAT")]
     pub emit: Option<Emit>,
     /// The lowest severity that makes the exit code 1
@@ -205,7 +205,7 @@ pub struct ColorArg {
     pub color: Color,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug)]
 pub enum CheckFormat {
     /// Diagnostics with source excerpts, on stderr
     Human,
@@ -213,8 +213,92 @@ pub enum CheckFormat {
     Json,
     /// SARIF 2.1.0, for code scanning, on stdout
     Sarif,
-    /// GitHub workflow commands (`::error file=…::`), on stdout
-    Github,
+    /// A registered platform's format (docs/platforms.md), on stdout
+    Platform(reviewflow_engine::platform::FindingsFormat),
+}
+
+impl CheckFormat {
+    /// The value `--format` takes for it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CheckFormat::Human => "human",
+            CheckFormat::Json => "json",
+            CheckFormat::Sarif => "sarif",
+            CheckFormat::Platform(f) => f.name,
+        }
+    }
+}
+
+/// `--format`: the built-in formats, then each registered platform's, so that a platform
+/// registered later is a value without a change here.
+#[derive(Clone, Copy, Debug)]
+pub struct CheckFormatParser;
+
+impl CheckFormatParser {
+    fn all() -> Vec<(CheckFormat, &'static str)> {
+        let mut all = vec![
+            (
+                CheckFormat::Human,
+                "Diagnostics with source excerpts, on stderr",
+            ),
+            (
+                CheckFormat::Json,
+                "The findings JSON (schema/findings.schema.json), on stdout",
+            ),
+            (
+                CheckFormat::Sarif,
+                "SARIF 2.1.0, for code scanning, on stdout",
+            ),
+        ];
+        all.extend(
+            reviewflow_stdlib::registry()
+                .findings_formats()
+                .map(|f| (CheckFormat::Platform(f), f.help)),
+        );
+        all
+    }
+}
+
+impl clap::builder::TypedValueParser for CheckFormatParser {
+    type Value = CheckFormat;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<CheckFormat, clap::Error> {
+        let wanted = value.to_str().unwrap_or_default();
+        if let Some((format, _)) = Self::all().into_iter().find(|(f, _)| f.name() == wanted) {
+            return Ok(format);
+        }
+        let names: Vec<String> = Self::all()
+            .iter()
+            .map(|(f, _)| f.name().to_string())
+            .collect();
+        let mut err = clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(cmd);
+        use clap::error::{ContextKind, ContextValue};
+        if let Some(arg) = arg {
+            err.insert(
+                ContextKind::InvalidArg,
+                ContextValue::String(arg.to_string()),
+            );
+        }
+        err.insert(
+            ContextKind::InvalidValue,
+            ContextValue::String(wanted.to_string()),
+        );
+        err.insert(ContextKind::ValidValue, ContextValue::Strings(names));
+        Err(err)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(Self::all().into_iter().map(|(f, help)| {
+            clap::builder::PossibleValue::new(f.name()).help(help)
+        })))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

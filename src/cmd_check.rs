@@ -9,7 +9,7 @@ use reviewflow_engine::emit::model_document;
 use reviewflow_engine::finding::{Finding, Severity};
 use reviewflow_engine::report::{self, FINDINGS_FORMAT_VERSION, FindingsReport};
 use reviewflow_engine::run::beneath::{self, Bounds, Entry, Folder, Why};
-use reviewflow_engine::{CheckOptions, Registry, Source, github, run_checks, sarif};
+use reviewflow_engine::{CheckOptions, Registry, Source, run_checks, sarif};
 
 use crate::cli::{CheckArgs, CheckFormat, Emit, FailOn};
 use crate::output::{
@@ -33,8 +33,7 @@ pub fn run(args: CheckArgs) -> u8 {
     // commands have no place for it.
     if args.emit == Some(Emit::Model)
         && let Some(format) = match args.format {
-            CheckFormat::Sarif => Some("sarif"),
-            CheckFormat::Github => Some("github"),
+            CheckFormat::Sarif | CheckFormat::Platform(_) => Some(args.format.name()),
             CheckFormat::Human | CheckFormat::Json => None,
         }
     {
@@ -122,10 +121,10 @@ pub fn run(args: CheckArgs) -> u8 {
                 env!("CARGO_PKG_VERSION"),
             ));
         }
-        CheckFormat::Github => print_stdout(&github::workflow_commands(&pairs)),
+        CheckFormat::Platform(format) => print_stdout(&(format.render)(&pairs)),
     }
     // With `--format human` the diagnostics went to stderr: stdout is the model's alone.
-    if args.format == CheckFormat::Human && args.emit == Some(Emit::Model) {
+    if matches!(args.format, CheckFormat::Human) && args.emit == Some(Emit::Model) {
         let mut models: Vec<serde_json::Value> =
             checked.iter_mut().filter_map(|c| c.model.take()).collect();
         let value = match models.len() {

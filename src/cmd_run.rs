@@ -1,7 +1,6 @@
 //! `reviewflow run`.
 
 use std::io::IsTerminal as _;
-use std::path::PathBuf;
 
 use reviewflow_engine::duration::parse_duration_ms;
 use reviewflow_engine::exec::confine::Layer;
@@ -90,7 +89,9 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     // Every variable goes through this: after the re-exec the secrets are no longer in the
     // process environment.
     let lookup = isolation.env_lookup();
-    let github = lookup("GITHUB_ACTIONS").is_some_and(|v| v == "true");
+    // The platform the run happens on, if any (docs/platforms.md): its console, its summary.
+    let var = |name: &str| lookup(name).and_then(|v| v.into_string().ok());
+    let platform = reviewflow_stdlib::registry().detect_platform(&var);
     let mut options = RunOptions::new(checkout);
     options.env = lookup.clone();
     options.process_layers = isolation
@@ -111,9 +112,9 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     options.stages = args.stages.clone();
     options.force = args.force;
     options.exit_decided_after = rule.decides_exit();
-    options.mode = if github { "ci" } else { "local" }.into();
-    options.console = if github {
-        ConsoleMode::GitHub
+    options.mode = if platform.is_some() { "ci" } else { "local" }.into();
+    options.console = if platform.is_some() {
+        ConsoleMode::Platform
     } else if std::io::stderr().is_terminal() {
         ConsoleMode::Live
     } else {
@@ -122,9 +123,12 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     if style == reviewflow_engine::report::Style::Color {
         options.console = options.console.with_color();
     }
-    options.step_summary = github
-        .then(|| lookup("GITHUB_STEP_SUMMARY").map(PathBuf::from))
-        .flatten();
+    options.step_summary = platform.as_ref().and_then(|p| p.summary_file(&var));
+    let temp_dir = platform.as_ref().and_then(|p| p.temp_dir(&var));
+    // The next job of an exported workflow resumes this run: its id is a step output
+    // (`steps.<id>.outputs.run-id`, docs/export.md).
+    let step_output = platform.as_ref().and_then(|p| p.step_output(&var));
+    options.platform = platform;
 
     let implementations = reviewflow_stdlib::implementations();
     // The std/* stages work on the forge's change, opened once, here: its SHAs are what the run
@@ -146,9 +150,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
         let mut forge = None;
         if uses_std {
             let env = |name: &str| lookup(name).and_then(|v| v.into_string().ok());
-            let temp_dir = lookup("RUNNER_TEMP")
-                .filter(|_| github)
-                .map_or_else(|| options.runs_dir.clone(), PathBuf::from);
+            let temp_dir = temp_dir.unwrap_or_else(|| options.runs_dir.clone());
             let prepared = reviewflow_stdlib::kinds::prepare(
                 &compiled.pipeline,
                 reviewflow_stdlib::kinds::PrepareOptions {
@@ -191,11 +193,6 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
         }
         Err(Failed::Run(e)) => Err(e),
     };
-    // Under GitHub Actions the next job of an exported workflow resumes this run: its id is a
-    // step output (`steps.<id>.outputs.run-id`, docs/export.md).
-    let step_output = github
-        .then(|| lookup("GITHUB_OUTPUT").map(PathBuf::from))
-        .flatten();
     match result {
         Ok((report, last)) => {
             if let (Some(path), Some(id)) = (&step_output, report.run_dir.file_name()) {

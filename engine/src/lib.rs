@@ -1,7 +1,8 @@
 //! reviewflow engine: `syntax → lower → model → check → (plan → run)`.
 //!
 //! The engine knows stage contracts and runs stage implementations through one trait; it knows
-//! nothing of GitHub, git or cryptography. `check` and `graph` are pure.
+//! nothing of git or cryptography, and platforms, forges and stores are registered kinds
+//! (docs/platforms.md). `check` and `graph` are pure.
 
 pub mod admits;
 pub mod atomic;
@@ -17,12 +18,12 @@ pub mod exec;
 pub mod export;
 pub mod finding;
 pub mod flow;
-pub mod github;
 pub mod graph;
 pub mod hex;
 pub mod lower;
 pub mod model;
 pub mod permission;
+pub mod platform;
 pub mod policy;
 pub mod registry;
 pub mod render;

@@ -1,5 +1,5 @@
 //! The kinds a pipeline may use, by name: stage kinds (`uses=`), forge kinds (`forge "…"`) and
-//! store kinds (`kind=`). The engine registers `run`; the stdlib adds `std/*`, its forges and its
+//! store kinds (`kind=`), and the platforms a run may happen on (docs/platforms.md). The engine registers `run`; the stdlib adds `std/*`, its forges and its
 //! stores, and says which forge and store a pipeline gets when it names none. The stdlib also
 //! registers its credential detectors, which `check` runs on the values written in the file (an
 //! input's `default`): the engine has none of its own.
@@ -8,14 +8,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::contract::{ForgeContract, StageContract, StoreContract};
+use crate::platform::{FindingsFormat, Lookup, Platform};
 
 /// Recognises a credential in a text. The stdlib registers `std/scan`'s pattern detectors
-/// (GitHub, AWS, OpenAI, Anthropic tokens, JWTs, private keys), so that `check` and `std/scan`
+/// (forge, cloud and model vendors' tokens, JWTs, private keys), so that `check` and `std/scan`
 /// agree on what a credential looks like.
 pub trait CredentialDetector: Send + Sync {
-    /// The detector's id, as `detect "…"` names it (`github`).
+    /// The detector's id, as `detect "…"` names it (`jwt`).
     fn id(&self) -> &str;
-    /// What a match is, for messages: "a GitHub token".
+    /// What a match is, for messages: "a JSON Web Token".
     fn label(&self) -> &str;
     /// Whether `text` holds such a credential.
     fn detects(&self, text: &[u8]) -> bool;
@@ -33,6 +34,10 @@ impl std::fmt::Debug for Detectors {
     }
 }
 
+/// The registered platforms.
+#[derive(Clone, Debug, Default)]
+struct Platforms(Vec<Arc<dyn Platform>>);
+
 #[derive(Clone, Debug, Default)]
 pub struct Registry {
     contracts: BTreeMap<String, StageContract>,
@@ -41,6 +46,8 @@ pub struct Registry {
     default_forge: Option<String>,
     default_store: Option<String>,
     detectors: Detectors,
+    /// In registration order: the first one detected gives a run its console.
+    platforms: Platforms,
     /// The ceiling of a built-in lens by its name (one of
     /// [`crate::contract::REVIEW_SEVERITIES`]): compiled in, so `check` knows the most severe
     /// finding each lets through. A function, asked only when a check needs it.
@@ -85,6 +92,30 @@ impl Registry {
             Some(i) => detectors[i] = detector,
             None => detectors.push(detector),
         }
+    }
+
+    /// Adds a platform (one with the same name is replaced).
+    pub fn register_platform(&mut self, platform: Arc<dyn Platform>) {
+        let platforms = &mut self.platforms.0;
+        match platforms.iter().position(|p| p.name() == platform.name()) {
+            Some(i) => platforms[i] = platform,
+            None => platforms.push(platform),
+        }
+    }
+
+    /// The registered platforms, in registration order.
+    pub fn platforms(&self) -> impl Iterator<Item = &Arc<dyn Platform>> {
+        self.platforms.0.iter()
+    }
+
+    /// The platform the environment says the run is on, if any.
+    pub fn detect_platform(&self, var: Lookup<'_>) -> Option<Arc<dyn Platform>> {
+        self.platforms().find(|p| p.detected(var)).cloned()
+    }
+
+    /// The findings formats of the registered platforms (`check --format <name>`).
+    pub fn findings_formats(&self) -> impl Iterator<Item = FindingsFormat> + '_ {
+        self.platforms().filter_map(|p| p.findings())
     }
 
     /// The credential detectors, in registration order (none in an engine-only registry).

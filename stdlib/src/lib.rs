@@ -1,5 +1,5 @@
 //! reviewflow's standard library: the `std/*` stages, the local forge and store, the sealed
-//! envelope, the credential detectors and the built-in `rules` reviewer.
+//! envelope, the credential detectors, the built-in `rules` reviewer and the platforms.
 //!
 //! The engine knows none of this: it reads the stage contracts that [`registry`] hands it.
 
@@ -14,6 +14,7 @@ pub mod git;
 pub mod github;
 pub mod kinds;
 pub mod lens;
+pub mod platform;
 pub mod reviewer;
 pub mod rules;
 pub mod stages;
@@ -28,6 +29,7 @@ pub fn registry() -> Registry {
     kinds::register(&mut registry);
     detect::register(&mut registry);
     lens::register(&mut registry);
+    platform::register(&mut registry);
     registry
 }
 

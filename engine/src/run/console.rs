@@ -1,20 +1,20 @@
 //! What a person sees: one status line per stage event; on a terminal, a live view of the running
-//! stages below them; under GitHub Actions, `::add-mask::` first, then one `::group::` per stage
-//! holding every line of that stage, and annotations (`::error::`, `::warning::`) for failures,
-//! fallbacks and warnings (docs/executor.md, "What a person sees").
+//! stages below them; on a platform (docs/platforms.md), the secrets masked first, then one block
+//! per stage holding every line of that stage, and annotations for failures, fallbacks and
+//! warnings, each written as the platform reads it (docs/executor.md, "What a person sees").
 //! Runs on the reporter's thread only.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::events::Event;
-use super::github::{Level, annotation, group};
 use super::outcome::Outcome;
 use super::value::hex;
 use crate::exec::process::Stream;
 use crate::exec::redact::Redactor;
-use crate::github::escape_message;
+use crate::platform::{Level, Platform};
 use crate::render::escape;
 
 /// How to show the run.
@@ -26,8 +26,9 @@ pub enum ConsoleMode {
     Plain,
     /// Plain lines and a live view of running stages, on a terminal (stderr).
     Live,
-    /// GitHub Actions workflow commands on stdout.
-    GitHub,
+    /// The console of the run's platform, on stdout (`RunOptions::platform`); `Plain` when
+    /// the run names none.
+    Platform,
     /// `Plain`, with the outcome of each line in colour (`--color always` on a pipe).
     PlainColor,
     /// `Live`, with the outcome of each line in colour.
@@ -49,16 +50,18 @@ impl ConsoleMode {
 pub(crate) const WARNING_PREFIX: &str = "warning: ";
 
 pub(crate) struct Console {
-    /// `Quiet`, `Plain`, `Live` or `GitHub`: the colour is `color`.
+    /// `Quiet`, `Plain`, `Live` or `Platform`: the colour is `color`.
     mode: ConsoleMode,
+    /// Who writes the blocks, annotations and masks in `Platform` mode.
+    platform: Option<Arc<dyn Platform>>,
     color: bool,
     running: BTreeMap<String, Instant>,
     /// Lines drawn by the live view, to erase before the next write.
     drawn: usize,
-    /// GitHub: each stage's lines (its start line, status and retry lines, its child's output),
+    /// Platform: each stage's lines (its start line, status and retry lines, its child's output),
     /// in the order they came, printed inside its group when it ends. Redacted.
     buffered: BTreeMap<String, Vec<String>>,
-    /// GitHub: the warnings a stage marked itself, annotated right after its group. Redacted.
+    /// Platform: the warnings a stage marked itself, annotated right after its group. Redacted.
     warnings: BTreeMap<String, Vec<String>>,
     target: Target,
     /// The exit is decided after the run: the end line does not state one.
@@ -66,14 +69,16 @@ pub(crate) struct Console {
 }
 
 impl Console {
-    pub(crate) fn new(mode: ConsoleMode) -> Self {
+    pub(crate) fn new(mode: ConsoleMode, platform: Option<Arc<dyn Platform>>) -> Self {
         let (mode, color) = match mode {
             ConsoleMode::PlainColor => (ConsoleMode::Plain, true),
             ConsoleMode::LiveColor => (ConsoleMode::Live, true),
+            ConsoleMode::Platform if platform.is_none() => (ConsoleMode::Plain, false),
             other => (other, false),
         };
         Self {
             mode,
+            platform,
             color,
             running: BTreeMap::new(),
             drawn: 0,
@@ -117,7 +122,7 @@ impl Console {
         }
         match self.mode {
             ConsoleMode::Quiet => {}
-            ConsoleMode::GitHub => self.github_event(event, redactor),
+            ConsoleMode::Platform => self.platform_event(event, redactor),
             ConsoleMode::Plain
             | ConsoleMode::Live
             | ConsoleMode::PlainColor
@@ -139,10 +144,15 @@ impl Console {
         }
     }
 
-    /// GitHub Actions: a stage's lines are kept until it ends, then printed as one block (its
-    /// group, then its annotations), so parallel stages never interleave. Run-level lines are
-    /// printed as they come; run-level warnings are `::warning::` annotations.
-    fn github_event(&mut self, event: &Event, redactor: &Redactor) {
+    /// Platform: a stage's lines are kept until it ends, then printed as one block (then its
+    /// annotations), so parallel stages never interleave. Run-level lines are printed as they
+    /// come; run-level warnings and errors are annotations.
+    fn platform_event(&mut self, event: &Event, redactor: &Redactor) {
+        let Some(platform) = self.platform.clone() else {
+            return;
+        };
+        let annotation =
+            |level, title: Option<&str>, message: &str| platform.annotation(level, title, message);
         match event {
             Event::StageStart { stage } | Event::Retry { stage, .. } => {
                 if let Some(line) = self.line_of(event) {
@@ -169,7 +179,7 @@ impl Console {
                 let end = redact(redactor, &self.line_of(event).unwrap_or_default());
                 let mut body = self.buffered.remove(stage).unwrap_or_default();
                 body.push(end.clone());
-                let mut out = group(&end, &body, &fresh_token());
+                let mut out = platform.block(&end, &body);
                 for w in self.warnings.remove(stage).unwrap_or_default() {
                     out.push_str(&annotation(Level::Warning, Some(stage), &w));
                 }
@@ -201,16 +211,15 @@ impl Console {
             )),
             _ => {
                 if let Some(line) = self.line_of(event) {
-                    // Run-level lines start with fixed words, never `::`; a line break in a
-                    // name taken from the pipeline file must not start a command either.
-                    let line = redact(redactor, &line).replace(['\r', '\n'], " ");
-                    self.print_out(&format!("{line}\n"));
+                    // Run-level lines start with fixed words; a line break in a name taken from
+                    // the pipeline file must not start a command: the platform keeps it one line.
+                    self.print_out(&platform.line(&redact(redactor, &line)));
                 }
             }
         }
     }
 
-    /// GitHub: one more line of `stage`'s group.
+    /// Platform: one more line of `stage`'s block.
     fn keep(&mut self, stage: &str, line: String) {
         self.buffered
             .entry(stage.to_string())
@@ -225,24 +234,22 @@ impl Console {
         match self.mode {
             ConsoleMode::Quiet => {}
             // Kept under the stage's own name, the key its end is found by.
-            ConsoleMode::GitHub => self.keep(stage, line),
+            ConsoleMode::Platform => self.keep(stage, line),
             ConsoleMode::Plain | ConsoleMode::PlainColor => self.print_err(&format!("{line}\n")),
             ConsoleMode::Live | ConsoleMode::LiveColor => self.above(&line),
         }
     }
 
-    /// `::add-mask::` for each line, before anything else is printed.
+    /// The platform's masks of `lines`, before anything else is printed.
     pub(crate) fn mask(&mut self, lines: &[String]) {
-        if self.mode != ConsoleMode::GitHub {
+        let Some(platform) = self
+            .platform
+            .clone()
+            .filter(|_| self.mode == ConsoleMode::Platform)
+        else {
             return;
-        }
-        let mut out = String::new();
-        for l in lines {
-            out.push_str("::add-mask::");
-            out.push_str(&escape_message(l));
-            out.push('\n');
-        }
-        self.print_out(&out);
+        };
+        self.print_out(&platform.mask(lines));
     }
 
     pub(crate) fn tick(&mut self) {
@@ -258,20 +265,23 @@ impl Console {
         if self.mode == ConsoleMode::Live {
             self.erase();
         }
-        // GitHub: lines that came after their stage's group was printed (nothing the executor
-        // sends; a leftover task of a stage could), in a group of their own.
+        // Platform: lines that came after their stage's block was printed (nothing the executor
+        // sends; a leftover task of a stage could), in a block of their own.
         let mut warnings = std::mem::take(&mut self.warnings);
-        for (stage, lines) in std::mem::take(&mut self.buffered) {
-            let title = format!("{} (after it ended)", escape::escaped(&stage));
-            let mut out = group(&title, &lines, &fresh_token());
-            for w in warnings.remove(&stage).unwrap_or_default() {
-                out.push_str(&annotation(Level::Warning, Some(&stage), &w));
+        let buffered = std::mem::take(&mut self.buffered);
+        if let Some(platform) = self.platform.clone() {
+            for (stage, lines) in buffered {
+                let title = format!("{} (after it ended)", escape::escaped(&stage));
+                let mut out = platform.block(&title, &lines);
+                for w in warnings.remove(&stage).unwrap_or_default() {
+                    out.push_str(&platform.annotation(Level::Warning, Some(&stage), &w));
+                }
+                self.print_out(&out);
             }
-            self.print_out(&out);
-        }
-        for (stage, lines) in warnings {
-            for w in lines {
-                self.print_out(&annotation(Level::Warning, Some(&stage), &w));
+            for (stage, lines) in warnings {
+                for w in lines {
+                    self.print_out(&platform.annotation(Level::Warning, Some(&stage), &w));
+                }
             }
         }
         self.flush();
@@ -557,14 +567,11 @@ fn redact(redactor: &Redactor, text: &str) -> String {
     escape::escaped(&String::from_utf8_lossy(&redactor.redact(text.as_bytes())))
 }
 
-fn fresh_token() -> String {
-    random_hex(16)
-}
-
 /// `n` random bytes from the kernel (`getrandom`), in hex. Should the kernel refuse, they derive
 /// from the time and the process id, and a warning says so, once (a run id or a marker needs to
-/// be unique; a `::stop-commands::` token is drawn after the child it guards has ended).
-pub(crate) fn random_hex(n: usize) -> String {
+/// be unique; a platform's token that guards a block of a child's lines is drawn after the
+/// child has ended).
+pub fn random_hex(n: usize) -> String {
     let mut bytes = vec![0u8; n];
     if let Err(e) = getrandom::fill(&mut bytes) {
         static SAID: std::sync::Once = std::sync::Once::new();
@@ -622,7 +629,7 @@ impl Console {
     #[cfg(test)]
     pub(crate) fn captured(mode: ConsoleMode) -> (Self, Captured) {
         let captured = Captured::default();
-        let mut console = Self::new(mode);
+        let mut console = Self::new(mode, None);
         console.target = Target::Captured(captured.clone());
         (console, captured)
     }

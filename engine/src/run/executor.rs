@@ -11,7 +11,6 @@ use super::clock;
 use super::console::{ConsoleMode, random_hex};
 use super::error::RunError;
 use super::events::Event;
-use super::github;
 use super::identity::Identity;
 use super::implementations::Implementations;
 use super::inputs::resolve_inputs;
@@ -23,6 +22,7 @@ use super::resume::{self, Admitted, Reuse};
 use super::scheduler::{Plan, Shared, schedule};
 use super::secrets::{RunSecrets, SecretState};
 use super::value::sha256;
+use super::{mask, summary};
 use crate::compile::{CheckOptions, Compiled, run_checks};
 use crate::exec::confine::reaper::{self, LiveRun, Orphans};
 use crate::exec::confine::{ConfineSpec, Isolation, Level, kernel};
@@ -218,6 +218,7 @@ pub async fn execute(
     let reporter = Reporter::start(
         Some(run_dir.join("events.jsonl")),
         options.console,
+        options.platform.clone(),
         options.exit_decided_after,
         redactor.clone(),
     )
@@ -225,8 +226,8 @@ pub async fn execute(
         path: run_dir.clone(),
         source,
     })?;
-    if options.console == ConsoleMode::GitHub {
-        reporter.mask(github::mask_lines(secrets.values()));
+    if options.console == ConsoleMode::Platform {
+        reporter.mask(mask::mask_lines(secrets.values()));
     }
     let source_digest = sha256(compiled.source.text().as_bytes());
     let mut manifest = Manifest {
@@ -602,13 +603,14 @@ pub async fn execute(
     // Its plaintext is gone: later runs need not look at it again (leftovers.rs).
     lock.ended().await;
     if let Some(path) = options.step_summary.clone() {
-        let text = github::step_summary(&manifest, &compiled.dag);
+        let text = summary::markdown(&manifest, &compiled.dag);
         let text = String::from_utf8_lossy(&redactor.redact(text.as_bytes())).into_owned();
-        let result = tokio::task::spawn_blocking(move || github::append_summary(path, text)).await;
+        let shown = path.display().to_string();
+        let result = tokio::task::spawn_blocking(move || summary::append_summary(path, text)).await;
         if !matches!(result, Ok(Ok(()))) {
             reporter.event(Event::Warning {
                 stage: None,
-                message: "cannot append the run summary to $GITHUB_STEP_SUMMARY".into(),
+                message: format!("cannot append the run summary to {shown}"),
             });
         }
     }

@@ -48,13 +48,16 @@ pub struct RunOptions {
     /// `local` or `ci`: part of the identity.
     pub mode: String,
     pub console: ConsoleMode,
+    /// The platform the run happens on (docs/platforms.md): its console writes what
+    /// [`ConsoleMode::Platform`] prints.
+    pub platform: Option<Arc<dyn crate::platform::Platform>>,
     /// Where inputs and secrets are read from.
     pub env: EnvLookup,
     /// Interruption of the whole run (SIGINT, SIGTERM): see [`super::signals::listen`].
     pub cancel: CancelSignal,
     /// Services for stdlib stages.
     pub extensions: Arc<Extensions>,
-    /// `$GITHUB_STEP_SUMMARY`: the run summary is appended there.
+    /// The file the run's summary is appended to: the platform's (`Platform::summary_file`).
     pub step_summary: Option<PathBuf>,
     /// Isolation layers of the process itself that the caller (the binary) set up: a scrubbed
     /// environment, not dumpable, a watchdog. Recorded in the manifest with the engine's own;
@@ -93,6 +96,7 @@ impl RunOptions {
             commits: BTreeMap::new(),
             mode: "local".into(),
             console: ConsoleMode::Plain,
+            platform: None,
             env: Arc::new(|name| std::env::var_os(name)),
             cancel: CancelSignal::never(),
             extensions: Arc::new(Extensions::new()),

@@ -28,7 +28,7 @@ pub(crate) enum Report {
         stream: Stream,
         text: String,
     },
-    /// Lines for `::add-mask::` (GitHub Actions only), before anything else is printed.
+    /// Values for the platform to mask (docs/platforms.md), before anything else is printed.
     Mask(Vec<String>),
     /// Sync the events file, then answer.
     Flush(Sender<()>),
@@ -168,6 +168,7 @@ impl Reporter {
     pub(crate) fn start(
         events: Option<PathBuf>,
         mode: ConsoleMode,
+        platform: Option<std::sync::Arc<dyn crate::platform::Platform>>,
         exit_decided_after: bool,
         redactor: Redactor,
     ) -> std::io::Result<Self> {
@@ -180,7 +181,7 @@ impl Reporter {
             ),
             None => None,
         };
-        let console = Console::new(mode).exit_decided_after(exit_decided_after);
+        let console = Console::new(mode, platform).exit_decided_after(exit_decided_after);
         Self::with_console(file, console, redactor, OutputCaps::DEFAULT)
     }
 

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use reviewflow_engine::Source;
 use reviewflow_engine::finding::{Finding, Label, Severity, Suppression};
-use reviewflow_engine::github::{
+use reviewflow_engine::span::Span;
+use reviewflow_stdlib::platform::github::commands::{
     ANNOTATIONS_PER_LEVEL, escape_message, escape_property, workflow_commands,
 };
-use reviewflow_engine::span::Span;
 
 const PIPELINE: &str = r#"secret "api-key" env="API_KEY" {
     visible-to "review"
@@ -423,7 +423,8 @@ fn actions_case() {
     );
     let dir = tempfile::tempdir().unwrap();
     let mut options = RunOptions::new(dir.path());
-    options.console = ConsoleMode::GitHub;
+    options.console = ConsoleMode::Platform;
+    options.platform = Some(Arc::new(reviewflow_stdlib::platform::github::GithubActions));
     options.jobs = if case == "parallel" { 2 } else { 1 };
     options.env = Arc::new(|_| None);
     let runtime = tokio::runtime::Builder::new_multi_thread()

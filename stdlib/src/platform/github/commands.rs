@@ -20,8 +20,8 @@
 
 use std::fmt::Write as _;
 
-use crate::finding::{Finding, Severity};
-use crate::source::Source;
+use reviewflow_engine::Source;
+use reviewflow_engine::finding::{Finding, Severity};
 
 /// How many annotations of one level GitHub shows per step.
 pub const ANNOTATIONS_PER_LEVEL: usize = 10;

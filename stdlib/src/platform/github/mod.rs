@@ -1,0 +1,104 @@
+//! GitHub Actions as a platform: workflow commands on stdout (docs/github.md). Secrets are masked
+//! with `::add-mask::` before anything else is printed; each stage's lines are one `::group::`
+//! with workflow commands stopped inside it (the lines are a child's, untrusted); failures,
+//! fallbacks and warnings are `::error`/`::warning` annotations; the run's summary goes to
+//! `$GITHUB_STEP_SUMMARY`; `check --format github` writes findings as annotations.
+
+pub mod commands;
+
+use std::path::PathBuf;
+
+use reviewflow_engine::platform::{FindingsFormat, Level, Lookup, Platform};
+
+use commands::{escape_message, escape_property};
+
+/// The GitHub Actions platform.
+#[derive(Debug)]
+pub struct GithubActions;
+
+impl Platform for GithubActions {
+    fn name(&self) -> &'static str {
+        "github"
+    }
+
+    fn title(&self) -> &'static str {
+        "GitHub Actions"
+    }
+
+    fn detected(&self, var: Lookup<'_>) -> bool {
+        var("GITHUB_ACTIONS").is_some_and(|v| v == "true")
+    }
+
+    fn mask(&self, values: &[String]) -> String {
+        let mut out = String::new();
+        for v in values {
+            out.push_str("::add-mask::");
+            out.push_str(&escape_message(v));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// A group with workflow commands stopped around its lines: while they are stopped the
+    /// runner reads `::…::` in them as text. Only `::<token>::` resumes them, and the token is
+    /// drawn now, after the lines were written.
+    fn block(&self, title: &str, lines: &[String]) -> String {
+        group(title, lines, &reviewflow_engine::run::random_hex(16))
+    }
+
+    fn annotation(&self, level: Level, title: Option<&str>, message: &str) -> String {
+        annotation(level, title, message)
+    }
+
+    fn summary_file(&self, var: Lookup<'_>) -> Option<PathBuf> {
+        var("GITHUB_STEP_SUMMARY").map(PathBuf::from)
+    }
+
+    fn temp_dir(&self, var: Lookup<'_>) -> Option<PathBuf> {
+        var("RUNNER_TEMP").map(PathBuf::from)
+    }
+
+    fn step_output(&self, var: Lookup<'_>) -> Option<PathBuf> {
+        var("GITHUB_OUTPUT").map(PathBuf::from)
+    }
+
+    fn findings(&self) -> Option<FindingsFormat> {
+        Some(FindingsFormat {
+            name: "github",
+            help: "GitHub workflow commands (`::error file=…::`), on stdout",
+            render: commands::workflow_commands,
+        })
+    }
+}
+
+/// One annotation line: `::error title=<title>::<message>` (`::warning …`), or without the
+/// title. The title is escaped as a property (`%`, CR, LF, `:`, `,`), the message as a message
+/// (`%`, CR, LF), so neither can end the command or start another.
+pub fn annotation(level: Level, title: Option<&str>, message: &str) -> String {
+    let level = match level {
+        Level::Error => "error",
+        Level::Warning => "warning",
+    };
+    match title {
+        Some(t) => format!(
+            "::{level} title={}::{}\n",
+            escape_property(t),
+            escape_message(message)
+        ),
+        None => format!("::{level}::{}\n", escape_message(message)),
+    }
+}
+
+/// A group titled `title` holding `lines`, with workflow commands stopped by `token` around them.
+pub fn group(title: &str, lines: &[String], token: &str) -> String {
+    let mut out = format!(
+        "::group::{}\n::stop-commands::{token}\n",
+        escape_message(title)
+    );
+    for l in lines {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push_str(&format!("::{token}::\n::endgroup::\n"));
+    out
+}
