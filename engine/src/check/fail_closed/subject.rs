@@ -56,8 +56,23 @@ pub(super) fn partial_subjects(cx: &Context<'_>, feeds_sink: &[bool], out: &mut 
                 .and_then(|c| c.output_spec(&r.output))
                 .is_some_and(|o| o.part)
         };
-        // No subject at all is part 4's (a review of nothing).
         let Some(first) = subject.first() else {
+            // A review read by another review (an overview fenced into the one that publishes)
+            // claims nothing itself: the published verdict is the other's.
+            // A value of the change given unfenced is `untrusted-input`'s (one root, one error).
+            let given = stage.children.iter().any(|c| {
+                c.args.iter().any(|a| match &a.value {
+                    Value::Reference(_) => true,
+                    Value::Template(t) => t.references().next().is_some(),
+                    _ => false,
+                }) && contract
+                    .child_spec(&c.name.value)
+                    .is_some_and(|s| !s.fences)
+                    && c.name.value != "workspace"
+            });
+            if !given && !read_only_by_reviews(cx, &stage.name.value) {
+                out.extend(no_subject(stage, contract));
+            }
             continue;
         };
         if let Some(finding) = no_diff(cx, stage, &subject) {
@@ -109,6 +124,64 @@ pub(super) fn partial_subjects(cx: &Context<'_>, feeds_sink: &[bool], out: &mut 
             .stage(name),
         );
     }
+}
+
+/// Whether every value of `name` that another stage reads is read by a review (and at least
+/// one is): fenced, or not (that is `untrusted-input`'s).
+fn read_only_by_reviews(cx: &Context<'_>, name: &str) -> bool {
+    let mut read = false;
+    for other in &cx.pipeline.stages {
+        let Some(contract) = cx.registry.get(&other.uses.value) else {
+            continue;
+        };
+        for child in &other.children {
+            let names_it = child.args.iter().any(|a| match &a.value {
+                Value::Reference(r) => r.stage == name,
+                Value::Template(t) => t.references().any(|r| r.stage == name),
+                _ => false,
+            });
+            if !names_it {
+                continue;
+            }
+            if contract.reviewers().is_empty() {
+                return false;
+            }
+            read = true;
+        }
+    }
+    read
+}
+
+/// A review given no subject at all: its kind takes the change as a fenced value (the diff) and
+/// the stage gives it none, so it reads only what it finds by itself (a `workspace` tree, its
+/// instructions), without knowing what changed, and its verdict is published for the change
+/// (principle 4).
+fn no_subject(
+    stage: &crate::model::Stage,
+    contract: &crate::contract::StageContract,
+) -> Option<Finding> {
+    let slot = contract.children.iter().find(|s| s.fences && !s.delta)?;
+    if contract.reviewers().is_empty() {
+        return None;
+    }
+    let name = &stage.name.value;
+    Some(
+        Finding::new(
+            ID,
+            Severity::Error,
+            format!(
+                "`{name}` is given none of the change to review (no `{}`): it reads what it finds without knowing what changed, and the verdict it publishes for the change covers a diff no reviewer read (principle 4: a verdict covers what it claims)",
+                slot.name
+            ),
+            Label::new(stage.name.span, "reviews no subject"),
+        )
+        .help(format!(
+            "give `{name}` the diff as its subject (`{} \"gather.diff\"`, from the stage that gathers the change)",
+            slot.name
+        ))
+        .confidence(Confidence::High)
+        .stage(name),
+    )
 }
 
 /// A review whose subject holds none of the change's code: every value it fences is an output of
