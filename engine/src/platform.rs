@@ -79,6 +79,13 @@ pub trait Platform: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// Whether the platform sets the variable `name` itself in every job, where whoever reads
+    /// the job's configuration or log can know its value: no secret can be read from it.
+    fn public_variable(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
+
     /// How `check` writes findings for it, if it reads them.
     fn findings(&self) -> Option<FindingsFormat> {
         None

@@ -459,10 +459,41 @@ impl Check for SecretAsInput {
         let mut reported = reported;
         self.written(cx, &mut reported, out);
         self.env_entries(cx, &reported, out);
+        self.public_secrets(cx, out);
     }
 }
 
 impl SecretAsInput {
+    /// The mirror of an input that holds a credential: a `secret` read from a variable a
+    /// platform sets itself in every job (principle 3: a variable is a secret's source only if
+    /// no registered platform says it is public). Its value is known to whoever reads the job,
+    /// so what it keys or signs is open to them: a conversation key read so opens and seals
+    /// every conversation.
+    fn public_secrets(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        for secret in &cx.pipeline.secrets {
+            let var = secret.env.value.as_str();
+            let Some(platform) = cx.registry.platforms().find(|p| p.public_variable(var)) else {
+                continue;
+            };
+            let name = &secret.name.value;
+            out.push(
+                Finding::new(
+                    self.id(),
+                    Severity::Error,
+                    format!(
+                        "secret `{name}` is read from `${var}`, which {} sets in every job for anyone who reads the job to know: it is no secret, and what it keys or signs is open to them (principle 3)",
+                        platform.title()
+                    ),
+                    Label::new(secret.env.span, "a variable the platform sets"),
+                )
+                .help(format!(
+                    "read `{name}` from a variable of your own that holds a random secret value (`openssl rand -base64 48`), kept in the platform's secrets"
+                ))
+                .confidence(Confidence::High),
+            );
+        }
+    }
+
     /// Every stage's `env` entries, each read once by the rules below.
     fn env_entries(&self, cx: &Context<'_>, reported: &[Span], out: &mut Vec<Finding>) {
         use crate::contract::Role;

@@ -62,6 +62,10 @@ impl Platform for GithubActions {
         var("GITHUB_OUTPUT").map(PathBuf::from)
     }
 
+    fn public_variable(&self, name: &str) -> bool {
+        PUBLIC_VARIABLES.binary_search(&name).is_ok()
+    }
+
     fn findings(&self) -> Option<FindingsFormat> {
         Some(FindingsFormat {
             name: "github",
@@ -70,6 +74,56 @@ impl Platform for GithubActions {
         })
     }
 }
+
+/// The variables GitHub Actions sets in every job (its documented default variables, sorted),
+/// none of them secret: the job's token is `GITHUB_TOKEN`, given only where the workflow passes
+/// it, and is not among them.
+const PUBLIC_VARIABLES: &[&str] = &[
+    "CI",
+    "GITHUB_ACTION",
+    "GITHUB_ACTIONS",
+    "GITHUB_ACTION_PATH",
+    "GITHUB_ACTION_REPOSITORY",
+    "GITHUB_ACTOR",
+    "GITHUB_ACTOR_ID",
+    "GITHUB_API_URL",
+    "GITHUB_BASE_REF",
+    "GITHUB_ENV",
+    "GITHUB_EVENT_NAME",
+    "GITHUB_EVENT_PATH",
+    "GITHUB_GRAPHQL_URL",
+    "GITHUB_HEAD_REF",
+    "GITHUB_JOB",
+    "GITHUB_OUTPUT",
+    "GITHUB_PATH",
+    "GITHUB_REF",
+    "GITHUB_REF_NAME",
+    "GITHUB_REF_PROTECTED",
+    "GITHUB_REF_TYPE",
+    "GITHUB_REPOSITORY",
+    "GITHUB_REPOSITORY_ID",
+    "GITHUB_REPOSITORY_OWNER",
+    "GITHUB_REPOSITORY_OWNER_ID",
+    "GITHUB_RETENTION_DAYS",
+    "GITHUB_RUN_ATTEMPT",
+    "GITHUB_RUN_ID",
+    "GITHUB_RUN_NUMBER",
+    "GITHUB_SERVER_URL",
+    "GITHUB_SHA",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_TRIGGERING_ACTOR",
+    "GITHUB_WORKFLOW",
+    "GITHUB_WORKFLOW_REF",
+    "GITHUB_WORKFLOW_SHA",
+    "GITHUB_WORKSPACE",
+    "RUNNER_ARCH",
+    "RUNNER_DEBUG",
+    "RUNNER_ENVIRONMENT",
+    "RUNNER_NAME",
+    "RUNNER_OS",
+    "RUNNER_TEMP",
+    "RUNNER_TOOL_CACHE",
+];
 
 /// One annotation line: `::error title=<title>::<message>` (`::warning …`), or without the
 /// title. The title is escaped as a property (`%`, CR, LF, `:`, `,`), the message as a message
@@ -101,4 +155,17 @@ pub fn group(title: &str, lines: &[String], token: &str) -> String {
     }
     out.push_str(&format!("::{token}::\n::endgroup::\n"));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_public_variables_are_sorted_and_hold_no_token() {
+        assert!(PUBLIC_VARIABLES.windows(2).all(|w| w[0] < w[1]));
+        assert!(!GithubActions.public_variable("GITHUB_TOKEN"));
+        assert!(GithubActions.public_variable("GITHUB_WORKFLOW_REF"));
+        assert!(!GithubActions.public_variable("REVIEW_CONVERSATION_KEY"));
+    }
 }
