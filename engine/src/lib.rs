@@ -11,6 +11,7 @@ pub mod check;
 pub mod code;
 pub mod compile;
 pub mod contract;
+pub mod date;
 pub mod duration;
 pub mod emit;
 pub mod exec;
