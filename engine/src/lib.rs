@@ -5,6 +5,7 @@
 
 pub mod admits;
 pub mod atomic;
+pub mod beneath;
 pub mod builtin;
 mod cascade;
 pub mod check;
@@ -21,8 +22,10 @@ pub mod flow;
 pub mod github;
 pub mod graph;
 pub mod hex;
+pub(crate) mod inputs;
 pub mod lower;
 pub mod model;
+pub mod nofollow;
 pub mod permission;
 pub mod policy;
 pub mod registry;

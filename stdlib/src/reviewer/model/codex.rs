@@ -12,7 +12,7 @@ use std::io;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
-use reviewflow_engine::run::beneath::{self, Entry, Folder};
+use reviewflow_engine::beneath::{self, Entry, Folder};
 
 use super::home::{self, TryHome, is_uuid};
 use super::{Access, CliReview, ModelReviewer};
