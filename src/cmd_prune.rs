@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use reviewflow_engine::run::{DEFAULT_KEEP_RUNS, nofollow, prune_runs};
+use reviewflow_engine::nofollow;
+use reviewflow_engine::run::{DEFAULT_KEEP_RUNS, prune_runs};
 
 use crate::output::{EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, errln};
 

@@ -1,9 +1,9 @@
 //! `reviewflow schema`.
 
 use reviewflow_engine::atomic::atomic_write_beneath;
+use reviewflow_engine::beneath::Folder;
 use reviewflow_engine::emit::schemas;
 use reviewflow_engine::report::terminal_text;
-use reviewflow_engine::run::beneath::Folder;
 
 use crate::cli::SchemaArgs;
 use crate::output::{EXIT_OK, EXIT_UNUSABLE, errln, print_stdout};

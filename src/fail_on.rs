@@ -9,7 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use reviewflow_engine::model::{Pipeline, Value};
-use reviewflow_engine::run::{Manifest, Outcome, StageRecord, nofollow};
+use reviewflow_engine::nofollow;
+use reviewflow_engine::run::{Manifest, Outcome, StageRecord};
 use reviewflow_stdlib::forge::PublishedCounts;
 use reviewflow_stdlib::rules::Severity;
 use reviewflow_stdlib::stages::published::{Counts, Published};

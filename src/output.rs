@@ -4,9 +4,9 @@ use std::io::IsTerminal;
 use std::path::Path;
 
 use reviewflow_engine::atomic::atomic_write_beneath;
+use reviewflow_engine::beneath::{self, Folder, Why};
+use reviewflow_engine::nofollow;
 use reviewflow_engine::report::{self, Style};
-use reviewflow_engine::run::beneath::{self, Folder, Why};
-use reviewflow_engine::run::nofollow;
 use reviewflow_engine::syntax::Limits;
 use reviewflow_engine::{Compiled, Registry, Unusable, compile, decode};
 

@@ -2,6 +2,9 @@
 //! diamond of sleep stages against its critical path (target within 5 %), and the cost of
 //! confining children: 1,000 `true` stages with and without it (target under 1 ms a stage).
 
+// Benches abort on setup failure.
+#![allow(clippy::unwrap_used)]
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -125,7 +125,7 @@ pub fn admits(input: &Input) -> Arc<Admits> {
     Arc::new(out)
 }
 
-/// What `pattern` admits, from a cache of the process (like `run::inputs::regex`).
+/// What `pattern` admits, from a cache of the process (like `inputs::regex`).
 pub fn of_pattern(pattern: &str) -> Arc<Admits> {
     use std::sync::{Mutex, OnceLock};
     static CACHE: OnceLock<Mutex<HashMap<String, Arc<Admits>>>> = OnceLock::new();

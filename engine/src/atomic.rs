@@ -11,7 +11,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use crate::run::beneath::{Folder, Refused, Why};
+use crate::beneath::{Folder, Refused, Why};
 use crate::unique;
 
 /// Every temp file starts with this; listings skip it and stale ones are removed by cleanup.
@@ -125,7 +125,7 @@ pub fn atomic_write_beneath(
         step,
         source,
     };
-    if !crate::run::beneath::names(Path::new(name)).is_ok_and(|n| n.len() == 1) {
+    if !crate::beneath::names(Path::new(name)).is_ok_and(|n| n.len() == 1) {
         return Err(fail(
             AtomicStep::Destination,
             io::Error::new(io::ErrorKind::InvalidInput, "not a file name"),
@@ -260,7 +260,7 @@ pub fn write_blocking(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Copies the open file `input` (read from `from`, named in errors) to `path` atomically through
 /// `redactor`, in chunks (a 64 MiB conversation is never held whole), and returns the digest of
 /// what was written (as [`digest`] computes it for `type_name`). `input` was written by a stage
-/// and opened by the reader (`run::beneath`): more than
+/// and opened by the reader (`beneath`): more than
 /// [`MAX_BYTES`](crate::run::tree::MAX_BYTES) is refused (a clear error naming it), never copied
 /// whole.
 ///
@@ -276,7 +276,7 @@ pub fn redacted_copy_blocking(
     let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", from.display()));
     let limit = crate::run::tree::MAX_BYTES;
     if input.metadata()?.len() > limit {
-        return Err(named(crate::run::nofollow::too_large_error(limit)));
+        return Err(named(crate::nofollow::too_large_error(limit)));
     }
     let mut input = input.take(limit + 1);
     let copied = atomic_write_with(path, |tmp| {
@@ -290,7 +290,7 @@ pub fn redacted_copy_blocking(
             let n = input.read(&mut chunk)?;
             read += n as u64;
             if read > limit {
-                return Err(named(crate::run::nofollow::too_large_error(limit)));
+                return Err(named(crate::nofollow::too_large_error(limit)));
             }
             let out = if n == 0 {
                 stream.finish()

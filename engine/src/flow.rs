@@ -783,7 +783,7 @@ fn outside_inputs(pipeline: &Pipeline, registry: &Registry) -> HashMap<String, O
         }
         // A pattern that is no regular expression is `type-mismatch`'s, and `run` refuses it
         // (asked second: a name's pattern is the common case, and compiled ones are cloned).
-        if crate::run::compile_input_pattern(input).is_err() {
+        if crate::inputs::compile_pattern(input).is_err() {
             continue;
         }
         out.insert(

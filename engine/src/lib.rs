@@ -6,12 +6,14 @@
 
 pub mod admits;
 pub mod atomic;
+pub mod beneath;
 pub mod builtin;
 mod cascade;
 pub mod check;
 pub mod code;
 pub mod compile;
 pub mod contract;
+pub mod date;
 pub mod duration;
 pub mod emit;
 pub mod exec;
@@ -20,8 +22,10 @@ pub mod finding;
 pub mod flow;
 pub mod graph;
 pub mod hex;
+pub(crate) mod inputs;
 pub mod lower;
 pub mod model;
+pub mod nofollow;
 pub mod permission;
 pub mod platform;
 pub mod policy;

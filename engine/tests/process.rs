@@ -1,6 +1,10 @@
 //! Child processes: cleared environment, secrets only in env or stdin, redacted output, and
 //! termination of the whole process group on timeout, cancellation and exit.
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,5 +1,9 @@
 //! The redactor: every shape of a secret is replaced, on whole buffers and on streams.
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use reviewflow_engine::exec::redact::{MIN_SECRET_LEN, Redactor};

@@ -2,6 +2,10 @@
 //! `inputs` and its identity), in `events.jsonl`, in kept outputs and in an input error. The
 //! stages still get the real value.
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 use std::sync::Arc;
 
 use reviewflow_engine::contract::StageContract;

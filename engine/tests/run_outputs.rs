@@ -1,6 +1,10 @@
 //! Kept outputs through the library: folder outputs (kept, digested, reused on resume, refused
 //! when tampered with) and the facts a stage records in the manifest.
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;

@@ -1,6 +1,10 @@
 //! The executor through the library: a test-only stage kind, and the identity fields the command
 //! line cannot vary (commits, reviewer provider/model).
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,5 +1,8 @@
 //! Throughput of sealing and opening a 64 MiB conversation in place.
 
+// Benches abort on setup failure.
+#![allow(clippy::unwrap_used)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -1,5 +1,9 @@
 //! Sealing a conversation into the local store and restoring the one the posted review names.
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 use std::path::Path;
 
 use reviewflow_stdlib::conversation::{

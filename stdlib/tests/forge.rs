@@ -2,6 +2,10 @@
 //! change, posting in four formats, reading the record back, refusing stale and hostile input,
 //! and filtering findings against the diff.
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 use std::path::Path;
 use std::process::Command;
 

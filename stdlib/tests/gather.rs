@@ -2,6 +2,10 @@
 //! a path, the since-last-review diff and its fallbacks, ranges, tiers and the gate, the size
 //! limit.
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 use std::path::Path;
 use std::process::Command;
 

@@ -1,5 +1,9 @@
 //! Safe git access against throw-away repositories built with git in each test.
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 use std::path::Path;
 use std::process::Command;
 

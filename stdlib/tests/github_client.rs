@@ -1,6 +1,10 @@
 //! The GitHub REST client against the fake GitHub: pagination, retries, rate limits, timeouts,
 //! redirects, byte caps, where the token goes, typed calls, and the Actions environment.
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::collections::HashMap;

@@ -2,6 +2,10 @@
 //! like the real CLIs): fresh and resumed reviews, refused resumes, failures, what reaches the
 //! CLI, read-only flags, cancellation.
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

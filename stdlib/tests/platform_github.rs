@@ -1,6 +1,10 @@
 //! GitHub workflow commands: one escaped line per live finding, at most ten per level; and what
 //! `reviewflow run` prints under GitHub Actions (a group per stage, annotations, escaping).
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,6 +4,10 @@
 //! the stage calls it, and every refusal is checked to have written nothing to GitHub.
 //! (`tests/e2e/github_pipeline.rs` runs the same through `reviewflow run`.)
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::collections::BTreeMap;

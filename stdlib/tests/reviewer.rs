@@ -2,6 +2,10 @@
 //! reviewer programs (tests/fixtures/reviewers/fake_reviewer.py, which behaves like the real
 //! CLIs), the reviewer's environment, and the rules reviewer's transcript.
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -1,5 +1,9 @@
 //! The local store: put, list, get, tombstones, retention, concurrency and corruption.
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 use std::collections::HashSet;
 use std::path::Path;
 use std::process::Command;

@@ -3,6 +3,10 @@
 //! code; nothing from `reviewflow_stdlib` but the stages under test) writes an entry that
 //! reviewflow's restore opens, and reads the entry reviewflow's seal and store wrote.
 
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
 use std::collections::BTreeMap;
 use std::path::Path;
 

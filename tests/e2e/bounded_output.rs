@@ -89,8 +89,10 @@ fn run(pipeline: &str, env: &[(&str, &str)]) -> Ended {
 /// Reaps `pid` and returns its exit code and its peak resident memory in bytes.
 fn wait_measured(pid: u32) -> (i32, u64) {
     let mut status = 0;
-    // SAFETY: `rusage` is plain data that wait4 fills in; the pid is our own child.
+    // SAFETY: `rusage` is plain data, for which all zero bytes are a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 writes only into `status` and `usage`, which live here; the pid is our own
+    // child.
     let got = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
     assert_eq!(
         got,

@@ -238,7 +238,7 @@ async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
 /// or for a `file` output only the check that it is a regular file or a folder (kept later,
 /// through the reader again, within its own bounds).
 fn read_output(work: &Path, rel: &str, ty: &str) -> std::io::Result<Vec<u8>> {
-    let folder = crate::run::beneath::Folder::open(work)?;
+    let folder = crate::beneath::Folder::open(work)?;
     if ty == "file" {
         folder.entry(Path::new(rel))?;
         return Ok(Vec::new());
@@ -248,7 +248,7 @@ fn read_output(work: &Path, rel: &str, ty: &str) -> std::io::Result<Vec<u8>> {
 
 /// The reason, without the work folder's path (the status line names the output and `rel`).
 fn output_error(e: &std::io::Error) -> String {
-    use crate::run::beneath::{Why, refused};
+    use crate::beneath::{Why, refused};
     if e.kind() == std::io::ErrorKind::FileTooLarge {
         return format!(
             "it is larger than {} MiB, the most an output reads",

@@ -88,7 +88,7 @@ fn can_be_empty(p: &Pipeline, t: &Template) -> Option<String> {
                 let safe = input
                     .pattern
                     .as_ref()
-                    .and_then(|pat| crate::run::inputs::regex(&pat.value).ok())
+                    .and_then(|pat| crate::inputs::regex(&pat.value).ok())
                     .is_some_and(|re| !re.is_match(""));
                 if !safe {
                     return Some(format!(

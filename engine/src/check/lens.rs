@@ -126,11 +126,11 @@ fn file_ceiling(cx: &Context<'_>, spec: &str) -> Option<&'static str> {
     /// More than any lens header needs; a larger file's head is read.
     const HEAD: u64 = 64 * 1024;
     let path = std::path::Path::new(spec);
-    if !crate::run::nofollow::stays_beneath(spec) {
+    if !crate::nofollow::stays_beneath(spec) {
         return None;
     }
     let top = super::lens_missing::repository_of(std::path::Path::new(cx.source.name()))?;
-    let file = crate::run::nofollow::open_regular_beneath(&top, path).ok()?;
+    let file = crate::nofollow::open_regular_beneath(&top, path).ok()?;
     let mut text = String::new();
     file.take(HEAD).read_to_string(&mut text).ok()?;
     cx.registry.lens_file_ceiling(&text)

@@ -63,7 +63,7 @@ impl Check for LensMissing {
         for lens in &all {
             let Some(path) = lens.path() else { continue };
             let stage = &lens.stage.name.value;
-            if !crate::run::nofollow::stays_beneath(path) {
+            if !crate::nofollow::stays_beneath(path) {
                 out.push(self.finding(
                     lens,
                     format!("the lens {path:?} of `{stage}` leaves the repository"),
@@ -73,7 +73,7 @@ impl Check for LensMissing {
                 continue;
             }
             let Some(top) = &top else { continue };
-            let problem = match crate::run::nofollow::open_regular_beneath(top, Path::new(path)) {
+            let problem = match crate::nofollow::open_regular_beneath(top, Path::new(path)) {
                 Ok(_) => continue,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     "there is no such file".to_owned()

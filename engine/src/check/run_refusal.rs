@@ -1,7 +1,7 @@
 //! `run-refusal`: what `run` would refuse before anything runs, for a reason the file alone
 //! decides, reported by `check` with `run`'s own words (principle 7: one source of truth). It
 //! calls the functions `run` calls: an input's `default` against its `type` and `pattern`
-//! (`run::inputs::validate`), and each stage kind's refusals of its settings, which the kind
+//! (`inputs::validate`), and each stage kind's refusals of its settings, which the kind
 //! registers with its contract ([`crate::contract::StageContract::refusals`]) and calls itself
 //! when it starts; the forge kind's refusals of its settings
 //! ([`crate::contract::ForgeContract::refusals`]: an `api-url` that is not https); and the store
@@ -92,13 +92,13 @@ fn hostile_value(
         return refused(&value).map(|why| (value, why));
     }
     // Compiled once for every probe: a pattern costs more to compile than to match.
-    let pattern = crate::run::compile_input_pattern(input).ok()?;
+    let pattern = crate::inputs::compile_pattern(input).ok()?;
     // The values a name rule is most likely to refuse, then one the pattern admits for each
     // character it admits (principle 3: a value nobody listed is tried too).
     let mut values = probes();
     values.extend(crate::admits::admits(input).witnesses.iter().cloned());
     values.into_iter().find_map(|v| {
-        crate::run::validate_input_compiled(input, pattern.as_ref(), &v, String::new()).ok()?;
+        crate::inputs::validate_compiled(input, pattern.as_ref(), &v, String::new()).ok()?;
         refused(&v).map(|why| (v, why))
     })
 }
@@ -125,11 +125,10 @@ impl Check for RunRefusal {
                 continue;
             };
             // A pattern that is no regular expression is `type-mismatch`'s: one cause, one error.
-            if crate::run::compile_input_pattern(input).is_err() {
+            if crate::inputs::compile_pattern(input).is_err() {
                 continue;
             }
-            if let Err(e) =
-                crate::run::validate_input(input, &default.value, "its default".to_owned())
+            if let Err(e) = crate::inputs::validate(input, &default.value, "its default".to_owned())
             {
                 out.push(
                     Finding::new(

@@ -60,7 +60,7 @@ impl Lowerer<'_> {
             .prop("pattern")
             .and_then(|e| self.expect_string(e, "`pattern`"));
         if let Some(p) = &pattern
-            && let Err(e) = crate::run::inputs::regex(&p.value)
+            && let Err(e) = crate::inputs::regex(&p.value)
         {
             self.fact(Fact::TypeMismatch {
                 span: p.span,

@@ -410,13 +410,9 @@ fn char_width(c: char) -> usize {
 
 /// The size of the terminal on stderr (columns, rows); 80 × 24 when it cannot be read.
 fn terminal_size() -> (usize, usize) {
-    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct it is given, which lives here.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    if ok && ws.ws_col > 0 && ws.ws_row > 0 {
-        (ws.ws_col as usize, ws.ws_row as usize)
-    } else {
-        (80, 24)
+    match rustix::termios::tcgetwinsize(std::io::stderr()) {
+        Ok(ws) if ws.ws_col > 0 && ws.ws_row > 0 => (ws.ws_col as usize, ws.ws_row as usize),
+        _ => (80, 24),
     }
 }
 

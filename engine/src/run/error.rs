@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use super::inputs::InputError;
 use super::resume::ResumeError;
 use crate::exec::redact::RedactError;
 use crate::finding::Finding;
+use crate::inputs::InputError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {

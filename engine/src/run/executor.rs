@@ -13,7 +13,6 @@ use super::error::RunError;
 use super::events::Event;
 use super::identity::Identity;
 use super::implementations::Implementations;
-use super::inputs::resolve_inputs;
 use super::manifest::{MANIFEST_FORMAT_VERSION, Manifest, PipelineInfo, StageRecord};
 use super::options::RunOptions;
 use super::outcome::{EXIT_FAILED, EXIT_OK, Outcome, RunStatus, exit_for_signal};
@@ -28,6 +27,7 @@ use crate::exec::confine::reaper::{self, LiveRun, Orphans};
 use crate::exec::confine::{ConfineSpec, Isolation, Level, kernel};
 use crate::finding::{Finding, Label, Severity};
 use crate::flow::Flow;
+use crate::inputs::resolve_inputs;
 use crate::registry::Registry;
 
 /// How a run that started ended.
@@ -160,7 +160,7 @@ pub async fn execute(
             let allow = options.allow_model_change;
             let admitted = tokio::task::spawn_blocking(move || {
                 // The parent is read through the runs folder: no link on the way to it.
-                super::nofollow::ensure_dir_in_checkout(&checkout, &runs_dir, 0o700).map_err(
+                crate::nofollow::ensure_dir_in_checkout(&checkout, &runs_dir, 0o700).map_err(
                     |e| resume::ResumeError::Unsafe {
                         message: e.to_string(),
                     },
@@ -710,7 +710,7 @@ async fn create_run_dir(checkout: &Path, runs_dir: &Path, run_dir: &Path) -> std
     let run_dir = run_dir.to_path_buf();
     tokio::task::spawn_blocking(move || {
         use std::os::unix::fs::DirBuilderExt as _;
-        super::nofollow::ensure_dir_in_checkout(&checkout, &runs_dir, 0o700)?;
+        crate::nofollow::ensure_dir_in_checkout(&checkout, &runs_dir, 0o700)?;
         // Not recursive: an existing folder of that name is an error, never shared.
         std::fs::DirBuilder::new().mode(0o700).create(&run_dir)
     })

@@ -10,8 +10,8 @@ use std::path::{Component, Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
 
-use super::beneath::{Entry, Folder};
 use super::tree;
+use crate::beneath::{Entry, Folder};
 
 /// The most bytes a kept file holds (a folder, in all): what reading one back reads at most.
 pub const MAX_KEPT_BYTES: u64 = tree::MAX_BYTES;
@@ -135,7 +135,7 @@ impl FileOutput {
                 ))));
             }
         };
-        let bytes = super::nofollow::read_bounded(file, limit).map_err(|e| {
+        let bytes = crate::nofollow::read_bounded(file, limit).map_err(|e| {
             ReadBackError::Read(io::Error::new(
                 e.kind(),
                 format!("{}: {e}", self.path().display()),
@@ -199,7 +199,7 @@ impl FileOutput {
                                 format!(
                                     "{}: it is larger than {}",
                                     self.path().display(),
-                                    super::nofollow::size_text(limit)
+                                    crate::nofollow::size_text(limit)
                                 ),
                             )));
                         }

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use super::nofollow::{open_regular_beneath, read_bounded};
+use crate::nofollow::{open_regular_beneath, read_bounded};
 
 /// A git config larger than this is not read (a real one is a few hundred bytes).
 const MAX_CONFIG: u64 = 1024 * 1024;

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::atomic;
-use super::beneath::Entry;
 use super::file_output::{FileOutput, Kept};
 use super::manifest::OutputRecord;
 use super::stage::StageError;
 use super::tree;
 use super::value::{OutputValue, StageOutputs, digest};
+use crate::beneath::Entry;
 use crate::exec::redact::Redactor;
 
 /// A path component made of safe characters only, so that no name can leave its folder.

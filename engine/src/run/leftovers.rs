@@ -6,10 +6,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::events::Event;
-use super::nofollow;
 use super::private::{ENDED_FILE, LOCK_FILE, cannot_remove, remove_path, remove_work_folders};
 use super::reporter::Reporter;
 use super::resume::valid_id;
+use crate::nofollow;
 
 /// The most of a manifest read to learn whether it is final.
 const MANIFEST_LIMIT: u64 = 64 << 20;

@@ -6,7 +6,6 @@
 //! [`Implementations`]; a stage sees only a [`StageCx`].
 
 use crate::atomic;
-pub mod beneath;
 mod blocking;
 mod cancel;
 mod clock;
@@ -21,12 +20,10 @@ mod file_output;
 mod git_credentials;
 mod identity;
 mod implementations;
-pub(crate) mod inputs;
 mod keep;
 mod leftovers;
 mod manifest;
 mod mask;
-pub mod nofollow;
 mod options;
 mod outcome;
 mod partial;
@@ -44,6 +41,14 @@ mod summary;
 pub(crate) mod tree;
 mod value;
 
+// The checkout readers live at the engine's top (`check` reads through them too); callers in
+// other crates still name them here.
+pub use crate::{beneath, nofollow};
+
+pub use crate::inputs::{
+    InputError, compile_pattern as compile_input_pattern, resolve_inputs,
+    validate as validate_input, validate_compiled as validate_input_compiled,
+};
 pub use blocking::{execute_blocking, execute_with_signals, runtime, shutdown_grace};
 pub use cancel::{CancelReason, CancelSignal, Canceller, cancel_pair};
 pub use console::{ConsoleMode, random_hex};
@@ -59,10 +64,6 @@ pub use facts::{MAX_FACT_KEY_LEN, MAX_FACT_VALUE_LEN, MAX_FACTS, StageFacts};
 pub use file_output::{FileOutput, Kept, MAX_KEPT_BYTES, ReadBackError};
 pub use identity::{Difference, IDENTITY_FORMAT, Identity, Reviewer};
 pub use implementations::Implementations;
-pub use inputs::{
-    InputError, compile_pattern as compile_input_pattern, resolve_inputs,
-    validate as validate_input, validate_compiled as validate_input_compiled,
-};
 pub use manifest::{
     MANIFEST_FORMAT_VERSION, Manifest, OutputRecord, PipelineInfo, RunStop, StageRecord,
 };

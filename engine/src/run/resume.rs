@@ -4,13 +4,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::beneath::{Entry, Folder, Why};
 use super::events::{Unreadable, unreadable_lines};
 use super::file_output::{FileOutput, Kept};
 use super::identity::{Difference, Identity};
 use super::manifest::{MANIFEST_FORMAT_VERSION, Manifest, OutputRecord};
 use super::tree;
 use super::value::{OutputValue, StageOutputs, digest};
+use crate::beneath::{Entry, Folder, Why};
 use crate::graph::Dag;
 use crate::model::Pipeline;
 
@@ -82,9 +82,9 @@ pub fn admit(
     // no link followed, no FIFO waited on, nothing read past its bound.
     let parent = match Folder::open(&dir) {
         Ok(f) => f,
-        Err(e) if super::beneath::refused(&e).is_some_and(|r| r.why == Why::Link) => {
+        Err(e) if crate::beneath::refused(&e).is_some_and(|r| r.why == Why::Link) => {
             return Err(ResumeError::Unsafe {
-                message: super::nofollow::link_error(&dir).to_string(),
+                message: crate::nofollow::link_error(&dir).to_string(),
             });
         }
         Err(_) => {
@@ -96,7 +96,7 @@ pub fn admit(
     };
     let read = parent
         .read(Path::new("manifest.json"), MAX_RECORD_BYTES)
-        .map_err(|e| super::nofollow::checkout_error(e, Path::new("manifest.json")));
+        .map_err(|e| crate::nofollow::checkout_error(e, Path::new("manifest.json")));
     let bytes = match read {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -371,7 +371,7 @@ fn verify(
                         )));
                     }
                     Entry::File(f) => {
-                        let bytes = super::nofollow::read_bounded(f, tree::MAX_BYTES)
+                        let bytes = crate::nofollow::read_bounded(f, tree::MAX_BYTES)
                             .map_err(|e| unreadable(&e))?;
                         (bytes, Some(rel))
                     }
@@ -417,7 +417,7 @@ fn make_empty_folders(parent_dir: &Path, rel: &str, empty: &[String]) -> Result<
         if !safe {
             return Err(format!("its record names an unsafe folder {folder:?}"));
         }
-        super::nofollow::ensure_dir(parent_dir, &Path::new(rel).join(folder), 0o700)
+        crate::nofollow::ensure_dir(parent_dir, &Path::new(rel).join(folder), 0o700)
             .map_err(|e| e.to_string())?;
     }
     Ok(())

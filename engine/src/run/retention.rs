@@ -9,10 +9,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::events::Event;
-use super::nofollow;
 use super::options::RunOptions;
 use super::private::{ENDED_FILE, LOCK_FILE, cannot_remove, remove_path, remove_work_folders};
 use super::reporter::Reporter;
+use crate::nofollow;
 
 /// How many run folders `run` keeps when told nothing else.
 pub const DEFAULT_KEEP_RUNS: usize = 20;

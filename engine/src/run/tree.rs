@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
 
-use super::beneath::{self, Bounds, Folder, Node, Visit, WalkError, Why};
+use crate::beneath::{self, Bounds, Folder, Node, Visit, WalkError, Why};
 
 use crate::exec::redact::Redactor;
 

@@ -18,7 +18,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
 
-use reviewflow_engine::run::beneath::Node;
+use reviewflow_engine::beneath::Node;
 
 use crate::reviewer::conversation::{
     ConversationError, MAX_CONVERSATION_BYTES, MAX_CONVERSATION_ENTRIES, open, walk,

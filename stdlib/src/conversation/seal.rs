@@ -72,7 +72,7 @@ pub fn read_conversation(path: &Path, max_bytes: u64) -> Result<(Vec<u8>, Packin
         }
         return Ok((bytes, Packing::Folder));
     }
-    let file = reviewflow_engine::run::nofollow::open_regular(path).map_err(SealError::Read)?;
+    let file = reviewflow_engine::nofollow::open_regular(path).map_err(SealError::Read)?;
     let size = file.metadata().map_err(SealError::Read)?.len();
     if size > max_bytes {
         return Err(SealError::TooLarge {

@@ -17,7 +17,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use reviewflow_engine::run::nofollow;
+use reviewflow_engine::nofollow;
 use sha2::{Digest, Sha256};
 
 use super::ForgeError;

@@ -169,29 +169,8 @@ fn is_timestamp(s: &str) -> bool {
 
 /// Seconds since the Unix epoch as `YYYY-MM-DDThh:mm:ssZ`.
 pub fn timestamp(unix_seconds: u64) -> String {
-    let days = unix_seconds / 86_400;
-    let secs = unix_seconds % 86_400;
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
+    // Past year 292 billion the date module's seconds stop: clamp, as nothing is that late.
+    reviewflow_engine::date::rfc3339(i64::try_from(unix_seconds).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

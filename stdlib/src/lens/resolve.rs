@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use reviewflow_engine::run::nofollow::stays_beneath;
+use reviewflow_engine::nofollow::stays_beneath;
 
 use super::Lens;
 use super::format::{LensFormatError, MAX_LENS_BYTES, parse};

@@ -4,13 +4,13 @@
 //! Both are copied or read by reviewflow and then sealed, so neither may contain a symbolic link
 //! (which could make the seal read a file the reviewer never meant to hand over) or a special
 //! file, and both are bounded in size. Both are read through the engine's reader
-//! (`run::beneath`): by descriptors, no link followed at any component, nothing opened twice.
+//! (`beneath`): by descriptors, no link followed at any component, nothing opened twice.
 
 use std::fs;
 use std::io::{self, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
-use reviewflow_engine::run::beneath::{self, Bounds, Entry, Folder, Node, Visit, WalkError, Why};
+use reviewflow_engine::beneath::{self, Bounds, Entry, Folder, Node, Visit, WalkError, Why};
 
 /// Most entries (files and folders) a conversation folder may hold.
 pub const MAX_CONVERSATION_ENTRIES: usize = 10_000;

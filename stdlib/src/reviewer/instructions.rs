@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use reviewflow_engine::run::nofollow::{size_text, stays_beneath};
+use reviewflow_engine::nofollow::{size_text, stays_beneath};
 
 use crate::git::{FileAt, GitError, Sha, file_at};
 

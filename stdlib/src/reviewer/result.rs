@@ -8,7 +8,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use reviewflow_engine::run::beneath::{self, Folder, Why};
+use reviewflow_engine::beneath::{self, Folder, Why};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -249,7 +249,7 @@ pub fn check_relative_path(field: &str, path: &str) -> Result<(), ResultError> {
 
 /// Reads and validates the result at `path`, and the conversation it names under
 /// `conversation_out`. Returns the result and the conversation's absolute path. Both were
-/// written by the reviewer: they are read through the engine's reader (`run::beneath`), beneath
+/// written by the reviewer: they are read through the engine's reader (`beneath`), beneath
 /// the try's folder (the parent of `path`, which reviewflow made), no link followed at any
 /// component, each file checked on the descriptor it is read from.
 pub fn read_result(

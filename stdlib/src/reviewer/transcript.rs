@@ -8,8 +8,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use reviewflow_engine::run::beneath::{self, Entry, Folder, Why};
-use reviewflow_engine::run::nofollow::read_bounded;
+use reviewflow_engine::beneath::{self, Entry, Folder, Why};
+use reviewflow_engine::nofollow::read_bounded;
 
 use serde::{Deserialize, Serialize};
 

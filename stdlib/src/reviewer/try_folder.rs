@@ -9,7 +9,7 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
-use reviewflow_engine::run::beneath::Entry;
+use reviewflow_engine::beneath::Entry;
 
 use super::conversation::{Conversation, ConversationError, copy_tree, open};
 use super::outcome::ReviewInput;

@@ -23,7 +23,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use reviewflow_engine::run::nofollow;
+use reviewflow_engine::nofollow;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};

@@ -547,7 +547,7 @@ mod linux {
     fn step(op: &Op) -> Result<Option<libc::c_int>, libc::c_int> {
         let opt =
             |c: &Option<std::ffi::CString>| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
-        // SAFETY (the block): plain system calls on NUL-terminated strings and descriptors the
+        // SAFETY: plain system calls on NUL-terminated strings and descriptors the
         // parent keeps open until the builder has exited.
         unsafe {
             match op {

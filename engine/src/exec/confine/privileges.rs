@@ -79,7 +79,7 @@ impl ChildSteps {
                 Ok(())
             }
         };
-        // SAFETY (the block): plain system calls on descriptors the parent keeps open until the
+        // SAFETY: plain system calls on descriptors the parent keeps open until the
         // spawn returns.
         unsafe {
             if let Some(procs) = self.cgroup_procs {

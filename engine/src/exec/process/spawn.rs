@@ -472,7 +472,7 @@ mod linux {
                 Ok(())
             }
         };
-        // SAFETY (the block): plain system calls on values the parent prepared; none allocates.
+        // SAFETY: plain system calls on values the parent prepared; none allocates.
         unsafe {
             for signal in 1..=MAX_SIGNAL {
                 if signal == libc::SIGKILL || signal == libc::SIGSTOP {

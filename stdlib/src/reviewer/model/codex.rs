@@ -12,7 +12,7 @@ use std::io;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
-use reviewflow_engine::run::beneath::{self, Entry, Folder};
+use reviewflow_engine::beneath::{self, Entry, Folder};
 
 use super::home::{self, TryHome, is_uuid};
 use super::{Access, CliReview, ModelReviewer};
@@ -119,24 +119,14 @@ fn time_parts() -> [String; 6] {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let t = reviewflow_engine::date::Utc::from_unix(i64::try_from(secs).unwrap_or(i64::MAX));
     [
-        format!("{year:04}"),
-        format!("{month:02}"),
-        format!("{day:02}"),
-        format!("{:02}", rem / 3600),
-        format!("{:02}", rem % 3600 / 60),
-        format!("{:02}", rem % 60),
+        format!("{:04}", t.year),
+        format!("{:02}", t.month),
+        format!("{:02}", t.day),
+        format!("{:02}", t.hour),
+        format!("{:02}", t.minute),
+        format!("{:02}", t.second),
     ]
 }
 

@@ -71,7 +71,7 @@ impl std::fmt::Display for Refused {
             Why::TooLarge(limit) => write!(
                 f,
                 "{p} is larger than {}",
-                super::nofollow::size_text(limit)
+                crate::nofollow::size_text(limit)
             ),
             Why::Changed => write!(f, "{p} changed while it was read"),
         }
@@ -272,7 +272,7 @@ impl Folder {
 
     /// The bytes of the regular file `rel`, at most `limit` of them.
     pub fn read(&self, rel: &Path, limit: u64) -> io::Result<Vec<u8>> {
-        super::nofollow::read_bounded(self.file(rel)?, limit).map_err(|e| {
+        crate::nofollow::read_bounded(self.file(rel)?, limit).map_err(|e| {
             if e.kind() == io::ErrorKind::FileTooLarge {
                 Refused::error(self.path.join(rel), Why::TooLarge(limit))
             } else {
@@ -1080,7 +1080,7 @@ mod tests {
 }
 
 /// The cost of a read through each resolver:
-/// `cargo test --release -p reviewflow-engine --lib run::beneath -- --ignored --nocapture`.
+/// `cargo test --release -p reviewflow-engine --lib beneath:: -- --ignored --nocapture`.
 #[cfg(test)]
 mod cost {
     use super::*;

@@ -18,7 +18,7 @@ use std::path::{Component, Path, PathBuf};
 use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::beneath::{self, names};
+use crate::beneath::{self, names};
 
 /// reviewflow's folder at the checkout's top level.
 pub const REVIEWFLOW_DIR: &str = ".reviewflow";
