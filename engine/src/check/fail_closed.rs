@@ -10,7 +10,8 @@
 //! - vetting ([`vetting`]): data that a guard vouches for (`std/scan`'s targets) reaches a
 //!   keeping or publishing stage only through a stage that waits for the guard; the finding is
 //!   labelled on the first stage that reads the vouched data without waiting (the seal, not the
-//!   upload), and says what its condition really lets through;
+//!   upload), and says what its condition really lets through; and a publisher that waits for a
+//!   guard publishes only what the guard read ([`vetting::Vetting::uncovered`]);
 //! - unscanned seals ([`vetting`]): a private value that is sealed and then kept or published has
 //!   been cleared by a scan;
 //! - narrowed guards ([`vetting::narrowed`]): a verdict that gates keeping or publishing covers
@@ -75,6 +76,7 @@ impl Check for FailClosed {
         guards(cx, order, &feeds_sink, &vetting, out);
         vetting.report(cx, out);
         vetting.unscanned(cx, &feeds_sink, out);
+        vetting.uncovered(cx, out);
         vetting::narrowed(cx, &feeds_sink, out);
         publish::not_reviewed(cx, order, out);
         selective::selective_publishers(cx, out);

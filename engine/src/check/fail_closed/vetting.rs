@@ -152,6 +152,91 @@ impl Vetting {
         }
     }
 
+    /// A publisher that waits for a guard's verdict (`when="scan.clean"`) publishes only what
+    /// the guard read: the wait says the text it publishes was found clean (principle 4). Text of
+    /// the change or of a reviewer (labelled untrusted) that the publisher also publishes, and
+    /// no guard it waits for reads, reaches the forge whatever the guard finds in the rest: a
+    /// credential quoted in a finding's message is published when the scan read only the
+    /// comment. One finding per publisher, at its `when`; a wait on a guard that reads none of
+    /// what the stage publishes is part 9's (the review is gated, not the text).
+    pub fn uncovered(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let Some(flow) = cx.flow else { return };
+        let p = cx.pipeline;
+        let guards: BTreeSet<usize> = self.vetted_by.values().flatten().copied().collect();
+        for (i, stage) in p.stages.iter().enumerate() {
+            let Some(when) = &stage.when else { continue };
+            let Some(contract) = cx.registry.get(&stage.uses.value) else {
+                continue;
+            };
+            let waited: Vec<usize> = guards
+                .iter()
+                .copied()
+                .filter(|&g| g != i && requires(stage, &p.stages[g].name.value, verdict(cx, g)))
+                .collect();
+            let Some(&guard) = waited.first() else {
+                continue;
+            };
+            let mut unread: Vec<&Reference> = Vec::new();
+            // A wait on a guard that reads none of what the stage publishes gates the review
+            // itself: part 9's (selective publishers), whose fix is not to scan more.
+            let mut covers_some = false;
+            for child in &stage.children {
+                let publishes = contract
+                    .child_spec(&child.name.value)
+                    .is_some_and(|s| s.role == Role::Publish);
+                if !publishes {
+                    continue;
+                }
+                for v in child.values() {
+                    let mut refs = Vec::new();
+                    v.value.collect_references(&mut refs);
+                    for r in refs {
+                        let Some(pi) = cx.dag.stage_index(&r.stage) else {
+                            continue;
+                        };
+                        let steered = flow.inputs[i]
+                            .iter()
+                            .any(|l| l.span == r.span && l.labels.untrusted && !l.labels.private);
+                        let read = self
+                            .vetted_by
+                            .get(&(pi, r.output.clone()))
+                            .is_some_and(|gs| gs.iter().any(|g| waited.contains(g)));
+                        covers_some |= read;
+                        if steered && !read && !unread.iter().any(|u| **u == *r) {
+                            unread.push(r);
+                        }
+                    }
+                }
+            }
+            let Some(first) = unread.first().filter(|_| covers_some) else {
+                continue;
+            };
+            let gname = &p.stages[guard].name.value;
+            let verdict = verdict(cx, guard);
+            let listed: Vec<String> = unread.iter().map(|r| format!("`{r}`")).collect();
+            let word = if unread.len() == 1 { "it" } else { "them" };
+            out.push(
+                Finding::new(
+                    ID,
+                    Severity::Error,
+                    format!(
+                        "`{}` waits for `{gname}.{verdict}` but also publishes {}, which `{gname}` does not read: a credential in {word} is published whatever `{gname}` finds (principle 4: a verdict covers what it claims)",
+                        stage.name.value,
+                        join_and(&listed)
+                    ),
+                    Label::new(when.span, format!("waits for `{gname}.{verdict}`")),
+                )
+                .related(Label::new(first.span, "published unread"))
+                .help(format!(
+                    "give `{gname}` {} as targets too",
+                    join_and(&listed)
+                ))
+                .confidence(Confidence::High)
+                .stage(&stage.name.value),
+            );
+        }
+    }
+
     /// Whether `stage` reads data `guard` vouches for without waiting for it, with the result
     /// kept or published: reported by [`Vetting::report`].
     pub fn is_root(&self, stage: usize, guard: usize) -> bool {
