@@ -36,6 +36,7 @@ const SECURITY: &[&str] = &[
     "aggregate-input",
     "unvalidated-findings",
     "shared-job",
+    "shared-network",
     "trigger",
     "run-refusal",
     "limit",
@@ -164,8 +165,12 @@ fn every_good_twin_is_clean() {
             }
             let rel = relative(&path);
             // What a `trusted` declaration lifts is shown as allowed; anything else, `allow`ed
-            // or live, makes the twin unclean.
-            let findings = live_or_allowed(findings_of(&rel));
+            // or live, makes the twin unclean. A note (info) says what a declaration gives
+            // (`shared-network`'s hosts reached) and never fails a run: not a fault of the twin.
+            let findings: Vec<Value> = live_or_allowed(findings_of(&rel))
+                .into_iter()
+                .filter(|f| f["severity"] != "info")
+                .collect();
             assert!(findings.is_empty(), "{rel} must be clean:\n{findings:#?}");
             let run = reviewflow(&["check", "--fail-on", "warning", &rel]);
             assert_eq!(run.code, 0, "{rel}:\n{}", run.transcript());

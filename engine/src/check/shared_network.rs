@@ -2,8 +2,9 @@
 //! stage runs in the host's network, not a namespace of its own: Landlock filters the TCP ports it
 //! connects to, not the hosts, and neither UDP (DNS included) nor what listens on the host's
 //! loopback on those ports. When the stage holds a secret or reads untrusted data, that is where
-//! the secret can go and where steered code can reach: a note, not an error (declaring network is
-//! how a stage is given it).
+//! the secret can go and where steered code can reach: a note (declaring network is how a stage
+//! is given it), and a warning where a secret's holder is given ports without hosts: a port
+//! admits every host, and hosts can be named (principle 3).
 
 use super::{Check, Context};
 use crate::finding::{Confidence, Finding, Label, Severity};
@@ -90,18 +91,29 @@ impl Check for SharedNetwork {
                 );
                 continue;
             }
+            // Principle 3: now that a stage can name its hosts, a bare port given to a secret's
+            // holder admits every host on it, where the secret can go: a warning. Untrusted data
+            // alone stays a note (what it steers reaches the network, but holds nothing).
+            let (severity, admits) = if secret.is_some() {
+                (
+                    Severity::Warning,
+                    " (principle 3: a port admits every host; name the ones it needs)",
+                )
+            } else {
+                (self.severity(), "")
+            };
             out.push(
                 Finding::new(
                     self.id(),
-                    self.severity(),
+                    severity,
                     format!(
-                        "`{name}` declares network and {what}: it shares the host's network, TCP {ports} to any host (the host's loopback included) and UDP to any host and port (DNS included)"
+                        "`{name}` declares network and {what}: it shares the host's network, TCP {ports} to any host (the host's loopback included) and UDP to any host and port (DNS included){admits}"
                     ),
                     Label::new(first.span, format!("the host's network: TCP {ports} to any host")),
                 )
                 .related(related)
                 .help(format!(
-                    "this is what `network=` gives, not a mistake: declare only the ports `{name}` needs, and keep out of it the secrets and untrusted data it needs no network for; a stage without `network` gets a network of its own with only its loopback; `allow \"{ID}\" reason=\"…\"` records that it was judged"
+                    "name the hosts `{name}` needs with their ports (`network=\"api.example.com:443\"`): it then reaches them alone, through reviewflow's proxy; keep out of it the secrets and untrusted data it needs no network for; a stage without `network` gets a network of its own with only its loopback; `allow \"{ID}\" reason=\"…\"` records that it was judged"
                 ))
                 .confidence(Confidence::High)
                 .stage(name),
@@ -136,14 +148,26 @@ mod tests {
         );
         assert_eq!(found.len(), 1, "{found:?}");
         let (severity, stage, message) = &found[0];
-        assert_eq!((*severity, stage.as_str()), (Severity::Info, "a"));
+        // Ports without hosts, given to a secret's holder: every host on them (principle 3).
+        assert_eq!((*severity, stage.as_str()), (Severity::Warning, "a"));
         for part in [
             "holds secret `k`",
             "TCP 443, 8443 to any host (the host's loopback included)",
             "UDP to any host and port (DNS included)",
+            "a port admits every host",
         ] {
             assert!(message.contains(part), "{message}");
         }
+    }
+
+    /// Hosts named: a note of what it reaches, not a warning.
+    #[test]
+    fn a_secret_holder_that_names_its_hosts_is_only_told() {
+        let found = notes(
+            "stage \"a\" uses=\"run\" network=\"api.example.com:443\" {\n    command \"deploy\"\n    secret-env \"K\" \"k\"\n}\n",
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, Severity::Info, "{found:?}");
     }
 
     /// Untrusted data is what makes a stage worth steering: here a folder another stage may
