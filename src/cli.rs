@@ -235,23 +235,31 @@ impl CheckFormat {
 pub struct CheckFormatParser;
 
 impl CheckFormatParser {
+    /// The built-in formats: matched without building the registry (`human` is every run's
+    /// default, parsed each time).
+    const BUILT_IN: [(CheckFormat, &'static str); 3] = [
+        (
+            CheckFormat::Human,
+            "Diagnostics with source excerpts, on stderr",
+        ),
+        (
+            CheckFormat::Json,
+            "The findings JSON (schema/findings.schema.json), on stdout",
+        ),
+        (
+            CheckFormat::Sarif,
+            "SARIF 2.1.0, for code scanning, on stdout",
+        ),
+    ];
+
     fn all() -> Vec<(CheckFormat, &'static str)> {
-        let mut all = vec![
-            (
-                CheckFormat::Human,
-                "Diagnostics with source excerpts, on stderr",
-            ),
-            (
-                CheckFormat::Json,
-                "The findings JSON (schema/findings.schema.json), on stdout",
-            ),
-            (
-                CheckFormat::Sarif,
-                "SARIF 2.1.0, for code scanning, on stdout",
-            ),
-        ];
+        let mut all = Self::BUILT_IN.to_vec();
+        // Only the platforms are registered here: clap asks for the values whenever it builds
+        // the command, and the stage kinds' contracts would cost every invocation.
+        let mut registry = reviewflow_engine::Registry::empty();
+        reviewflow_stdlib::platform::register(&mut registry);
         all.extend(
-            reviewflow_stdlib::registry()
+            registry
                 .findings_formats()
                 .map(|f| (CheckFormat::Platform(f), f.help)),
         );
@@ -269,6 +277,9 @@ impl clap::builder::TypedValueParser for CheckFormatParser {
         value: &std::ffi::OsStr,
     ) -> Result<CheckFormat, clap::Error> {
         let wanted = value.to_str().unwrap_or_default();
+        if let Some((format, _)) = Self::BUILT_IN.into_iter().find(|(f, _)| f.name() == wanted) {
+            return Ok(format);
+        }
         if let Some((format, _)) = Self::all().into_iter().find(|(f, _)| f.name() == wanted) {
             return Ok(format);
         }
