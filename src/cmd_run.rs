@@ -91,7 +91,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     let lookup = isolation.env_lookup();
     // The platform the run happens on, if any (docs/platforms.md): its console, its summary.
     let var = |name: &str| lookup(name).and_then(|v| v.into_string().ok());
-    let platform = reviewflow_stdlib::registry().detect_platform(&var);
+    let platform = registry.detect_platform(&var);
     let mut options = RunOptions::new(checkout);
     options.env = lookup.clone();
     options.process_layers = isolation

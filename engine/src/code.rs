@@ -61,6 +61,9 @@ pub enum FetchHow {
     /// What the stage fetches or sends goes over a channel it does not verify (this, in words:
     /// [`crate::transport`]).
     Unverified(&'static str),
+    /// A program or script in a folder every user and process of the machine may write (`/tmp`,
+    /// `/var/tmp`, `/dev/shm`): whatever ran there before the stage chose it.
+    SharedFolder,
 }
 
 impl Fetched {
@@ -80,6 +83,10 @@ impl Fetched {
                 shorten(&self.text)
             ),
             FetchHow::Unverified(does) => format!("writes `{}`, which {does}", shorten(&self.text)),
+            FetchHow::SharedFolder => format!(
+                "runs `{}`, from a folder every user and process of the machine may write (what ran there before the stage chose what it is)",
+                shorten(&self.text)
+            ),
             FetchHow::Change(by) => format!(
                 "runs the change's own code: `{by}` fetches or checks out the tree at the change's commit (`{}`)",
                 shorten(&self.text.replace(CHANGE_COMMIT, "<the change's commit>"))
@@ -101,6 +108,9 @@ impl Fetched {
             }
             FetchHow::Change(_) => {
                 "build or run the change's code in a stage that holds no secret and no write permission, and hand on what it makes as a declared output; a tool of the base revision (`{gather.base}`) may run with more"
+            }
+            FetchHow::SharedFolder => {
+                "install the tool where only the job's own user writes (the runner's image, a pinned step of the job into a folder of its own) and run it by that path; or run it in a stage that holds nothing"
             }
         }
     }
@@ -129,6 +139,9 @@ impl Fetched {
             }
             FetchHow::Unverified(_) => {
                 "anyone on the network path reads what the stage sends and chooses what it receives"
+            }
+            FetchHow::SharedFolder => {
+                "any process of the machine that wrote there first (another job of a shared runner, a step before the run) runs code with it"
             }
         }
     }
@@ -720,6 +733,9 @@ pub fn fetched(words: &[&str]) -> Vec<Fetched> {
             continue;
         }
         let how = match &code.how {
+            CodeHow::Program | CodeHow::Script(_) if in_shared_folder(word) => {
+                FetchHow::SharedFolder
+            }
             CodeHow::Package(runner) if pinned_by_option(runner, words) => continue,
             CodeHow::Package(runner) => {
                 let spec = word.split_once('=').map_or(*word, |(option, value)| {
@@ -747,6 +763,15 @@ pub fn fetched(words: &[&str]) -> Vec<Fetched> {
         });
     }
     out
+}
+
+/// Whether `path` lies in a folder every user and process of the machine may write: the
+/// system's temporary folders, whose sticky bit keeps a file from being replaced by another user
+/// but not from being placed there first.
+fn in_shared_folder(path: &str) -> bool {
+    ["/tmp/", "/var/tmp/", "/dev/shm/"]
+        .iter()
+        .any(|dir| path.starts_with(dir))
 }
 
 /// How many words of a command line belong to the runner whose package is at `index`: all of

@@ -458,9 +458,15 @@ impl UntrustedInput {
     ) -> Finding {
         let stage = &cx.pipeline.stages[i].name;
         let how = code.describe();
+        // A folder every user may write is one the job may also have made its own first (a
+        // private temporary folder): likely, not certain.
+        let (severity, confidence) = match code.how {
+            crate::code::FetchHow::SharedFolder => (Severity::Warning, Confidence::Medium),
+            _ => (self.severity(), Confidence::High),
+        };
         Finding::new(
             self.id(),
-            self.severity(),
+            severity,
             format!(
                 "`{}` {how}, and {power}: {} (principle 1, unknown is untrusted)",
                 stage.value,
@@ -482,7 +488,7 @@ impl UntrustedInput {
             ),
         )])
         .help(code.fix())
-        .confidence(Confidence::High)
+        .confidence(confidence)
         .stage(&stage.value)
     }
 
