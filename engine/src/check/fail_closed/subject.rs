@@ -60,15 +60,25 @@ pub(super) fn partial_subjects(cx: &Context<'_>, feeds_sink: &[bool], out: &mut 
             // A review read by another review (an overview fenced into the one that publishes)
             // claims nothing itself: the published verdict is the other's.
             // A value of the change given unfenced is `untrusted-input`'s (one root, one error).
+            // (A diff given unfenced: the review reads the change, unfenced.)
+            let is_diff = |r: &Reference| {
+                cx.dag.stage_index(&r.stage).is_some_and(|g| {
+                    crate::graph::outputs_of(&p.stages[g], cx.registry)
+                        .into_iter()
+                        .any(|(name, ty)| {
+                            name == r.output && ty == crate::contract::OutputType::Diff
+                        })
+                })
+            };
             let given = stage.children.iter().any(|c| {
-                c.args.iter().any(|a| match &a.value {
-                    Value::Reference(_) => true,
-                    Value::Template(t) => t.references().next().is_some(),
-                    _ => false,
-                }) && contract
+                contract
                     .child_spec(&c.name.value)
                     .is_some_and(|s| !s.fences)
-                    && c.name.value != "workspace"
+                    && c.args.iter().any(|a| match &a.value {
+                        Value::Reference(r) => is_diff(r),
+                        Value::Template(t) => t.references().any(is_diff),
+                        _ => false,
+                    })
             });
             if !given && !read_only_by_reviews(cx, &stage.name.value) {
                 out.extend(no_subject(stage, contract));
