@@ -209,6 +209,7 @@ found_tests! {
     reviewer_comment_carries_its_secret => "reviewer_comment_carries_its_secret",
     reviewer_comment_reaches_a_stage_out_of_scope => "reviewer_comment_reaches_a_stage_out_of_scope",
     store_name_not_a_store_name => "store_name_not_a_store_name",
+    secret_holder_file_output_beside_a_shared_folder => "secret_holder_file_output_beside_a_shared_folder",
 }
 
 /// The tester can see a leak: a spy given a holder's output, with the flow allowed so that

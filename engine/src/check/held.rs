@@ -12,8 +12,8 @@ use crate::permission::{capability, sealing_key};
 /// The check that reports stage `i` holding secret `k`, if one does: `secret-scope` (out of its
 /// `visible-to`, or a key held by a program), `secret-alias` (a second name for a key, held by a
 /// program), `reviewer-credential` (a model reviewer given anything but its model's credential
-/// under its own variable), or `write-token-injection`/`untrusted-input` (a program that reads
-/// untrusted data while it holds a secret that writes).
+/// under its own variable), or `write-token-injection` (a program that reads untrusted data
+/// while it holds a secret that writes).
 pub fn reported_holding(cx: &Context<'_>, flow: &Flow, i: usize, k: usize) -> Option<&'static str> {
     let p = cx.pipeline;
     let stage = &p.stages[i];
@@ -37,10 +37,15 @@ pub fn reported_holding(cx: &Context<'_>, flow: &Flow, i: usize, k: usize) -> Op
     {
         return Some("reviewer-credential");
     }
-    let reads_untrusted = flow
-        .inputs
-        .get(i)
-        .is_some_and(|inputs| inputs.iter().any(|input| input.labels.untrusted));
+    // Read as `write-token-injection` reads it (data, a setting, standard input), whose fix takes
+    // the token out of the stage. Untrusted text on its command line, in its environment or as a
+    // path is `untrusted-input`'s, whose fix keeps the text out and leaves the secret where it
+    // is: what the stage then hands out of the scope is a root of its own (`secret-flow`).
+    let reads_untrusted = flow.inputs.get(i).is_some_and(|inputs| {
+        inputs.iter().any(|input| {
+            input.labels.untrusted && super::write_token_injection::channel(input.role).is_some()
+        })
+    });
     if runs_program && reads_untrusted && capability(cx.registry, p, k).writes() {
         return Some("write-token-injection");
     }

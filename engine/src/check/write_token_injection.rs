@@ -17,7 +17,7 @@ pub struct WriteTokenInjection;
 pub const ID: &str = "write-token-injection";
 
 /// Where the value arrives, in a sentence; `None` for the channels `untrusted-input` reports.
-fn channel(role: Role) -> Option<&'static str> {
+pub(super) fn channel(role: Role) -> Option<&'static str> {
     match role {
         Role::CommandLine | Role::Environment | Role::Path => None,
         Role::Stdin => Some("on its standard input"),
