@@ -61,10 +61,6 @@ pub fn parse_permission(word: &str) -> Result<Permission, String> {
     })
 }
 
-/// The environment variables GitHub Actions' own token is usually given under: a secret read
-/// from one of them writes unless its `can=` says otherwise (the job's token may write).
-pub const ACTIONS_TOKEN_VARIABLES: &[&str] = &["GITHUB_TOKEN", "GH_TOKEN"];
-
 /// What a secret can do on the forge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Capability<'a> {
@@ -73,8 +69,8 @@ pub enum Capability<'a> {
     /// A `can=` that a stage writing with the secret contradicts ([`contradicting_write`]): a
     /// declared capability is held against what the pipeline does, so it may do anything.
     Contradicted(&'a [crate::span::Spanned<Permission>]),
-    /// No `can=`, and a forge token (the forge's `token=`, or GitHub Actions' token by its
-    /// variable): it may do anything the token was granted, writes included.
+    /// No `can=`, and a forge token (the forge's `token=`, or a job's own token by a variable a
+    /// registered forge names, [`job_token`]): it may do anything the token was granted, writes included.
     ForgeToken,
     /// No `can=`, and a secret of no known kind (a deploy token, a webhook, a model's key under
     /// a variable no model's client reads): unknown authority can do anything its kind can
@@ -132,6 +128,15 @@ impl Capability<'_> {
     }
 }
 
+/// Whether a secret read from `variable` is a registered forge's job token (its power is the
+/// job's permissions: what a forge contract names in `believed.job_token_env`).
+pub fn job_token(registry: &crate::registry::Registry, variable: &str) -> bool {
+    registry
+        .forges()
+        .filter_map(|f| f.believed.as_ref())
+        .any(|b| b.job_token_env.contains(&variable))
+}
+
 /// What secret `k` of `pipeline` can do on the forge. The kinds a secret is known by are the
 /// registry's: the credential variables of its reviewers, and the key slot of a stage that binds
 /// a blob.
@@ -148,7 +153,7 @@ pub fn capability<'p>(
         return Capability::Declared(&can.value);
     }
     let forge_token = crate::flow::forge_token(pipeline) == Some(secret.name.value.as_str());
-    if forge_token || ACTIONS_TOKEN_VARIABLES.contains(&secret.env.value.as_str()) {
+    if forge_token || job_token(registry, &secret.env.value) {
         return Capability::ForgeToken;
     }
     let model_key = registry

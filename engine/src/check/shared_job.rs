@@ -25,10 +25,6 @@ pub struct SharedJob;
 
 pub const ID: &str = "shared-job";
 
-/// The secret read from this variable is the job's own token, whose power is the job's
-/// permissions: what its stages declare.
-const JOB_TOKEN: &str = "GITHUB_TOKEN";
-
 /// The most joins a finding names: a hostile file can chain a thousand.
 const SHOWN: usize = 6;
 
@@ -134,7 +130,8 @@ fn powers(cx: &Context<'_>, i: usize) -> Vec<Power> {
     for &k in held {
         let secret = &p.secrets[k];
         let can = capability(cx.registry, p, k);
-        if secret.env.value == JOB_TOKEN || !can.writes() {
+        // The job's own token: its power is the job's permissions, what its stages declare.
+        if crate::permission::job_token(cx.registry, &secret.env.value) || !can.writes() {
             continue;
         }
         out.push(Power {

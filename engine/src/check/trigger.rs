@@ -181,7 +181,7 @@ impl Trigger {
         let mut held: Vec<usize> = flow.held.iter().flatten().copied().collect();
         held.sort_unstable();
         held.dedup();
-        held.retain(|&k| p.secrets[k].env.value != "GITHUB_TOKEN");
+        held.retain(|&k| !crate::permission::job_token(cx.registry, &p.secrets[k].env.value));
         let Some(&first) = held.first() else { return };
         let names: Vec<String> = held
             .iter()

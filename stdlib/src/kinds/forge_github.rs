@@ -4,9 +4,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// The variables GitHub Actions' own token is usually given under (`GITHUB_TOKEN`, and `GH_TOKEN`
+/// for the `gh` CLI): a secret read from one writes unless its `can=` says otherwise.
+const ACTIONS_TOKEN_VARIABLES: &[&str] = &["GITHUB_TOKEN", "GH_TOKEN"];
+
 use reviewflow_engine::contract::{BelievedAuthors, Bound, ForgeContract, ForgeRefusal, ValueType};
 use reviewflow_engine::model::Value;
-use reviewflow_engine::permission::ACTIONS_TOKEN_VARIABLES;
 use reviewflow_engine::run::{BoxFuture, StatusSink};
 
 use super::forge::{ChangeInfo, PostRequest, PostedMarker, PostedSummary, ReviewState};
