@@ -70,7 +70,8 @@ pub enum Capability<'a> {
     /// declared capability is held against what the pipeline does, so it may do anything.
     Contradicted(&'a [crate::span::Spanned<Permission>]),
     /// No `can=`, and a forge token (the forge's `token=`, or a job's own token by a variable a
-    /// registered forge names, [`job_token`]): it may do anything the token was granted, writes included.
+    /// registered forge names, [`job_token`]): it may do anything the token was granted, writes
+    /// included.
     ForgeToken,
     /// No `can=`, and a secret of no known kind (a deploy token, a webhook, a model's key under
     /// a variable no model's client reads): unknown authority can do anything its kind can
