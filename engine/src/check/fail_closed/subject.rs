@@ -57,28 +57,16 @@ pub(super) fn partial_subjects(cx: &Context<'_>, feeds_sink: &[bool], out: &mut 
                 .is_some_and(|o| o.part)
         };
         let Some(first) = subject.first() else {
-            // A review read by another review (an overview fenced into the one that publishes)
-            // claims nothing itself: the published verdict is the other's.
-            // A value of the change given unfenced is `untrusted-input`'s (one root, one error).
-            // (A diff given unfenced: the review reads the change, unfenced.)
-            let is_diff = |r: &Reference| {
-                cx.dag.stage_index(&r.stage).is_some_and(|g| {
-                    crate::graph::outputs_of(&p.stages[g], cx.registry)
-                        .into_iter()
-                        .any(|(name, ty)| {
-                            name == r.output && ty == crate::contract::OutputType::Diff
-                        })
-                })
-            };
+            // A review given the diff unfenced reads the change (`untrusted-input` reports how);
+            // one read by another review (an overview fenced into the one that publishes) claims
+            // nothing itself: the published verdict is the other's.
             let given = stage.children.iter().any(|c| {
                 contract
                     .child_spec(&c.name.value)
                     .is_some_and(|s| !s.fences)
-                    && c.args.iter().any(|a| match &a.value {
-                        Value::Reference(r) => is_diff(r),
-                        Value::Template(t) => t.references().any(is_diff),
-                        _ => false,
-                    })
+                    && child_references(c)
+                        .into_iter()
+                        .any(|r| output_type(cx, r) == Some(crate::contract::OutputType::Diff))
             });
             if !given && !read_only_by_reviews(cx, &stage.name.value) {
                 out.extend(no_subject(stage, contract));
@@ -145,12 +133,7 @@ fn read_only_by_reviews(cx: &Context<'_>, name: &str) -> bool {
             continue;
         };
         for child in &other.children {
-            let names_it = child.args.iter().any(|a| match &a.value {
-                Value::Reference(r) => r.stage == name,
-                Value::Template(t) => t.references().any(|r| r.stage == name),
-                _ => false,
-            });
-            if !names_it {
+            if !child_references(child).iter().any(|r| r.stage == name) {
                 continue;
             }
             if contract.reviewers().is_empty() {
@@ -160,6 +143,24 @@ fn read_only_by_reviews(cx: &Context<'_>, name: &str) -> bool {
         }
     }
     read
+}
+
+/// The references `child` reads, directly or interpolated.
+fn child_references(child: &crate::model::Child) -> Vec<&Reference> {
+    let mut out = Vec::new();
+    for value in child.values() {
+        value.value.collect_references(&mut out);
+    }
+    out
+}
+
+/// The declared type of the value `r` names.
+fn output_type(cx: &Context<'_>, r: &Reference) -> Option<crate::contract::OutputType> {
+    let g = cx.dag.stage_index(&r.stage)?;
+    crate::graph::outputs_of(&cx.pipeline.stages[g], cx.registry)
+        .into_iter()
+        .find(|(name, _)| *name == r.output)
+        .map(|(_, ty)| ty)
 }
 
 /// A review given no subject at all: its kind takes the change as a fenced value (the diff) and
@@ -215,11 +216,7 @@ fn no_diff(
         if kind.opaque || !kind.reviewers().is_empty() {
             return None;
         }
-        let ty = crate::graph::outputs_of(producer, cx.registry)
-            .into_iter()
-            .find(|(name, _)| *name == r.output)
-            .map(|(_, ty)| ty)?;
-        types.push(ty);
+        types.push(output_type(cx, r)?);
     }
     if types.contains(&OutputType::Diff) {
         return None;

@@ -165,9 +165,6 @@ impl Vetting {
         let guards: BTreeSet<usize> = self.vetted_by.values().flatten().copied().collect();
         for (i, stage) in p.stages.iter().enumerate() {
             let Some(when) = &stage.when else { continue };
-            let Some(contract) = cx.registry.get(&stage.uses.value) else {
-                continue;
-            };
             let waited: Vec<usize> = guards
                 .iter()
                 .copied()
@@ -180,32 +177,22 @@ impl Vetting {
             // A wait on a guard that reads none of what the stage publishes gates the review
             // itself: part 9's (selective publishers), whose fix is not to scan more.
             let mut covers_some = false;
-            for child in &stage.children {
-                let publishes = contract
-                    .child_spec(&child.name.value)
-                    .is_some_and(|s| s.role == Role::Publish);
-                if !publishes {
+            for input in &flow.inputs[i] {
+                if input.role != Role::Publish || input.folder.is_some() {
                     continue;
                 }
-                for v in child.values() {
-                    let mut refs = Vec::new();
-                    v.value.collect_references(&mut refs);
-                    for r in refs {
-                        let Some(pi) = cx.dag.stage_index(&r.stage) else {
-                            continue;
-                        };
-                        let steered = flow.inputs[i]
-                            .iter()
-                            .any(|l| l.span == r.span && l.labels.untrusted && !l.labels.private);
-                        let read = self
-                            .vetted_by
-                            .get(&(pi, r.output.clone()))
-                            .is_some_and(|gs| gs.iter().any(|g| waited.contains(g)));
-                        covers_some |= read;
-                        if steered && !read && !unread.iter().any(|u| **u == *r) {
-                            unread.push(r);
-                        }
-                    }
+                let r = &input.reference;
+                let Some(pi) = cx.dag.stage_index(&r.stage) else {
+                    continue;
+                };
+                let read = self
+                    .vetted_by
+                    .get(&(pi, r.output.clone()))
+                    .is_some_and(|gs| gs.iter().any(|g| waited.contains(g)));
+                covers_some |= read;
+                let steered = input.labels.untrusted && !input.labels.private;
+                if steered && !read && !unread.iter().any(|u| **u == *r) {
+                    unread.push(r);
                 }
             }
             let Some(first) = unread.first().filter(|_| covers_some) else {
