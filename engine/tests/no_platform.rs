@@ -14,7 +14,6 @@ const STILL_NAMING: &[&str] = &[
     "check/shared_job.rs",
     "check/suppression.rs",
     "check/trigger.rs",
-    "check/trust.rs",
     "check/untrusted_input.rs",
     "check/write_token_injection.rs",
     "code.rs",

@@ -9,7 +9,6 @@
 //!   `trust` rules name. When no rule names an event the pipeline runs on, `restore` never reads
 //!   back what the pipeline's own runs keep.
 
-use super::trust::PULL_REQUEST_CODE;
 use super::{Check, Context};
 use crate::contract::Role;
 use crate::finding::{Confidence, Finding, Label, Severity};
@@ -258,13 +257,10 @@ impl Trigger {
                         continue;
                     };
                     let Some(store) = p.store(name) else { continue };
-                    if reported.contains(&name.as_str())
-                        || !cx
-                            .registry
-                            .store(&store.kind.value)
-                            .is_some_and(|k| k.lookups)
-                        || !keeps_in(p, name)
-                    {
+                    let Some(kind) = cx.registry.store(&store.kind.value) else {
+                        continue;
+                    };
+                    if reported.contains(&name.as_str()) || !kind.lookups || !keeps_in(p, name) {
                         continue;
                     }
                     // Rules without an event are the `trust` check's; only a full set is judged.
@@ -273,11 +269,13 @@ impl Trigger {
                         .iter()
                         .filter_map(|r| r.setting("event").and_then(|e| e.value.as_str()))
                         .collect();
-                    // So are rules for runs of the pull request's own workflow: the fix of that
-                    // finding is the rule this one would ask for.
+                    // So are rules the kind judges flawed (a run of the pull request's own
+                    // workflow): the fix of that finding is the rule this one would ask for.
                     if named.is_empty()
                         || named.len() < store.trust.len()
-                        || named.iter().any(|e| PULL_REQUEST_CODE.contains(e))
+                        || kind
+                            .rule_judge
+                            .is_some_and(|judge| !judge(name, &store.trust).is_empty())
                     {
                         continue;
                     }

@@ -6,6 +6,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{Bound, PropSpec, ValueType};
+use crate::model::TrustRule;
+use crate::span::Span;
 
 /// The most trusted blobs a restore may be told to try (`max-tries`), of every store kind.
 pub const MAX_TRIES: Bound = Bound::count(
@@ -53,16 +55,36 @@ pub struct StoreContract {
     pub lookups: bool,
     /// The store can remove old entries: it takes `retain count=… age=…`.
     pub retain: bool,
-    /// Producers are GitHub Actions workflow runs, and a `trust` rule names their `workflow`,
-    /// `event`, `branch` and `repository`: `check` asks of each rule whether the author of a pull
-    /// request could start a run it admits.
+    /// Producers are GitHub Actions workflow runs, whose blobs outlive the job that kept them
+    /// (an exported workflow may keep its blobs here).
     pub workflow_runs: bool,
+    /// The kind's judgement of its `trust` rules beyond "there is one": the rules a producer
+    /// the change's author can start satisfies, if the kind can tell (`trust` reports each).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub rule_judge: Option<RuleJudge>,
     /// Why `run` refuses a blob name once the name's inputs are filled in (`store`, the blob
     /// name), if it does: the function the run calls, so that `check` (`run-refusal`) reports
     /// it with the same words, tried with the most hostile values the inputs admit.
     #[serde(skip)]
     #[schemars(skip)]
     pub name_refusal: Option<NameRefusal>,
+}
+
+/// A store kind's judgement of store `store`'s `trust` rules: one flaw for each rule a producer
+/// the change's author can start satisfies (principle 1: such a producer vouches for nothing).
+pub type RuleJudge = fn(store: &str, rules: &[TrustRule]) -> Vec<RuleFlaw>;
+
+/// Why a `trust` rule admits a producer the change's author can start, as `check` reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleFlaw {
+    /// The fact of the rule that admits it (or the rule, when a fact is missing).
+    pub span: Span,
+    pub message: String,
+    /// The label at `span`.
+    pub label: String,
+    /// The rule that would admit only the kind's own producers.
+    pub help: String,
 }
 
 /// A store kind's refusal of a filled-in blob name of store `store`: why, if it is refused.
@@ -79,6 +101,7 @@ impl StoreContract {
             lookups: false,
             retain: false,
             workflow_runs: false,
+            rule_judge: None,
             name_refusal: None,
         }
     }
@@ -112,6 +135,11 @@ impl StoreContract {
 
     pub fn retain(mut self) -> Self {
         self.retain = true;
+        self
+    }
+
+    pub fn rule_judge(mut self, judge: RuleJudge) -> Self {
+        self.rule_judge = Some(judge);
         self
     }
 

@@ -30,6 +30,7 @@ pub fn contract() -> StoreContract {
     )
     .lookups()
     .workflow_runs()
+    .rule_judge(crate::store::github_artifacts_rules::judge_rules)
     .name_refusal(crate::store::name_refusal)
 }
 

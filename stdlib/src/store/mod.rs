@@ -12,6 +12,7 @@ mod blobs;
 mod entry;
 mod error;
 pub mod github_artifacts;
+pub mod github_artifacts_rules;
 mod local;
 mod name;
 

@@ -5,6 +5,7 @@
 //! `$GITHUB_STEP_SUMMARY`; `check --format github` writes findings as annotations.
 
 pub mod commands;
+pub mod events;
 
 use std::path::PathBuf;
 
