@@ -51,6 +51,9 @@ pub struct Fetched {
 pub enum FetchHow {
     /// A package or image this runner installs, at a version the registry may still change.
     Package(String),
+    /// A package this runner installs at an exact version, whose dependencies the registry
+    /// resolves by their ranges when the stage runs (nothing locks them).
+    Dependencies(String),
     /// A script this interpreter loads from a URL.
     Url(String),
     /// Code on this interpreter's command line that runs what it downloads.
@@ -72,6 +75,10 @@ impl Fetched {
         match &self.how {
             FetchHow::Package(runner) => format!(
                 "runs `{}` with `{runner}`, code a registry chooses when the stage runs (no exact version or digest pins it)",
+                self.text
+            ),
+            FetchHow::Dependencies(runner) => format!(
+                "runs `{}` with `{runner}`, pinned, but not what it depends on, which a registry resolves when the stage runs",
                 self.text
             ),
             FetchHow::Url(interpreter) => format!(
@@ -99,6 +106,9 @@ impl Fetched {
         match &self.how {
             FetchHow::Package(_) => {
                 "pin it to what a registry cannot change (an exact version such as `tool@1.4.2` or `tool==1.4.2`, an image's `@sha256:` digest), or install it before the run and run it by its path; or run it in a stage that holds nothing, handing on what it makes as a declared output"
+            }
+            FetchHow::Dependencies(_) => {
+                "lock what it depends on: install it before the run from a lockfile (`npm ci`, `pip install --require-hashes -r …`, `cargo install --locked`) and run it by its path, or run an image by its `@sha256:` digest; or run it in a stage that holds nothing, handing on what it makes as a declared output"
             }
             FetchHow::Url(_) | FetchHow::Download(_) => {
                 "install the tool before the run (a pinned step of the job) and run it by its path; or run it in a stage that holds nothing, handing on what it makes as a declared output"
@@ -129,6 +139,9 @@ impl Fetched {
         match &self.how {
             FetchHow::Package(_) => {
                 "whoever can publish that name (its maintainers, or whoever takes over their account) runs code with it"
+            }
+            FetchHow::Dependencies(_) => {
+                "whoever can publish a release of any of its dependencies runs code with it"
             }
             FetchHow::Url(_) | FetchHow::Download(_) => {
                 "whoever controls that server (or what it serves) runs code with it"
@@ -736,15 +749,17 @@ pub fn fetched(words: &[&str]) -> Vec<Fetched> {
             CodeHow::Program | CodeHow::Script(_) if in_shared_folder(word) => {
                 FetchHow::SharedFolder
             }
-            CodeHow::Package(runner) if pinned_by_option(runner, words) => continue,
             CodeHow::Package(runner) => {
                 let spec = word.split_once('=').map_or(*word, |(option, value)| {
                     if option.starts_with('-') { value } else { word }
                 });
-                if pinned(runner, spec) {
+                if !(pinned_by_option(runner, words) || pinned(runner, spec)) {
+                    FetchHow::Package(runner.clone())
+                } else if local(spec) || locks_dependencies(runner, words) {
                     continue;
+                } else {
+                    FetchHow::Dependencies(runner.clone())
                 }
-                FetchHow::Package(runner.clone())
             }
             CodeHow::Script(interpreter) if is_url(word) => FetchHow::Url(interpreter.clone()),
             CodeHow::Inline(interpreter)
@@ -753,6 +768,18 @@ pub fn fetched(words: &[&str]) -> Vec<Fetched> {
                     || runs_what_it_downloaded(word) =>
             {
                 FetchHow::Download(interpreter.clone())
+            }
+            // A shell's code is command lines: each of its simple commands is judged as the
+            // stage's own line would be (`sh -c "npx tool@latest && …"`).
+            CodeHow::Inline(interpreter) if SHELLS.contains(&interpreter.as_str()) => {
+                for command in shell_commands(word) {
+                    let inner = command_words_of(command);
+                    out.extend(fetched(&inner).into_iter().map(|f| Fetched {
+                        index: code.index,
+                        ..f
+                    }));
+                }
+                continue;
             }
             _ => continue,
         };
@@ -884,11 +911,33 @@ fn is_url(word: &str) -> bool {
     word.starts_with("https://") || word.starts_with("http://")
 }
 
+/// Whether a package that is pinned also has what it depends on pinned: a Go module (its
+/// `go.sum`, checked against the checksum database), an image by digest, a flake at a revision
+/// (its lock); `cargo install --locked` (the lockfile the package was published with); `pip
+/// install --no-deps` and `gem install --ignore-dependencies` (nothing else is installed). A
+/// package of npm, PyPI or RubyGems names its dependencies by ranges (npm publishes no
+/// lockfile), and a registry resolves them when the stage runs: default deny.
+fn locks_dependencies(runner: &str, words: &[&str]) -> bool {
+    let has = |option: &str| words.contains(&option);
+    match runner.split(' ').next().unwrap_or(runner) {
+        "docker" | "podman" | "nix" | "go" => true,
+        "cargo" => has("--locked") || has("--frozen"),
+        "pip" | "pip3" | "python" | "python3" => has("--no-deps"),
+        "gem" => has("--ignore-dependencies"),
+        _ => false,
+    }
+}
+
+/// A path rather than a package name: the checkout's or the machine's, judged as such.
+fn local(spec: &str) -> bool {
+    spec == "." || spec.starts_with('/') || spec.starts_with("./") || spec.starts_with("../")
+}
+
 /// Whether `spec`, a package `runner` installs, names what its registry cannot change: an
 /// exact version where versions are immutable (npm, PyPI, Go's checksum database), a digest
 /// where tags move (images), a revision for a flake. A path (`./x`, `/opt/x`) is no fetch.
 fn pinned(runner: &str, spec: &str) -> bool {
-    if spec == "." || spec.starts_with('/') || spec.starts_with("./") || spec.starts_with("../") {
+    if local(spec) {
         return true;
     }
     let runner = runner.split(' ').next().unwrap_or(runner);
@@ -1219,6 +1268,15 @@ mod tests {
         fetched(words).into_iter().map(|f| f.text).collect()
     }
 
+    /// The packages pinned at an exact version whose dependencies still float.
+    fn loose(words: &[&str]) -> Vec<String> {
+        fetched(words)
+            .into_iter()
+            .filter(|f| matches!(f.how, FetchHow::Dependencies(_)))
+            .map(|f| f.text)
+            .collect()
+    }
+
     #[test]
     fn the_program_the_script_and_code_on_the_command_line_are_code() {
         assert_eq!(
@@ -1372,20 +1430,27 @@ mod tests {
         ] {
             assert_eq!(fetch(floating).len(), 1, "{floating:?}");
         }
-        for pinned in [
+        // The package is pinned, what it depends on is resolved by ranges when it runs.
+        for top in [
             &["npx", "some-reporter@1.4.2"][..],
             &["npx", "@scope/tool@2.0.1-rc.1"],
             &["uvx", "ruff==0.5.1"],
             &["uvx", "ruff@0.5.1"],
             &["pipx", "run", "--spec", "black==24.1.0", "black"],
-            &["go", "run", "example.com/tool@v1.2.3"],
-            &["go", "run", "./cmd/tool"],
-            &["docker", "run", "alpine@sha256:0123abcd"],
-            &["npx", "./packages/tool"],
             &[
                 "npx",
                 "github:acme/tool#3f9c0d1e2a4b5c6d7e8f90a1b2c3d4e5f6a7b8c9",
             ],
+        ] {
+            assert_eq!(loose(top).len(), 1, "{top:?}");
+            assert_eq!(fetch(top), loose(top), "{top:?}");
+        }
+        // Everything that runs is pinned (a module's go.sum, an image's digest), or local.
+        for pinned in [
+            &["go", "run", "example.com/tool@v1.2.3"][..],
+            &["go", "run", "./cmd/tool"],
+            &["docker", "run", "alpine@sha256:0123abcd"],
+            &["npx", "./packages/tool"],
             &["npm", "ci"],
             &["jq", ".", "x@latest"],
         ] {
@@ -1427,24 +1492,15 @@ mod tests {
         }
         let commit = "3f9c0d1e2a4b5c6d7e8f90a1b2c3d4e5f6a7b8c9";
         let at = |prefix: &str| format!("{prefix}{commit}");
-        for pinned in [
-            vec!["pip", "install", "requests==2.31.0"],
-            vec!["pip", "install", "-r", "requirements.txt"],
-            vec!["pip", "install", "-e", "."],
-            vec!["python", "-m", "pip", "install", "."],
-            vec!["npm", "install"],
-            vec!["npm", "install", "tool@1.2.3"],
-            vec!["cargo", "install", "ripgrep@14.1.0"],
-            vec!["cargo", "install", "ripgrep", "--version", "14.1.0"],
-            vec!["cargo", "install", "--path", "."],
-            vec!["gem", "install", "rubocop", "-v", "1.60.2"],
-            vec!["docker", "build", "-t", "x", "."],
-        ] {
-            assert_eq!(fetch(&pinned), Vec::<String>::new(), "{pinned:?}");
-        }
         let git = at("git+https://x.test/r@");
         let context = at("https://x.test/r.git#");
-        for pinned in [
+        // The package is pinned, what it depends on is not: nothing locks it.
+        for top in [
+            vec!["pip", "install", "requests==2.31.0"],
+            vec!["npm", "install", "tool@1.2.3"],
+            vec!["cargo", "install", "ripgrep@14.1.0"],
+            vec!["cargo", "install", "ripgrep", "--version", "=14.1.0"],
+            vec!["gem", "install", "rubocop", "-v", "1.60.2"],
             vec![
                 "cargo",
                 "install",
@@ -1454,10 +1510,72 @@ mod tests {
                 commit,
             ],
             vec!["pip", "install", git.as_str()],
+        ] {
+            assert_eq!(loose(&top).len(), 1, "{top:?}");
+            assert_eq!(fetch(&top), loose(&top), "{top:?}");
+        }
+        for pinned in [
+            vec!["pip", "install", "-r", "requirements.txt"],
+            vec!["pip", "install", "-e", "."],
+            vec!["python", "-m", "pip", "install", "."],
+            vec!["npm", "install"],
+            vec!["cargo", "install", "--path", "."],
+            vec!["docker", "build", "-t", "x", "."],
             vec!["docker", "build", context.as_str()],
+            // A lockfile, or no dependency installed at all.
+            vec!["cargo", "install", "ripgrep@14.1.0", "--locked"],
+            vec![
+                "cargo",
+                "install",
+                "ripgrep",
+                "--version",
+                "14.1.0",
+                "--locked",
+            ],
+            vec![
+                "cargo",
+                "install",
+                "--locked",
+                "--git",
+                "https://x.test/r",
+                "--rev",
+                commit,
+            ],
+            vec!["pip", "install", "--no-deps", "requests==2.31.0"],
+            vec![
+                "gem",
+                "install",
+                "rubocop",
+                "-v",
+                "1.60.2",
+                "--ignore-dependencies",
+            ],
         ] {
             assert_eq!(fetch(&pinned), Vec::<String>::new(), "{pinned:?}");
         }
+    }
+
+    #[test]
+    fn a_shells_commands_are_judged_as_command_lines() {
+        let locked = "cargo install tool --version =3.2.1 --locked --root t && t/bin/tool";
+        let unlocked = "cargo install tool --version =3.2.1 --root t && t/bin/tool";
+        assert_eq!(fetch(&["sh", "-c", locked]), Vec::<String>::new());
+        assert_eq!(loose(&["sh", "-c", unlocked]), ["tool"]);
+        assert_eq!(
+            fetch(&["bash", "-c", "set -e; npx --yes tool@latest --out r.json"]),
+            ["tool@latest"]
+        );
+        let change = format!("cargo install --git https://x.test/r --rev {CHANGE_COMMIT}");
+        assert!(
+            fetched(&["sh", "-c", change.as_str()])
+                .iter()
+                .any(|f| matches!(f.how, FetchHow::Change(_)))
+        );
+        // Python's code is no shell's.
+        assert_eq!(
+            fetch(&["python3", "-c", "import os; os.system('true')"]),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
@@ -1524,7 +1642,8 @@ mod tests {
             vec!["sh", "-c", diff.as_str()],
             vec!["npx", base_npx.as_str()],
         ] {
-            assert_eq!(fetch(&line), Vec::<String>::new(), "{line:?}");
+            // At most a pinned package whose dependencies float, never the change's code.
+            assert_eq!(fetch(&line), loose(&line), "{line:?}");
         }
         let base_run = fetched(&["sh", "-c", base.as_str()]);
         assert!(

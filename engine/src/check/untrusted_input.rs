@@ -462,6 +462,9 @@ impl UntrustedInput {
         // private temporary folder): likely, not certain.
         let (severity, confidence) = match code.how {
             crate::code::FetchHow::SharedFolder => (Severity::Warning, Confidence::Medium),
+            // A package may bundle what it depends on (npm's `bundleDependencies`, a
+            // shrinkwrap), which the file cannot see.
+            crate::code::FetchHow::Dependencies(_) => (Severity::Warning, Confidence::Medium),
             _ => (self.severity(), Confidence::High),
         };
         Finding::new(

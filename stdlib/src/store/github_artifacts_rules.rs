@@ -257,7 +257,10 @@ mod tests {
         let e = errors(&[&format!("trust {WF} event=\"workflow_run\"")]);
         assert_eq!(e.len(), 1, "{e:?}");
         assert!(e[0].contains("admits `workflow_run` runs"), "{e:?}");
-        assert!(e[0].contains("(a pull request's own run included)"), "{e:?}");
+        assert!(
+            e[0].contains("(a pull request's own run included)"),
+            "{e:?}"
+        );
         assert!(
             e[0].contains(
                 "`trust workflow=\".github/workflows/build.yaml\" event=\"pull_request_target\"`"
