@@ -67,6 +67,10 @@ pub enum FetchHow {
     /// A program or script in a folder every user and process of the machine may write (`/tmp`,
     /// `/var/tmp`, `/dev/shm`): whatever ran there before the stage chose it.
     SharedFolder,
+    /// A program or script by a path outside the system's folders (a home, a runner's work
+    /// folder): what the job's own steps wrote there before the run (a restored cache, a setup
+    /// step) chose it, and the file does not show what that was.
+    UnknownFolder,
 }
 
 impl Fetched {
@@ -92,6 +96,10 @@ impl Fetched {
             FetchHow::Unverified(does) => format!("writes `{}`, which {does}", shorten(&self.text)),
             FetchHow::SharedFolder => format!(
                 "runs `{}`, from a folder every user and process of the machine may write (what ran there before the stage chose what it is)",
+                shorten(&self.text)
+            ),
+            FetchHow::UnknownFolder => format!(
+                "runs `{}`, from a folder outside the system's, which a step before the run (a restored cache, a setup step) filled",
                 shorten(&self.text)
             ),
             FetchHow::Change(by) => format!(
@@ -121,6 +129,9 @@ impl Fetched {
             }
             FetchHow::SharedFolder => {
                 "install the tool where only the job's own user writes (the runner's image, a pinned step of the job into a folder of its own) and run it by that path; or run it in a stage that holds nothing"
+            }
+            FetchHow::UnknownFolder => {
+                "run the tool from the system's folders (`/usr`, `/opt`: the runner's image), installed by a pinned step, not restored from a cache; or run it in a stage that holds nothing"
             }
         }
     }
@@ -155,6 +166,9 @@ impl Fetched {
             }
             FetchHow::SharedFolder => {
                 "any process of the machine that wrote there first (another job of a shared runner, a step before the run) runs code with it"
+            }
+            FetchHow::UnknownFolder => {
+                "whoever chose what is there (a cache entry another workflow saved) runs code with it"
             }
         }
     }
@@ -749,6 +763,9 @@ pub fn fetched(words: &[&str]) -> Vec<Fetched> {
             CodeHow::Program | CodeHow::Script(_) if in_shared_folder(word) => {
                 FetchHow::SharedFolder
             }
+            CodeHow::Program | CodeHow::Script(_) if outside_the_system(word) => {
+                FetchHow::UnknownFolder
+            }
             CodeHow::Package(runner) => {
                 let spec = word.split_once('=').map_or(*word, |(option, value)| {
                     if option.starts_with('-') { value } else { word }
@@ -790,6 +807,42 @@ pub fn fetched(words: &[&str]) -> Vec<Fetched> {
         });
     }
     out
+}
+
+/// The folders a runner's image installs programs in, which only its administrator writes
+/// (Linux's, Nix's store, macOS's). Default deny: a program by any other absolute path, or in
+/// a home (`~/`, `$HOME/`), was put there by something the file does not show.
+const SYSTEM_FOLDERS: &[&str] = &[
+    "/usr/",
+    "/bin/",
+    "/sbin/",
+    "/lib/",
+    "/lib32/",
+    "/lib64/",
+    "/libx32/",
+    "/opt/",
+    "/etc/",
+    "/nix/store/",
+    "/snap/",
+    "/System/",
+    "/Library/",
+    "/Applications/",
+];
+
+/// Whether `path` names a program or script outside [`SYSTEM_FOLDERS`]: an absolute path
+/// elsewhere, or one in the user's home. A relative path is the checkout's (judged as such), a
+/// word with a reference or an input is judged by its labels.
+fn outside_the_system(path: &str) -> bool {
+    // Code read from a descriptor (`sh /dev/stdin`) is judged as what feeds it.
+    if path.contains('{') || path.starts_with("/dev/") || path.starts_with("/proc/") {
+        return false;
+    }
+    let home = ["~/", "$HOME/", "${HOME}/"]
+        .iter()
+        .any(|h| path.starts_with(h));
+    home || (path.starts_with('/')
+        && path.len() > 1
+        && !SYSTEM_FOLDERS.iter().any(|dir| path.starts_with(dir)))
 }
 
 /// Whether `path` lies in a folder every user and process of the machine may write: the
@@ -1552,6 +1605,41 @@ mod tests {
             ],
         ] {
             assert_eq!(fetch(&pinned), Vec::<String>::new(), "{pinned:?}");
+        }
+    }
+
+    #[test]
+    fn a_program_outside_the_systems_folders_is_code_the_file_does_not_show() {
+        let how = |words: &[&str]| -> Vec<FetchHow> {
+            fetched(words).into_iter().map(|f| f.how).collect()
+        };
+        for shared in [
+            &["/tmp/tools/fossa"][..],
+            &["sh", "/var/tmp/x.sh"],
+            &["/dev/shm/x"],
+        ] {
+            assert_eq!(how(shared), [FetchHow::SharedFolder], "{shared:?}");
+        }
+        for unknown in [
+            &["/home/runner/.cache/acme-tools/bin/fossa", "analyze"][..],
+            &["/root/.local/bin/tool"],
+            &["/__w/_tool/x/bin/x"],
+            &["python3", "/github/home/scripts/x.py"],
+            &["sh", "-c", "~/.cache/tools/fossa analyze"],
+            &["sh", "-c", "set -e; $HOME/bin/tool --x"],
+        ] {
+            assert_eq!(how(unknown), [FetchHow::UnknownFolder], "{unknown:?}");
+        }
+        for system in [
+            &["/usr/bin/jq", "."][..],
+            &["/opt/acme-tools/fossa-3.9.4/bin/fossa"],
+            &["/nix/store/abc-tool/bin/tool"],
+            &["sh", "/dev/stdin"],
+            &["{work}/bin/tool"],
+            &["./scripts/x.sh"],
+            &["jq"],
+        ] {
+            assert_eq!(how(system), Vec::<FetchHow>::new(), "{system:?}");
         }
     }
 

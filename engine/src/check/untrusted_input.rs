@@ -461,7 +461,9 @@ impl UntrustedInput {
         // A folder every user may write is one the job may also have made its own first (a
         // private temporary folder): likely, not certain.
         let (severity, confidence) = match code.how {
-            crate::code::FetchHow::SharedFolder => (Severity::Warning, Confidence::Medium),
+            crate::code::FetchHow::SharedFolder | crate::code::FetchHow::UnknownFolder => {
+                (Severity::Warning, Confidence::Medium)
+            }
             // A package may bundle what it depends on (npm's `bundleDependencies`, a
             // shrinkwrap), which the file cannot see.
             crate::code::FetchHow::Dependencies(_) => (Severity::Warning, Confidence::Medium),
