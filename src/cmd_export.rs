@@ -2,11 +2,13 @@
 
 use std::path::{Component, Path};
 
-use reviewflow_engine::export::fit::{self, Destination};
-use reviewflow_engine::export::github::{Action, Source, parse_action, workflow};
 use reviewflow_engine::finding::Severity;
 use reviewflow_engine::flow::Flow;
 use reviewflow_engine::{CheckOptions, report, run_checks};
+use reviewflow_stdlib::platform::github::export::fit::{self, Destination};
+use reviewflow_stdlib::platform::github::export::workflow::{
+    Action, Source, parse_action, workflow,
+};
 
 use crate::cli::{ExportArgs, ExportGithubArgs, ExportTarget, FailOn};
 use crate::cmd_check::fails;

@@ -2,8 +2,10 @@
 //! cover: a stage caught between two stages of a job, jobs that could run side by side, inputs,
 //! and names GitHub cannot hold.
 
-use reviewflow_engine::export::github::{Action, ExportError, Source, workflow};
 use reviewflow_engine::flow::Flow;
+use reviewflow_stdlib::platform::github::export::workflow::{
+    Action, ExportError, Source, workflow,
+};
 
 /// The workflow of `text`, which runs on `pull_request_target` unless it names its triggers
 /// (a pipeline without one is not exported: `a_pipeline_without_a_trigger_is_refused`).

@@ -260,7 +260,7 @@ impl Trigger {
                     let Some(kind) = cx.registry.store(&store.kind.value) else {
                         continue;
                     };
-                    if reported.contains(&name.as_str()) || !kind.lookups || !keeps_in(p, name) {
+                    if reported.contains(&name.as_str()) || !kind.lookups || !p.keeps_in(name) {
                         continue;
                     }
                     // Rules without an event are the `trust` check's; only a full set is judged.
@@ -310,17 +310,6 @@ impl Trigger {
             }
         }
     }
-}
-
-/// Whether a stage keeps blobs in the store `name` (`upload … to="name"`).
-pub(crate) fn keeps_in(p: &Pipeline, name: &str) -> bool {
-    p.stages.iter().any(|s| {
-        s.children.iter().any(|c| {
-            c.props.iter().any(|prop| {
-                prop.name.value == "to" && matches!(&prop.value.value, Value::Store(n) if n == name)
-            })
-        })
-    })
 }
 
 /// A rule for the pipeline's own runs, unless those runs are `pull_request` ones, which a rule

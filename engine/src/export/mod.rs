@@ -1,8 +1,7 @@
 //! Exporting a pipeline to a CI system's jobs (`docs/export.md`). The partition of stages into
-//! jobs is the part every exporter shares.
+//! jobs is the part every exporter shares; each platform's exporter is its own (the standard
+//! library's).
 
-pub mod fit;
-pub mod github;
 pub mod partition;
 
 pub use partition::{Carries, Job, Partition, Reason, partition};

@@ -286,6 +286,18 @@ pub enum CheckoutContradiction<'a> {
 }
 
 impl Pipeline {
+    /// Whether a stage keeps blobs in the store `name` (`upload … to="name"`).
+    pub fn keeps_in(&self, name: &str) -> bool {
+        self.stages.iter().any(|s| {
+            s.children.iter().any(|c| {
+                c.props.iter().any(|prop| {
+                    prop.name.value == "to"
+                        && matches!(&prop.value.value, Value::Store(n) if n == name)
+                })
+            })
+        })
+    }
+
     /// The declaration that vouches for `source`, if any.
     pub fn trusts(&self, source: TrustedSource) -> Option<&Trusted> {
         self.trusted.iter().find(|t| t.source.value == source)

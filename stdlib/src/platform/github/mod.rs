@@ -6,6 +6,7 @@
 
 pub mod commands;
 pub mod events;
+pub mod export;
 
 use std::path::PathBuf;
 

@@ -1,5 +1,5 @@
 //! The GitHub Actions workflow of a pipeline (`docs/export.md`, "The workflow"): one job per job
-//! of the [partition](super::partition), each running its stages with `reviewflow run --stages`
+//! of the [partition](reviewflow_engine::export::partition), each running its stages with `reviewflow run --stages`
 //! and handing its run directory to the next job as an artifact.
 //!
 //! The text is written directly rather than through a YAML serializer: the comments (why stages
@@ -9,13 +9,13 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::flow::Flow;
-use crate::graph::Dag;
-use crate::model::{Access, DEFAULT_TRIGGER_TYPES, Pipeline, Stage, TriggerEvent};
-use crate::permission::parse_permission;
-use crate::registry::Registry;
+use reviewflow_engine::flow::Flow;
+use reviewflow_engine::graph::Dag;
+use reviewflow_engine::model::{Access, DEFAULT_TRIGGER_TYPES, Pipeline, Stage, TriggerEvent};
+use reviewflow_engine::permission::parse_permission;
+use reviewflow_engine::registry::Registry;
 
-use super::partition::{Carries, Partition, Reason, partition};
+use reviewflow_engine::export::partition::{Carries, Partition, Reason, partition};
 
 /// Actions, pinned by commit with the release the commit is.
 pub const CHECKOUT: &str = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2";
@@ -356,7 +356,7 @@ fn triggers(pipeline: &Pipeline) -> Vec<On<'_>> {
 /// secrets of two in one job cannot be exported.
 fn environment<'p>(
     pipeline: &'p Pipeline,
-    secrets: &[&'p crate::model::Secret],
+    secrets: &[&'p reviewflow_engine::model::Secret],
     job: &str,
 ) -> Result<Option<(&'p str, Vec<&'p str>)>, ExportError> {
     let mut found: Option<(&str, Vec<&str>)> = None;
@@ -462,7 +462,7 @@ fn job(
     }
     let _ = writeln!(out, "    runs-on: ubuntu-latest");
     let _ = writeln!(out, "    timeout-minutes: {}", timeout_minutes(&stages));
-    let secrets: Vec<&crate::model::Secret> = the_job
+    let secrets: Vec<&reviewflow_engine::model::Secret> = the_job
         .secrets
         .iter()
         .map(|&s| &pipeline.secrets[s])
@@ -686,7 +686,12 @@ fn and_list(items: &[&str]) -> String {
 
 /// The job's permissions, each with the stages that need it: the union over its stages, and the
 /// checkout's `contents: read`.
-fn permissions(out: &mut String, src: &Source<'_>, the_job: &super::Job, names: &[&str]) {
+fn permissions(
+    out: &mut String,
+    src: &Source<'_>,
+    the_job: &reviewflow_engine::export::Job,
+    names: &[&str],
+) {
     let mut why: BTreeMap<String, (Access, Vec<&str>)> = BTreeMap::new();
     for (&s, name) in the_job.stages.iter().zip(names) {
         for (scope, access) in stage_permissions(src.pipeline, src.registry, s) {
@@ -717,7 +722,7 @@ fn run_step(
     out: &mut String,
     src: &Source<'_>,
     names: &[&str],
-    secrets: &[&crate::model::Secret],
+    secrets: &[&reviewflow_engine::model::Secret],
     parent: Option<&str>,
 ) {
     // As root (docs/isolation.md, "Where users run it"): on GitHub's hosted runners the job's

@@ -3,8 +3,10 @@
 //! token limit; every 10th stage holds a secret, which flows downstream and so joins stages into
 //! jobs).
 //!
-//! Run with `cargo bench -p reviewflow-engine --bench export`.
+//! Run with `cargo bench -p reviewflow-stdlib --bench export`.
 
+// The engine's generator of the benches' pipelines: the same files as the `check` bench.
+#[path = "../../engine/benches/support/mod.rs"]
 mod support;
 
 use std::hint::black_box;
@@ -13,11 +15,11 @@ use std::time::Duration;
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
-use reviewflow_engine::export::github::{Action, Source as Export, workflow};
 use reviewflow_engine::export::partition;
 use reviewflow_engine::flow::Flow;
 use reviewflow_engine::syntax::Limits;
 use reviewflow_engine::{Source, compile};
+use reviewflow_stdlib::platform::github::export::workflow::{Action, Source as Export, workflow};
 
 fn bench(c: &mut Criterion) {
     let registry = support::registry();

@@ -9,13 +9,12 @@
 //! - A store the pipeline keeps blobs in believes runs of another workflow file than the one
 //!   written: the store would never believe what this workflow keeps.
 
-use crate::check::trigger::keeps_in;
-use crate::contract::Effect;
-use crate::model::{Access, Pipeline};
-use crate::registry::Registry;
-use crate::source::Source;
+use reviewflow_engine::contract::Effect;
+use reviewflow_engine::model::{Access, Pipeline};
+use reviewflow_engine::registry::Registry;
+use reviewflow_engine::source::Source;
 
-use super::github::ExportError;
+use super::workflow::ExportError;
 
 /// Where the workflow goes, as far as export knows it.
 pub struct Destination<'a> {
@@ -108,7 +107,7 @@ fn own_workflow(
     for store in pipeline
         .stores
         .iter()
-        .filter(|s| keeps_in(pipeline, &s.name.value))
+        .filter(|s| pipeline.keeps_in(&s.name.value))
     {
         for rule in &store.trust {
             let event = rule.setting("event").and_then(|e| e.value.as_str());
