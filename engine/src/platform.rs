@@ -33,6 +33,44 @@ pub struct FindingsFormat {
     pub render: fn(&FileFindings<'_>) -> String,
 }
 
+/// Whose configuration (the job's definition, and so the pipeline file it runs) the job an
+/// event starts runs, and what it checks out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventRuns {
+    /// The base branch's configuration, with the base checked out: what the change's author
+    /// cannot rewrite.
+    Base,
+    /// The change's own configuration, with the change checked out: its author writes both.
+    Change,
+    /// Whatever ref the one who starts it picks, a change's branch included.
+    Chosen,
+}
+
+/// One of a platform's trigger events, as `check` and lowering reason with it (principle 3: an
+/// event the platform does not list is refused).
+#[derive(Clone, Copy, Debug)]
+pub struct Event {
+    /// The name `trigger` takes.
+    pub name: &'static str,
+    pub runs: EventRuns,
+    /// What its job checks out, in words, for a message ("the base branch").
+    pub checks_out: &'static str,
+    /// The activity types `types` may name; empty for an event about no change, which takes
+    /// neither `types` nor `branches`.
+    pub types: &'static [&'static str],
+    /// The types it runs on without `types`.
+    pub default_types: &'static [&'static str],
+    /// The type a push to the change fires: `types` without it start no review of a push.
+    pub push_type: Option<&'static str>,
+}
+
+impl Event {
+    /// Whether it is about a change (and takes `types` and `branches`).
+    pub fn about_a_change(&self) -> bool {
+        !self.types.is_empty()
+    }
+}
+
 /// A platform's console and findings format.
 pub trait Platform: Send + Sync + std::fmt::Debug {
     /// The platform's kind, as `check --format` and `export` name it.
@@ -89,5 +127,75 @@ pub trait Platform: Send + Sync + std::fmt::Debug {
     /// How `check` writes findings for it, if it reads them.
     fn findings(&self) -> Option<FindingsFormat> {
         None
+    }
+
+    /// The events a `trigger` may name on it.
+    fn events(&self) -> &'static [Event] {
+        &[]
+    }
+}
+
+/// A made-up platform for the engine's own tests: its events and nothing else, so that no test
+/// of the engine depends on a real platform's names.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Event, EventRuns, Level, Lookup, Platform};
+
+    const TYPES: &[&str] = &["opened", "pushed", "closed"];
+
+    /// `change-base` runs the base's configuration, `change-own` the change's, `by-hand` any
+    /// ref.
+    const EVENTS: &[Event] = &[
+        Event {
+            name: "change-base",
+            runs: EventRuns::Base,
+            checks_out: "the base",
+            types: TYPES,
+            default_types: &["opened", "pushed"],
+            push_type: Some("pushed"),
+        },
+        Event {
+            name: "change-own",
+            runs: EventRuns::Change,
+            checks_out: "the change",
+            types: TYPES,
+            default_types: &["opened", "pushed"],
+            push_type: Some("pushed"),
+        },
+        Event {
+            name: "by-hand",
+            runs: EventRuns::Chosen,
+            checks_out: "any ref",
+            types: &[],
+            default_types: &[],
+            push_type: None,
+        },
+    ];
+
+    #[derive(Debug)]
+    pub(crate) struct TestPlatform;
+
+    impl Platform for TestPlatform {
+        fn name(&self) -> &'static str {
+            "test"
+        }
+        fn title(&self) -> &'static str {
+            "a test platform"
+        }
+        fn detected(&self, _var: Lookup<'_>) -> bool {
+            false
+        }
+        fn mask(&self, _values: &[String]) -> String {
+            String::new()
+        }
+        fn block(&self, title: &str, lines: &[String]) -> String {
+            format!("{title}\n{}", lines.join("\n"))
+        }
+        fn annotation(&self, _level: Level, _title: Option<&str>, message: &str) -> String {
+            message.to_owned()
+        }
+        fn events(&self) -> &'static [Event] {
+            EVENTS
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::contract::{ForgeContract, StageContract, StoreContract};
-use crate::platform::{FindingsFormat, Lookup, Platform};
+use crate::platform::{Event, EventRuns, FindingsFormat, Lookup, Platform};
 
 /// Recognises a credential in a text. The stdlib registers `std/scan`'s pattern detectors
 /// (forge, cloud and model vendors' tokens, JWTs, private keys), so that `check` and `std/scan`
@@ -106,6 +106,26 @@ impl Registry {
     /// The registered platforms, in registration order.
     pub fn platforms(&self) -> impl Iterator<Item = &Arc<dyn Platform>> {
         self.platforms.0.iter()
+    }
+
+    /// The trigger event of that name, from the platform that lists it first.
+    pub fn event(&self, name: &str) -> Option<&'static Event> {
+        self.platforms()
+            .flat_map(|p| p.events().iter())
+            .find(|e| e.name == name)
+    }
+
+    /// Every trigger event the registered platforms list.
+    pub fn events(&self) -> impl Iterator<Item = &'static Event> + '_ {
+        self.platforms().flat_map(|p| p.events().iter())
+    }
+
+    /// The event a review of a change with secrets runs on: the first about a change whose job
+    /// runs the base's configuration. Without a `trigger`, `check` reasons as if the pipeline
+    /// ran on it.
+    pub fn change_event(&self) -> Option<&'static Event> {
+        self.events()
+            .find(|e| e.about_a_change() && e.runs == EventRuns::Base)
     }
 
     /// The platform the environment says the run is on, if any.

@@ -12,8 +12,6 @@ const STILL_NAMING: &[&str] = &[
     "check/secret_as_input.rs",
     "check/secret_on_argv.rs",
     "check/shared_job.rs",
-    "check/suppression.rs",
-    "check/trigger.rs",
     "check/untrusted_input.rs",
     "check/write_token_injection.rs",
     "code.rs",

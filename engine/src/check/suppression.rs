@@ -252,7 +252,7 @@ impl Check for Suppression {
         if let Some(t) = cx.pipeline.trusts(TrustedSource::Checkout)
             && let Some(contradiction) = cx.pipeline.checkout_contradiction(cx.registry)
         {
-            out.push(self.contradicted(t, &contradiction));
+            out.push(self.contradicted(cx.registry, t, &contradiction));
         }
         if let (Some(t), Some(flow)) = (cx.pipeline.trusts(TrustedSource::Checkout), cx.flow)
             && cx.pipeline.checkout_contradiction(cx.registry).is_none()
@@ -290,27 +290,35 @@ impl Suppression {
     /// A `trusted "checkout"` that what the pipeline runs on contradicts: it cannot hold.
     fn contradicted(
         &self,
+        registry: &crate::registry::Registry,
         t: &crate::model::Trusted,
         contradiction: &crate::model::CheckoutContradiction<'_>,
     ) -> Finding {
         use crate::model::CheckoutContradiction;
         match contradiction {
             CheckoutContradiction::Trigger(trigger) => {
-                let event = trigger.event.value;
+                let event = &trigger.event.value;
+                let checks_out = registry
+                    .event(event)
+                    .map_or("what no platform says", |e| e.checks_out);
+                let instead = match registry.change_event() {
+                    Some(e) => format!(
+                        "run the review on `{}` alone, which checks out {}, and remove `{event}`",
+                        e.name, e.checks_out
+                    ),
+                    None => format!("remove `{event}`"),
+                };
                 Finding::new(
                     self.id(),
                     self.severity(),
                     format!(
-                        "`trusted \"checkout\"` is contradicted by the trigger `{}`: on that event the job checks out {}, so it vouches for nothing (principle 6, suppressions are narrow)",
-                        event.name(),
-                        event.what_it_checks_out()
+                        "`trusted \"checkout\"` is contradicted by the trigger `{event}`: on that event the job checks out {checks_out}, so it vouches for nothing (principle 6, suppressions are narrow)",
                     ),
                     Label::new(t.source.span, "cannot hold"),
                 )
                 .related(Label::new(trigger.event.span, "checks out what the base did not choose"))
                 .help(format!(
-                    "run the review on `pull_request_target` alone, which checks out the base branch, and remove `{}`; or remove `trusted \"checkout\"` and fix what it was lifting",
-                    event.name()
+                    "{instead}; or remove `trusted \"checkout\"` and fix what it was lifting"
                 ))
             }
             CheckoutContradiction::Forge { kind, span } => {
@@ -428,7 +436,7 @@ mod tests {
     const NEVER: &str = "stage \"nightly\" uses=\"run\" when=\"false\" {\n    cwd \"{work}\"\n    command \"true\"\n}\n";
 
     /// The engine's kinds, and a default forge whose job chooses what it checks out (where a
-    /// `trusted "checkout"` can hold), as GitHub's does.
+    /// `trusted "checkout"` can hold), as a hosted forge's does.
     fn registry() -> Registry {
         let mut registry = Registry::with_builtins();
         registry.register_forge(
@@ -440,6 +448,7 @@ mod tests {
             "the checkout is the change",
         ));
         registry.set_default_forge("hosted");
+        registry.register_platform(std::sync::Arc::new(crate::platform::testing::TestPlatform));
         registry
     }
 
@@ -673,7 +682,7 @@ mod tests {
     #[test]
     fn a_trusted_checkout_a_pull_request_trigger_contradicts_lifts_nothing() {
         let stage = "secret \"t\" env=\"T\" can=\"\" {\n    visible-to \"lint\"\n}\nstage \"lint\" uses=\"run\" {\n    command \"sh\" \"scripts/lint.sh\"\n    secret-env \"T\" \"t\"\n}\n";
-        for (trigger, holds) in [("pull_request_target", true), ("pull_request", false)] {
+        for (trigger, holds) in [("change-base", true), ("change-own", false)] {
             let (_, findings) = check(&format!(
                 "pipeline \"p\"\ntrigger \"{trigger}\"\ntrusted \"checkout\" reason=\"the base branch only\"\n{stage}"
             ));

@@ -12,21 +12,38 @@
 use super::{Check, Context};
 use crate::contract::Role;
 use crate::finding::{Confidence, Finding, Label, Severity};
-use crate::model::{Pipeline, TriggerEvent, Value};
+use crate::model::Value;
+use crate::platform::{Event, EventRuns};
 use crate::span::Span;
 
 pub struct Trigger;
 
-/// The events the pipeline runs on, with where each is written: without a `trigger` (not exported),
-/// the one a review of a fork's pull request needs.
-fn events(p: &Pipeline) -> Vec<(TriggerEvent, Option<Span>)> {
-    if p.triggers.is_empty() {
-        return vec![(TriggerEvent::PullRequestTarget, None)];
+/// The events the pipeline runs on, as their platform describes them, with where each is
+/// written: without a `trigger` (not exported), the one a review of a change with secrets
+/// needs ([`crate::registry::Registry::change_event`]).
+fn events(cx: &Context<'_>) -> Vec<(&'static Event, Option<Span>)> {
+    if cx.pipeline.triggers.is_empty() {
+        return cx
+            .registry
+            .change_event()
+            .map(|e| (e, None))
+            .into_iter()
+            .collect();
     }
-    p.triggers
+    cx.pipeline
+        .triggers
         .iter()
-        .map(|t| (t.event.value, Some(t.event.span)))
+        .filter_map(|t| Some((cx.registry.event(&t.event.value)?, Some(t.event.span))))
         .collect()
+}
+
+/// The name of the event a review of a change with secrets runs on, for a fix.
+fn change_event(cx: &Context<'_>) -> &'static str {
+    cx.registry
+        .change_event()
+        .map_or("an event whose job runs the base's configuration", |e| {
+            e.name
+        })
 }
 
 impl Check for Trigger {
@@ -51,11 +68,14 @@ impl Check for Trigger {
     }
 }
 
-/// The pipeline's `pull_request` trigger, if it has one: its workflow is the pull request's own.
-fn pull_request(p: &Pipeline) -> Option<&crate::model::Trigger> {
-    p.triggers
-        .iter()
-        .find(|t| t.event.value == TriggerEvent::PullRequest)
+/// The pipeline's trigger whose job runs the change's own configuration (`pull_request`), if it
+/// has one.
+fn changes_own<'p>(cx: &Context<'p>) -> Option<&'p crate::model::Trigger> {
+    cx.pipeline.triggers.iter().find(|t| {
+        cx.registry
+            .event(&t.event.value)
+            .is_some_and(|e| e.runs == EventRuns::Change)
+    })
 }
 
 /// Whether a `branches` filter admits every base branch: none written, or a pattern of
@@ -91,9 +111,13 @@ impl Trigger {
             return;
         }
         for t in &p.triggers {
-            if t.event.value != TriggerEvent::PullRequestTarget {
+            let Some(event) = cx.registry.event(&t.event.value) else {
+                continue;
+            };
+            if event.runs != EventRuns::Base || !event.about_a_change() {
                 continue;
             }
+            let name = event.name;
             let branches = t.branches.as_ref().map(|b| b.value.as_slice());
             if !admits_every_branch(branches) {
                 // A pattern admits branches the file does not name: a release branch of three
@@ -104,7 +128,7 @@ impl Trigger {
                             self.id(),
                             Severity::Warning,
                             format!(
-                                "`pull_request_target` runs on a pull request into any branch `{pattern}` admits, with the repository's secrets: a branch the file does not name (an old one, or one created later) runs its own copy of the workflow and the pipeline (principle 3, allow-lists)"
+                                "`{name}` runs on a pull request into any branch `{pattern}` admits, with the repository's secrets: a branch the file does not name (an old one, or one created later) runs its own copy of the workflow and the pipeline (principle 3, allow-lists)"
                             ),
                             Label::new(b.span, "admits branches the file does not name"),
                         )
@@ -124,7 +148,7 @@ impl Trigger {
                 Finding::new(
                     self.id(),
                     self.severity(),
-                    "`pull_request_target` runs on a pull request into any branch, with the repository's secrets: a pull request into a branch nobody reviewed runs that branch's copy of the workflow and the pipeline (principle 3, allow-lists)",
+                    format!("`{name}` runs on a pull request into any branch, with the repository's secrets: a pull request into a branch nobody reviewed runs that branch's copy of the workflow and the pipeline (principle 3, allow-lists)"),
                     Label::new(span, what),
                 )
                 .help(
@@ -150,7 +174,13 @@ impl Trigger {
         }
         for t in &p.triggers {
             let Some(types) = &t.types else { continue };
-            if types.value.iter().any(|ty| ty == "synchronize") {
+            let Some(event) = cx.registry.event(&t.event.value) else {
+                continue;
+            };
+            let Some(push) = event.push_type else {
+                continue;
+            };
+            if types.value.iter().any(|ty| ty == push) {
                 continue;
             }
             out.push(
@@ -158,14 +188,15 @@ impl Trigger {
                     self.id(),
                     self.severity(),
                     format!(
-                        "`{}` starts no review when the pull request is pushed to (`types` leaves out `synchronize`): the review published for an earlier head stays up while the new commits go unreviewed (principle 4, coverage is a promise)",
-                        t.event.value.name()
+                        "`{}` starts no review when the pull request is pushed to (`types` leaves out `{push}`): the review published for an earlier head stays up while the new commits go unreviewed (principle 4, coverage is a promise)",
+                        event.name
                     ),
-                    Label::new(types.span, "no `synchronize`"),
+                    Label::new(types.span, format!("no `{push}`")),
                 )
-                .help(
-                    "add `synchronize` to `types` (the default types have it: `opened synchronize reopened ready_for_review`)",
-                )
+                .help(format!(
+                    "add `{push}` to `types` (the default types have it: `{}`)",
+                    event.default_types.join(" ")
+                ))
                 .confidence(Confidence::High),
             );
         }
@@ -173,7 +204,7 @@ impl Trigger {
 
     fn pull_request_secrets(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let p = cx.pipeline;
-        let Some(trigger) = pull_request(p) else {
+        let Some(trigger) = changes_own(cx) else {
             return;
         };
         let Some(flow) = cx.flow else { return };
@@ -191,7 +222,8 @@ impl Trigger {
                 self.id(),
                 self.severity(),
                 format!(
-                    "on `pull_request` the workflow is the pull request's own: a fork's run gets no {}, and a branch's run hands {} to a workflow its author wrote",
+                    "on `{}` the workflow is the pull request's own: a fork's run gets no {}, and a branch's run hands {} to a workflow its author wrote",
+                    trigger.event.value,
                     names.join(" or "),
                     if held.len() == 1 { "it" } else { "them" },
                 ),
@@ -201,24 +233,27 @@ impl Trigger {
                 p.secrets[first].name.span,
                 "a secret other than the workflow's token",
             ))
-            .help(
-                "run on `pull_request_target`, whose workflow is the base branch's, and keep the secrets in an environment restricted to that branch",
-            )
+            .help(format!(
+                "run on `{}`, whose workflow is the base branch's, and keep the secrets in an environment restricted to that branch",
+                change_event(cx)
+            ))
             .confidence(Confidence::High),
         );
     }
 
     /// A verdict recorded on the head (a check run, an approval: the contracts' `claims_whole`)
-    /// by a pipeline that runs on `pull_request`, whose workflow and pipeline file the pull
-    /// request's branch brings itself, is the change's own word: its author can rewrite what
-    /// records it, so a rule that requires it requires nothing (principle 4). A
-    /// `workflow_dispatch` is started by someone with write access, and docs/github.md restricts
-    /// the job's environment to the default branch: judged, and left.
+    /// by a pipeline that runs on an event whose job runs the change's own configuration
+    /// (`EventRuns::Change`), which the change's branch brings itself, is the change's own word:
+    /// its author can rewrite what records it, so a rule that requires it requires nothing
+    /// (principle 4). An event started by hand on any ref (`EventRuns::Chosen`) is started by
+    /// someone with write access, and the platform's docs restrict the job's environment to the
+    /// default branch: judged, and left.
     fn records_of_the_changes_workflow(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
-        let Some(trigger) = pull_request(cx.pipeline) else {
+        let Some(trigger) = changes_own(cx) else {
             return;
         };
-        let event = trigger.event.value.name();
+        let event = trigger.event.value.as_str();
+        let instead = change_event(cx);
         for (stage, child, _, arg) in super::fail_closed::subject::whole_head_claims(cx) {
             out.push(
                 Finding::new(
@@ -232,7 +267,7 @@ impl Trigger {
                 )
                 .related(Label::new(trigger.event.span, "runs the branch's own workflow"))
                 .help(format!(
-                    "record verdicts that a rule requires from a pipeline on `pull_request_target` alone, whose workflow is the base branch's; on `{event}`, publish a comment only"
+                    "record verdicts that a rule requires from a pipeline on `{instead}` alone, whose workflow is the base branch's; on `{event}`, publish a comment only"
                 ))
                 .confidence(Confidence::High)
                 .stage(&stage.name.value),
@@ -242,7 +277,7 @@ impl Trigger {
 
     fn unread_store(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let p = cx.pipeline;
-        let events = events(p);
+        let events = events(cx);
         let mut reported: Vec<&str> = Vec::new();
         for stage in &p.stages {
             let Some(contract) = cx.registry.get(&stage.uses.value) else {
@@ -279,13 +314,13 @@ impl Trigger {
                     {
                         continue;
                     }
-                    if events.iter().any(|(e, _)| named.contains(&e.name())) {
+                    if events.iter().any(|(e, _)| named.contains(&e.name)) {
                         continue;
                     }
                     reported.push(name);
                     let runs_on: Vec<String> = events
                         .iter()
-                        .map(|(e, _)| format!("`{}`", e.name()))
+                        .map(|(e, _)| format!("`{}`", e.name))
                         .collect();
                     let mut finding = Finding::new(
                         self.id(),
@@ -299,7 +334,7 @@ impl Trigger {
                         Label::new(store.name.span, "trusts none of the pipeline's runs"),
                     )
                     .related(Label::new(v.span, format!("`{}` reads it here", stage.name.value)))
-                    .help(rule_help(&events, &named))
+                    .help(rule_help(&events, &named, change_event(cx)))
                     .confidence(Confidence::High)
                     .stage(&stage.name.value);
                     if let Some(span) = events[0].1 {
@@ -314,16 +349,21 @@ impl Trigger {
 
 /// A rule for the pipeline's own runs, unless those runs are `pull_request` ones, which a rule
 /// must not name (the `trust` check): then a trigger the rules name.
-fn rule_help(events: &[(TriggerEvent, Option<Span>)], named: &[&str]) -> String {
-    match events.iter().find(|(e, _)| *e != TriggerEvent::PullRequest) {
-        Some((TriggerEvent::WorkflowDispatch, _)) => "add a rule for the pipeline's own runs: `trust workflow=\"<the exported workflow>\" event=\"workflow_dispatch\" branch=\"main\"`".into(),
+fn rule_help(events: &[(&Event, Option<Span>)], named: &[&str], instead: &str) -> String {
+    match events.iter().find(|(e, _)| e.runs != EventRuns::Change) {
+        // An event started on any ref: the rule names the branch whose configuration is reviewed.
+        Some((e, _)) if e.runs == EventRuns::Chosen => format!(
+            "add a rule for the pipeline's own runs: `trust workflow=\"<the exported workflow>\" event=\"{}\" branch=\"main\"`",
+            e.name
+        ),
         Some((e, _)) => format!(
             "add a rule for the pipeline's own runs: `trust workflow=\"<the exported workflow>\" event=\"{}\"`",
-            e.name()
+            e.name
         ),
         None => format!(
-            "run on an event the rules name (`trigger \"{}\"`): a rule for `pull_request` runs would believe what any pull request uploads",
-            named.first().copied().unwrap_or("pull_request_target")
+            "run on an event the rules name (`trigger \"{}\"`): a rule for `{}` runs would believe what any pull request uploads",
+            named.first().copied().unwrap_or(instead),
+            events.first().map_or("such", |(e, _)| e.name)
         ),
     }
 }

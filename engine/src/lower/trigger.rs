@@ -1,39 +1,15 @@
-//! Lowering of `trigger` (the GitHub events an exported workflow runs on) and of a secret's
-//! `environment=`. Both are written into a workflow by `export github`, so what is accepted here
-//! is what a workflow can hold without quoting tricks.
+//! Lowering of `trigger` (the events an exported pipeline runs on, as its platform lists them:
+//! `Registry::event`) and of a secret's `environment=`. Both are written into a platform's
+//! configuration by `export`, so what is accepted here is what it can hold without quoting
+//! tricks.
 
 use kdl::KdlNode;
 
 use super::entries::truncate;
 use super::{Fact, Lowerer};
-use crate::model::{Trigger, TriggerEvent};
+use crate::model::Trigger;
 use crate::span::Spanned;
 use crate::suggest::did_you_mean;
-
-/// GitHub's activity types of `pull_request` and `pull_request_target`.
-const PULL_REQUEST_TYPES: &[&str] = &[
-    "assigned",
-    "unassigned",
-    "labeled",
-    "unlabeled",
-    "opened",
-    "edited",
-    "closed",
-    "reopened",
-    "synchronize",
-    "converted_to_draft",
-    "ready_for_review",
-    "locked",
-    "unlocked",
-    "review_requested",
-    "review_request_removed",
-    "auto_merge_enabled",
-    "auto_merge_disabled",
-    "milestoned",
-    "demilestoned",
-    "enqueued",
-    "dequeued",
-];
 
 /// The longest environment name GitHub takes.
 const MAX_ENVIRONMENT_LEN: usize = 255;
@@ -46,13 +22,13 @@ impl Lowerer<'_> {
             .iter()
             .find(|e| e.name().is_none())
             .and_then(|e| e.value().as_string());
-        let event = event_text.and_then(|t| TriggerEvent::ALL.into_iter().find(|e| e.name() == t));
+        let event = event_text.and_then(|t| self.registry.event(t));
         let known: &[&str] = match event {
-            Some(TriggerEvent::WorkflowDispatch) => &[],
+            Some(e) if !e.about_a_change() => &[],
             _ => &["types", "branches"],
         };
         let what = match event {
-            Some(e) => format!("`trigger \"{}\"`", e.name()),
+            Some(e) => format!("`trigger \"{}\"`", e.name),
             None => "`trigger`".into(),
         };
         let entries = self.entries(node, &what, known);
@@ -64,13 +40,25 @@ impl Lowerer<'_> {
             return;
         };
         let Some(event) = event else {
+            // Principle 3: only an event a registered platform lists (none, without one).
+            let names: Vec<&str> = self.registry.events().map(|e| e.name).collect();
+            let expected = match names.split_last() {
+                None => "an event of a registered platform (none is registered)".to_string(),
+                Some((last, [])) => format!("\"{last}\""),
+                Some((last, rest)) => format!(
+                    "{} or \"{last}\"",
+                    rest.iter()
+                        .map(|n| format!("\"{n}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
             self.fact(Fact::TypeMismatch {
                 span: text.span,
                 what: "the event of `trigger`".into(),
-                expected: "\"pull_request_target\", \"pull_request\" or \"workflow_dispatch\""
-                    .into(),
+                expected,
                 found: format!("\"{}\"", truncate(&text.value, 64)),
-                help: did_you_mean(&text.value, TriggerEvent::ALL.map(TriggerEvent::name))
+                help: did_you_mean(&text.value, names.iter().copied())
                     .first()
                     .map(|c| format!("did you mean `{c}`?")),
             });
@@ -79,31 +67,43 @@ impl Lowerer<'_> {
         let types = entries
             .prop("types")
             .and_then(|e| self.expect_string(e, "`types`"))
-            .map(|t| self.trigger_types(&t));
+            .map(|t| self.trigger_types(&t, event.types));
         let branches = entries
             .prop("branches")
             .and_then(|e| self.expect_string(e, "`branches`"))
             .map(|b| self.trigger_branches(&b));
-        let name = Spanned::new(event.name().to_string(), text.span);
+        let name = Spanned::new(event.name.to_string(), text.span);
         if self.declare("trigger", &name) {
             self.pipeline.triggers.push(Trigger {
-                event: Spanned::new(event, text.span),
+                event: name.clone(),
                 types,
                 branches,
             });
         }
     }
 
-    fn trigger_types(&mut self, text: &Spanned<String>) -> Spanned<Vec<String>> {
+    fn trigger_types(
+        &mut self,
+        text: &Spanned<String>,
+        known: &'static [&'static str],
+    ) -> Spanned<Vec<String>> {
         self.word_list(
             text,
-            |word| PULL_REQUEST_TYPES.contains(&word),
+            |word| known.contains(&word),
             |word| Fact::TypeMismatch {
                 span: text.span,
                 what: "an activity type in `types`".into(),
-                expected: "one of GitHub's pull request activity types (`opened`, `synchronize`, `reopened`, `ready_for_review`, `labeled`, …)".into(),
+                expected: format!(
+                    "one of the event's activity types ({}, …)",
+                    known
+                        .iter()
+                        .take(5)
+                        .map(|t| format!("`{t}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
                 found: format!("\"{}\"", truncate(word, 64)),
-                help: did_you_mean(word, PULL_REQUEST_TYPES.iter().copied())
+                help: did_you_mean(word, known.iter().copied())
                     .first()
                     .map(|c| format!("did you mean `{c}`?")),
             },
@@ -239,6 +239,56 @@ fn is_environment_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The messages of what compiling `text` refuses, with the test platform registered or not.
+    fn refusals(text: &str, platform: bool) -> Vec<String> {
+        let mut registry = crate::registry::Registry::with_builtins();
+        if platform {
+            registry.register_platform(std::sync::Arc::new(crate::platform::testing::TestPlatform));
+        }
+        let source = crate::Source::new("t.kdl", format!("pipeline \"p\"\n{text}\n"));
+        let findings = match crate::compile(source, &registry, &Default::default()) {
+            Ok(c) => crate::run_checks(&c, &registry, crate::CheckOptions::default()),
+            Err(u) => u.findings,
+        };
+        findings
+            .into_iter()
+            .filter(|f| f.severity == crate::finding::Severity::Error)
+            .map(|f| f.message)
+            .collect()
+    }
+
+    #[test]
+    fn an_event_is_one_a_registered_platform_lists() {
+        assert_eq!(
+            refusals("trigger \"change-base\" types=\"opened pushed\"", true),
+            Vec::<String>::new()
+        );
+        let unknown = refusals("trigger \"change-bass\"", true);
+        assert_eq!(unknown.len(), 1, "{unknown:?}");
+        assert!(
+            unknown[0].contains("\"change-base\", \"change-own\" or \"by-hand\""),
+            "{unknown:?}"
+        );
+        // Without a platform no event is known: default deny.
+        let none = refusals("trigger \"change-base\"", false);
+        assert!(none[0].contains("none is registered"), "{none:?}");
+    }
+
+    #[test]
+    fn types_are_the_events_own_and_an_event_about_no_change_takes_none() {
+        let wrong = refusals("trigger \"change-own\" types=\"opened merged\"", true);
+        assert_eq!(wrong.len(), 1, "{wrong:?}");
+        assert!(
+            wrong[0].contains("`opened`, `pushed`, `closed`"),
+            "{wrong:?}"
+        );
+        assert_eq!(
+            refusals("trigger \"by-hand\" types=\"opened\"", true).len(),
+            1
+        );
+        assert_eq!(refusals("trigger \"by-hand\"", true), Vec::<String>::new());
+    }
 
     #[test]
     fn branch_patterns() {

@@ -58,7 +58,8 @@ pub enum IsolationLevel {
 /// `trigger "pull_request_target" types="opened synchronize" branches="main"`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Trigger {
-    pub event: Spanned<TriggerEvent>,
+    /// One of a registered platform's events (`Registry::event`), checked while lowering.
+    pub event: Spanned<String>,
     /// The activity types (`opened`, `synchronize`, …), when the file says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub types: Option<Spanned<Vec<String>>>,
@@ -66,60 +67,6 @@ pub struct Trigger {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branches: Option<Spanned<Vec<String>>>,
 }
-
-/// A GitHub event a pipeline's exported workflow runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TriggerEvent {
-    PullRequestTarget,
-    PullRequest,
-    WorkflowDispatch,
-}
-
-impl TriggerEvent {
-    pub const ALL: [TriggerEvent; 3] = [
-        TriggerEvent::PullRequestTarget,
-        TriggerEvent::PullRequest,
-        TriggerEvent::WorkflowDispatch,
-    ];
-
-    /// GitHub's name of the event.
-    pub fn name(self) -> &'static str {
-        match self {
-            TriggerEvent::PullRequestTarget => "pull_request_target",
-            TriggerEvent::PullRequest => "pull_request",
-            TriggerEvent::WorkflowDispatch => "workflow_dispatch",
-        }
-    }
-
-    /// Whether the job the event starts checks out the base branch, not what the change chose:
-    /// only `pull_request_target` does. `pull_request` checks out the pull request's merge
-    /// commit, and `workflow_dispatch` whatever ref the dispatcher picks (default deny: an event
-    /// not known to check out the base does not).
-    pub fn checks_out_the_base(self) -> bool {
-        matches!(self, TriggerEvent::PullRequestTarget)
-    }
-
-    /// What the job the event starts checks out, when it is not the base, for a message.
-    pub fn what_it_checks_out(self) -> &'static str {
-        match self {
-            TriggerEvent::PullRequestTarget => "the base branch",
-            TriggerEvent::PullRequest => "the pull request's merge commit, the change's own files",
-            TriggerEvent::WorkflowDispatch => {
-                "whatever ref the one who dispatches it picks, a pull request's branch included"
-            }
-        }
-    }
-
-    /// Whether the event is about a pull request (and takes `types` and `branches`).
-    pub fn is_pull_request(self) -> bool {
-        !matches!(self, TriggerEvent::WorkflowDispatch)
-    }
-}
-
-/// The activity types a pull-request trigger runs on without `types`.
-pub const DEFAULT_TRIGGER_TYPES: &[&str] =
-    &["opened", "synchronize", "reopened", "ready_for_review"];
 
 /// `input "pr" env="PR_NUMBER" type="int"`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -312,19 +259,20 @@ impl Pipeline {
     }
 
     /// Why the checkout is the change itself, whatever a `trusted "checkout"` says: a declared
-    /// trigger whose job does not check out the base ([`TriggerEvent::checks_out_the_base`]:
-    /// `pull_request` runs on the pull request's merge commit, `workflow_dispatch` on any ref),
+    /// trigger whose job does not check out the base (its platform's
+    /// [`crate::platform::EventRuns`]: the change's own, or any ref; an unknown event is
+    /// neither),
     /// or a forge that does not say its job may check out something else
     /// ([`crate::contract::ForgeContract::checkout_may_be_base`]; an unknown forge says nothing).
     pub fn checkout_contradiction(
         &self,
         registry: &crate::registry::Registry,
     ) -> Option<CheckoutContradiction<'_>> {
-        if let Some(trigger) = self
-            .triggers
-            .iter()
-            .find(|t| !t.event.value.checks_out_the_base())
-        {
+        if let Some(trigger) = self.triggers.iter().find(|t| {
+            registry
+                .event(&t.event.value)
+                .is_none_or(|e| e.runs != crate::platform::EventRuns::Base)
+        }) {
             return Some(CheckoutContradiction::Trigger(trigger));
         }
         let kind = match &self.forge {

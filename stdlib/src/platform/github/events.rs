@@ -1,6 +1,65 @@
-//! GitHub's workflow events, by whose workflow file a run of each uses: what a `trust` rule of
-//! a store whose producers are workflow runs may admit (docs/github.md). Default deny: an event
-//! not listed here is not known to run a reviewed workflow file.
+//! GitHub's workflow events: the ones a pipeline's `trigger` may name ([`TRIGGERS`]), and, for
+//! every event a run may have had, whose workflow file it uses: what a `trust` rule of a store
+//! whose producers are workflow runs may admit (docs/github.md). Default deny: an event not
+//! listed here is not known to run a reviewed workflow file.
+
+use reviewflow_engine::platform::{Event, EventRuns};
+
+/// GitHub's activity types of `pull_request` and `pull_request_target`.
+const PULL_REQUEST_TYPES: &[&str] = &[
+    "assigned",
+    "unassigned",
+    "labeled",
+    "unlabeled",
+    "opened",
+    "edited",
+    "closed",
+    "reopened",
+    "synchronize",
+    "converted_to_draft",
+    "ready_for_review",
+    "locked",
+    "unlocked",
+    "review_requested",
+    "review_request_removed",
+    "auto_merge_enabled",
+    "auto_merge_disabled",
+    "milestoned",
+    "demilestoned",
+    "enqueued",
+    "dequeued",
+];
+
+/// The activity types a pull-request trigger runs on without `types`.
+pub const DEFAULT_TYPES: &[&str] = &["opened", "synchronize", "reopened", "ready_for_review"];
+
+/// The events an exported workflow may run on, first the one a review with secrets needs.
+pub const TRIGGERS: &[Event] = &[
+    Event {
+        name: "pull_request_target",
+        runs: EventRuns::Base,
+        checks_out: "the base branch",
+        types: PULL_REQUEST_TYPES,
+        default_types: DEFAULT_TYPES,
+        push_type: Some("synchronize"),
+    },
+    Event {
+        name: "pull_request",
+        runs: EventRuns::Change,
+        checks_out: "the pull request's merge commit, the change's own files",
+        types: PULL_REQUEST_TYPES,
+        default_types: DEFAULT_TYPES,
+        push_type: Some("synchronize"),
+    },
+    Event {
+        name: "workflow_dispatch",
+        runs: EventRuns::Chosen,
+        checks_out: "whatever ref the one who dispatches it picks, a pull request's branch included",
+        types: &[],
+        default_types: &[],
+        push_type: None,
+    },
+];
 
 /// Whose workflow file (and so whose code) a run of an event runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +110,18 @@ pub fn with(provenance: Provenance) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_trigger_has_a_provenance_that_matches_what_it_runs() {
+        for t in TRIGGERS {
+            let expected = match t.runs {
+                EventRuns::Base => Provenance::Base,
+                EventRuns::Change => Provenance::PullRequest,
+                EventRuns::Chosen => Provenance::Branch,
+            };
+            assert_eq!(provenance(t.name), Some(expected), "{}", t.name);
+        }
+    }
 
     #[test]
     fn the_table_is_sorted_and_unknown_events_have_no_provenance() {

@@ -52,6 +52,10 @@ impl Platform for GithubActions {
         annotation(level, title, message)
     }
 
+    fn events(&self) -> &'static [reviewflow_engine::platform::Event] {
+        events::TRIGGERS
+    }
+
     fn summary_file(&self, var: Lookup<'_>) -> Option<PathBuf> {
         var("GITHUB_STEP_SUMMARY").map(PathBuf::from)
     }

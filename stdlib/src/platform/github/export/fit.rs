@@ -101,7 +101,7 @@ fn own_workflow(
     let events: Vec<&str> = pipeline
         .triggers
         .iter()
-        .map(|t| t.event.value.name())
+        .map(|t| t.event.value.as_str())
         .collect();
     let mut named: Option<(&str, usize)> = None;
     for store in pipeline

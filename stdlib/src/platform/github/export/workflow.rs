@@ -11,7 +11,9 @@ use std::fmt::Write as _;
 
 use reviewflow_engine::flow::Flow;
 use reviewflow_engine::graph::Dag;
-use reviewflow_engine::model::{Access, DEFAULT_TRIGGER_TYPES, Pipeline, Stage, TriggerEvent};
+use reviewflow_engine::model::{Access, Pipeline, Stage};
+
+use crate::platform::github::events::{DEFAULT_TYPES, TRIGGERS};
 use reviewflow_engine::permission::parse_permission;
 use reviewflow_engine::registry::Registry;
 
@@ -253,18 +255,20 @@ fn header(out: &mut String, src: &Source<'_>) {
     out.push_str("#\n");
     for t in &events {
         out.push_str(match t.event {
-            TriggerEvent::PullRequestTarget => {
+            "pull_request_target" => {
                 "# It runs on pull_request_target: the workflow and the pipeline come from the base branch,\n\
                  # never from the pull request, and nothing of the pull request is checked out or run.\n"
             }
-            TriggerEvent::PullRequest => {
+            "pull_request" => {
                 "# It runs on pull_request: the workflow and the pipeline are the pull request's own. A\n\
                  # fork's run gets no secret; a branch's run uses what the branch's author wrote.\n"
             }
-            TriggerEvent::WorkflowDispatch => {
+            "workflow_dispatch" => {
                 "# It runs on workflow_dispatch: someone with write access names a pull request to review,\n\
                  # and the workflow and the pipeline come from the branch the run was started on.\n"
             }
+            // Lowering admits only the events of [`TRIGGERS`], each written above.
+            _ => "",
         });
     }
     let _ = write!(
@@ -278,11 +282,10 @@ fn header(out: &mut String, src: &Source<'_>) {
     );
     for t in &events {
         match t.event {
-            TriggerEvent::PullRequestTarget => out.push_str(
+            "pull_request_target" => out.push_str(
                 "  pull_request_target: # zizmor: ignore[dangerous-triggers] no code of the pull request runs\n",
             ),
-            TriggerEvent::PullRequest => out.push_str("  pull_request:\n"),
-            TriggerEvent::WorkflowDispatch => {
+            "workflow_dispatch" => {
                 out.push_str(
                     "  workflow_dispatch:\n\
                      \x20   inputs:\n\
@@ -293,6 +296,9 @@ fn header(out: &mut String, src: &Source<'_>) {
                 );
                 continue;
             }
+            other => {
+                let _ = writeln!(out, "  {other}:");
+            }
         }
         let _ = writeln!(out, "    types: [{}]", t.types.join(", "));
         if let Some(branches) = &t.branches {
@@ -302,10 +308,7 @@ fn header(out: &mut String, src: &Source<'_>) {
     }
     // A dispatched run is about the pull request it names, and waits for (or cancels) that pull
     // request's review like a push does.
-    let number = if events
-        .iter()
-        .any(|t| t.event == TriggerEvent::WorkflowDispatch)
-    {
+    let number = if events.iter().any(|t| t.event == "workflow_dispatch") {
         "github.event.pull_request.number || inputs.pull-request"
     } else {
         "github.event.pull_request.number"
@@ -328,7 +331,7 @@ fn header(out: &mut String, src: &Source<'_>) {
 
 /// One event of the workflow, with what its `on:` entry says.
 struct On<'a> {
-    event: TriggerEvent,
+    event: &'a str,
     types: Vec<&'a str>,
     branches: Option<&'a [String]>,
 }
@@ -339,15 +342,21 @@ fn triggers(pipeline: &Pipeline) -> Vec<On<'_>> {
         .triggers
         .iter()
         .map(|t| On {
-            event: t.event.value,
+            event: t.event.value.as_str(),
             types: t.types.as_ref().map_or_else(
-                || DEFAULT_TRIGGER_TYPES.to_vec(),
+                || DEFAULT_TYPES.to_vec(),
                 |ty| ty.value.iter().map(String::as_str).collect(),
             ),
             branches: t.branches.as_ref().map(|b| b.value.as_slice()),
         })
         .collect();
-    out.sort_by_key(|t| t.event);
+    // In the order GitHub's events are listed (the one a review with secrets needs first).
+    out.sort_by_key(|t| {
+        TRIGGERS
+            .iter()
+            .position(|e| e.name == t.event)
+            .unwrap_or(TRIGGERS.len())
+    });
     out
 }
 
@@ -486,7 +495,7 @@ fn job(
     // event): the base branch on pull_request_target, so nothing of the pull request runs.
     let checkout = if triggers(pipeline)
         .iter()
-        .all(|t| t.event == TriggerEvent::PullRequestTarget)
+        .all(|t| t.event == "pull_request_target")
     {
         "Check out the base branch"
     } else {
