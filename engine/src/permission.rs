@@ -1,50 +1,56 @@
-//! Forge permissions as GitHub names them: `scope:read` or `scope:write`.
+//! Permissions of a platform's job token: `scope:read` or `scope:write`. The scopes, and what a
+//! write in each can do, are the platform's (`Platform::scopes`).
 
 use crate::model::{Access, Permission};
 
-/// The scopes of a GitHub Actions token.
-pub const SCOPES: &[&str] = &[
-    "actions",
-    "attestations",
-    "checks",
-    "contents",
-    "deployments",
-    "discussions",
-    "id-token",
-    "issues",
-    "models",
-    "packages",
-    "pages",
-    "pull-requests",
-    "security-events",
-    "statuses",
-];
-
-/// The scopes whose writes only say something about the change, to people: a comment, a label.
-/// A write in any other scope acts (principle 2: a capability can do anything its kind can): it
-/// approves a pull request (`pull-requests`: an approval counts toward a required review),
-/// passes a required check (`checks`, `statuses`), changes the repository's code, runs a
-/// workflow, publishes a package or a page, deploys, or signs (docs/checks.md, `fail-closed`'s
-/// steered part). A scope not listed here acts.
-pub const INFORMING: &[&str] = &["discussions", "issues"];
-
-/// Whether `p` is a write that acts (see [`INFORMING`]).
-pub fn acts(p: &Permission) -> bool {
-    p.access == Access::Write && !INFORMING.contains(&p.scope.as_str())
+/// Whether `p` is a write that acts: one in a scope the platform does not list as only
+/// informing (principle 2: a scope no platform describes can do anything).
+pub fn acts(registry: &crate::registry::Registry, p: &Permission) -> bool {
+    p.access == Access::Write && registry.scope(&p.scope).is_none_or(|s| s.acts)
 }
 
+/// Whether `p` is a write that records a verdict on the change (a status, a check, an
+/// approval), as its platform describes the scope.
+pub fn records_verdict(registry: &crate::registry::Registry, p: &Permission) -> bool {
+    p.access == Access::Write && registry.scope(&p.scope).is_some_and(|s| s.records_verdict)
+}
+
+/// `word` as a permission of a scope a registered platform lists (default deny).
+pub fn parse_scoped(
+    registry: &crate::registry::Registry,
+    word: &str,
+) -> Result<Permission, String> {
+    let p = parse_permission(word)?;
+    if registry.scope(&p.scope).is_none() {
+        let names: Vec<&str> = registry.scopes().map(|s| s.name).collect();
+        let names_empty = names.is_empty();
+        let hint = crate::suggest::help_text(&crate::suggest::did_you_mean(&p.scope, names))
+            .map(|h| format!(" ({h})"))
+            .unwrap_or_default();
+        let none = if names_empty {
+            " (no platform is registered)"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "`{}` is not a permission scope{hint}{none}",
+            p.scope
+        ));
+    }
+    Ok(p)
+}
+
+/// `scope:read` or `scope:write`, whatever the scope.
 pub fn parse_permission(word: &str) -> Result<Permission, String> {
     let Some((scope, access)) = word.split_once(':') else {
         return Err(format!(
             "`{word}` is not a permission: write `scope:read` or `scope:write`"
         ));
     };
-    if !SCOPES.contains(&scope) {
-        let hint =
-            crate::suggest::help_text(&crate::suggest::did_you_mean(scope, SCOPES.iter().copied()))
-                .map(|h| format!(" ({h})"))
-                .unwrap_or_default();
-        return Err(format!("`{scope}` is not a permission scope{hint}"));
+    if scope.is_empty() {
+        return Err(format!(
+            "`{word}` names no scope: write `scope:read` or `scope:write`"
+        ));
     }
     let access = match access {
         "read" => Access::Read,
@@ -247,21 +253,26 @@ mod tests {
     }
 
     #[test]
-    fn a_write_acts_unless_it_only_says_something() {
-        let acting: Vec<&str> = SCOPES
-            .iter()
-            .copied()
-            .filter(|scope| acts(&parse_permission(&format!("{scope}:write")).expect("a scope")))
-            .collect();
-        // Every scope is judged; the informing ones are the exceptions, written down.
-        assert_eq!(acting.len() + INFORMING.len(), SCOPES.len());
-        assert!(acting.contains(&"contents") && acting.contains(&"id-token"));
-        assert!(acting.contains(&"pull-requests") && acting.contains(&"checks"));
-        assert!(!acting.contains(&"issues"));
-        // A read never acts.
-        assert!(!acts(
-            &parse_permission("contents:read").expect("a permission")
-        ));
+    fn a_write_acts_unless_its_platform_says_it_only_informs() {
+        let mut registry = crate::registry::Registry::with_builtins();
+        registry.register_platform(std::sync::Arc::new(crate::platform::testing::TestPlatform));
+        let p = |w: &str| parse_permission(w).expect("a permission");
+        assert!(!acts(&registry, &p("notes:write")));
+        assert!(acts(&registry, &p("code:write")));
+        assert!(
+            acts(&registry, &p("verdicts:write"))
+                && records_verdict(&registry, &p("verdicts:write"))
+        );
+        assert!(!records_verdict(&registry, &p("code:write")));
+        // A scope no platform describes can do anything; a read never acts.
+        assert!(acts(&registry, &p("unheard-of:write")));
+        assert!(!acts(&registry, &p("code:read")));
+        // Lowering takes only a listed scope.
+        assert!(parse_scoped(&registry, "code:write").is_ok());
+        let refused = parse_scoped(&registry, "cod:write").expect_err("unknown");
+        assert!(refused.contains("did you mean `code`?"), "{refused}");
+        let bare = crate::registry::Registry::with_builtins();
+        assert!(parse_scoped(&bare, "code:write").is_err());
     }
 
     #[test]

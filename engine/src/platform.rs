@@ -71,6 +71,18 @@ impl Event {
     }
 }
 
+/// A scope of a platform's job token (`permissions="scope:write"`), with what a write in it
+/// can do (principle 2: a capability can do anything its kind can).
+#[derive(Clone, Copy, Debug)]
+pub struct Scope {
+    pub name: &'static str,
+    /// A write in it acts (approves, passes a check, changes code, runs, publishes, deploys,
+    /// signs) rather than only saying something to people (a comment, a label).
+    pub acts: bool,
+    /// A write in it records a verdict on the change (a status, a check, an approval).
+    pub records_verdict: bool,
+}
+
 /// A platform's console and findings format.
 pub trait Platform: Send + Sync + std::fmt::Debug {
     /// The platform's kind, as `check --format` and `export` name it.
@@ -133,13 +145,18 @@ pub trait Platform: Send + Sync + std::fmt::Debug {
     fn events(&self) -> &'static [Event] {
         &[]
     }
+
+    /// The scopes of its job token that `permissions=` may name.
+    fn scopes(&self) -> &'static [Scope] {
+        &[]
+    }
 }
 
 /// A made-up platform for the engine's own tests: its events and nothing else, so that no test
 /// of the engine depends on a real platform's names.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::{Event, EventRuns, Level, Lookup, Platform};
+    use super::{Event, EventRuns, Level, Lookup, Platform, Scope};
 
     const TYPES: &[&str] = &["opened", "pushed", "closed"];
 
@@ -197,5 +214,27 @@ pub(crate) mod testing {
         fn events(&self) -> &'static [Event] {
             EVENTS
         }
+        fn scopes(&self) -> &'static [Scope] {
+            SCOPES
+        }
     }
+
+    /// `notes` only informs, `verdicts` records a verdict, `code` acts.
+    const SCOPES: &[Scope] = &[
+        Scope {
+            name: "notes",
+            acts: false,
+            records_verdict: false,
+        },
+        Scope {
+            name: "verdicts",
+            acts: true,
+            records_verdict: true,
+        },
+        Scope {
+            name: "code",
+            acts: true,
+            records_verdict: false,
+        },
+    ];
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::contract::{ForgeContract, StageContract, StoreContract};
-use crate::platform::{Event, EventRuns, FindingsFormat, Lookup, Platform};
+use crate::platform::{Event, EventRuns, FindingsFormat, Lookup, Platform, Scope};
 
 /// Recognises a credential in a text. The stdlib registers `std/scan`'s pattern detectors
 /// (forge, cloud and model vendors' tokens, JWTs, private keys), so that `check` and `std/scan`
@@ -126,6 +126,16 @@ impl Registry {
     pub fn change_event(&self) -> Option<&'static Event> {
         self.events()
             .find(|e| e.about_a_change() && e.runs == EventRuns::Base)
+    }
+
+    /// The job token's scope of that name, from the platform that lists it first.
+    pub fn scope(&self, name: &str) -> Option<&'static Scope> {
+        self.scopes().find(|s| s.name == name)
+    }
+
+    /// Every scope of a job token the registered platforms list.
+    pub fn scopes(&self) -> impl Iterator<Item = &'static Scope> + '_ {
+        self.platforms().flat_map(|p| p.scopes().iter())
     }
 
     /// The platform the environment says the run is on, if any.

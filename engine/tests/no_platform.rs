@@ -24,7 +24,6 @@ const STILL_NAMING: &[&str] = &[
     "lower/stage.rs",
     "lower/trigger.rs",
     "model/mod.rs",
-    "permission.rs",
     "render/mod.rs",
     "run/git_credentials.rs",
     "run/keep.rs",

@@ -9,7 +9,7 @@ use crate::model::{
     Child, FallbackOverride, NetEntry, OnError, Permission, Prop, Reference, Stage, Value,
     parse_expr,
 };
-use crate::permission::parse_permission;
+use crate::permission::parse_scoped;
 use crate::span::{Span, Spanned};
 use crate::suggest::did_you_mean;
 
@@ -582,7 +582,7 @@ impl Lowerer<'_> {
             if word.is_empty() {
                 continue;
             }
-            match parse_permission(word) {
+            match parse_scoped(self.registry, word) {
                 Ok(p) => permissions.push(Spanned::new(p, span)),
                 Err(message) => self.fact(Fact::TypeMismatch {
                     span,

@@ -1,7 +1,7 @@
 //! A review that the change can call off is no review, and an action the change can call on is
 //! the change's own: a stage that reviews untrusted data (it fences a value for its program, as
 //! `std/review`'s `untrusted` does), or one that acts on the repository (a write beyond comments
-//! and labels: `permission::INFORMING`), must not be gated by a value that
+//! and labels: the scopes a platform says only inform), must not be gated by a value that
 //! a program chose after reading untrusted data.
 //!
 //! A reviewer's `clean` or `commented`, a `run` stage's `bool` or its `ok` are bits its program
@@ -102,22 +102,20 @@ pub(super) fn steered_reviews(cx: &Context<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// The scopes whose writes record a verdict on the change: a commit status, a check run, a
-/// label, a review or a merge of the pull request.
-const VERDICT_SCOPES: &[&str] = &["statuses", "checks", "pull-requests"];
-
-/// What `stage`'s program can write that records a verdict on the change ([`VERDICT_SCOPES`]),
+/// What `stage`'s program can write that records a verdict on the change (a scope its platform
+/// says records one: a commit status, a check run, a label, a review or a merge of the pull
+/// request),
 /// in words, with where it is written: a write in its `permissions`, or a secret it holds that
 /// can write there (unknown authority can: a secret with no `can=`).
 fn records_verdict(cx: &Context<'_>, stage: &crate::model::Stage) -> Option<(Span, String)> {
     can_write(cx, stage, &|w| {
-        w.access == crate::model::Access::Write && VERDICT_SCOPES.contains(&w.scope.as_str())
+        crate::permission::records_verdict(cx.registry, w)
     })
 }
 
 /// A review that happened is not a review that passed: a write that records a verdict on the
 /// change (a commit status set to success, a label a merge rule requires, an approval, a merge
-/// of the pull request: [`VERDICT_SCOPES`]) gated on whether a review was
+/// of the pull request: a scope that records a verdict) gated on whether a review was
 /// published or run (`post.posted`, `review.commented`), and on no verdict, acts whatever the
 /// review found, and what it sets reads as the review's approval (principle 4: a verdict covers
 /// what it claims). A gate that also reads a verdict, or a bit a program chose
@@ -179,12 +177,12 @@ pub(super) fn happened_as_passed(cx: &Context<'_>, out: &mut Vec<Finding>) {
 }
 
 /// What `stage` can do that acts on the repository, in words, with where it is written: a write
-/// in its `permissions` outside [`crate::permission::INFORMING`], or a secret it holds that can
+/// in its `permissions` in a scope its platform does not say only informs, or a secret it holds that can
 /// write there (one with no `can=` may do anything; the forge's own token is the job's, so its
 /// reach is the stage's `permissions`). Only the pipeline's own programs are judged: a kind of
 /// the standard library says what it does.
 fn acting(cx: &Context<'_>, stage: &crate::model::Stage) -> Option<(Span, String)> {
-    can_write(cx, stage, &crate::permission::acts)
+    can_write(cx, stage, &|w| crate::permission::acts(cx.registry, w))
 }
 
 /// What `stage`'s program can write of what `writes` admits, in words, with where it is

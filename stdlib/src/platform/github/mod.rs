@@ -7,6 +7,7 @@
 pub mod commands;
 pub mod events;
 pub mod export;
+pub mod scopes;
 
 use std::path::PathBuf;
 
@@ -54,6 +55,10 @@ impl Platform for GithubActions {
 
     fn events(&self) -> &'static [reviewflow_engine::platform::Event] {
         events::TRIGGERS
+    }
+
+    fn scopes(&self) -> &'static [reviewflow_engine::platform::Scope] {
+        scopes::SCOPES
     }
 
     fn summary_file(&self, var: Lookup<'_>) -> Option<PathBuf> {
