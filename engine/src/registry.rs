@@ -138,6 +138,17 @@ impl Registry {
         self.platforms().flat_map(|p| p.scopes().iter())
     }
 
+    /// The platform whose jobs run `pipeline`, which `export` writes for: its forge's, or, for a
+    /// pipeline that names no forge, the first registered platform (what `export` takes it to
+    /// run on). `None` for a forge that names no platform (a person's machine).
+    pub fn platform_of(&self, pipeline: &crate::model::Pipeline) -> Option<&Arc<dyn Platform>> {
+        let Some(forge) = &pipeline.forge else {
+            return self.platforms().next();
+        };
+        let name = self.forge(&forge.kind.value)?.platform.as_deref()?;
+        self.platforms().find(|p| p.name() == name)
+    }
+
     /// The platform the environment says the run is on, if any.
     pub fn detect_platform(&self, var: Lookup<'_>) -> Option<Arc<dyn Platform>> {
         self.platforms().find(|p| p.detected(var)).cloned()

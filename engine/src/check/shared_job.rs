@@ -1,5 +1,5 @@
-//! `shared-job`: a stage that runs a program or a model never has to share a GitHub Actions job
-//! with a stage that can write. `reviewflow export github` keeps the two ends of an edge that
+//! `shared-job`: a stage that runs a program or a model never has to share a platform's job
+//! with a stage that can write. `reviewflow export` keeps the two ends of an edge that
 //! carries a private value, a secret or a diff in one job, and a stage caught between two stages
 //! of a job joins it (`export::partition`); when those joins put a program beside a write token,
 //! the job boundary between them is lost (reviewflow's own isolation still stands).
@@ -44,10 +44,11 @@ impl Check for SharedJob {
     fn run(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let Some(flow) = cx.flow else { return };
         let p = cx.pipeline;
-        // `reviewflow export github` exports only a pipeline on GitHub's forge (or none named).
-        if p.forge.as_ref().is_some_and(|f| f.kind.value != "github") {
+        // Only a pipeline a platform runs as jobs is exported: its forge names the platform.
+        let Some(platform) = cx.registry.platform_of(p) else {
             return;
-        }
+        };
+        let platform = platform.title();
         // A write that another check reports as an error (not needed, not backed) is taken as
         // gone: fixing that finding removes it.
         let errors: HashSet<Span> = out
@@ -94,7 +95,7 @@ impl Check for SharedJob {
             let Some((w, chain)) = joins.nearest_writer(r, &writes) else {
                 continue;
             };
-            found.push(finding(cx, &parts, r, w, &writes[w], &chain));
+            found.push(finding(cx, platform, &parts, r, w, &writes[w], &chain));
         }
         out.extend(found);
     }
@@ -424,6 +425,7 @@ impl<'a> Joins<'a> {
 
 fn finding(
     cx: &Context<'_>,
+    platform: &str,
     parts: &Partition,
     r: usize,
     w: usize,
@@ -558,7 +560,7 @@ fn finding(
         ID,
         Severity::Warning,
         format!(
-            "`{}` {program} in one GitHub Actions job with `{}`, which can write with {}: {}",
+            "`{}` {program} in one {platform} job with `{}`, which can write with {}: {}",
             name(r),
             name(w),
             can.join(" and "),

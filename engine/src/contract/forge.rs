@@ -47,6 +47,9 @@ pub struct ForgeContract {
     /// Whose records the forge believes, and who the job's own token writes as
     /// ([`BelievedAuthors`]).
     pub believed: Option<BelievedAuthors>,
+    /// The platform whose jobs run a pipeline on this forge (`Platform::name`), which `export`
+    /// writes for; none for a forge whose pipelines run on a person's machine.
+    pub platform: Option<String>,
     /// What the forge kind refuses in its settings before it opens (`api-url`), decidable from
     /// the file: the function the run calls when it opens the forge, so that `check`
     /// (`run-refusal`) reports it with the same words (principle 7).
@@ -97,8 +100,15 @@ impl ForgeContract {
             vouches_for_authors: false,
             checkout_may_be_base: false,
             believed: None,
+            platform: None,
             refusals: None,
         }
+    }
+
+    /// The platform whose jobs run its pipelines ([`Self::platform`]).
+    pub fn platform(mut self, name: &str) -> Self {
+        self.platform = Some(name.into());
+        self
     }
 
     /// The property that names the change under review ([`Self::change`]); declared with

@@ -45,6 +45,7 @@ pub fn contract() -> ForgeContract {
         "github",
         "a pull request on GitHub: the API from GITHUB_API_URL, the repository from GITHUB_REPOSITORY",
     )
+    .platform("github")
     .token(
         "token",
         "the secret holding the API token (`GITHUB_TOKEN`)",
