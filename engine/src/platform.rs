@@ -150,6 +150,14 @@ pub trait Platform: Send + Sync + std::fmt::Debug {
     fn scopes(&self) -> &'static [Scope] {
         &[]
     }
+
+    /// What the runner reads back from the file variable `name` names, if it is one of the
+    /// job's settings files ("the environment of every later step of the job"): a step that
+    /// writes there sets what later steps run with.
+    fn settings_file(&self, name: &str) -> Option<&'static str> {
+        let _ = name;
+        None
+    }
 }
 
 /// A made-up platform for the engine's own tests: its events and nothing else, so that no test

@@ -149,6 +149,12 @@ impl Registry {
         self.platforms().find(|p| p.name() == name)
     }
 
+    /// What a registered platform's runner reads back from the file variable `name` names, if
+    /// it is one of a job's settings files.
+    pub fn settings_file(&self, name: &str) -> Option<&'static str> {
+        self.platforms().find_map(|p| p.settings_file(name))
+    }
+
     /// The platform the environment says the run is on, if any.
     pub fn detect_platform(&self, var: Lookup<'_>) -> Option<Arc<dyn Platform>> {
         self.platforms().find(|p| p.detected(var)).cloned()

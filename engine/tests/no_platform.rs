@@ -11,7 +11,6 @@ const STILL_NAMING: &[&str] = &[
     "check/fail_closed/authors.rs",
     "check/secret_as_input.rs",
     "check/secret_on_argv.rs",
-    "check/untrusted_input.rs",
     "check/write_token_injection.rs",
     "code.rs",
     "contract/forge.rs",

@@ -605,3 +605,25 @@ fn failures_and_fallbacks_are_annotated_after_their_group_and_escaped() {
         }
     }
 }
+
+/// What the GitHub platform registers for `check` to reason with: its events, its token's
+/// scopes and its settings files, found through the registry as the engine finds them.
+#[test]
+fn the_registry_knows_githubs_events_scopes_and_settings_files() {
+    let registry = reviewflow_stdlib::registry();
+    let change = registry.change_event().expect("an event a review runs on");
+    assert_eq!(change.name, "pull_request_target");
+    assert_eq!(
+        registry.event("pull_request").map(|e| e.runs),
+        Some(reviewflow_engine::platform::EventRuns::Change)
+    );
+    assert!(registry.event("issues").is_none());
+    assert!(registry.scope("issues").is_some_and(|s| !s.acts));
+    assert!(
+        registry
+            .scope("statuses")
+            .is_some_and(|s| s.acts && s.records_verdict)
+    );
+    assert!(registry.settings_file("GITHUB_ENV").is_some());
+    assert!(registry.settings_file("HOME").is_none());
+}

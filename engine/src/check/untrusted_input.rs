@@ -199,24 +199,11 @@ impl Check for UntrustedInput {
     }
 }
 
-/// Files a CI runner reads back as the job's own settings: what a step writes there becomes an
-/// environment variable of every later step (`GITHUB_ENV`: `NODE_OPTIONS`, `LD_PRELOAD`), a
-/// folder on their `PATH`, or an output that later steps and jobs interpolate.
-const RUNNER_SETTINGS: &[(&str, &str)] = &[
-    (
-        "GITHUB_ENV",
-        "the environment of every later step of the job",
-    ),
-    ("GITHUB_PATH", "the `PATH` of every later step of the job"),
-    (
-        "GITHUB_OUTPUT",
-        "outputs that later steps and jobs interpolate",
-    ),
-    ("GITHUB_STATE", "the state the step's post-action reads"),
-];
-
 impl UntrustedInput {
-    /// Stage `i` is given a runner's settings file (an input read from `GITHUB_ENV`, …) and reads
+    /// Stage `i` is given a runner's settings file (an input read from a variable a platform
+    /// names as one: `Platform::settings_file`; what a step writes there becomes an environment
+    /// variable of every later step, a folder on their `PATH`, or an output later steps
+    /// interpolate) and reads
     /// untrusted text: a line of that text can become a setting of the job (an early `EOF` in a
     /// heredoc, a newline), and so code in every later step (principle 1: the file is a
     /// setting, and untrusted text must not write one).
@@ -233,8 +220,8 @@ impl UntrustedInput {
             .into_iter()
             .filter_map(|(name, span)| {
                 let env = cx.pipeline.input(name)?.env.as_ref()?;
-                let (var, what) = RUNNER_SETTINGS.iter().find(|(v, _)| *v == env.value)?;
-                Some((name, span, *var, *what))
+                let what = cx.registry.settings_file(&env.value)?;
+                Some((name, span, env.value.as_str(), what))
             })
             .collect();
         // The path of the file itself is the runner's, not text the stage writes there.

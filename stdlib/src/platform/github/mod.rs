@@ -61,6 +61,17 @@ impl Platform for GithubActions {
         scopes::SCOPES
     }
 
+    /// The files a step writes the job's settings to (docs/github.md: workflow commands).
+    fn settings_file(&self, name: &str) -> Option<&'static str> {
+        match name {
+            "GITHUB_ENV" => Some("the environment of every later step of the job"),
+            "GITHUB_PATH" => Some("the `PATH` of every later step of the job"),
+            "GITHUB_OUTPUT" => Some("outputs that later steps and jobs interpolate"),
+            "GITHUB_STATE" => Some("the state the step's post-action reads"),
+            _ => None,
+        }
+    }
+
     fn summary_file(&self, var: Lookup<'_>) -> Option<PathBuf> {
         var("GITHUB_STEP_SUMMARY").map(PathBuf::from)
     }
