@@ -335,10 +335,12 @@ fn subgroups(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Whether `dir`'s `cgroup.events` says no process is left in it or beneath.
+/// Whether `dir` or a cgroup beneath it holds a process. A `cgroup.events` that cannot be read
+/// (no descriptor left, a kernel that refuses) says nothing, and is taken to hold one: what is
+/// not known to have ended is killed and waited for, never pooled or left (default deny).
 fn populated(dir: &Path) -> bool {
     std::fs::read_to_string(dir.join("cgroup.events"))
-        .map(|t| t.lines().any(|l| l == "populated 1"))
-        .unwrap_or(false)
+        .map_or(true, |t| t.lines().any(|l| l == "populated 1"))
 }
 
 /// Kills every process in `dir` and beneath (`cgroup.kill`), waits until none is left (a killed
@@ -354,7 +356,8 @@ pub fn kill_and_remove(dir: &Path, remove_top: bool) -> io::Result<bool> {
         std::fs::write(dir.join("cgroup.kill"), "1")?;
     }
     let deadline = Instant::now() + EMPTY_WAIT;
-    while populated(dir) {
+    // A cgroup removed meanwhile (the watchdog ends the run's) holds nothing.
+    while dir.exists() && populated(dir) {
         if Instant::now() >= deadline {
             return Err(io::Error::other(format!(
                 "{} process(es) in {} did not end after SIGKILL",
@@ -424,6 +427,19 @@ mod tests {
         assert_eq!(unescape(r"/sys/fs/a\040b"), "/sys/fs/a b");
         assert_eq!(unescape(r"/x\\"), r"/x\\");
         assert_eq!(unescape("/plain"), "/plain");
+    }
+
+    #[test]
+    fn a_cgroup_whose_events_cannot_be_read_is_taken_to_hold_a_process() {
+        let dir = tempfile::tempdir().expect("a folder");
+        assert!(
+            populated(dir.path()),
+            "no cgroup.events: unknown, so populated"
+        );
+        std::fs::write(dir.path().join("cgroup.events"), "populated 0\nfrozen 0\n").expect("write");
+        assert!(!populated(dir.path()));
+        std::fs::write(dir.path().join("cgroup.events"), "populated 1\nfrozen 0\n").expect("write");
+        assert!(populated(dir.path()));
     }
 
     #[test]
