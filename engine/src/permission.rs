@@ -137,6 +137,28 @@ impl Capability<'_> {
 
 /// Whether a secret read from `variable` is a registered forge's job token (its power is the
 /// job's permissions: what a forge contract names in `believed.job_token_env`).
+/// What to call the job token read from `variable`, for a message: the title of the platform
+/// whose forge names the variable ("<title>' token"), or "a job's token".
+pub fn job_token_name(registry: &crate::registry::Registry, variable: &str) -> String {
+    let title = registry
+        .forges()
+        .filter(|f| {
+            f.believed
+                .as_ref()
+                .is_some_and(|b| b.job_token_env.contains(&variable))
+        })
+        .find_map(|f| {
+            let name = f.platform.as_deref()?;
+            registry.platforms().find(|p| p.name() == name)
+        })
+        .map(|p| p.title());
+    match title {
+        Some(t) if t.ends_with('s') => format!("{t}' token"),
+        Some(t) => format!("{t}'s token"),
+        None => "a job's token".into(),
+    }
+}
+
 pub fn job_token(registry: &crate::registry::Registry, variable: &str) -> bool {
     registry
         .forges()

@@ -118,13 +118,14 @@ impl Check for WriteTokenInjection {
                 _ => "contents:read pull-requests:read".into(),
             };
             let forge_token = crate::flow::forge_token(p) == Some(token);
+            let job_token = crate::permission::job_token_name(cx.registry, &secret.env.value);
             let what = match can {
                 Capability::Declared(_) => format!("which can write ({})", can.describe_writes()),
                 Capability::Contradicted(_) => "whose `can=` a stage that writes with it contradicts, so it is taken to write (a declared capability is held against what the pipeline does)".into(),
                 Capability::Undeclared => "a secret that says nothing of what it can do, so it is taken to write (unknown authority can do anything its kind can)".into(),
                 _ if forge_token => "the forge's token, which can write".into(),
                 _ => format!(
-                    "GitHub Actions' token (read from `{}`), which can write",
+                    "{job_token} (read from `{}`), which can write",
                     secret.env.value
                 ),
             };
@@ -152,7 +153,7 @@ impl Check for WriteTokenInjection {
                         if forge_token {
                             "the forge's token"
                         } else {
-                            "GitHub Actions' token"
+                            job_token.as_str()
                         }
                     ),
                 ),

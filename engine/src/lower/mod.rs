@@ -22,7 +22,7 @@ use crate::suggest::did_you_mean;
 pub const BUILTIN_INPUTS: &[(&str, &str)] = &[
     (
         "repo",
-        "the repository (`owner/name` on GitHub, the checkout's folder name locally)",
+        "the repository (`owner/name` on a hosted forge, the checkout's folder name locally)",
     ),
     (
         "change",

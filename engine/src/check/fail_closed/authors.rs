@@ -39,6 +39,13 @@ pub(super) fn unvouched_authors(cx: &Context<'_>, out: &mut Vec<Finding>) {
             let name = &stage.name.value;
             let what = &child.name.value;
             let kind = &forge.kind;
+            // A registered forge that does authenticate them, for the fix.
+            let such = cx
+                .registry
+                .forges()
+                .find(|f| f.vouches_for_authors)
+                .map(|f| format!(" (`forge \"{}\"`)", f.kind))
+                .unwrap_or_default();
             let mut finding = Finding::new(
                 ID,
                 Severity::Warning,
@@ -48,7 +55,7 @@ pub(super) fn unvouched_authors(cx: &Context<'_>, out: &mut Vec<Finding>) {
                 Label::new(child.name.span, "an author the forge does not authenticate"),
             )
             .help(format!(
-                "run the pipeline on a forge that authenticates who wrote a head (`forge \"github\"`), or remove `{what}` and check the head another way (a signed commit, the runner's own checkout)"
+                "run the pipeline on a forge that authenticates who wrote a head{such}, or remove `{what}` and check the head another way (a signed commit, the runner's own checkout)"
             ))
             .confidence(Confidence::High)
             .stage(name);
