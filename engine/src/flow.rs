@@ -758,7 +758,7 @@ impl Outside {
 
 /// Principle 1: the pipeline inputs read from the environment whose type and pattern admit more
 /// than a name (a letter or digit, then letters, digits, `-`, `_`, `.`), and every one read from
-/// a variable the change's author writes (the forge's `authored`: `GITHUB_HEAD_REF`), whatever
+/// a variable the change's author writes (the forge's `authored`: its head branch's name), whatever
 /// its pattern. A builtin input is set by reviewflow in the forge's shape; an input with only a
 /// `default` is written in the file.
 fn outside_inputs(pipeline: &Pipeline, registry: &Registry) -> HashMap<String, Outside> {
@@ -882,7 +882,7 @@ fn source_message(
 }
 
 /// The secrets a stage holds: those it names in a secret slot, and the forge token when it
-/// talks to a GitHub forge and may see the token.
+/// talks to a hosted forge and may see the token.
 fn held_secrets(
     pipeline: &Pipeline,
     stage: &Stage,
@@ -1174,7 +1174,7 @@ pub fn checkout_programs(stage: &Stage, contract: &StageContract) -> Vec<Checkou
     let role_of = |name: &str| contract.child_spec(name).map(|s| s.role);
     // The working folder is the checkout unless it is shown to be elsewhere: an absolute path
     // written in the file, or the stage's own folder (`{work}`). A relative or interpolated one
-    // may be the checkout (an input can name it: `GITHUB_WORKSPACE`).
+    // may be the checkout (an input can name it: a runner's workspace variable).
     let in_checkout = !stage
         .children
         .iter()

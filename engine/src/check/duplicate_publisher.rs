@@ -1,5 +1,5 @@
-//! `duplicate-publisher`: a pipeline's review has one place per change: on GitHub the one
-//! comment per pull request, pipeline and project (its marker records the head reviewed and the
+//! `duplicate-publisher`: a pipeline's review has one place per change: on a hosted forge the
+//! one comment per pull request, pipeline and project (its marker records the head reviewed and the
 //! conversation kept), locally the change's review files and their record. Two publishing
 //! stages (`std/post`) that can both run in one run write that same place, and the one that
 //! runs last silently replaces the other's review and record.
@@ -167,7 +167,7 @@ impl DuplicatePublisher {
     /// "projects/{project}/"`) keys the review the forge publishes (`forge … project=
     /// "{project}"`), or a run for another value replaces the review, its record and its check
     /// run with a review of another part of the change. Judged where the forge kind can key its
-    /// review by a setting of its own (on GitHub, `project`).
+    /// review by a setting of its own (a hosted forge's `project`).
     fn unkeyed_narrowing(&self, cx: &Context<'_>, publisher: &Stage, out: &mut Vec<Finding>) {
         let p = cx.pipeline;
         let Some(forge) = &p.forge else { return };

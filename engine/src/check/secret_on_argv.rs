@@ -751,7 +751,7 @@ mod tests {
             vec![pair("TOKEN", "curl")]
         );
         assert_eq!(
-            programs("git push https://x:${TOKEN}@github.com/o/r"),
+            programs("git push https://x:${TOKEN}@git.example.com/o/r"),
             vec![pair("TOKEN", "git")]
         );
         assert_eq!(

@@ -1,4 +1,4 @@
-//! Drawing the pipeline: mermaid (renders on GitHub), Graphviz dot, and plain text. Stages that
+//! Drawing the pipeline: mermaid (forges render it in markdown), Graphviz dot, and plain text. Stages that
 //! hold the same secrets are drawn in one group, titled with those secrets, so each secret's
 //! scope is the union of the groups that name it (mermaid and dot groups cannot overlap).
 //!

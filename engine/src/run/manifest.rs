@@ -103,7 +103,7 @@ pub struct OutputRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discarded: Option<String>,
     /// A kept folder's folders that hold nothing, relative to it (names joined by `/`, `.` for
-    /// the folder itself). A copy that carries files only (a GitHub artifact) loses them; a resume
+    /// the folder itself). A copy that carries files only (a CI artifact) loses them; a resume
     /// makes them again before it verifies the digest, which covers them (docs/executor.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub empty_folders: Vec<String>,

@@ -405,7 +405,7 @@ fn verify(
 }
 
 /// Makes again, in the parent's kept folder `rel`, the empty folders its record lists: a copy
-/// that carries files only (a GitHub artifact) lost them, and the digest covers them. Each is
+/// that carries files only (a CI artifact) lost them, and the digest covers them. Each is
 /// made a component at a time, mode 0700, no link followed; a name that would leave the kept
 /// folder is refused. What was there is not changed: a file changed, added or removed still fails
 /// the digest.

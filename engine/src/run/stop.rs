@@ -44,7 +44,7 @@ impl StopRequest {
 }
 
 /// The reason as one line of at most [`MAX_STOP_REASON`] characters: it is printed as a console
-/// line and a GitHub run-level line, where a line break must not start anything.
+/// line and a platform's run-level line, where a line break must not start anything.
 fn one_line(reason: &str) -> String {
     let flat = reason.split_whitespace().collect::<Vec<_>>().join(" ");
     match flat.char_indices().nth(MAX_STOP_REASON) {

@@ -153,7 +153,7 @@ pub(crate) struct Staged {
     pub empty: Vec<String>,
 }
 
-/// The folders of a walk that hold nothing: what a copy that carries files only (a GitHub
+/// The folders of a walk that hold nothing: what a copy that carries files only (a CI
 /// artifact) loses, and a resume makes again. Paths relative to the walked folder, names joined
 /// by `/`, `.` for the folder itself; a name that is not UTF-8 is left out (the manifest that
 /// lists them is JSON), and such a folder, if lost, fails its digest as before.

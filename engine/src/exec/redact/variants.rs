@@ -178,14 +178,14 @@ mod tests {
     fn a_git_extraheader_is_redacted_whole() {
         let token = "ghs_FAKE0123456789abcdefghijklmnopqrstuvw";
         let redactor =
-            crate::exec::redact::Redactor::new([("github-token", token)]).expect("a redactor");
+            crate::exec::redact::Redactor::new([("forge-token", token)]).expect("a redactor");
         for engine in [STANDARD, STANDARD_NO_PAD] {
             let encoded = engine.encode(format!("x-access-token:{token}"));
             let line = format!("\textraheader = AUTHORIZATION: basic {encoded}\n");
             let redacted = redactor.redact(line.as_bytes());
             assert_eq!(
                 String::from_utf8_lossy(&redacted),
-                "\textraheader = AUTHORIZATION: basic [redacted:github-token]\n"
+                "\textraheader = AUTHORIZATION: basic [redacted:forge-token]\n"
             );
         }
     }
