@@ -83,6 +83,18 @@ pub struct Scope {
     pub records_verdict: bool,
 }
 
+/// What a platform's configuration holds of the file's words, written there by `export`: a
+/// trigger's `branches` patterns and a secret's `environment=`, each with its rule in words.
+#[derive(Clone, Copy, Debug)]
+pub struct Syntax {
+    pub branch_pattern: fn(&str) -> bool,
+    pub branch_pattern_rule: &'static str,
+    /// A filter of negations only is refused, and why ("…needs one to negate from").
+    pub negations_only: Option<&'static str>,
+    pub environment: fn(&str) -> bool,
+    pub environment_rule: &'static str,
+}
+
 /// A platform's console and findings format.
 pub trait Platform: Send + Sync + std::fmt::Debug {
     /// The platform's kind, as `check --format` and `export` name it.
@@ -151,6 +163,11 @@ pub trait Platform: Send + Sync + std::fmt::Debug {
         &[]
     }
 
+    /// The words its configuration holds (`branches`, `environment=`); none: it holds none.
+    fn syntax(&self) -> Option<&'static Syntax> {
+        None
+    }
+
     /// What the runner reads back from the file variable `name` names, if it is one of the
     /// job's settings files ("the environment of every later step of the job"): a step that
     /// writes there sets what later steps run with.
@@ -164,7 +181,7 @@ pub trait Platform: Send + Sync + std::fmt::Debug {
 /// of the engine depends on a real platform's names.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::{Event, EventRuns, Level, Lookup, Platform, Scope};
+    use super::{Event, EventRuns, Level, Lookup, Platform, Scope, Syntax};
 
     const TYPES: &[&str] = &["opened", "pushed", "closed"];
 
@@ -225,7 +242,22 @@ pub(crate) mod testing {
         fn scopes(&self) -> &'static [Scope] {
             SCOPES
         }
+        fn syntax(&self) -> Option<&'static Syntax> {
+            Some(&SYNTAX)
+        }
     }
+
+    /// Lower-case words; environments of letters alone.
+    const SYNTAX: Syntax = Syntax {
+        branch_pattern: |w| {
+            let body = w.strip_prefix('!').unwrap_or(w);
+            !body.is_empty() && body.bytes().all(|b| b.is_ascii_lowercase() || b == b'*')
+        },
+        branch_pattern_rule: "lower-case letters and `*`, `!` first",
+        negations_only: Some("a filter needs a pattern to negate from"),
+        environment: |n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphabetic()),
+        environment_rule: "letters",
+    };
 
     /// `notes` only informs, `verdicts` records a verdict, `code` acts.
     const SCOPES: &[Scope] = &[

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::contract::{ForgeContract, StageContract, StoreContract};
-use crate::platform::{Event, EventRuns, FindingsFormat, Lookup, Platform, Scope};
+use crate::platform::{Event, EventRuns, FindingsFormat, Lookup, Platform, Scope, Syntax};
 
 /// Recognises a credential in a text. The stdlib registers `std/scan`'s pattern detectors
 /// (forge, cloud and model vendors' tokens, JWTs, private keys), so that `check` and `std/scan`
@@ -126,6 +126,19 @@ impl Registry {
     pub fn change_event(&self) -> Option<&'static Event> {
         self.events()
             .find(|e| e.about_a_change() && e.runs == EventRuns::Base)
+    }
+
+    /// The syntax of the platform that lists event `name` ([`Platform::syntax`]).
+    pub fn event_syntax(&self, name: &str) -> Option<&'static Syntax> {
+        self.platforms()
+            .find(|p| p.events().iter().any(|e| e.name == name))
+            .and_then(|p| p.syntax())
+    }
+
+    /// The syntax of the first registered platform that has one: where a secret's
+    /// `environment=` is written.
+    pub fn syntax(&self) -> Option<&'static Syntax> {
+        self.platforms().find_map(|p| p.syntax())
     }
 
     /// The job token's scope of that name, from the platform that lists it first.

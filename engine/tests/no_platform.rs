@@ -13,7 +13,6 @@ const STILL_NAMING: &[&str] = &[
     "contract/store.rs",
     "exec/egress.rs",
     "lower/stage.rs",
-    "lower/trigger.rs",
     "model/mod.rs",
     "run/git_credentials.rs",
     "run/keep.rs",

@@ -8,11 +8,9 @@ use kdl::KdlNode;
 use super::entries::truncate;
 use super::{Fact, Lowerer};
 use crate::model::Trigger;
+use crate::platform::Syntax;
 use crate::span::Spanned;
 use crate::suggest::did_you_mean;
-
-/// The longest environment name GitHub takes.
-const MAX_ENVIRONMENT_LEN: usize = 255;
 
 impl Lowerer<'_> {
     pub(super) fn lower_trigger(&mut self, node: &KdlNode) {
@@ -71,7 +69,7 @@ impl Lowerer<'_> {
         let branches = entries
             .prop("branches")
             .and_then(|e| self.expect_string(e, "`branches`"))
-            .map(|b| self.trigger_branches(&b));
+            .map(|b| self.trigger_branches(&b, self.registry.event_syntax(event.name)));
         let name = Spanned::new(event.name.to_string(), text.span);
         if self.declare("trigger", &name) {
             self.pipeline.triggers.push(Trigger {
@@ -115,16 +113,23 @@ impl Lowerer<'_> {
         )
     }
 
-    fn trigger_branches(&mut self, text: &Spanned<String>) -> Spanned<Vec<String>> {
+    /// `branches`, as the event's platform reads a pattern (none: its configuration holds none,
+    /// and every pattern is refused).
+    fn trigger_branches(
+        &mut self,
+        text: &Spanned<String>,
+        syntax: Option<&'static Syntax>,
+    ) -> Spanned<Vec<String>> {
+        let rule = syntax.map_or("none: the event's platform holds no branch filter", |s| {
+            s.branch_pattern_rule
+        });
         let branches = self.word_list(
             text,
-            is_branch_pattern,
+            |word| syntax.is_some_and(|s| (s.branch_pattern)(word)),
             |word| Fact::TypeMismatch {
                 span: text.span,
                 what: "a pattern in `branches`".into(),
-                expected:
-                    "a branch pattern of ASCII letters, digits and `-_./*?+!`, with `!` only first"
-                        .into(),
+                expected: format!("a branch pattern of {rule}"),
                 found: format!("{:?}", truncate(word, 64)),
                 help: None,
             },
@@ -134,13 +139,14 @@ impl Lowerer<'_> {
                 "leave `branches` out to run for every base branch",
             ),
         );
-        if !branches.value.is_empty() && branches.value.iter().all(|b| b.starts_with('!')) {
-            // GitHub refuses a filter of negations only.
+        if let Some(why) = syntax.and_then(|s| s.negations_only)
+            && !branches.value.is_empty()
+            && branches.value.iter().all(|b| b.starts_with('!'))
+        {
             self.fact(Fact::TypeMismatch {
                 span: text.span,
                 what: "`branches`".into(),
-                expected: "at least one pattern without `!` (GitHub needs one to negate from)"
-                    .into(),
+                expected: format!("at least one pattern without `!` ({why})"),
                 found: "only negations".into(),
                 help: Some(format!(
                     "name the branches first: `branches=\"main {}\"`",
@@ -198,42 +204,27 @@ impl Lowerer<'_> {
         Spanned::new(words, text.span)
     }
 
-    /// A secret's `environment="NAME"`, checked to be a name a workflow can hold unquoted.
+    /// A secret's `environment="NAME"`, checked to be a name the platform's configuration holds
+    /// unquoted (none registered: no name is).
     pub(super) fn environment_name(&mut self, value: Spanned<String>) -> Option<Spanned<String>> {
-        if is_environment_name(&value.value) {
+        let syntax = self.registry.syntax();
+        if syntax.is_some_and(|s| (s.environment)(&value.value)) {
             return Some(value);
         }
         self.fact(Fact::TypeMismatch {
             span: value.span,
             what: "`environment`".into(),
             expected: format!(
-                "a GitHub environment name: 1 to {MAX_ENVIRONMENT_LEN} bytes of ASCII letters, digits, `.`, `-`, `_` and inner spaces"
+                "an environment name: {}",
+                syntax.map_or("none: no registered platform holds environments", |s| {
+                    s.environment_rule
+                })
             ),
             found: format!("{:?}", truncate(&value.value, 64)),
             help: None,
         });
         None
     }
-}
-
-/// A `branches` pattern: what GitHub's filter reads, in characters that need no YAML quoting
-/// beyond single quotes. `!` negates and may only come first.
-fn is_branch_pattern(word: &str) -> bool {
-    let body = word.strip_prefix('!').unwrap_or(word);
-    !body.is_empty()
-        && !body.starts_with('/')
-        && body
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./*?+".contains(&b))
-}
-
-fn is_environment_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= MAX_ENVIRONMENT_LEN
-        && name.trim() == name
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._- ".contains(&b))
 }
 
 #[cfg(test)]
@@ -291,33 +282,20 @@ mod tests {
     }
 
     #[test]
-    fn branch_patterns() {
-        for ok in ["main", "release/**", "!release/old", "v1.*", "feature-?"] {
-            assert!(is_branch_pattern(ok), "{ok}");
-        }
-        for bad in [
-            "",
-            "!",
-            "!!main",
-            "/main",
-            "main'",
-            "a:b",
-            "${{x}}",
-            "a b",
-            "ma\u{e9}n",
-        ] {
-            assert!(!is_branch_pattern(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn environment_names() {
-        for ok in ["enroll-review", "prod", "Review keys", "a.b_c"] {
-            assert!(is_environment_name(ok), "{ok}");
-        }
-        let long = "e".repeat(MAX_ENVIRONMENT_LEN + 1);
-        for bad in ["", " a", "a ", "a:b", "${{ x }}", "a\nb", long.as_str()] {
-            assert!(!is_environment_name(bad), "{bad}");
-        }
+    fn branches_and_environments_are_what_the_platform_holds() {
+        let ok = "trigger \"change-base\" branches=\"main rel*\"\nsecret \"k\" env=\"K\" environment=\"review\"";
+        assert_eq!(refusals(ok, true), Vec::<String>::new());
+        let bad = refusals("trigger \"change-base\" branches=\"Main\"", true);
+        assert!(bad[0].contains("lower-case letters"), "{bad:?}");
+        let negations = refusals("trigger \"change-base\" branches=\"!old\"", true);
+        assert!(
+            negations[0].contains("a pattern to negate from"),
+            "{negations:?}"
+        );
+        let env = refusals("secret \"k\" env=\"K\" environment=\"re-view\"", true);
+        assert!(env[0].contains("an environment name: letters"), "{env:?}");
+        // Without a platform, no configuration holds either (default deny).
+        let none = refusals("secret \"k\" env=\"K\" environment=\"review\"", false);
+        assert!(none[0].contains("no registered platform"), "{none:?}");
     }
 }

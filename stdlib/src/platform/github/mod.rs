@@ -8,6 +8,7 @@ pub mod commands;
 pub mod events;
 pub mod export;
 pub mod scopes;
+pub mod syntax;
 
 use std::path::PathBuf;
 
@@ -59,6 +60,10 @@ impl Platform for GithubActions {
 
     fn scopes(&self) -> &'static [reviewflow_engine::platform::Scope] {
         scopes::SCOPES
+    }
+
+    fn syntax(&self) -> Option<&'static reviewflow_engine::platform::Syntax> {
+        Some(&syntax::SYNTAX)
     }
 
     /// The files a step writes the job's settings to (docs/github.md: workflow commands).
