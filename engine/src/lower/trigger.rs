@@ -229,8 +229,6 @@ impl Lowerer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     /// The messages of what compiling `text` refuses, with the test platform registered or not.
     fn refusals(text: &str, platform: bool) -> Vec<String> {
         let mut registry = crate::registry::Registry::with_builtins();
