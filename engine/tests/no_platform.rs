@@ -9,8 +9,6 @@ use std::path::{Path, PathBuf};
 const STILL_NAMING: &[&str] = &[
     "check/secret_as_input.rs",
     "code.rs",
-    "contract/forge.rs",
-    "contract/store.rs",
     "exec/egress.rs",
     "lower/stage.rs",
     "model/mod.rs",

@@ -239,7 +239,8 @@ fn the_principles_table_maps_every_check() {
 /// setting with an upper end has a row naming it with its range.
 #[test]
 fn the_limit_section_gives_every_bound_of_the_registry() {
-    use reviewflow_engine::contract::{Bound, MAX_RUN_LOOKUPS, MAX_TRIES, Unit, ValueType};
+    use reviewflow_engine::contract::{Bound, MAX_TRIES, Unit, ValueType};
+    use reviewflow_stdlib::kinds::store_github_artifacts::MAX_RUN_LOOKUPS;
     let doc = doc();
     let section = sections(&doc)
         .into_iter()

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::{PropSpec, ValueType};
 
-/// The contract of one forge kind (`forge "github"`).
+/// The contract of one forge kind (`forge "…"`).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ForgeContract {
     /// The name given as the `forge` node's argument.
@@ -29,17 +29,17 @@ pub struct ForgeContract {
     /// pipeline (`project`: one comment and check run per pull request, pipeline and project).
     pub key: Option<String>,
     /// The environment variables the forge's runner sets from what the change's author wrote
-    /// (GitHub's `GITHUB_HEAD_REF`, the head branch's name): an input read from one is attacker
+    /// (a runner's variable for the head branch's name): an input read from one is attacker
     /// text whatever the pipeline says, so a `trusted "input"` for it lifts nothing (principle 2:
     /// a declaration the forge's own facts contradict is not believed).
     pub authored: Vec<String>,
-    /// The forge reports who wrote a head from an account it authenticated (GitHub: the login of
-    /// the account that pushed), so a stage may refuse a head by its author. Left out (default
+    /// The forge reports who wrote a head from an account it authenticated (a hosted forge: the
+    /// login of the account that pushed), so a stage may refuse a head by its author. Left out (default
     /// deny), an author is a name anyone writes (a git commit's author), and a gate on it
     /// refuses nothing an attacker could not pass (principle 4).
     pub vouches_for_authors: bool,
     /// The job chooses what it checks out, so the checkout may hold only what the pipeline's
-    /// owners wrote (a GitHub workflow on `pull_request_target` checks out the base branch),
+    /// owners wrote (a hosted job on an event that runs the base's configuration checks out the base branch),
     /// and a `trusted "checkout"` can hold. Left out (default deny), the checkout is the change
     /// itself (the local forge reviews its own working tree), and the declaration lifts nothing
     /// (principle 6: a declaration the forge's own facts contradict is not believed).

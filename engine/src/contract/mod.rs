@@ -10,9 +10,7 @@ mod store;
 pub use bound::{Bound, Unit};
 pub use forge::{BelievedAuthors, ForgeContract, ForgeRefusal};
 pub use reviewer::{COMMON_SETTINGS, ReviewerKind};
-pub use store::{
-    MAX_RUN_LOOKUPS, MAX_TRIES, RETAIN_AGE, RETAIN_COUNT, RuleFlaw, RuleJudge, StoreContract,
-};
+pub use store::{MAX_TRIES, RETAIN_AGE, RETAIN_COUNT, RuleFlaw, RuleJudge, StoreContract};
 
 use schemars::JsonSchema;
 use serde::Serialize;

@@ -30,14 +30,7 @@ pub const RETAIN_AGE: Bound = Bound::millis(
     "a store that keeps no entry a second old keeps nothing a later review could resume",
 );
 
-/// The most producer look-ups a restore may be told to make (`max-run-lookups`).
-pub const MAX_RUN_LOOKUPS: Bound = Bound::count(
-    0,
-    100,
-    "each look-up is one API call with the run's token, whose budget in GitHub Actions is 1,000 calls an hour per repository: at 100 a flood spends at most a tenth of it, and the post that follows still has the rest",
-);
-
-/// The contract of one store kind (`kind="github-artifacts"`).
+/// The contract of one store kind (`kind="…"`).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct StoreContract {
     /// The name given in `kind=`.
@@ -53,11 +46,14 @@ pub struct StoreContract {
     /// Producers are looked up one by one: the store takes `max-run-lookups`, and a reader
     /// should set it.
     pub lookups: bool,
+    /// The most look-ups `max-run-lookups` may ask for, and why: each costs the run's token a
+    /// call of its budget, which is the kind's to know.
+    pub lookup_bound: Option<Bound>,
     /// The store can remove old entries: it takes `retain count=… age=…`.
     pub retain: bool,
-    /// Producers are GitHub Actions workflow runs, whose blobs outlive the job that kept them
-    /// (an exported workflow may keep its blobs here).
-    pub workflow_runs: bool,
+    /// The platform keeps its blobs beyond the job that kept them (an exported pipeline's jobs
+    /// may hand them on here); otherwise they stay on the machine that ran the job.
+    pub outlives_the_job: bool,
     /// The kind's judgement of its `trust` rules beyond "there is one": the rules a producer
     /// the change's author can start satisfies, if the kind can tell (`trust` reports each).
     #[serde(skip)]
@@ -99,8 +95,9 @@ impl StoreContract {
             trust: Vec::new(),
             trust_example: String::new(),
             lookups: false,
+            lookup_bound: None,
             retain: false,
-            workflow_runs: false,
+            outlives_the_job: false,
             rule_judge: None,
             name_refusal: None,
         }
@@ -128,8 +125,10 @@ impl StoreContract {
         self
     }
 
-    pub fn lookups(mut self) -> Self {
+    /// Producers are looked up one by one, at most `bound` times a read ([`Self::lookups`]).
+    pub fn lookups(mut self, bound: Bound) -> Self {
         self.lookups = true;
+        self.lookup_bound = Some(bound);
         self
     }
 
@@ -143,8 +142,8 @@ impl StoreContract {
         self
     }
 
-    pub fn workflow_runs(mut self) -> Self {
-        self.workflow_runs = true;
+    pub fn outlives_the_job(mut self) -> Self {
+        self.outlives_the_job = true;
         self
     }
 

@@ -3,9 +3,7 @@
 use kdl::KdlNode;
 
 use super::{Fact, Lowerer};
-use crate::contract::{
-    Bound, MAX_RUN_LOOKUPS, MAX_TRIES, PropSpec, RETAIN_AGE, RETAIN_COUNT, quote_list,
-};
+use crate::contract::{Bound, MAX_TRIES, PropSpec, RETAIN_AGE, RETAIN_COUNT, quote_list};
 use crate::duration::parse_duration_ms;
 use crate::model::{
     Allow, Forge, Input, InputType, IsolationLevel, OnMissing, Secret, Setting, Store, TrustRule,
@@ -460,13 +458,15 @@ impl Lowerer<'_> {
                         let value = self
                             .single_arg(child, &e.args, child_name)
                             .and_then(|a| self.expect_count(a, &what));
+                        // Look-ups are the kind's to bound (it takes the child only if it
+                        // looks producers up, so it has one).
                         let bound = if child_name == "max-tries" {
-                            &MAX_TRIES
+                            Some(MAX_TRIES)
                         } else {
-                            &MAX_RUN_LOOKUPS
+                            contract.as_ref().and_then(|c| c.lookup_bound)
                         };
-                        if let Some(v) = &value {
-                            self.bounded(v.value, v.span, bound, &what);
+                        if let (Some(v), Some(bound)) = (&value, bound) {
+                            self.bounded(v.value, v.span, &bound, &what);
                         }
                         if child_name == "max-tries" {
                             store.max_tries = value;

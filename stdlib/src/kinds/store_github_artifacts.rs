@@ -1,9 +1,16 @@
 //! `store kind="github-artifacts"`: sealed blobs kept as artifacts of the review's own workflow
 //! runs (see `docs/github.md`).
 
-use reviewflow_engine::contract::{StoreContract, ValueType};
+use reviewflow_engine::contract::{Bound, StoreContract, ValueType};
 
 use crate::store::github_artifacts::{ArtifactTrust, ArtifactsConfig, GithubArtifacts};
+
+/// The most producer look-ups a restore may be told to make (`max-run-lookups`).
+pub const MAX_RUN_LOOKUPS: Bound = Bound::count(
+    0,
+    100,
+    "each look-up is one API call with the run's token, whose budget in GitHub Actions is 1,000 calls an hour per repository: at 100 a flood spends at most a tenth of it, and the post that follows still has the rest",
+);
 
 /// Producer look-ups when the store sets no `max-run-lookups`.
 pub const DEFAULT_RUN_LOOKUPS: usize = 50;
@@ -28,8 +35,8 @@ pub fn contract() -> StoreContract {
     .trust_example(
         "trust workflow=\".github/workflows/review.yaml\" event=\"pull_request_target\"",
     )
-    .lookups()
-    .workflow_runs()
+    .lookups(MAX_RUN_LOOKUPS)
+    .outlives_the_job()
     .rule_judge(crate::store::github_artifacts_rules::judge_rules)
     .name_refusal(crate::store::name_refusal)
 }

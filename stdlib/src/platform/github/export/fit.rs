@@ -73,7 +73,7 @@ pub fn judge(
         // Only a store whose blobs GitHub keeps outlives the job: default deny for the rest.
         if registry
             .store(&store.kind.value)
-            .is_some_and(|k| k.workflow_runs)
+            .is_some_and(|k| k.outlives_the_job)
         {
             continue;
         }
