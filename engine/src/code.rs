@@ -975,7 +975,8 @@ fn locks_dependencies(runner: &str, words: &[&str]) -> bool {
     match runner.split(' ').next().unwrap_or(runner) {
         "docker" | "podman" | "nix" | "go" => true,
         "cargo" => has("--locked") || has("--frozen"),
-        "pip" | "pip3" | "python" | "python3" => has("--no-deps"),
+        // `python -m pip install` is judged as `pip install`.
+        "pip" | "pip3" => has("--no-deps"),
         "gem" => has("--ignore-dependencies"),
         _ => false,
     }

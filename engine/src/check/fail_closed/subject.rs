@@ -10,7 +10,7 @@
 //! (principle 4: a verdict covers what it claims). Values are followed one step: a stage that
 //! renders a part into something else is not.
 
-use super::ID;
+use super::{ID, output_type};
 use crate::check::Context;
 use crate::finding::{Confidence, Finding, Label, Severity};
 use crate::model::{Reference, Value};
@@ -152,15 +152,6 @@ fn child_references(child: &crate::model::Child) -> Vec<&Reference> {
         value.value.collect_references(&mut out);
     }
     out
-}
-
-/// The declared type of the value `r` names.
-fn output_type(cx: &Context<'_>, r: &Reference) -> Option<crate::contract::OutputType> {
-    let g = cx.dag.stage_index(&r.stage)?;
-    crate::graph::outputs_of(&cx.pipeline.stages[g], cx.registry)
-        .into_iter()
-        .find(|(name, _)| *name == r.output)
-        .map(|(_, ty)| ty)
 }
 
 /// A review given no subject at all: its kind takes the change as a fenced value (the diff) and
@@ -508,7 +499,7 @@ pub(in crate::check) fn whole_head_claims<'a>(
 pub(super) fn mismatched_ranges(cx: &Context<'_>, out: &mut Vec<Finding>) {
     use crate::contract::OutputType;
     let p = cx.pipeline;
-    let type_of = |r: &Reference| super::output_type(cx, r);
+    let type_of = |r: &Reference| output_type(cx, r);
     let references = |v: &'_ crate::model::Value| -> Vec<Reference> {
         match v {
             Value::Reference(r) => vec![r.clone()],
@@ -593,7 +584,7 @@ pub(super) fn steered_subjects(cx: &Context<'_>, feeds_sink: &[bool], out: &mut 
     use crate::contract::OutputType;
     let Some(flow) = cx.flow else { return };
     let p = cx.pipeline;
-    let type_of = |r: &Reference| super::output_type(cx, r);
+    let type_of = |r: &Reference| output_type(cx, r);
     let mut reported = Vec::new();
     for (i, stage) in p.stages.iter().enumerate() {
         if !feeds_sink.get(i).copied().unwrap_or(false) {
