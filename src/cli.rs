@@ -47,34 +47,116 @@ pub enum Command {
     Prune(crate::cmd_prune::PruneArgs),
 }
 
-#[derive(Debug, Args)]
+/// `export <TARGET>`: one subcommand per registered platform that exports (docs/platforms.md),
+/// built from the registry, so that a platform registered later is a target without a change
+/// here. Each takes the pipeline file, `--out`, `--color` and its exporter's own options.
+#[derive(Debug)]
 pub struct ExportArgs {
-    #[command(subcommand)]
-    pub target: ExportTarget,
-}
-
-#[derive(Debug, Subcommand)]
-#[command(defer = true)]
-pub enum ExportTarget {
-    /// A GitHub Actions workflow: one job per group of stages that must share a machine
-    Github(ExportGithubArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct ExportGithubArgs {
-    /// The pipeline file, relative to the repository's top: the workflow runs it by this path
-    #[arg(value_name = "FILE")]
+    /// The platform's name.
+    pub target: &'static str,
+    /// The pipeline file, relative to the repository's top.
     pub file: PathBuf,
-    /// Write the workflow to this file, atomically; a link on the way or at the file, or a file
-    /// that is not a regular one, is refused (default: stdout)
-    #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// The action every job installs reviewflow with, as OWNER/REPO@COMMIT (a full commit id;
-    /// default: reviewflow's own repository at the commit this build names, docs/install.md)
-    #[arg(long, value_name = "OWNER/REPO@COMMIT")]
-    pub action: Option<String>,
-    #[command(flatten)]
+    /// The exporter's options that were given, by name.
+    pub options: Vec<(&'static str, String)>,
     pub color: ColorArg,
+}
+
+impl ExportArgs {
+    /// The platforms alone: building every stage contract would cost each `export --help`.
+    pub fn platforms() -> reviewflow_engine::Registry {
+        let mut registry = reviewflow_engine::Registry::empty();
+        reviewflow_stdlib::platform::register(&mut registry);
+        registry
+    }
+
+    fn target(
+        name: &'static str,
+        exporter: &dyn reviewflow_engine::export::Exporter,
+    ) -> clap::Command {
+        let mut cmd = clap::Command::new(name)
+            .about(exporter.about())
+            .arg(
+                clap::Arg::new("file")
+                    .value_name("FILE")
+                    .required(true)
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .help("The pipeline file, relative to the repository's top: the jobs run it by this path"),
+            )
+            .arg(
+                clap::Arg::new("out")
+                    .long("out")
+                    .value_name("FILE")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .help(
+                        "Write the result to this file, atomically; a link on the way or at the \
+                         file, or a file that is not a regular one, is refused (default: stdout)",
+                    ),
+            );
+        for option in exporter.options() {
+            cmd = cmd.arg(
+                clap::Arg::new(option.name)
+                    .long(option.name)
+                    .value_name(option.value_name)
+                    .help(option.help),
+            );
+        }
+        ColorArg::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for ExportArgs {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let Some((name, sub)) = matches.subcommand() else {
+            return Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand));
+        };
+        let registry = Self::platforms();
+        let Some((target, exporter)) = registry
+            .platforms()
+            .find(|p| p.name() == name)
+            .and_then(|p| Some((p.name(), p.exporter()?)))
+        else {
+            return Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand));
+        };
+        let file = sub
+            .get_one::<PathBuf>("file")
+            .cloned()
+            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::MissingRequiredArgument))?;
+        let options = exporter
+            .options()
+            .iter()
+            .filter_map(|o| Some((o.name, sub.get_one::<String>(o.name)?.clone())))
+            .collect();
+        Ok(ExportArgs {
+            target,
+            file,
+            out: sub.get_one::<PathBuf>("out").cloned(),
+            options,
+            color: ColorArg::from_arg_matches(sub)?,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Args for ExportArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let registry = Self::platforms();
+        let mut cmd = cmd.subcommand_required(true);
+        for platform in registry.platforms() {
+            if let Some(exporter) = platform.exporter() {
+                cmd = cmd.subcommand(Self::target(platform.name(), exporter));
+            }
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 #[derive(Debug, Args)]

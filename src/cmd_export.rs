@@ -1,49 +1,46 @@
-//! `reviewflow export github`.
+//! `reviewflow export <TARGET>`: a registered platform's exporter (docs/export.md). The checks
+//! that refuse a pipeline, the forge's platform, the flow and the writing are the same for every
+//! target; what is written is the exporter's.
 
 use std::path::{Component, Path};
 
+use reviewflow_engine::export::Request;
 use reviewflow_engine::finding::Severity;
 use reviewflow_engine::flow::Flow;
 use reviewflow_engine::{CheckOptions, report, run_checks};
-use reviewflow_stdlib::platform::github::export::fit::{self, Destination};
-use reviewflow_stdlib::platform::github::export::workflow::{
-    Action, Source, parse_action, workflow,
-};
 
-use crate::cli::{ExportArgs, ExportGithubArgs, ExportTarget, FailOn};
+use crate::cli::{ExportArgs, FailOn};
 use crate::cmd_check::fails;
 use crate::output::{
     EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, errln, load_or_report, print_stderr, print_stdout,
     style, write_named,
 };
 
+/// Checks the pipeline as `check` does (error findings refuse it, exit 1), then writes what the
+/// target's exporter makes of it to stdout or, atomically, to `--out`.
 pub fn run(args: ExportArgs) -> u8 {
-    match args.target {
-        ExportTarget::Github(a) => github(a),
-    }
-}
-
-/// Checks the pipeline as `check` does (error findings refuse it, exit 1), then writes the
-/// workflow to stdout or, atomically, to `--out`.
-fn github(args: ExportGithubArgs) -> u8 {
     let registry = reviewflow_stdlib::registry();
+    let Some(platform) = registry.platforms().find(|p| p.name() == args.target) else {
+        errln!("error: no platform `{}` exports", args.target);
+        return EXIT_UNUSABLE;
+    };
+    let Some(exporter) = platform.exporter() else {
+        errln!("error: no platform `{}` exports", args.target);
+        return EXIT_UNUSABLE;
+    };
     let style = style(args.color.color);
-    // The workflow runs the pipeline by this path, from the top of its checkout.
-    let file = match workflow_path(&args.file) {
+    // The exported jobs run the pipeline by this path, from the top of their checkout.
+    let file = match repo_path(&args.file) {
         Ok(file) => file,
         Err(message) => {
             errln!("error: {}", report::terminal_text(&message));
             return EXIT_UNUSABLE;
         }
     };
-    let action = match args.action.as_deref().map(parse_action) {
-        None => Action::default(),
-        Some(Ok(action)) => action,
-        Some(Err(message)) => {
-            errln!("error: --action {}", report::terminal_text(&message));
-            return EXIT_UNUSABLE;
-        }
-    };
+    if let Err(message) = exporter.check_options(&args.options) {
+        errln!("error: {}", report::terminal_text(&message));
+        return EXIT_UNUSABLE;
+    }
     let Some(compiled) = load_or_report(&args.file, &registry, style) else {
         return EXIT_UNUSABLE;
     };
@@ -60,21 +57,36 @@ fn github(args: ExportGithubArgs) -> u8 {
         );
         return EXIT_FINDINGS;
     }
-    if let Some(forge) = &compiled.pipeline.forge
-        && forge.kind.value != "github"
-    {
-        errln!(
-            "error: {}: the pipeline's forge is `{}`; a GitHub workflow runs `forge \"github\"`",
-            report::terminal_text(compiled.source.name()),
-            report::terminal_text(&forge.kind.value)
-        );
-        return EXIT_UNUSABLE;
+    // A pipeline whose forge runs elsewhere (or on no platform) cannot be this platform's jobs;
+    // one that names no forge can be any platform's.
+    if let Some(forge) = &compiled.pipeline.forge {
+        let runs_on = registry
+            .forge(&forge.kind.value)
+            .and_then(|f| f.platform.as_deref());
+        if runs_on != Some(platform.name()) {
+            let kinds: Vec<String> = registry
+                .forges()
+                .filter(|f| f.platform.as_deref() == Some(platform.name()))
+                .map(|f| format!("`forge \"{}\"`", f.kind))
+                .collect();
+            errln!(
+                "error: {}: the pipeline's forge is `{}`; {} runs {}",
+                report::terminal_text(compiled.source.name()),
+                report::terminal_text(&forge.kind.value),
+                platform.title(),
+                match kinds.is_empty() {
+                    true => "no forge".to_string(),
+                    false => kinds.join(" or "),
+                }
+            );
+            return EXIT_UNUSABLE;
+        }
     }
     let Some(flow) = Flow::compute(&compiled.pipeline, &registry, &compiled.dag) else {
         errln!("error: the pipeline's stages form a cycle");
         return EXIT_UNUSABLE;
     };
-    // Where GitHub will run the workflow from, when `--out` says it (an absolute `--out` as the
+    // Where the platform will find the file, when `--out` says it (an absolute `--out` as the
     // path below the working folder, the repository's top).
     let written = args.out.as_deref().and_then(|out| {
         let below = match out.is_absolute() {
@@ -84,33 +96,24 @@ fn github(args: ExportGithubArgs) -> u8 {
                 .to_path_buf(),
             false => out.to_path_buf(),
         };
-        workflow_path(&below).ok()
+        repo_path(&below).ok()
     });
-    let judged = fit::judge(
-        &compiled.pipeline,
-        &registry,
-        &compiled.source,
-        &Destination {
-            workflow_file: written.as_deref().and_then(fit::workflow_file),
-        },
-    );
-    let text = match judged.and_then(|installed_as| {
-        workflow(&Source {
-            pipeline: &compiled.pipeline,
-            registry: &registry,
-            dag: &compiled.dag,
-            flow: &flow,
-            file: &file,
-            action: &action,
-            installed_as: installed_as.as_deref(),
-        })
+    let text = match exporter.export(&Request {
+        pipeline: &compiled.pipeline,
+        registry: &registry,
+        source: &compiled.source,
+        dag: &compiled.dag,
+        flow: &flow,
+        file: &file,
+        written_as: written.as_deref(),
+        options: &args.options,
     }) {
         Ok(text) => text,
-        Err(e) => {
+        Err(message) => {
             errln!(
                 "error: {}: cannot export: {}",
                 report::terminal_text(compiled.source.name()),
-                report::terminal_text(&e.to_string())
+                report::terminal_text(&message)
             );
             return EXIT_UNUSABLE;
         }
@@ -136,20 +139,20 @@ fn github(args: ExportGithubArgs) -> u8 {
     }
 }
 
-/// The pipeline's path as the workflow names it: relative, without `..`, `/`-separated.
-fn workflow_path(path: &Path) -> Result<String, String> {
+/// The pipeline's path as the exported jobs name it: relative, without `..`, `/`-separated.
+fn repo_path(path: &Path) -> Result<String, String> {
     let shown = path.display();
     let mut parts = Vec::new();
     for component in path.components() {
         match component {
             Component::Normal(part) => parts.push(part.to_str().ok_or_else(|| {
-                format!("{shown}: the path is not UTF-8, which a workflow cannot name")
+                format!("{shown}: the path is not UTF-8, which the exported jobs cannot name")
             })?),
             Component::CurDir => {}
             Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
                 return Err(format!(
                     "{shown}: give the pipeline's path relative to the repository's top, as the \
-                     workflow's checkout holds it (run `export` from the top)"
+                     jobs' checkout holds it (run `export` from the top)"
                 ));
             }
         }
@@ -165,13 +168,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_path_is_the_workflows() {
+    fn the_path_is_the_repositorys() {
         assert_eq!(
-            workflow_path(Path::new("./.github/review.kdl")).as_deref(),
+            repo_path(Path::new("./.github/review.kdl")).as_deref(),
             Ok(".github/review.kdl")
         );
-        assert!(workflow_path(Path::new("/abs/review.kdl")).is_err());
-        assert!(workflow_path(Path::new("../review.kdl")).is_err());
-        assert!(workflow_path(Path::new(".")).is_err());
+        assert!(repo_path(Path::new("/abs/review.kdl")).is_err());
+        assert!(repo_path(Path::new("../review.kdl")).is_err());
+        assert!(repo_path(Path::new(".")).is_err());
     }
 }

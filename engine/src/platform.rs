@@ -175,6 +175,11 @@ pub trait Platform: Send + Sync + std::fmt::Debug {
         let _ = name;
         None
     }
+
+    /// What `export <name>` writes for it, if it exports.
+    fn exporter(&self) -> Option<&dyn crate::export::Exporter> {
+        None
+    }
 }
 
 /// A made-up platform for the engine's own tests: its events and nothing else, so that no test

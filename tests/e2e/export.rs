@@ -755,3 +755,46 @@ fn a_job_that_reads_a_prompt_file_fetches_the_base_commit() {
         assert!(!kept(export).contains("fetch-depth"), "{export}");
     }
 }
+
+/// `export`'s targets are the registered platforms' exporters (docs/platforms.md): each is a
+/// subcommand with its exporter's summary and options, a name no platform exports is a usage
+/// error, and a pipeline whose forge runs on no platform is refused by every target alike.
+#[test]
+fn the_targets_are_the_registered_exporters() {
+    let mut registry = reviewflow_engine::Registry::empty();
+    reviewflow_stdlib::platform::register(&mut registry);
+    let help = reviewflow(&["export", "--help"]);
+    assert_eq!(help.code, 0, "{}", help.transcript());
+    let mut targets = 0;
+    for platform in registry.platforms() {
+        let Some(exporter) = platform.exporter() else {
+            continue;
+        };
+        targets += 1;
+        assert!(
+            help.stdout.contains(platform.name()) && help.stdout.contains(exporter.about()),
+            "{}",
+            help.stdout
+        );
+        let own = reviewflow(&["export", platform.name(), "--help"]);
+        assert_eq!(own.code, 0, "{}", own.transcript());
+        for option in exporter.options() {
+            assert!(
+                own.stdout
+                    .contains(&format!("--{} <{}>", option.name, option.value_name)),
+                "{}",
+                own.stdout
+            );
+        }
+        let local = reviewflow(&["export", platform.name(), "examples/local.kdl"]);
+        assert_eq!(local.code, 2, "{}", local.transcript());
+        assert!(
+            local.stderr.contains("forge is `local`") && local.stderr.contains(platform.title()),
+            "{}",
+            local.stderr
+        );
+    }
+    assert!(targets > 0, "no registered platform exports");
+    let unknown = reviewflow(&["export", "nowhere", "examples/review.kdl"]);
+    assert_eq!(unknown.code, 2, "{}", unknown.transcript());
+}

@@ -3,5 +3,7 @@
 //! library's).
 
 pub mod partition;
+pub mod target;
 
 pub use partition::{Carries, Job, Partition, Reason, partition};
+pub use target::{ExportOption, Exporter, Request};

@@ -66,6 +66,10 @@ impl Platform for GithubActions {
         Some(&syntax::SYNTAX)
     }
 
+    fn exporter(&self) -> Option<&dyn reviewflow_engine::export::Exporter> {
+        Some(&export::WorkflowExporter)
+    }
+
     /// The files a step writes the job's settings to (docs/github.md: workflow commands).
     fn settings_file(&self, name: &str) -> Option<&'static str> {
         match name {
