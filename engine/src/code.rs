@@ -1023,7 +1023,7 @@ fn pinned(runner: &str, spec: &str) -> bool {
             version.is_some_and(|v| exact_version(v, 2))
         }
         // npm's registry: `name@1.2.3`, `@scope/name@1.2.3`; a git spec at a full commit
-        // (`github:owner/repo#<40 hex>`), which no one can move.
+        // (`git+https://host/owner/repo.git#<40 hex>`), which no one can move.
         _ => {
             let unscoped = spec.strip_prefix('@').unwrap_or(spec);
             unscoped
@@ -1478,8 +1478,8 @@ mod tests {
             &["bunx", "tool"],
             &["go", "run", "example.com/tool@latest"],
             &["docker", "run", "--rm", "ghcr.io/x/y:1.2.3"],
-            &["nix", "run", "github:x/y"],
-            &["npx", "github:acme/tool#main"],
+            &["nix", "run", "git+https://x.test/y"],
+            &["npx", "git+https://x.test/acme/tool.git#main"],
             &["timeout", "60", "npx", "tool"],
         ] {
             assert_eq!(fetch(floating).len(), 1, "{floating:?}");
@@ -1493,7 +1493,7 @@ mod tests {
             &["pipx", "run", "--spec", "black==24.1.0", "black"],
             &[
                 "npx",
-                "github:acme/tool#3f9c0d1e2a4b5c6d7e8f90a1b2c3d4e5f6a7b8c9",
+                "git+https://x.test/acme/tool.git#3f9c0d1e2a4b5c6d7e8f90a1b2c3d4e5f6a7b8c9",
             ],
         ] {
             assert_eq!(loose(top).len(), 1, "{top:?}");
@@ -1625,7 +1625,7 @@ mod tests {
             &["/home/runner/.cache/acme-tools/bin/fossa", "analyze"][..],
             &["/root/.local/bin/tool"],
             &["/__w/_tool/x/bin/x"],
-            &["python3", "/github/home/scripts/x.py"],
+            &["python3", "/srv/ci/scripts/x.py"],
             &["sh", "-c", "~/.cache/tools/fossa analyze"],
             &["sh", "-c", "set -e; $HOME/bin/tool --x"],
         ] {
@@ -1689,7 +1689,7 @@ mod tests {
     #[test]
     fn code_at_the_changes_commit_is_the_changes() {
         let change = |prefix: &str| format!("{prefix}{CHANGE_COMMIT}");
-        let npx = change("github:acme/tool#");
+        let npx = change("git+https://x.test/acme/tool.git#");
         let pip = change("git+https://x.test/r@");
         let script = format!(
             "git fetch origin {CHANGE_COMMIT} && git checkout {CHANGE_COMMIT} && make test"
@@ -1720,7 +1720,7 @@ mod tests {
         // Naming the commit is not running its code; nor is another commit's tree the change's.
         let diff = format!("git diff {OTHER_COMMIT} {CHANGE_COMMIT} | wc -l");
         let base = format!("git checkout {OTHER_COMMIT} && make lint");
-        let base_npx = format!("github:acme/tool#{OTHER_COMMIT}");
+        let base_npx = format!("git+https://x.test/acme/tool.git#{OTHER_COMMIT}");
         let clone_base = format!(
             "git clone https://x.test/r src && cd src && git checkout {OTHER_COMMIT} && make"
         );

@@ -3,8 +3,8 @@
 //! to `manifest.json` and compared on resume, and it is redacted only when it happens to equal a
 //! declared secret. Three ways in:
 //!
-//! - the input reads the variable a declared secret reads (`input "t" env="GITHUB_TOKEN"` beside
-//!   `secret "github-token" env="GITHUB_TOKEN"`);
+//! - the input reads the variable a declared secret reads (`input "t" env="DEPLOY_TOKEN"` beside
+//!   `secret "deploy-token" env="DEPLOY_TOKEN"`);
 //! - the input's variable is named as a credential ([`credential_word`]);
 //! - its `default` is a credential, as one of the registry's detectors sees it (the stdlib
 //!   registers `std/scan`'s).
@@ -30,7 +30,7 @@ enum Cause<'a> {
     SecretVariable(&'a Secret),
     /// Its variable is named as a credential.
     Named { what: String, span: Span },
-    /// Its default is a credential (the detector's label: "a GitHub token").
+    /// Its default is a credential (the detector's label: "an AWS access key").
     Default(String),
 }
 
@@ -74,7 +74,7 @@ impl Cause<'_> {
     }
 }
 
-/// Words that end a credential's name (`GITHUB_TOKEN`, `CLIENT_SECRET`, `DB_PASSWORD`, `API_KEY`,
+/// Words that end a credential's name (`DEPLOY_TOKEN`, `CLIENT_SECRET`, `DB_PASSWORD`, `API_KEY`,
 /// `GH_PAT`), compared in lower case.
 const CREDENTIAL_WORDS: &[&str] = &[
     "token",
@@ -150,7 +150,7 @@ const NOT_CREDENTIAL_QUALIFIERS: &[(&str, &[&str])] = &[
 ];
 
 /// The words of a name: split at every character that is not a letter or a digit and where a
-/// lower-case letter meets an upper-case one (`githubToken`), in lower case.
+/// lower-case letter meets an upper-case one (`deployToken`), in lower case.
 fn words(name: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();
@@ -734,7 +734,7 @@ stage "s" uses="run" {
         assert!(!may(
             br#"secret "k" env="REVIEW_CONVERSATION_KEY" min-bytes=32"#
         ));
-        assert!(!may(br#"trust workflow=".github/workflows/review.yml""#));
+        assert!(!may(br#"trust workflow="ci/workflows/review.yml""#));
         assert!(may(
             br#"env "T" "ghp_0123456789abcdefghij0123456789abcdef""#
         ));
@@ -780,8 +780,8 @@ stage "s" uses="run" {
     #[test]
     fn credential_names() {
         for name in [
-            "GITHUB_TOKEN",
-            "github_token",
+            "DEPLOY_TOKEN",
+            "deploy_token",
             "DEPLOY_TOKEN",
             "CLIENT_SECRET",
             "DB_PASSWORD",
@@ -793,7 +793,7 @@ stage "s" uses="run" {
             "API_TOKEN_V2",
             "GH_PAT",
             "GHTOKEN",
-            "githubToken",
+            "deployToken",
             "NPM_APIKEY",
             "deploy-token",
             "SSH_PASSPHRASE",

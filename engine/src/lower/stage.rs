@@ -436,7 +436,7 @@ impl<'s> Lowerer<'s> {
     }
 
     /// `network="443 8443"`: the TCP ports a stage's child may connect to, in the host's network;
-    /// or `network="api.github.com:443"`: hosts and ports it reaches through reviewflow's egress
+    /// or `network="api.example.com:443"`: hosts and ports it reaches through reviewflow's egress
     /// proxy (docs/egress.md). One stage, one way out: the two forms do not mix.
     fn network(&mut self, entry: &KdlEntry) -> Vec<Spanned<NetEntry>> {
         let Some(text) = self.expect_string(entry, "`network`") else {
@@ -449,7 +449,7 @@ impl<'s> Lowerer<'s> {
                 None => self.fact(Fact::TypeMismatch {
                     span: text.span,
                     what: "`network`".into(),
-                    expected: "TCP ports (\"443\") or hosts with their port (\"api.github.com:443\"), separated by spaces".into(),
+                    expected: "TCP ports (\"443\") or hosts with their port (\"api.example.com:443\"), separated by spaces".into(),
                     found: format!("\"{word}\""),
                     help: Some("leave `network` out for no network at all".into()),
                 }),
@@ -460,7 +460,7 @@ impl<'s> Lowerer<'s> {
             self.fact(Fact::TypeMismatch {
                 span: text.span,
                 what: "`network`".into(),
-                expected: "either TCP ports to any host (\"443\") or hosts with their port (\"api.github.com:443\"), not both".into(),
+                expected: "either TCP ports to any host (\"443\") or hosts with their port (\"api.example.com:443\"), not both".into(),
                 found: format!("\"{}\"", text.value),
                 help: Some("a bare port shares the host's network, which makes the hosts no limit: name the host of every port".into()),
             });
@@ -644,23 +644,23 @@ mod tests {
         let e = |w: &str| parse_net_entry(w).map(|e| e.to_string());
         assert_eq!(e("443").as_deref(), Some("443"));
         assert_eq!(
-            e("API.github.com:443").as_deref(),
-            Some("api.github.com:443")
+            e("API.example.com:443").as_deref(),
+            Some("api.example.com:443")
         );
         assert_eq!(e("127.0.0.1:8080").as_deref(), Some("127.0.0.1:8080"));
         assert_eq!(e("[::1]:443").as_deref(), Some("[::1]:443"));
         for bad in [
             "0",
             "65536",
-            "api.github.com",
-            "api.github.com:0",
+            "api.example.com",
+            "api.example.com:0",
             ":443",
             "-evil.com:443",
             "a..b:443",
             "host/path:443",
-            "https://api.github.com:443",
+            "https://api.example.com:443",
             "[not-v6]:443",
-            "*.github.com:443",
+            "*.example.com:443",
         ] {
             assert_eq!(e(bad), None, "{bad}");
         }
@@ -669,7 +669,7 @@ mod tests {
     #[test]
     fn ports_and_hosts_do_not_mix_in_one_stage() {
         let registry = crate::Registry::with_builtins();
-        let text = "pipeline \"p\"\nstage \"a\" uses=\"run\" network=\"443 api.github.com:443\" {\n    command \"true\"\n}\n";
+        let text = "pipeline \"p\"\nstage \"a\" uses=\"run\" network=\"443 api.example.com:443\" {\n    command \"true\"\n}\n";
         let compiled = crate::compile(
             crate::Source::new("t.kdl", text.to_owned()),
             &registry,

@@ -100,13 +100,13 @@ pub struct Secret {
     /// The `visible-to` node, for labels that point at the whole list.
     pub visible_to_span: Option<Span>,
     /// `can="pull-requests:write checks:write"`: what the secret can do on the forge, when the
-    /// file says (the span is the property's value). Without it the forge's token and a GitHub
-    /// Actions token (`env="GITHUB_TOKEN"` or `"GH_TOKEN"`) write, and any other secret is taken
-    /// for one that writes nothing (`permission::capability`).
+    /// file says (the span is the property's value). Without it the secret can do anything on
+    /// the forge, unless its kind is known to do nothing there: a model's key under its client's
+    /// variable, or a key that seals and opens conversations (`permission::capability`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub can: Option<Spanned<Vec<Spanned<Permission>>>>,
-    /// `environment="enroll-review"`: the GitHub environment holding the secret, for `export
-    /// github`; `run` does not read it.
+    /// `environment="enroll-review"`: the platform's environment holding the secret, for
+    /// `export`; `run` does not read it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub environment: Option<Spanned<String>>,
 }
@@ -121,10 +121,10 @@ pub enum OnMissing {
     Disable,
 }
 
-/// `forge "github" token="github-token"` or `forge "local"`: a registered forge kind.
+/// `forge "local"`, or a forge with its token (`token="forge-token"`): a registered forge kind.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Forge {
-    /// The kind, as registered (`github`, `local`).
+    /// The kind, as registered (`local`, …).
     pub kind: Spanned<String>,
     /// The secret the forge authenticates with, for kinds whose contract names a token.
     pub token: Option<Spanned<String>>,
@@ -157,7 +157,7 @@ impl Forge {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Store {
     pub name: Spanned<String>,
-    /// The kind, as registered (`local`, `github-artifacts`).
+    /// The kind, as registered (`local`, …).
     pub kind: Spanned<String>,
     /// The blob name template (`name="review-{change}-{project}"`).
     pub blob_name: Option<Spanned<Template>>,
@@ -176,8 +176,8 @@ impl Store {
     }
 }
 
-/// `trust workflow=".github/workflows/build.yaml" event="pull_request_target" branch="main"`:
-/// every fact it names must hold of a producer. Which facts a rule may name is the store kind's.
+/// A store's `trust` rule (`trust local=#true`, or the facts of a run: its configuration file,
+/// event and branch): every fact it names must hold of a producer. Which facts a rule may name is the store kind's.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct TrustRule {
     pub span: Span,
@@ -320,7 +320,7 @@ pub struct Stage {
     /// Milliseconds.
     pub timeout_ms: Option<Spanned<u64>>,
     pub permissions: Vec<Spanned<Permission>>,
-    /// Where the stage's child may connect (`network="443"`, `network="api.github.com:443"`);
+    /// Where the stage's child may connect (`network="443"`, `network="api.example.com:443"`);
     /// none by default.
     pub network: Vec<Spanned<NetEntry>>,
     /// Overrides of the contract's fallback values (`fallback clean=#true`).
@@ -479,7 +479,7 @@ impl Pipeline {
 }
 
 /// One entry of a stage's `network`: a TCP port to any host, in the host's network (`443`), or a
-/// host and port reached through reviewflow's egress proxy (`api.github.com:443`,
+/// host and port reached through reviewflow's egress proxy (`api.example.com:443`,
 /// docs/egress.md).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct NetEntry {
