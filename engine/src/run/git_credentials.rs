@@ -16,7 +16,7 @@ use crate::nofollow::{open_regular_beneath, read_bounded};
 const MAX_CONFIG: u64 = 1024 * 1024;
 
 /// A user name this long, of letters and digits both, is a token rather than a name
-/// (`https://ghp_…@github.com/`).
+/// (`https://ghp_…@git.example.com/`).
 const TOKEN_AS_USER: usize = 20;
 
 /// A warning, to print after `warning: `, when `<checkout>/.git/config` holds a credential; `None`
@@ -219,7 +219,7 @@ mod tests {
     use super::*;
 
     /// What a checkout step that persists credentials writes (a fake token).
-    const PERSISTED: &str = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\turl = https://github.com/acme/widgets\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX0ZBS0UwMTIzNDU2Nzg5YWJjZGVmZ2hpamtsbW5vcHFyc3R1dg==\n";
+    const PERSISTED: &str = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\turl = https://git.example.com/acme/widgets\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[http \"https://git.example.com/\"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX0ZBS0UwMTIzNDU2Nzg5YWJjZGVmZ2hpamtsbW5vcHFyc3R1dg==\n";
 
     fn checkout_with(config: &str) -> tempfile::TempDir {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -237,13 +237,13 @@ mod tests {
             "the checkout's .git/config holds a credential (an Authorization header in `http.<url>.extraheader`): anything that reads the checkout's .git can use it; check out without persisting credentials, or remove them, before the run"
         );
         assert!(!warning.contains("eC1hY2Nl"), "{warning}");
-        assert!(!warning.contains("github.com"), "{warning}");
+        assert!(!warning.contains("git.example.com"), "{warning}");
     }
 
     #[test]
     fn an_ordinary_config_holds_none() {
         let dir = checkout_with(
-            "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://github.com/acme/widgets\n[remote \"mirror\"]\n\turl = ssh://git@example.com/acme.git\n[http]\n\textraheader = X-Trace: on\n",
+            "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://git.example.com/acme/widgets\n[remote \"mirror\"]\n\turl = ssh://git@example.com/acme.git\n[http]\n\textraheader = X-Trace: on\n",
         );
         assert_eq!(git_config_credentials(dir.path()), None);
     }
@@ -261,15 +261,15 @@ mod tests {
     fn urls_with_a_password_or_a_token_as_user() {
         for (config, key) in [
             (
-                "[remote \"origin\"]\n\turl = https://x-access-token:ghs_FAKE0123456789@github.com/a/b\n",
+                "[remote \"origin\"]\n\turl = https://x-access-token:ghs_FAKE0123456789@git.example.com/a/b\n",
                 "`remote.<name>.url`",
             ),
             (
-                "[remote \"origin\"]\n  pushurl = \"https://ghp_FAKE0123456789abcdefXYZ@github.com/a/b\"\n",
+                "[remote \"origin\"]\n  pushurl = \"https://ghp_FAKE0123456789abcdefXYZ@git.example.com/a/b\"\n",
                 "`remote.<name>.pushurl`",
             ),
             (
-                "[url \"https://oauth2:glpat-FAKE0123456789@gitlab.com/\"]\n\tinsteadOf = https://gitlab.com/\n",
+                "[url \"https://oauth2:glpat-FAKE0123456789@git.example.org/\"]\n\tinsteadOf = https://git.example.org/\n",
                 "a `url.<url>` section",
             ),
         ] {
@@ -314,8 +314,8 @@ mod tests {
 
     #[test]
     fn plain_users_are_not_credentials() {
-        assert!(!url_has_credential("https://octocat@github.com/a/b"));
-        assert!(!url_has_credential("ssh://git@github.com/a/b"));
+        assert!(!url_has_credential("https://octocat@git.example.com/a/b"));
+        assert!(!url_has_credential("ssh://git@git.example.com/a/b"));
         assert!(!url_has_credential("https://user:@example.com/"));
         assert!(!url_has_credential("https://example.com/a@b"));
         assert!(url_has_credential("see https://u:p@example.com and more"));
