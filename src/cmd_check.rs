@@ -9,7 +9,8 @@ use reviewflow_engine::emit::model_document;
 use reviewflow_engine::finding::{Finding, Severity};
 use reviewflow_engine::report::{self, FINDINGS_FORMAT_VERSION, FindingsReport};
 use reviewflow_engine::run::beneath::{self, Bounds, Entry, Folder, Why};
-use reviewflow_engine::{CheckOptions, Registry, Source, run_checks, sarif};
+use reviewflow_engine::{CheckOptions, Registry, Source, run_checks};
+use reviewflow_stdlib::sarif;
 
 use crate::cli::{CheckArgs, CheckFormat, Emit, FailOn};
 use crate::output::{

@@ -33,7 +33,6 @@ pub mod registry;
 pub mod render;
 pub mod report;
 pub mod run;
-pub mod sarif;
 pub mod source;
 pub mod span;
 pub mod suggest;

@@ -6,8 +6,9 @@
 use reviewflow_engine::render::{Drawing, GraphFormat, render_graph};
 use reviewflow_engine::report::{self, Style};
 use reviewflow_engine::syntax::{Limits, check_limits, parse_document, parse_fast};
-use reviewflow_engine::{CheckOptions, Registry, compile, decode, run_checks, sarif};
+use reviewflow_engine::{CheckOptions, Registry, compile, decode, run_checks};
 use reviewflow_stdlib::platform::github::commands as github;
+use reviewflow_stdlib::sarif;
 use std::sync::{Mutex, OnceLock};
 
 fn registry() -> &'static Registry {

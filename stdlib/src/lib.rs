@@ -17,6 +17,7 @@ pub mod lens;
 pub mod platform;
 pub mod reviewer;
 pub mod rules;
+pub mod sarif;
 pub mod stages;
 pub mod store;
 

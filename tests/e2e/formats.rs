@@ -17,7 +17,7 @@ fn sarif(args: &[&str]) -> (i32, serde_json::Value) {
 
 fn validate(log: &serde_json::Value) {
     let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("engine/tests/fixtures/sarif-2.1.0.json"))
+        &std::fs::read_to_string(root().join("stdlib/tests/fixtures/sarif-2.1.0.json"))
             .expect("schema"),
     )
     .expect("schema json");

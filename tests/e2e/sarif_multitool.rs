@@ -111,7 +111,7 @@ fn problems(tool: &Path, name: &str, log: &str) -> Vec<String> {
 /// `log` is valid against the SARIF 2.1.0 schema (checked with or without the Multitool).
 fn assert_schema_valid(log: &Value) {
     let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("engine/tests/fixtures/sarif-2.1.0.json"))
+        &std::fs::read_to_string(root().join("stdlib/tests/fixtures/sarif-2.1.0.json"))
             .expect("schema"),
     )
     .expect("schema json");

@@ -1,5 +1,5 @@
 //! `review.sarif`: the review's findings as one SARIF 2.1.0 run, through the engine's one SARIF
-//! writer ([`reviewflow_engine::sarif::LogBuilder`]; the shape is in `docs/sarif.md`).
+//! writer ([`crate::sarif::LogBuilder`]; the shape is in `docs/sarif.md`).
 //!
 //! - the run is the analysis `reviewflow/review/<pipeline>/<run id>` (category
 //!   `reviewflow/review/<pipeline>`: one per pipeline, as the forge keeps one review per change
@@ -24,10 +24,10 @@ use std::collections::BTreeSet;
 use serde_json::{Map, json};
 use sha2::{Digest, Sha256};
 
-use reviewflow_engine::sarif::fingerprint::Numbering;
-use reviewflow_engine::sarif::log::{Fingerprint, location};
-use reviewflow_engine::sarif::{Analysis, Level, LogBuilder, Quota, Rule, SarifResult};
-use reviewflow_engine::sarif::{taxonomy, uri};
+use crate::sarif::fingerprint::Numbering;
+use crate::sarif::log::{Fingerprint, location};
+use crate::sarif::{Analysis, Level, LogBuilder, Quota, Rule, SarifResult};
+use crate::sarif::{taxonomy, uri};
 
 use super::super::ForgeError;
 use super::super::review::{FindingState, Review, ReviewFinding};

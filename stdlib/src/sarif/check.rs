@@ -40,10 +40,10 @@ use super::log::{
 };
 use super::taxonomy;
 use super::uri::SrcRoot;
-use crate::check::{self, Check};
-use crate::finding::{Confidence, Finding, Label, Severity};
-use crate::source::Source;
-use crate::span::Span;
+use reviewflow_engine::check::{self, Check};
+use reviewflow_engine::finding::{Confidence, Finding, Label, Severity};
+use reviewflow_engine::source::Source;
+use reviewflow_engine::span::Span;
 
 /// The checks' documentation, whose sections (`## <check-id>`) give each rule its description
 /// and help.
@@ -266,7 +266,7 @@ pub fn fingerprint(uri: &str, source: &Source, finding: &Finding) -> String {
     }
     field(finding.message.as_bytes());
     field(source.slice(finding.primary.span).as_bytes());
-    crate::hex::encode(&hasher.finalize())
+    reviewflow_engine::hex::encode(&hasher.finalize())
 }
 
 fn rule(check: &dyn Check, confidence: Option<Confidence>) -> Rule {

@@ -4,8 +4,8 @@
 use reviewflow_engine::Source;
 use reviewflow_engine::check;
 use reviewflow_engine::finding::{Confidence, Finding, Label, Severity, Suppression};
-use reviewflow_engine::sarif::{FINGERPRINT_KEY, help_uri, sarif_log};
 use reviewflow_engine::span::Span;
+use reviewflow_stdlib::sarif::{FINGERPRINT_KEY, help_uri, sarif_log};
 use serde_json::{Value, json};
 
 const PIPELINE: &str = r#"secret "api-key" env="API_KEY" {
@@ -586,7 +586,7 @@ fn a_run_holds_at_most_25000_results() {
     found.extend((0..24_999).map(|_| make(Severity::Warning)));
     found.push(make(Severity::Error));
     assert_eq!(
-        reviewflow_engine::sarif::results_left_out(&[(&source, &found)]),
+        reviewflow_stdlib::sarif::results_left_out(&[(&source, &found)]),
         2
     );
     let log = sarif_log(&[(&source, &found)], "0");

@@ -21,8 +21,8 @@
 use serde_json::{Map, Value};
 
 use super::log::Level;
-use crate::check::Principle;
-use crate::finding::{Confidence, Severity};
+use reviewflow_engine::check::Principle;
+use reviewflow_engine::finding::{Confidence, Severity};
 
 /// The tag of a rule code scanning files as a security alert.
 pub const SECURITY: &str = "security";
