@@ -9,7 +9,6 @@ mod fake_github;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Command;
 
 use fake_github::{FakeGithub, RunSeed};
 
@@ -76,12 +75,10 @@ impl Checkout {
 
     /// `reviewflow run examples/local.kdl ARGS…` with the conversation key.
     fn run(&self, args: &[&str]) -> Out {
-        let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+        let out = crate::support::command()
             .args(["run", "examples/local.kdl"])
             .args(args)
             .current_dir(self.path())
-            .env_remove("GITHUB_ACTIONS")
-            .env("NO_COLOR", "1")
             .env("REVIEW_CONVERSATION_KEY", KEY)
             .output()
             .expect("the binary runs");
@@ -142,11 +139,9 @@ fn another_pipeline_on_the_same_head_keeps_its_own_record() {
     );
     assert_ne!(other, text);
     std::fs::write(c.path().join("examples/other.kdl"), other).expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+    let out = crate::support::command()
         .args(["run", "examples/other.kdl"])
         .current_dir(c.path())
-        .env_remove("GITHUB_ACTIONS")
-        .env("NO_COLOR", "1")
         .env("REVIEW_CONVERSATION_KEY", KEY)
         .output()
         .expect("the binary runs");
@@ -382,7 +377,7 @@ async fn github_job(fake: &FakeGithub, run_id: u64, args: &[&str]) -> (i32, Stri
         format!(r#"{{"action":"synchronize","number":{PR},"pull_request":{{"number":{PR}}}}}"#),
     )
     .expect("event");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+    let mut cmd = crate::support::command();
     let step = ActionsStep {
         api_url: &fake.api_url(),
         repository: &FakeGithub::repository(),

@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// The most resident memory the engine may take, whatever a stage prints.
 const MAX_RSS: u64 = 100 * 1024 * 1024;
@@ -52,7 +52,7 @@ fn run(pipeline: &str, env: &[(&str, &str)]) -> Ended {
     let path = |rel: &str| -> PathBuf { dir.path().join(rel) };
     std::fs::create_dir(path("checkout")).expect("checkout");
     std::fs::write(path("review.kdl"), pipeline).expect("pipeline");
-    let mut c = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+    let mut c = crate::support::command();
     c.arg("run")
         .arg(path("review.kdl"))
         .arg("--checkout")
@@ -61,7 +61,6 @@ fn run(pipeline: &str, env: &[(&str, &str)]) -> Ended {
         .arg(path("runs"))
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(File::create(path("stdout")).expect("stdout file"))
         .stderr(File::create(path("stderr")).expect("stderr file"));

@@ -2,7 +2,7 @@
 //! with a panic: the command ends as it would have, quietly.
 
 use std::os::fd::OwnedFd;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use crate::support::root;
 
@@ -16,13 +16,8 @@ fn closed_pipe() -> OwnedFd {
 /// Runs the binary with stdout, stderr or both on a closed pipe; returns its exit code and what
 /// it said on the stream left open.
 fn run_closed(args: &[&str], stdout_closed: bool, stderr_closed: bool) -> (i32, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
-    command
-        .args(args)
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_ACTIONS")
-        .stdin(Stdio::null());
+    let mut command = crate::support::command();
+    command.args(args).current_dir(root()).stdin(Stdio::null());
     command.stdout(if stdout_closed {
         Stdio::from(closed_pipe())
     } else {

@@ -1,7 +1,7 @@
 //! What `reviewflow run` prints: the run's lines as a person reads them.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use crate::support::Run;
 
@@ -10,7 +10,7 @@ fn run(pipeline: &str, args: &[&str], env: &[(&str, &str)]) -> (tempfile::TempDi
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join("checkout")).expect("checkout");
     std::fs::write(dir.path().join("review.kdl"), pipeline).expect("pipeline");
-    let mut c = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+    let mut c = crate::support::command();
     c.arg("run")
         .arg(dir.path().join("review.kdl"))
         .arg("--checkout")
@@ -20,7 +20,6 @@ fn run(pipeline: &str, args: &[&str], env: &[(&str, &str)]) -> (tempfile::TempDi
         .args(args)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .env("NO_COLOR", "1")
         .stdin(Stdio::null());
     for (k, v) in env {
         c.env(k, v);

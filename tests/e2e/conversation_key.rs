@@ -2,20 +2,8 @@
 //! may raise it, never lower it), said the same way by `check`, the run's start and the stages.
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::support::{reviewflow_in, root};
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(["-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}");
-}
+use crate::support::{git_in as git, reviewflow_in, root};
 
 /// A checkout with two commits and `examples/local.kdl` as `review.kdl`, its key's `min-bytes`
 /// replaced by `min` (`""`: none).
@@ -36,11 +24,9 @@ fn checkout(min: &str) -> tempfile::TempDir {
 }
 
 fn run(dir: &Path, key: &str) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+    let out = crate::support::command()
         .args(["run", "review.kdl"])
         .current_dir(dir)
-        .env_remove("GITHUB_ACTIONS")
-        .env("NO_COLOR", "1")
         .env("REVIEW_CONVERSATION_KEY", key)
         .output()
         .expect("the binary runs");

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 use crate::support::{Repo, root};
 
@@ -56,11 +55,9 @@ fn printed_names(pipeline: &str, bin: Option<&Path>, env: &[(&str, &str)]) -> BT
         path.push(":");
     }
     path.push(std::env::var_os("PATH").unwrap_or_default());
-    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+    let out = crate::support::command()
         .args(["run", "review.kdl"])
         .current_dir(repo.path())
-        .env_remove("GITHUB_ACTIONS")
-        .env("NO_COLOR", "1")
         .env("PATH", path)
         .env("REVIEWFLOW_TEST_INHERITED", "must-not-reach-the-reviewer")
         .envs(env.iter().copied())

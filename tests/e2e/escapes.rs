@@ -2,7 +2,7 @@
 //! output) never reaches the terminal as control characters: it is escaped (`\u{1b}`) in human
 //! output, whatever the command.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use crate::support::{Run, reviewflow, reviewflow_in};
 
@@ -86,7 +86,7 @@ fn a_childs_output_is_escaped_on_the_console() {
          '\\\\033]0;pwn\\\\007\\\\033[2Jpainted\\\\n'; exit 3\"\n}\n",
     )
     .expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+    let out = crate::support::command()
         .arg("run")
         .arg(&pipeline)
         .arg("--checkout")
@@ -95,7 +95,6 @@ fn a_childs_output_is_escaped_on_the_console() {
         .arg(dir.path().join("runs"))
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .output()
         .expect("the binary runs");

@@ -2,8 +2,6 @@
 //! `std/post` published, and a review that did not run is "not reviewed", never a pass
 //! (docs/executor.md, "Failing the run on findings").
 
-use std::process::Command;
-
 use crate::support::{Repo, Run};
 
 /// Three conflict markers: three `error` findings of the `rules` reviewer.
@@ -68,13 +66,11 @@ stage "post" uses="std/post" {
 
 /// Runs `reviewflow run` in the repository.
 fn run(repo: &Repo, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+    let out = crate::support::command()
         .arg("run")
         .args(args)
         .current_dir(repo.path())
-        .env_remove("GITHUB_ACTIONS")
         .env_remove("REVIEW_CONVERSATION_KEY")
-        .env("NO_COLOR", "1")
         .output()
         .expect("the binary runs");
     Run {

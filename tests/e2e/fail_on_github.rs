@@ -7,8 +7,6 @@
 #[allow(clippy::duplicate_mod)]
 pub(crate) mod fake_github;
 
-use std::process::Command;
-
 use fake_github::FakeGithub;
 
 use crate::support::{ActionsStep, Run};
@@ -102,7 +100,7 @@ pub(crate) async fn run_on(
     std::fs::write(dir.path().join("checkout/pipeline.kdl"), pipeline).expect("pipeline");
     let event = dir.path().join("event.json");
     std::fs::write(&event, payload).expect("event");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+    let mut cmd = crate::support::command();
     let step = ActionsStep {
         api_url: &fake.api_url(),
         repository: &FakeGithub::repository(),

@@ -8,7 +8,6 @@
 mod fake_github;
 
 use std::path::Path;
-use std::process::Command;
 
 use fake_github::{FakeGithub, RunSeed};
 use serde_json::Value;
@@ -268,7 +267,7 @@ fn github_checkout(dir: &Path) {
 }
 
 async fn github_run(fake: &FakeGithub, dir: &Path, run_id: u64) -> (i32, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+    let mut cmd = crate::support::command();
     let step = ActionsStep {
         api_url: &fake.api_url(),
         repository: &FakeGithub::repository(),

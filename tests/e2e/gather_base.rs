@@ -3,21 +3,8 @@
 //! stage runs.
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::support::root;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(["-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+use crate::support::{git_in as git, root};
 
 /// A checkout of three commits on `main` with `examples/local.kdl` as `review.kdl`, its gather
 /// stage given `base`.
@@ -42,13 +29,11 @@ fn checkout(base: &str) -> tempfile::TempDir {
 }
 
 fn run(dir: &Path, extra: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+    let out = crate::support::command()
         .args(["run", "review.kdl"])
         .args(extra)
         .current_dir(dir)
-        .env_remove("GITHUB_ACTIONS")
         .env_remove("REVIEW_CONVERSATION_KEY")
-        .env("NO_COLOR", "1")
         .output()
         .expect("the binary runs");
     let log = format!(

@@ -7,7 +7,6 @@
 mod fake_github;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use fake_github::{FakeGithub, Host, RouteKind, RunSeed, timestamp, zip_of};
 
@@ -150,7 +149,7 @@ impl Job {
         extra: &[(&str, &str)],
         absent: &[&str],
     ) -> Outcome {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+        let mut cmd = crate::support::command();
         let step = ActionsStep {
             api_url: &fake.api_url(),
             repository: &FakeGithub::repository(),

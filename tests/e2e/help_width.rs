@@ -1,14 +1,11 @@
 //! `--help` is wrapped to the terminal's width (`COLUMNS` when stdout is not a terminal, as
 //! here), at most 100 columns (README.md, "The command line").
 
-use std::process::Command;
-
 /// The widest line of `reviewflow <args>` with `COLUMNS=<columns>`, in characters.
 fn widest(args: &[&str], columns: &str) -> usize {
-    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+    let out = crate::support::command()
         .args(args)
         .env("COLUMNS", columns)
-        .env("NO_COLOR", "1")
         .output()
         .expect("the binary runs");
     assert!(out.status.success(), "{args:?}");

@@ -81,14 +81,12 @@ impl Checkout {
     }
 
     fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+        let mut c = crate::support::command();
         c.arg("run")
             .args(args)
             .current_dir(self.path())
-            .env_remove("GITHUB_ACTIONS")
             .env_remove("REVIEW_CONVERSATION_KEY")
-            .env_remove("REVIEWFLOW_GIT_TIMEOUT_MS")
-            .env("NO_COLOR", "1");
+            .env_remove("REVIEWFLOW_GIT_TIMEOUT_MS");
         for (k, v) in env {
             c.env(k, v);
         }

@@ -1,7 +1,6 @@
 //! `reviewflow init`: a starting review.kdl that checks clean and runs, and never overwrites.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::support::{Run, git_in, reviewflow_in, root};
 
@@ -19,11 +18,9 @@ fn checkout() -> tempfile::TempDir {
 
 /// `reviewflow run` without a conversation key in the environment.
 fn run_without_key(dir: &Path, file: &str) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+    let out = crate::support::command()
         .args(["run", file])
         .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_ACTIONS")
         .env_remove("REVIEW_CONVERSATION_KEY")
         .output()
         .expect("the binary runs");

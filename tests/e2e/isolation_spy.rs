@@ -125,7 +125,7 @@ impl Case {
 
     fn command(&self) -> Command {
         let reversed: String = CANARY.chars().rev().collect();
-        let mut c = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+        let mut c = crate::support::command();
         c.arg("run")
             .arg(self.path("review.kdl"))
             .arg("--checkout")
@@ -134,7 +134,6 @@ impl Case {
             .current_dir(self.path("checkout"))
             .env_clear()
             .env("PATH", "/usr/bin:/bin")
-            .env("NO_COLOR", "1")
             .env("REVERSED", reversed)
             .env("CANARY", CANARY)
             .stdin(Stdio::null());

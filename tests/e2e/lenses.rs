@@ -2,8 +2,6 @@
 //! lens that forges findings, the ceiling, lens and prompt paths that leave the repository, and
 //! instruction files read from the base revision, which the change cannot rewrite.
 
-use std::process::Command;
-
 use crate::support::{Repo, root};
 
 struct Out {
@@ -12,12 +10,10 @@ struct Out {
 }
 
 fn run(repo: &Repo, pipeline: &str) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+    let out = crate::support::command()
         .args(["run", pipeline])
         .current_dir(repo.path())
-        .env_remove("GITHUB_ACTIONS")
         .env_remove("REVIEW_CONVERSATION_KEY")
-        .env("NO_COLOR", "1")
         .output()
         .expect("the binary runs");
     Out {
@@ -217,12 +213,10 @@ fn the_self_review_example_runs_with_claude_and_codex() {
         let pipeline = crate::support::with_allow_ids(&pipeline);
         // The pipeline first, then the change of line 20 the local forge reviews.
         let repo = repo_with(&[("review/self-review.kdl", &pipeline)]);
-        let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+        let out = crate::support::command()
             .args(["run", "review/self-review.kdl"])
             .current_dir(repo.path())
-            .env_remove("GITHUB_ACTIONS")
             .env_remove("REVIEW_CONVERSATION_KEY")
-            .env("NO_COLOR", "1")
             .env(
                 "PATH",
                 format!(
@@ -293,11 +287,9 @@ stage "review" uses="std/review" {{
             &lines.replace("fn f20() {}", "fn f20() { todo!() }"),
             "second",
         );
-        let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+        let out = crate::support::command()
             .args(["run", "review.kdl"])
             .current_dir(repo.path())
-            .env_remove("GITHUB_ACTIONS")
-            .env("NO_COLOR", "1")
             .env(
                 "PATH",
                 format!(
@@ -584,7 +576,7 @@ fn a_tolerance_that_does_not_limit_is_refused_by_check_and_by_run() {
         );
         assert!(!written(&repo), "{tolerance}");
         // Allowed with a reason, the run goes on with the value as written.
-        let check = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+        let check = crate::support::command()
             .args(["check", "review.kdl", "--format", "json"])
             .current_dir(repo.path())
             .output()

@@ -40,12 +40,10 @@ impl Checkout {
     }
 
     fn run(&self, pipeline: &str, env: &[(&str, &str)]) -> Out {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+        let mut c = crate::support::command();
         c.args(["run", pipeline])
             .current_dir(self.path())
-            .env_remove("GITHUB_ACTIONS")
-            .env_remove("REVIEW_CONVERSATION_KEY")
-            .env("NO_COLOR", "1");
+            .env_remove("REVIEW_CONVERSATION_KEY");
         for (k, v) in env {
             c.env(k, v);
         }
@@ -263,11 +261,9 @@ fn the_post_refuses_when_the_head_moved() {
         "pipeline",
     );
     let before = c.git(&["rev-parse", "HEAD"]);
-    let child = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+    let child = crate::support::command()
         .args(["run", "moving.kdl"])
         .current_dir(c.path())
-        .env_remove("GITHUB_ACTIONS")
-        .env("NO_COLOR", "1")
         .env("REVIEW_CONVERSATION_KEY", KEY)
         .env("SYNC", sync.path())
         .stdout(std::process::Stdio::piped())
@@ -314,12 +310,10 @@ fn two_concurrent_runs_share_one_store() {
     let c = Checkout::new();
     let path = c.path().to_path_buf();
     let spawn = || {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+        let mut cmd = crate::support::command();
         // Forced: the second would otherwise stop if the first had posted before it gathered.
         cmd.args(["run", "examples/local.kdl", "--force"])
             .current_dir(&path)
-            .env_remove("GITHUB_ACTIONS")
-            .env("NO_COLOR", "1")
             .env("REVIEW_CONVERSATION_KEY", KEY)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
@@ -371,11 +365,10 @@ fn a_resume_after_a_new_commit_is_rejected() {
     assert_eq!(same.code, 0);
     let before = runs();
     c.commit("e.txt", "e\n", "another");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+    let mut cmd = crate::support::command();
     let out = cmd
         .args(["run", "examples/local.kdl", "--resume", &run_id])
         .current_dir(c.path())
-        .env("NO_COLOR", "1")
         .env("REVIEW_CONVERSATION_KEY", KEY)
         .output()
         .expect("runs");

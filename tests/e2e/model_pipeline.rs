@@ -142,7 +142,7 @@ impl Checkout {
     }
 
     fn command(&self, dir: &Path, env: &[(&str, &str)]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+        let mut c = crate::support::command();
         let path = format!(
             "{}:{}",
             fakes().display(),
@@ -150,8 +150,6 @@ impl Checkout {
         );
         c.args(["run", "review.kdl"])
             .current_dir(dir)
-            .env_remove("GITHUB_ACTIONS")
-            .env("NO_COLOR", "1")
             .env("PATH", path)
             .env("TMPDIR", self.path().join("tmp"))
             .env("REVIEW_CONVERSATION_KEY", KEY)

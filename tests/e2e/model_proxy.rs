@@ -194,11 +194,9 @@ impl Checkout {
             ),
             None => std::env::var("PATH").unwrap_or_default(),
         };
-        let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+        let out = crate::support::command()
             .args(["run", "review.kdl"])
             .current_dir(self.repo.path())
-            .env_remove("GITHUB_ACTIONS")
-            .env("NO_COLOR", "1")
             .env("PATH", path)
             .env("TMPDIR", self.tmp.path())
             .env("REVIEW_CONVERSATION_KEY", CONVERSATION_KEY)

@@ -102,7 +102,7 @@ impl Case {
     }
 
     fn command(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+        let mut c = crate::support::command();
         c.arg("run")
             .arg(self.path("review.kdl"))
             .arg("--checkout")
@@ -112,7 +112,6 @@ impl Case {
             .env_clear()
             .env("PATH", "/usr/bin:/bin")
             .env("HOME", self.home.path())
-            .env("NO_COLOR", "1")
             .stdin(Stdio::null());
         c
     }

@@ -4,7 +4,6 @@
 //! (docs/executor.md, "Partial runs").
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::support::{Repo, Run};
 
@@ -13,13 +12,11 @@ const JOB_1: &str = "gather,restore,review,scan,seal";
 
 /// `reviewflow run examples/local.kdl ARGS` in `dir`, with or without the conversation key.
 fn run(dir: &Path, args: &[&str], key: bool) -> Run {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+    let mut c = crate::support::command();
     c.arg("run")
         .arg("examples/local.kdl")
         .args(args)
         .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_ACTIONS")
         .env_remove("REVIEW_CONVERSATION_KEY");
     if key {
         c.env("REVIEW_CONVERSATION_KEY", KEY);
@@ -276,10 +273,9 @@ fn under_github_actions_the_run_id_is_a_step_output() {
     let r = repo();
     let output = r.path().join("github-output");
     std::fs::write(&output, "earlier=1\n").expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+    let out = crate::support::command()
         .args(["run", "examples/local.kdl", "--stages", "gather"])
         .current_dir(r.path())
-        .env("NO_COLOR", "1")
         .env("GITHUB_ACTIONS", "true")
         .env("GITHUB_OUTPUT", &output)
         .env_remove("GITHUB_STEP_SUMMARY")

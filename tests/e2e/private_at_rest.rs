@@ -90,14 +90,12 @@ impl Checkout {
     }
 
     fn command(&self, extra: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+        let mut c = crate::support::command();
         c.args(["run", "p.kdl"])
             .args(extra)
             .current_dir(self.path())
-            .env_remove("GITHUB_ACTIONS")
             .env("REVIEW_CONVERSATION_KEY", KEY)
-            .env("TMPDIR", self.tmp.path())
-            .env("NO_COLOR", "1");
+            .env("TMPDIR", self.tmp.path());
         c
     }
 
@@ -414,13 +412,11 @@ stage "notify" uses="run" {
 "#,
     )
     .expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+    let out = crate::support::command()
         .args(["run", "p.kdl"])
         .current_dir(repo.path())
-        .env_remove("GITHUB_ACTIONS")
         .env("DEPLOY_TOKEN", secret)
         .env("TMPDIR", tmp.path())
-        .env("NO_COLOR", "1")
         .output()
         .expect("the binary runs");
     let all = format!(

@@ -4,7 +4,6 @@
 //! credential in it).
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use crate::support::{files_under, git_in as git, root};
 
@@ -70,12 +69,10 @@ impl Checkout {
     }
 
     fn run(&self, extra: &[&str]) -> Out {
-        let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+        let out = crate::support::command()
             .args(["run", "examples/local.kdl"])
             .args(extra)
             .current_dir(&self.path)
-            .env_remove("GITHUB_ACTIONS")
-            .env("NO_COLOR", "1")
             .env("REVIEW_CONVERSATION_KEY", KEY)
             .output()
             .expect("the binary runs");

@@ -59,7 +59,7 @@ impl Case {
     }
 
     fn command(&self, extra: &[&str], env: &[(&str, &str)]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+        let mut c = crate::support::command();
         c.arg("run")
             .arg(self.path("review.kdl"))
             .arg("--checkout")
@@ -70,7 +70,6 @@ impl Case {
             .args(extra)
             .env_clear()
             .env("PATH", "/usr/bin:/bin")
-            .env("NO_COLOR", "1")
             .env("SCRIPTS", scripts())
             // Beside the checkout, not holding it: a write grant of a folder that holds the
             // checkout's `.reviewflow` is refused (docs/executor.md).
@@ -790,7 +789,7 @@ fn resume_is_rejected_when_the_repository_differs() {
     let case = Case::new(RESUMABLE);
     let parent = failed_parent(&case, &[]);
     std::fs::rename(case.path("checkout"), case.path("elsewhere")).expect("rename");
-    let out = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+    let out = crate::support::command()
         .arg("run")
         .arg(case.path("review.kdl"))
         .arg("--checkout")

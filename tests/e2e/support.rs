@@ -23,16 +23,29 @@ impl Run {
     }
 }
 
+/// The variables by which a platform tells that a run is on it (each registered platform's
+/// `detected`): the suite's own CI must not make a test's run one of that platform's.
+const PLATFORM_VARIABLES: &[&str] = &["GITHUB_ACTIONS", "GITLAB_CI"];
+
+/// The binary as a user starts it on their own machine: no colour, and on no platform, whatever
+/// machine runs the suite. A test that wants a platform sets its variable after.
+pub fn command() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
+    cmd.env("NO_COLOR", "1");
+    for name in PLATFORM_VARIABLES {
+        cmd.env_remove(name);
+    }
+    cmd
+}
+
 pub fn reviewflow(args: &[&str]) -> Run {
     reviewflow_in(&root(), args)
 }
 
 pub fn reviewflow_in(dir: &Path, args: &[&str]) -> Run {
-    let out: Output = Command::new(env!("CARGO_BIN_EXE_reviewflow"))
+    let out: Output = command()
         .args(args)
         .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_ACTIONS")
         .output()
         .expect("the binary runs");
     Run {

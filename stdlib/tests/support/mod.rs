@@ -1,3 +1,7 @@
 //! Helpers shared by the integration tests.
 
+// Each test binary uses its own part of them.
+#![allow(dead_code)]
+
 pub mod fake_github;
+pub mod git;

@@ -144,11 +144,10 @@ pub fn judge(text: &str, canary: &str, aux: &str) -> Verdict {
     let head = header(text);
     let mut v = Verdict::default();
 
-    let check = Command::new(bin())
+    let check = crate::support::command()
         .args(["check", "--format", "json", "--fail-on", "error"])
         .arg(case.path("review.kdl"))
         .current_dir(case.path(""))
-        .env("NO_COLOR", "1")
         .output()
         .expect("check runs");
     let check_code = check.status.code().unwrap_or(-1);
