@@ -1,3 +1,4 @@
 //! Helpers shared by the integration tests.
 
 pub mod fake_github;
+pub mod fake_gitlab;
