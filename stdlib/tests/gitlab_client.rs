@@ -132,7 +132,7 @@ async fn a_diff_past_its_page_cap_is_refused_not_cut() {
 async fn a_flood_of_notes_is_read_to_the_cap_and_no_further() {
     let (fake, client) = started().await;
     fake.flood_notes(MR, 5000, "spam", "mallory");
-    let (notes, paging) = client.notes_until(MR, 20, |_| false).await.unwrap();
+    let (notes, paging) = client.notes_until(MR, 20, false, |_| false).await.unwrap();
     assert_eq!(notes.len(), 2000);
     assert!(!paging.complete);
     assert_eq!(fake.count(RouteKind::ListNotes), 20);
@@ -214,7 +214,10 @@ async fn server_errors_are_retried_for_reads_only() {
 async fn a_next_page_on_another_host_is_not_followed() {
     let (fake, client) = started().await;
     fake.fault(RouteKind::ListNotes, Fault::ForeignNextLink);
-    let e = client.notes_until(MR, 5, |_| false).await.unwrap_err();
+    let e = client
+        .notes_until(MR, 5, false, |_| false)
+        .await
+        .unwrap_err();
     assert!(
         e.to_string().contains("elsewhere.example") && e.to_string().contains("not followed"),
         "{e}"

@@ -11,9 +11,9 @@ use super::{
 
 /// GitLab refuses a note longer than this many characters.
 pub const MAX_NOTE_CHARS: usize = 1_000_000;
-/// The most pages of notes read in a search for ours (100 a page): a flood of notes costs at
-/// most this many calls.
-pub const MAX_NOTE_PAGES: usize = 20;
+/// The most pages of notes read in a search for ours (100 a page), from each end: a flood of
+/// notes costs at most twice this many calls.
+pub const MAX_NOTE_PAGES: usize = 10;
 /// The most pages of a merge request's diffs read (100 files a page).
 pub const MAX_DIFF_PAGES: usize = 100;
 
@@ -44,17 +44,20 @@ impl Client {
         Ok((files, paging))
     }
 
-    /// The merge request's notes, oldest first, 100 a page, at most `max_pages` pages; reading
-    /// stops after the first page on which `found` holds for a note.
+    /// The merge request's notes by creation, oldest first (or newest first), 100 a page, at
+    /// most `max_pages` pages; reading stops after the first page on which `found` holds for a
+    /// note.
     pub async fn notes_until(
         &self,
         iid: u64,
         max_pages: usize,
+        newest_first: bool,
         found: impl Fn(&Note) -> bool,
     ) -> Result<(Vec<Note>, Paging), GitlabError> {
         let route = format!(
-            "{}/notes?sort=asc&order_by=created_at&per_page=100",
-            self.mr_route(iid)
+            "{}/notes?sort={}&order_by=created_at&per_page=100",
+            self.mr_route(iid),
+            if newest_first { "desc" } else { "asc" }
         );
         self.get_pages(&route, max_pages, |notes: &[Note]| notes.iter().any(&found))
             .await
