@@ -1,7 +1,7 @@
 //! The commit status that is the honest check: `success` only when a review ran and found
 //! nothing that blocks. GitLab has no `neutral`: a review that did not run (fell back, was
 //! skipped or gated out) is `failed`, with why in its description, since a status a merge
-//! can pass on must mean the change was reviewed (docs/gitlab.md, "The honest check").
+//! can pass on must mean the change was reviewed (docs/gitlab.md, "The forge").
 
 use crate::forge::github::{BlockOn, CheckConclusion, ReviewState, conclude, fit_line};
 
