@@ -11,7 +11,7 @@
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -149,7 +149,7 @@ impl FakeGitlab {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap()
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// `http://127.0.0.1:PORT/api/v4`, as `CI_API_V4_URL` names it.
@@ -376,7 +376,7 @@ struct Router {
 
 impl Respond for Router {
     fn respond(&self, request: &Request) -> ResponseTemplate {
-        let mut s = self.state.lock().unwrap();
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let path = request.url.path().to_owned();
         let query: Vec<(String, String)> = request
             .url
