@@ -280,3 +280,16 @@ async fn notes_commit_statuses_and_discussions_post_gitlabs_shapes() {
     );
     assert_eq!(fake.writes().len(), 3);
 }
+
+#[tokio::test]
+async fn a_rate_limit_waits_its_retry_after_then_passes_or_gives_up() {
+    let (fake, client) = started().await;
+    fake.fault(RouteKind::MergeRequest, Fault::RateLimited { secs: 1 });
+    assert_eq!(client.merge_request(MR).await.unwrap().iid, MR);
+    assert_eq!(client.counts().retries, 1);
+    // Longer than the longest wait accepted (2 s here): not waited.
+    fake.fault(RouteKind::CreateNote, Fault::RateLimited { secs: 3600 });
+    let e = client.create_note(MR, "x").await.unwrap_err();
+    assert!(matches!(e, GitlabError::RateLimited { .. }), "{e}");
+    assert!(e.to_string().starts_with("rate limited until"), "{e}");
+}

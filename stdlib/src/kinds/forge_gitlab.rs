@@ -661,3 +661,32 @@ impl super::Forge for Gitlab {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_registration_names_the_platform_and_the_change() {
+        let kind = super::super::forge_kind("gitlab").map(|k| k.contract());
+        let c = kind.unwrap();
+        assert_eq!(c.platform.as_deref(), Some("gitlab"));
+        assert_eq!(c.token.as_deref(), Some("token"));
+        assert_eq!(c.change.as_deref(), Some("merge-request"));
+        assert_eq!(c.key.as_deref(), Some("project"));
+        // A commit's author on GitLab is a name, not an account.
+        assert!(!c.vouches_for_authors);
+        // No job token writes as a fixed account: the note's author is the token's.
+        assert!(c.believed.is_none());
+        assert!(c.permissions.is_empty());
+        for prop in [
+            "api-url",
+            "project-id",
+            "merge-request",
+            "project",
+            "timeout",
+            "retries",
+            "note-authors",
+        ] {
+            assert!(c.prop_spec(prop).is_some(), "{prop}");
+        }
+    }
+}

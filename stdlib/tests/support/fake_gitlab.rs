@@ -73,6 +73,8 @@ pub enum Fault {
     BadGateway,
     /// A `Link` next page on another host.
     ForeignNextLink,
+    /// A 429 with `Retry-After: secs`, as GitLab's rate limit answers.
+    RateLimited { secs: u64 },
 }
 
 /// A merge request to seed.
@@ -461,6 +463,12 @@ impl Respond for Router {
                     return ResponseTemplate::new(502)
                         .insert_header("content-type", "text/html")
                         .set_body_string("<html><body><h1>502 Bad Gateway</h1></body></html>");
+                }
+                Fault::RateLimited { secs } => {
+                    return ResponseTemplate::new(429)
+                        .insert_header("retry-after", secs.to_string().as_str())
+                        .insert_header("ratelimit-remaining", "0")
+                        .set_body_string("Retry later\n");
                 }
                 Fault::ForeignNextLink => {
                     return ResponseTemplate::new(200)
