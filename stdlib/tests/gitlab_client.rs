@@ -97,7 +97,7 @@ async fn the_diff_is_paginated_by_link_by_x_next_page_or_both() {
                 "@@ -1 +1 @@\n-a\n+b\n",
             );
         }
-        let (files, pages) = client.merge_request_diffs(MR, 10).await.unwrap();
+        let (files, pages) = client.merge_request_diffs(MR, 10, 1 << 30).await.unwrap();
         assert_eq!(files.len(), 250, "{paging:?}");
         assert_eq!(files[249].new_path, "src/f249.rs");
         assert_eq!(pages.pages, 3);
@@ -123,7 +123,10 @@ async fn a_diff_past_its_page_cap_is_refused_not_cut() {
             "@@ -1 +1 @@\n-a\n+b\n",
         );
     }
-    let e = client.merge_request_diffs(MR, 2).await.unwrap_err();
+    let e = client
+        .merge_request_diffs(MR, 2, 1 << 30)
+        .await
+        .unwrap_err();
     assert!(e.to_string().contains("not reviewed in part"), "{e}");
     assert_eq!(fake.count(RouteKind::Diffs), 2);
 }
@@ -292,4 +295,20 @@ async fn a_rate_limit_waits_its_retry_after_then_passes_or_gives_up() {
     let e = client.create_note(MR, "x").await.unwrap_err();
     assert!(matches!(e, GitlabError::RateLimited { .. }), "{e}");
     assert!(e.to_string().starts_with("rate limited until"), "{e}");
+}
+
+#[tokio::test]
+async fn a_diff_past_its_byte_budget_stops_reading() {
+    let (fake, client) = started().await;
+    let hunk = format!("@@ -0,0 +1 @@\n+{}\n", "x".repeat(10_000));
+    for i in 0..250 {
+        fake.add_diff(MR, &format!("f{i}"), &format!("f{i}"), &hunk);
+    }
+    // A page is about a megabyte: the budget ends inside the second page.
+    let e = client
+        .merge_request_diffs(MR, 10, 1_500_000)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, GitlabError::TooLarge { .. }), "{e}");
+    assert_eq!(fake.count(RouteKind::Diffs), 2);
 }

@@ -415,3 +415,15 @@ async fn a_flood_of_notes_before_ours_is_searched_from_the_newest_end_and_stays_
     assert_eq!(fake.count(RouteKind::CreateNote), 0);
     assert_eq!(fake.count(RouteKind::UpdateNote), 1);
 }
+
+#[tokio::test]
+async fn a_diff_over_max_bytes_is_refused_as_gather_refuses_one() {
+    let fake = fake().await;
+    let forge = open(&fake).await.unwrap();
+    let config = GatherConfig {
+        max_bytes: 64,
+        ..GatherConfig::default()
+    };
+    let e = forge.gather(&config, None).await.unwrap_err();
+    assert!(e.contains("over the limit of 64 bytes (max-bytes)"), "{e}");
+}

@@ -27,12 +27,14 @@ pub struct Paging {
 }
 
 impl Client {
-    /// The items of a listing whose pages are JSON arrays, up to `max_pages` pages. After each
-    /// page `enough` is asked, with every item so far, whether to stop reading.
+    /// The items of a listing whose pages are JSON arrays, up to `max_pages` pages and
+    /// `max_bytes` bytes of pages in all (each page is also under the client's own cap). After
+    /// each page `enough` is asked, with every item so far, whether to stop reading.
     pub async fn get_pages<T: DeserializeOwned>(
         &self,
         route: &str,
         max_pages: usize,
+        max_bytes: u64,
         mut enough: impl FnMut(&[T]) -> bool,
     ) -> Result<(Vec<T>, Paging), GitlabError> {
         if max_pages == 0 || max_pages > MAX_PAGES {
@@ -45,10 +47,19 @@ impl Client {
         let mut label = route.to_owned();
         let mut seen = HashSet::new();
         seen.insert(uri.to_string());
+        let mut left = max_bytes;
         for read in 1..=max_pages {
             let reply = self
-                .call(Method::GET, &uri, &label, None, MAX_JSON_BYTES)
-                .await?;
+                .call(Method::GET, &uri, &label, None, MAX_JSON_BYTES.min(left))
+                .await
+                .map_err(|e| match e {
+                    GitlabError::TooLarge { .. } => GitlabError::TooLarge {
+                        what: format!("the pages of GET {route}"),
+                        limit: max_bytes,
+                    },
+                    e => e,
+                })?;
+            left = left.saturating_sub(reply.body.len() as u64);
             let page: Vec<T> = serde_json::from_slice(&reply.body)
                 .map_err(|e| GitlabError::decode(format!("the page GET {label}"), e))?;
             items.extend(page);

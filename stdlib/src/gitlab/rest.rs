@@ -27,15 +27,18 @@ impl Client {
         self.get_json(&self.mr_route(iid)).await
     }
 
-    /// Every file of the merge request's latest diff, 100 a page; refused past `max_pages`
-    /// pages, since part of a diff is not the change.
+    /// Every file of the merge request's latest diff, 100 a page, in at most `max_bytes` bytes
+    /// of pages; refused past `max_pages` pages, since part of a diff is not the change.
     pub async fn merge_request_diffs(
         &self,
         iid: u64,
         max_pages: usize,
+        max_bytes: u64,
     ) -> Result<(Vec<DiffFile>, Paging), GitlabError> {
         let route = format!("{}/diffs?per_page=100", self.mr_route(iid));
-        let (files, paging) = self.get_pages(&route, max_pages, |_| false).await?;
+        let (files, paging) = self
+            .get_pages(&route, max_pages, max_bytes, |_| false)
+            .await?;
         if !paging.complete {
             return Err(GitlabError::Pagination(format!(
                 "the diff of merge request !{iid} has more than {max_pages} pages of files: not reviewed in part"
@@ -59,8 +62,11 @@ impl Client {
             self.mr_route(iid),
             if newest_first { "desc" } else { "asc" }
         );
-        self.get_pages(&route, max_pages, |notes: &[Note]| notes.iter().any(&found))
-            .await
+        // Each page under the client's cap, and no other: the page count bounds the total.
+        self.get_pages(&route, max_pages, u64::MAX, |notes: &[Note]| {
+            notes.iter().any(&found)
+        })
+        .await
     }
 
     pub async fn create_note(&self, iid: u64, body: &str) -> Result<Note, GitlabError> {

@@ -25,8 +25,8 @@ use crate::forge::gitlab::{STATUS_TEXT_MAX_CHARS, commit_status, place};
 use crate::gather::{GatherConfig, GatherError, Gathered, Parts, assemble, normalise_path, notes};
 use crate::git::Sha;
 use crate::gitlab::{
-    Client, ClientConfig, DEFAULT_API_URL, DiffFile, MAX_DIFF_PAGES, MAX_NOTE_PAGES, Note,
-    unified_diff,
+    Client, ClientConfig, DEFAULT_API_URL, DiffFile, GitlabError, MAX_DIFF_PAGES, MAX_NOTE_PAGES,
+    Note, unified_diff,
 };
 
 /// The variable GitLab gives every job its own token in. It reads little of the API and writes
@@ -586,11 +586,23 @@ impl super::Forge for Gitlab {
                 .flatten();
             // The latest diff version: of the pinned head unless the head moved meanwhile,
             // which the post's own check of the head then refuses.
+            // The pages' JSON is bounded too: at most four bytes of it for each byte of diff
+            // (an escaped character is longer than itself), and room for the file records.
+            let json_budget = config.max_bytes.saturating_mul(4).saturating_add(1 << 20);
             let (files, _) = self
                 .client
-                .merge_request_diffs(self.iid, MAX_DIFF_PAGES)
+                .merge_request_diffs(self.iid, MAX_DIFF_PAGES, json_budget)
                 .await
-                .map_err(|e| format!("cannot read the diff of merge request !{}: {e}", self.iid))?;
+                .map_err(|e| match e {
+                    GitlabError::TooLarge { .. } => GatherError::TooLarge {
+                        what: "diff",
+                        limit: config.max_bytes,
+                        size: config.max_bytes.saturating_add(1),
+                        exact: false,
+                    }
+                    .to_string(),
+                    e => format!("cannot read the diff of merge request !{}: {e}", self.iid),
+                })?;
             let diff = self.diff_of(&files, path.as_deref(), config.max_bytes)?;
             let (since, note) = if config.since_last_review {
                 let (since, note) = self
