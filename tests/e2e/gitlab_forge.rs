@@ -81,3 +81,54 @@ fn check_refuses_a_job_token_and_plain_http_as_run_would() {
         "{http:?}"
     );
 }
+
+/// Principle 2: `CI_JOB_TOKEN` held by a stage that reads the change, with no `can=`, says
+/// nothing of what it can do, so it is taken to write: the job token of some instances writes
+/// more than notes, and the file does not say which instance it runs on.
+#[test]
+fn a_job_token_with_no_can_is_taken_to_write() {
+    let text = r#"pipeline "gitlab-review"
+forge "gitlab" token="gitlab-token"
+secret "gitlab-token" env="REVIEW_GITLAB_TOKEN" {
+    visible-to "gather" "post"
+}
+secret "job-token" env="CI_JOB_TOKEN" {
+    visible-to "linked"
+}
+stage "gather" uses="std/gather"
+stage "linked" uses="run" {
+    command "/usr/local/bin/check-linked-issue"
+    cwd "{work}"
+    stdin "{gather.body}"
+    secret-env "CI_JOB_TOKEN" "job-token"
+    output "comment" type="text"
+}
+stage "post" uses="std/post" {
+    comment "linked.comment"
+    require-head "gather.head"
+}
+"#;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("review.kdl");
+    std::fs::write(&path, text).expect("written");
+    let json = findings_json(path.to_str().expect("utf-8"));
+    let found: Vec<(String, String)> = json["files"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["check"].as_str().unwrap_or("").to_string(),
+                f["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        found
+            .iter()
+            .any(|(check, message)| check == "write-token-injection"
+                && message.contains("job-token")
+                && message.contains("taken to write")),
+        "{found:#?}"
+    );
+}
