@@ -265,9 +265,10 @@ async fn two_pushes_post_one_note_then_update_it() {
     assert_eq!(fake.count(RouteKind::Compare), 1);
     assert_eq!(fake.statuses()[1]["sha"], HEAD2);
     assert_eq!(fake.statuses()[1]["status"], "success");
-    // GET /user, the merge request, notes (last review), diffs, merge base, compare, the
-    // merge request (head check), notes (before writing), PUT note, POST status.
-    assert_eq!(calls.len(), 10, "{calls:#?}");
+    // GET /user, the merge request, notes (last review), the newest diff version, diffs, the
+    // newest diff version again, merge base, compare, the merge request (head check), notes
+    // (before writing), PUT note, POST status.
+    assert_eq!(calls.len(), 12, "{calls:#?}");
 }
 
 #[tokio::test]
@@ -426,4 +427,57 @@ async fn a_diff_over_max_bytes_is_refused_as_gather_refuses_one() {
     };
     let e = forge.gather(&config, None).await.unwrap_err();
     assert!(e.contains("over the limit of 64 bytes (max-bytes)"), "{e}");
+}
+
+#[tokio::test]
+async fn a_push_between_the_pin_and_the_diff_or_during_its_read_reviews_nothing() {
+    // Pinned at HEAD1, pushed before the diff is read: the newest version is HEAD2's.
+    let fake = fake().await;
+    let forge = open(&fake).await.unwrap();
+    let mut seed = MrSeed::new(MR, BASE, HEAD2);
+    seed.start_sha = BASE.into();
+    fake.add_merge_request(seed);
+    let e = forge
+        .gather(&GatherConfig::default(), None)
+        .await
+        .unwrap_err();
+    assert!(
+        e.contains("head moved since the forge opened") && e.contains("nothing was reviewed"),
+        "{e}"
+    );
+    assert_eq!(fake.count(RouteKind::Diffs), 0);
+
+    // Pushed while the pages are read: page 1 is read at HEAD2.
+    let fake = fake_with_pages().await;
+    let forge = open(&fake).await.unwrap();
+    fake.push_during_diff(MR, &[HEAD2]);
+    let e = forge
+        .gather(&GatherConfig::default(), None)
+        .await
+        .unwrap_err();
+    assert!(e.contains("pushed to while its diff was read"), "{e}");
+    // Pushed and put back while the pages are read: the head is the pinned one again, but
+    // each push made a new version, and page 1 was HEAD2's.
+    let fake = fake_with_pages().await;
+    let forge = open(&fake).await.unwrap();
+    fake.push_during_diff(MR, &[HEAD2, HEAD1]);
+    let e = forge
+        .gather(&GatherConfig::default(), None)
+        .await
+        .unwrap_err();
+    assert!(e.contains("pushed to while its diff was read"), "{e}");
+    assert!(fake.writes().is_empty());
+}
+
+async fn fake_with_pages() -> FakeGitlab {
+    let fake = fake().await;
+    for i in 0..150 {
+        fake.add_diff(
+            MR,
+            &format!("f{i}"),
+            &format!("f{i}"),
+            "@@ -1 +1 @@\n-a\n+b\n",
+        );
+    }
+    fake
 }

@@ -19,8 +19,8 @@ pub use config::{ClientConfig, DEFAULT_API_URL, api_url_refusal};
 pub use diff::unified_diff;
 pub use error::GitlabError;
 pub use models::{
-    CommitStatus, Comparison, DiffFile, DiffRefs, Discussion, MergeRequest, Note, Position,
-    RepoCommit, User,
+    CommitStatus, Comparison, DiffFile, DiffRefs, DiffVersion, Discussion, MergeRequest, Note,
+    Position, RepoCommit, User,
 };
 pub use pages::{MAX_PAGES, Paging};
 pub use rest::{MAX_DIFF_PAGES, MAX_NOTE_CHARS, MAX_NOTE_PAGES};

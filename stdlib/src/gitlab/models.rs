@@ -154,3 +154,13 @@ pub struct Comparison {
     #[serde(default)]
     pub compare_timeout: bool,
 }
+
+/// One version of a merge request's diff (`GET …/merge_requests/:iid/versions`): GitLab keeps
+/// one per push, with ids that only grow, so a version id names one diff for good.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct DiffVersion {
+    pub id: u64,
+    pub head_commit_sha: String,
+    pub base_commit_sha: String,
+    pub start_commit_sha: String,
+}

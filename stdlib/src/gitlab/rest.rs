@@ -5,8 +5,8 @@ use serde_json::json;
 
 use super::client::percent_encode;
 use super::{
-    Client, CommitStatus, Comparison, DiffFile, Discussion, GitlabError, MergeRequest, Note,
-    Paging, Position, RepoCommit, User,
+    Client, CommitStatus, Comparison, DiffFile, DiffVersion, Discussion, GitlabError, MergeRequest,
+    Note, Paging, Position, RepoCommit, User,
 };
 
 /// GitLab refuses a note longer than this many characters.
@@ -45,6 +45,15 @@ impl Client {
             )));
         }
         Ok((files, paging))
+    }
+
+    /// The merge request's newest diff version (one page of one): what `/diffs` lists.
+    pub async fn latest_version(&self, iid: u64) -> Result<DiffVersion, GitlabError> {
+        let route = format!("{}/versions?per_page=1", self.mr_route(iid));
+        let versions: Vec<DiffVersion> = self.get_json(&route).await?;
+        versions.into_iter().next().ok_or_else(|| {
+            GitlabError::decode(format!("the answer to GET {route}"), "no version listed")
+        })
     }
 
     /// The merge request's notes by creation, oldest first (or newest first), 100 a page, at

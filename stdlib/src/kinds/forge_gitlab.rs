@@ -296,6 +296,26 @@ impl Gitlab {
         })
     }
 
+    /// The id of the newest diff version, refused unless it is of the pinned head.
+    async fn pinned_version(&self) -> Result<u64, String> {
+        let version = self.client.latest_version(self.iid).await.map_err(|e| {
+            format!(
+                "cannot read the diff versions of merge request !{}: {e}",
+                self.iid
+            )
+        })?;
+        let head = &self.info.head;
+        if !version.head_commit_sha.eq_ignore_ascii_case(head.as_str()) {
+            let now = crate::github::error::quote(&version.head_commit_sha);
+            return Err(format!(
+                "the change's head moved since the forge opened: it was {}, GitLab's newest diff is of {}; nothing was reviewed",
+                head.short(),
+                now.get(..12).unwrap_or(&now)
+            ));
+        }
+        Ok(version.id)
+    }
+
     /// Whether `note` is ours: not GitLab's own, by a believed author, with this pipeline's
     /// marker.
     fn is_ours(&self, note: &Note) -> bool {
@@ -584,8 +604,10 @@ impl super::Forge for Gitlab {
                 .transpose()
                 .map_err(|e| e.to_string())?
                 .flatten();
-            // The latest diff version: of the pinned head unless the head moved meanwhile,
-            // which the post's own check of the head then refuses.
+            // `/diffs` lists the newest diff version: it is the pinned head's only if the newest
+            // version is of the pinned head before the read and is the same version after it
+            // (a push, even one that puts the head back, makes a new version).
+            let version = self.pinned_version().await?;
             // The pages' JSON is bounded too: at most four bytes of it for each byte of diff
             // (an escaped character is longer than itself), and room for the file records.
             let json_budget = config.max_bytes.saturating_mul(4).saturating_add(1 << 20);
@@ -603,6 +625,18 @@ impl super::Forge for Gitlab {
                     .to_string(),
                     e => format!("cannot read the diff of merge request !{}: {e}", self.iid),
                 })?;
+            let after = self.client.latest_version(self.iid).await.map_err(|e| {
+                format!(
+                    "cannot read the diff versions of merge request !{}: {e}",
+                    self.iid
+                )
+            })?;
+            if after.id != version {
+                return Err(format!(
+                    "merge request !{} was pushed to while its diff was read (diff version {version}, now {}): nothing was reviewed; run again",
+                    self.iid, after.id
+                ));
+            }
             let diff = self.diff_of(&files, path.as_deref(), config.max_bytes)?;
             let (since, note) = if config.since_last_review {
                 let (since, note) = self

@@ -28,6 +28,7 @@ pub const BOT_ID: u64 = 901;
 pub enum RouteKind {
     User,
     MergeRequest,
+    Versions,
     Diffs,
     ListNotes,
     CreateNote,
@@ -113,8 +114,12 @@ struct State {
     token: Option<String>,
     paging: Option<Paging>,
     mrs: BTreeMap<u64, MrSeed>,
+    /// Each merge request's diff versions, oldest first: one per head it had.
+    versions: BTreeMap<u64, Vec<Value>>,
     /// After this many more reads of the merge request, its head becomes the given commit.
     push_after: HashMap<u64, (usize, String)>,
+    /// The heads the next reads of a page of the diff push, one each.
+    push_during_diff: HashMap<u64, VecDeque<String>>,
     diffs: BTreeMap<u64, Vec<Value>>,
     notes: BTreeMap<u64, Vec<Value>>,
     discussions: BTreeMap<u64, Vec<Value>>,
@@ -167,10 +172,20 @@ impl FakeGitlab {
         self.state().paging = Some(paging);
     }
 
+    /// A merge request, or a push to one: a new head is a new diff version.
     pub fn add_merge_request(&self, mr: MrSeed) {
         let mut s = self.state();
         s.commits.insert(mr.head_sha.clone(), mr.author.clone());
+        add_version(&mut s, &mr);
         s.mrs.insert(mr.iid, mr);
+    }
+
+    /// Pushes during a read of the diff: each read of a page of it makes the next of `heads`
+    /// the head (a new version), in order.
+    pub fn push_during_diff(&self, iid: u64, heads: &[&str]) {
+        self.state()
+            .push_during_diff
+            .insert(iid, heads.iter().map(|h| (*h).to_owned()).collect());
     }
 
     /// The head moves to `sha` after `reads` more reads of the merge request.
@@ -408,6 +423,9 @@ impl Respond for Router {
             ("GET", ["projects", p, "merge_requests", _]) if project_ok(p) => {
                 RouteKind::MergeRequest
             }
+            ("GET", ["projects", p, "merge_requests", _, "versions"]) if project_ok(p) => {
+                RouteKind::Versions
+            }
             ("GET", ["projects", p, "merge_requests", _, "diffs"]) if project_ok(p) => {
                 RouteKind::Diffs
             }
@@ -507,6 +525,9 @@ impl Respond for Router {
                         if let Some(mr) = s.mrs.get_mut(&iid) {
                             mr.head_sha = sha;
                         }
+                        if let Some(mr) = s.mrs.get(&iid).cloned() {
+                            add_version(&mut s, &mr);
+                        }
                         s.push_after.remove(&iid);
                     } else {
                         s.push_after.insert(iid, (reads - 1, sha));
@@ -517,7 +538,25 @@ impl Respond for Router {
                     None => error(404),
                 }
             }
+            RouteKind::Versions => {
+                let mut all = s.versions.get(&iid(3)).cloned().unwrap_or_default();
+                all.reverse();
+                page(&s, &request.url, all, q("page"), q("per_page"))
+            }
             RouteKind::Diffs => {
+                let iid_now = iid(3);
+                let pushed = s
+                    .push_during_diff
+                    .get_mut(&iid_now)
+                    .and_then(VecDeque::pop_front);
+                if let Some(sha) = pushed {
+                    if let Some(mr) = s.mrs.get_mut(&iid_now) {
+                        mr.head_sha = sha;
+                    }
+                    if let Some(mr) = s.mrs.get(&iid_now).cloned() {
+                        add_version(&mut s, &mr);
+                    }
+                }
                 let all = s.diffs.get(&iid(3)).cloned().unwrap_or_default();
                 page(&s, &request.url, all, q("page"), q("per_page"))
             }
@@ -677,6 +716,27 @@ impl Respond for Router {
             RouteKind::Unknown => error(404),
         }
     }
+}
+
+/// A new diff version when `mr`'s head is not its last version's, as a push makes one.
+fn add_version(s: &mut State, mr: &MrSeed) {
+    let id = s.next_id;
+    let versions = s.versions.entry(mr.iid).or_default();
+    if versions.last().map(|v| &v["head_commit_sha"]) == Some(&json!(mr.head_sha)) {
+        return;
+    }
+    versions.push(json!({
+        "id": id,
+        "head_commit_sha": mr.head_sha,
+        "base_commit_sha": mr.base_sha,
+        "start_commit_sha": mr.start_sha,
+        "created_at": "2026-12-03T10:00:00.000Z",
+        "merge_request_id": 5000 + mr.iid,
+        "state": "collected",
+        "real_size": "1",
+        "patch_id_sha": "d504412d5b6e6739647e752aff8e468dde093f2f",
+    }));
+    s.next_id += 1;
 }
 
 fn iid_of(segments: &[&str], i: usize) -> u64 {
