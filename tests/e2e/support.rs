@@ -33,6 +33,7 @@ pub fn reviewflow_in(dir: &Path, args: &[&str]) -> Run {
         .current_dir(dir)
         .env("NO_COLOR", "1")
         .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITLAB_CI")
         .output()
         .expect("the binary runs");
     Run {
