@@ -71,7 +71,7 @@ impl Platform for GitlabCi {
     fn findings(&self) -> Option<FindingsFormat> {
         Some(FindingsFormat {
             name: "gitlab",
-            help: "a GitLab Code Quality report (JSON), on stdout",
+            help: "A GitLab Code Quality report (JSON), on stdout",
             render: code_quality::report,
         })
     }
