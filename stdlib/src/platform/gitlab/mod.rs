@@ -215,6 +215,14 @@ mod tests {
     }
 
     #[test]
+    fn a_run_level_line_is_one_line_of_text() {
+        assert_eq!(
+            GitlabCi.line("run \x1b[0Ksection_end:1:x\r\x1b[0K\nok"),
+            "run \\u{1b}[0Ksection_end:1:x\\u{d}\\u{1b}[0K\\u{a}ok\n"
+        );
+    }
+
+    #[test]
     fn each_block_is_its_own_section() {
         let a = GitlabCi.block("t", &["x".into()]);
         let b = GitlabCi.block("t", &["x".into()]);
