@@ -360,10 +360,11 @@ fn json_with_emit_model_is_one_document() {
     assert_eq!(run.stderr, "");
 }
 
-/// SARIF and workflow commands have no room for the model: the combination is a usage error.
+/// SARIF, workflow commands and a Code Quality report have no room for the model: the
+/// combination is a usage error.
 #[test]
-fn emit_model_is_refused_with_sarif_and_github() {
-    for format in ["sarif", "github"] {
+fn emit_model_is_refused_with_sarif_github_and_gitlab() {
+    for format in ["sarif", "github", "gitlab"] {
         let run = reviewflow(&[
             "check",
             "--format",
