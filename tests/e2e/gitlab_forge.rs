@@ -53,11 +53,19 @@ fn findings(settings: &str, variable: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The findings other than `shared-job`'s (below).
+fn besides_the_job(settings: &str, variable: &str) -> Vec<(String, String)> {
+    findings(settings, variable)
+        .into_iter()
+        .filter(|(check, _)| check != "shared-job")
+        .collect()
+}
+
 #[test]
 fn check_accepts_a_gitlab_forge() {
-    assert_eq!(findings("", "REVIEW_GITLAB_TOKEN"), []);
+    assert_eq!(besides_the_job("", "REVIEW_GITLAB_TOKEN"), []);
     assert_eq!(
-        findings(
+        besides_the_job(
             r#"api-url="https://gitlab.example.com/api/v4" project-id="acme/widgets" merge-request="7" timeout="20s" retries=2 note-authors="project_42_bot_5f1c2a""#,
             "REVIEW_GITLAB_TOKEN"
         ),
@@ -65,13 +73,27 @@ fn check_accepts_a_gitlab_forge() {
     );
 }
 
+/// The forge runs on GitLab CI, so `shared-job` judges its jobs as it judges a workflow's: the
+/// diff keeps `review` in `gather`'s job, and `gather` holds the forge's token, which can write
+/// (an access token is not narrowed per job as a workflow's token is).
+#[test]
+fn the_reviewer_shares_a_gitlab_job_with_the_forges_token() {
+    let all = findings("", "REVIEW_GITLAB_TOKEN");
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(all[0].0, "shared-job");
+    assert!(
+        all[0].1.contains("GitLab CI job") && all[0].1.contains("`gitlab-token`"),
+        "{all:?}"
+    );
+}
+
 #[test]
 fn check_refuses_a_job_token_and_plain_http_as_run_would() {
-    let job = findings("", "CI_JOB_TOKEN");
+    let job = besides_the_job("", "CI_JOB_TOKEN");
     assert_eq!(job.len(), 1, "{job:?}");
     assert_eq!(job[0].0, "run-refusal");
     assert!(job[0].1.contains("CI_JOB_TOKEN"), "{job:?}");
-    let http = findings(
+    let http = besides_the_job(
         r#"api-url="http://gitlab.example.com/api/v4""#,
         "REVIEW_GITLAB_TOKEN",
     );
