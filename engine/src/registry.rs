@@ -128,6 +128,25 @@ impl Registry {
             .find(|e| e.about_a_change() && e.runs == EventRuns::Base)
     }
 
+    /// The event a review with secrets runs on beside event `name`, on the platform that lists
+    /// it: that platform's first event whose job runs the base's configuration, one about a
+    /// change first; none if it has none. For an event no platform lists,
+    /// [`Registry::change_event`]. What a fix names, so that it names an event of the platform
+    /// the pipeline's trigger is on.
+    pub fn base_event_beside(&self, name: &str) -> Option<&'static Event> {
+        let Some(platform) = self
+            .platforms()
+            .find(|p| p.events().iter().any(|e| e.name == name))
+        else {
+            return self.change_event();
+        };
+        let events = platform.events();
+        events
+            .iter()
+            .find(|e| e.about_a_change() && e.runs == EventRuns::Base)
+            .or_else(|| events.iter().find(|e| e.runs == EventRuns::Base))
+    }
+
     /// The syntax of the platform that lists event `name` ([`Platform::syntax`]).
     pub fn event_syntax(&self, name: &str) -> Option<&'static Syntax> {
         self.platforms()
@@ -257,5 +276,24 @@ impl Registry {
 
     pub fn default_store(&self) -> Option<&str> {
         self.default_store.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_base_event_is_the_one_of_the_triggers_platform() {
+        let mut registry = Registry::with_builtins();
+        assert!(registry.base_event_beside("by-hand").is_none());
+        registry.register_platform(Arc::new(crate::platform::testing::TestPlatform));
+        for name in ["by-hand", "change-own", "change-base", "unlisted"] {
+            assert_eq!(
+                registry.base_event_beside(name).map(|e| e.name),
+                Some("change-base"),
+                "{name}"
+            );
+        }
     }
 }

@@ -136,6 +136,25 @@ fn a_publisher_without_a_write_permission_is_refused() {
     assert!(run.stdout.is_empty(), "{}", run.stdout);
 }
 
+/// `trigger` takes every registered platform's events; a workflow runs on GitHub's alone.
+#[test]
+fn a_trigger_of_another_platform_is_refused() {
+    let dir = repository(|t| t.replacen("trigger \"workflow_dispatch\"", "trigger \"push\"", 1));
+    let text = std::fs::read_to_string(dir.path().join(".github/review.kdl")).expect("read");
+    let at = line_of(&text, "trigger \"push\"");
+    let run = reviewflow_in(dir.path(), &["export", "github", ".github/review.kdl"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains(&format!(
+            "line {at}: `trigger \"push\"` is not an event of GitHub Actions, and a workflow runs \
+             on GitHub's alone: name `pull_request_target`, `pull_request`, `workflow_dispatch`"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
+
 #[test]
 fn a_store_kept_on_the_runner_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");

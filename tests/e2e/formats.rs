@@ -1,9 +1,11 @@
-//! `check --format sarif|github`, suppressions, and one exit-code rule for every format.
+//! `check --format sarif|github|gitlab`, suppressions, and one exit-code rule for every format.
 
 use crate::support::{reviewflow, root};
 
 const FLOW: &str = "tests/fixtures/pipelines/untrusted-title.kdl";
 const ALLOWED: &str = "tests/fixtures/pipelines/untrusted-title-allowed.kdl";
+/// A pipeline on GitLab's events with findings of each severity.
+const GITLAB: &str = "tests/fixtures/pipelines/gitlab-findings.kdl";
 
 fn sarif(args: &[&str]) -> (i32, serde_json::Value) {
     let mut all = vec!["check", "--format", "sarif"];
@@ -87,4 +89,50 @@ fn a_clean_pipeline_gives_an_empty_sarif_run() {
     assert_eq!(code, 0);
     validate(&log);
     assert_eq!(log["runs"][0]["results"], serde_json::json!([]));
+}
+
+/// The fields of a GitLab Code Quality report's issues (GitLab's format: a JSON array).
+fn assert_code_quality(report: &serde_json::Value) {
+    let issues = report.as_array().expect("a JSON array");
+    let mut fingerprints = std::collections::HashSet::new();
+    for issue in issues {
+        for field in ["description", "check_name", "fingerprint", "severity"] {
+            assert!(issue[field].is_string(), "{field}: {issue:#}");
+        }
+        assert!(
+            ["info", "minor", "major", "critical", "blocker"]
+                .contains(&issue["severity"].as_str().unwrap_or_default()),
+            "{issue:#}"
+        );
+        let path = issue["location"]["path"].as_str().expect("a path");
+        assert!(!path.starts_with('/') && !path.contains('\\'), "{path}");
+        assert!(
+            issue["location"]["lines"]["begin"]
+                .as_u64()
+                .is_some_and(|l| l >= 1),
+            "{issue:#}"
+        );
+        let fingerprint = issue["fingerprint"].as_str().unwrap_or_default().to_owned();
+        assert!(fingerprints.insert(fingerprint), "unique: {issue:#}");
+    }
+}
+
+#[test]
+fn gitlab_code_quality_report() {
+    let run = reviewflow(&["check", "--format", "gitlab", FLOW, GITLAB]);
+    assert_eq!(run.code, 1, "the same --fail-on rule as every format");
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_code_quality(&report);
+    insta::assert_snapshot!("gitlab__code_quality", run.stdout);
+    // Its fingerprint is the SARIF log's, numbered the same way.
+    let (_, log) = sarif(&[FLOW]);
+    assert_eq!(
+        report[0]["fingerprint"],
+        log["runs"][0]["results"][0]["partialFingerprints"]["reviewflow/check/v2"]
+    );
+    let allowed = reviewflow(&["check", "--format", "gitlab", ALLOWED]);
+    assert_eq!(allowed.code, 0);
+    assert_eq!(allowed.stdout, "[]\n", "allowed findings are left out");
+    let clean = reviewflow(&["check", "--format", "gitlab", "examples/review.kdl"]);
+    assert_eq!((clean.code, clean.stdout.as_str()), (0, "[]\n"));
 }

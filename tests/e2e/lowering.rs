@@ -40,7 +40,17 @@ fn each_case_gives_exactly_its_finding() {
             "pipeline \"p\"\nforge \"github\" dir=\"x\"\n",
             "unknown-property",
         ),
-        ("pipeline \"p\"\ntrigger \"push\"\n", "type-mismatch"),
+        ("pipeline \"p\"\ntrigger \"issues\"\n", "type-mismatch"),
+        // GitLab's merge request pipelines take the kinds of merge request pipeline as types,
+        // and its target branches as GitLab names them.
+        (
+            "pipeline \"p\"\ntrigger \"merge_request_event\" types=\"opened\"\n",
+            "type-mismatch",
+        ),
+        (
+            "pipeline \"p\"\ntrigger \"merge_request_event\" branches=\"release/**?\"\n",
+            "type-mismatch",
+        ),
         (
             "pipeline \"p\"\ntrigger \"pull_request\" types=\"opened pushed\"\n",
             "type-mismatch",
@@ -64,6 +74,10 @@ fn each_case_gives_exactly_its_finding() {
         ),
         (
             "pipeline \"p\"\ntrigger \"workflow_dispatch\" types=\"opened\"\n",
+            "unknown-property",
+        ),
+        (
+            "pipeline \"p\"\ntrigger \"schedule\" branches=\"main\"\n",
             "unknown-property",
         ),
         (

@@ -951,6 +951,72 @@ fn github_actions_masks_first_groups_stages_and_writes_a_summary() {
     assert!(text.contains("| leak | succeeded |"), "{text}");
 }
 
+/// On GitLab CI each stage is one collapsed section, and a child that prints GitLab's own
+/// section markers (an end marker naming a section, a start marker) neither ends the stage's
+/// section nor opens one: its escape characters and carriage returns reach the log as text. No
+/// mask is printed (GitLab cannot add one at run time); the secret is redacted all the same.
+#[test]
+fn gitlab_ci_puts_each_stage_in_a_section_a_child_cannot_close() {
+    let case = Case::new(
+        r#"
+pipeline "hostile"
+secret "token" env="TEST_TOKEN" {
+    visible-to "loud"
+}
+stage "loud" uses="run" {
+    command "sh" "-c" "printf 'a\\033[0Ksection_end:1:reviewflow_0\\r\\033[0Kout\\n\\033[0Ksection_start:1:evil\\r\\033[0Kfake\\n'; echo \"$TOKEN\""
+    secret-env "TOKEN" "token"
+}
+"#,
+    );
+    let out = case.run(&[], &[("TEST_TOKEN", SECRET), ("GITLAB_CI", "true")]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(!out.stdout.contains(SECRET), "{}", out.all());
+    assert!(!out.stdout.contains("::add-mask::"), "{}", out.all());
+    let starts: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("\x1b[0Ksection_start:"))
+        .collect();
+    let ends: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("\x1b[0Ksection_end:"))
+        .collect();
+    assert_eq!(starts.len(), 1, "{}", out.all());
+    assert_eq!(ends.len(), 1, "{}", out.all());
+    // `section_start:<time>:<name>[collapsed=true]\r\e[0K✓ loud…`, ended by the same name.
+    let name = starts[0]
+        .split(':')
+        .nth(2)
+        .and_then(|n| n.split('[').next());
+    let name = name.expect("a section name");
+    assert!(name.starts_with("reviewflow_") && name.len() > 20, "{name}");
+    assert!(
+        starts[0].contains("[collapsed=true]\r\x1b[0K✓ loud"),
+        "{:?}",
+        starts[0]
+    );
+    assert!(
+        ends[0].ends_with(&format!(":{name}\r\x1b[0K")),
+        "{:?}",
+        ends[0]
+    );
+    // Every other line is text: no escape character, no carriage return.
+    for line in out.stdout.lines() {
+        if line == starts[0] || line == ends[0] {
+            continue;
+        }
+        assert!(!line.contains(['\x1b', '\r']), "{line:?}\n{}", out.all());
+    }
+    assert!(
+        out.stdout
+            .contains("a\\u{1b}[0Ksection_end:1:reviewflow_0\\u{d}\\u{1b}[0Kout"),
+        "{}",
+        out.all()
+    );
+}
+
 /// `{work}` is the stage's own folder: `cwd "{work}"` starts the program there (outside the
 /// checkout), and what it writes by a relative name is the `file=` output of the same name.
 #[test]

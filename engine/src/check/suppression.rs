@@ -301,7 +301,7 @@ impl Suppression {
                 let checks_out = registry
                     .event(event)
                     .map_or("what no platform says", |e| e.checks_out);
-                let instead = match registry.change_event() {
+                let instead = match registry.base_event_beside(event) {
                     Some(e) => format!(
                         "run the review on `{}` alone, which checks out {}, and remove `{event}`",
                         e.name, e.checks_out

@@ -37,13 +37,21 @@ fn events(cx: &Context<'_>) -> Vec<(&'static Event, Option<Span>)> {
         .collect()
 }
 
-/// The name of the event a review of a change with secrets runs on, for a fix.
+/// The name of the event a review of a change with secrets runs on, for a fix: one of the
+/// platform the pipeline's first known trigger is on ([`crate::registry::Registry::base_event_beside`]).
 fn change_event(cx: &Context<'_>) -> &'static str {
-    cx.registry
-        .change_event()
-        .map_or("an event whose job runs the base's configuration", |e| {
-            e.name
-        })
+    let event = match cx
+        .pipeline
+        .triggers
+        .iter()
+        .find_map(|t| cx.registry.event(&t.event.value))
+    {
+        Some(e) => cx.registry.base_event_beside(e.name),
+        None => cx.registry.change_event(),
+    };
+    event.map_or("an event whose job runs the base's configuration", |e| {
+        e.name
+    })
 }
 
 impl Check for Trigger {

@@ -1,6 +1,7 @@
 //! The platforms a run may happen on (docs/platforms.md), each one registration.
 
 pub mod github;
+pub mod gitlab;
 
 use std::sync::Arc;
 
@@ -9,4 +10,5 @@ use reviewflow_engine::Registry;
 /// Registers every platform, in the order they are detected.
 pub fn register(registry: &mut Registry) {
     registry.register_platform(Arc::new(github::GithubActions));
+    registry.register_platform(Arc::new(gitlab::GitlabCi));
 }

@@ -2,6 +2,8 @@
 //! anything is written (`docs/export.md`, "What export refuses"): a workflow that runs and
 //! silently does nothing is worse than none.
 //!
+//! - A trigger names an event of another platform (lowering admits every registered platform's):
+//!   a workflow runs on GitHub's events alone.
 //! - A stage that publishes declares no write permission: its job's token is read-only, and it
 //!   could post nothing.
 //! - A store keeps its blobs on the machine that ran the job: a workflow's runner is thrown away
@@ -42,6 +44,26 @@ pub fn judge(
     to: &Destination<'_>,
 ) -> Result<Option<String>, ExportError> {
     let line = |offset: usize| source.position(offset).line;
+    // Lowering admits the events of every registered platform; a workflow runs on GitHub's.
+    for trigger in &pipeline.triggers {
+        if super::super::events::TRIGGERS
+            .iter()
+            .any(|e| e.name == trigger.event.value)
+        {
+            continue;
+        }
+        let names: Vec<String> = super::super::events::TRIGGERS
+            .iter()
+            .map(|e| format!("`{}`", e.name))
+            .collect();
+        return Err(ExportError::Unexportable(format!(
+            "line {}: `trigger \"{}\"` is not an event of GitHub Actions, and a workflow runs on \
+             GitHub's alone: name {}",
+            line(trigger.event.span.offset),
+            trigger.event.value,
+            names.join(", "),
+        )));
+    }
     for stage in &pipeline.stages {
         let publishes = registry
             .get(&stage.uses.value)
