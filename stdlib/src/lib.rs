@@ -12,6 +12,7 @@ pub mod forge;
 pub mod gather;
 pub mod git;
 pub mod github;
+pub mod gitlab;
 pub mod kinds;
 pub mod lens;
 pub mod platform;

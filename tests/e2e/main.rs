@@ -28,6 +28,8 @@ mod formats;
 mod gather_base;
 mod github_dispatch;
 mod github_pipeline;
+mod gitlab_forge;
+mod gitlab_pipeline;
 mod graph;
 mod help_width;
 mod hostile_checkout;

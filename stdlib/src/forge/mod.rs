@@ -16,6 +16,7 @@ mod error;
 mod filter;
 pub mod formats;
 pub mod github;
+pub mod gitlab;
 pub mod identity;
 mod ids;
 pub mod local;

@@ -3,20 +3,23 @@
 //! Built on octocrab as the HTTP and auth layer; retries, timeouts, byte caps, pagination and
 //! redirects are ours (see [`client`] for why and how). The token goes to the API's origin only:
 //! never to a next page on another host, never to artifact storage.
+//!
+//! The forge-neutral pieces (a capped body read, `Link` parsing and origins, the retry rules,
+//! quoting) are `pub(crate)` for the GitLab client, which shares them rather than copies them.
 
-mod body;
+pub(crate) mod body;
 mod client;
 mod clock;
 mod config;
 mod download;
 mod env;
-mod error;
-mod link;
+pub(crate) mod error;
+pub(crate) mod link;
 mod models;
 mod pages;
 mod repository;
 mod rest;
-mod retry;
+pub(crate) mod retry;
 
 pub use client::{CallCounts, Client, MAX_JSON_BYTES};
 pub use clock::{format_utc, parse_rfc3339};

@@ -4,6 +4,7 @@
 
 pub mod forge;
 pub mod forge_github;
+pub mod forge_gitlab;
 pub mod forge_local;
 pub mod services;
 pub mod store;
@@ -23,7 +24,11 @@ pub const DEFAULT_FORGE: &str = "local";
 pub const DEFAULT_STORE: &str = "local";
 
 /// Every forge kind.
-pub static FORGES: &[&dyn ForgeKind] = &[&forge_local::LocalKind, &forge_github::GithubKind];
+pub static FORGES: &[&dyn ForgeKind] = &[
+    &forge_local::LocalKind,
+    &forge_github::GithubKind,
+    &forge_gitlab::GitlabKind,
+];
 
 /// Every store kind.
 pub static STORES: &[&dyn StoreKind] = &[

@@ -4,4 +4,5 @@
 #![allow(dead_code)]
 
 pub mod fake_github;
+pub mod fake_gitlab;
 pub mod git;

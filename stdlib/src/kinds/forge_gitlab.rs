@@ -1,0 +1,738 @@
+//! `forge "gitlab"`: a merge request on GitLab (GitLab.com or a self-managed instance), through
+//! the REST v4 API (see `docs/gitlab.md`, "The forge").
+//!
+//! The review runs in a pipeline of the target project on its protected default branch and reads
+//! the merge request through the API: its head, base and diff are the API's, the head pinned
+//! once when the forge opens. It posts one note, found again by its marker and updated in place,
+//! a commit status on the pinned head as the honest check, and threads on changed lines.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use reviewflow_engine::contract::{Bound, ForgeContract, ForgeRefusal, ValueType};
+use reviewflow_engine::model::Value;
+use reviewflow_engine::run::{BoxFuture, StatusSink};
+
+use super::forge::{ChangeInfo, PostRequest, PostedMarker, PostedSummary, ReviewState};
+use crate::diff::cut_to_path;
+use crate::forge::CommitAuthor;
+use crate::forge::baseline::GITHUB_BASELINE_CHARS;
+use crate::forge::github::{
+    BlockOn, COMMENT_MAX_CHARS, CommentInfo, FilterMode, Marker, ReviewState as CheckState,
+    baseline_of_body, comment_body, find_ours, fit, fit_line, inline,
+};
+use crate::forge::gitlab::{STATUS_TEXT_MAX_CHARS, commit_status, place};
+use crate::gather::{GatherConfig, GatherError, Gathered, Parts, assemble, normalise_path, notes};
+use crate::git::Sha;
+use crate::gitlab::{
+    Client, ClientConfig, DEFAULT_API_URL, DiffFile, GitlabError, MAX_DIFF_PAGES, MAX_NOTE_PAGES,
+    Note, unified_diff,
+};
+
+/// The variable GitLab gives every job its own token in. It reads little of the API and writes
+/// neither notes nor commit statuses on most instances, and it goes in `JOB-TOKEN`, not
+/// `PRIVATE-TOKEN`: the forge refuses it rather than fail at the first write.
+const JOB_TOKEN_VARIABLE: &str = "CI_JOB_TOKEN";
+
+/// The longest one API call may take (`timeout`).
+const TIMEOUT: Bound = Bound::millis(
+    1_000,
+    600_000,
+    "a call that has not answered in 10 minutes will not, and past that a hung API holds the job (and its token) until the job's own limit",
+);
+
+/// How often a call is tried again (`retries`).
+const RETRIES: Bound = Bound::count(
+    0,
+    10,
+    "each retry is one more API call with the project's token, which GitLab rate-limits per user: past 10, a failing API spends the budget the post needs",
+);
+
+pub fn contract() -> ForgeContract {
+    ForgeContract::new(
+        "gitlab",
+        "a merge request on GitLab: the API from CI_API_V4_URL, the project from CI_PROJECT_ID, the merge request from CI_MERGE_REQUEST_IID",
+    )
+    .platform("gitlab")
+    .token(
+        "token",
+        "the secret holding a project or group access token with the `api` scope, sent as PRIVATE-TOKEN (not CI_JOB_TOKEN, which cannot write notes or commit statuses)",
+    )
+    .prop(
+        "api-url",
+        ValueType::String,
+        "the API's base URL (default: CI_API_V4_URL, else https://gitlab.com/api/v4)",
+    )
+    .prop(
+        "project-id",
+        ValueType::String,
+        "the project whose merge request is reviewed, by id or full path (default: CI_PROJECT_ID, the pipeline's own)",
+    )
+    .prop(
+        "merge-request",
+        ValueType::Template,
+        "the merge request's number (iid) (default: CI_MERGE_REQUEST_IID), e.g. \"{mr}\"",
+    )
+    .change("merge-request")
+    .key("project")
+    // What a merge request pipeline's runner sets from the change: its author wrote them.
+    .authored("CI_MERGE_REQUEST_TITLE")
+    .authored("CI_MERGE_REQUEST_DESCRIPTION")
+    .authored("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME")
+    .authored("CI_COMMIT_REF_NAME")
+    .authored("CI_COMMIT_REF_SLUG")
+    .authored("CI_COMMIT_BRANCH")
+    .authored("CI_COMMIT_MESSAGE")
+    .authored("CI_COMMIT_TITLE")
+    .authored("CI_COMMIT_DESCRIPTION")
+    .prop(
+        "project",
+        ValueType::Template,
+        "the project reviewed: one review note per merge request, pipeline and project",
+    )
+    .prop(
+        "timeout",
+        ValueType::Duration(TIMEOUT),
+        "the longest one API call may take (default 30s)",
+    )
+    .prop(
+        "retries",
+        ValueType::Int(RETRIES),
+        "how often a call that may pass on another try is tried again (default 3)",
+    )
+    .prop(
+        "note-authors",
+        ValueType::String,
+        "the usernames whose notes may carry this pipeline's marker, space-separated (default: the account the token authenticates as)",
+    )
+    // The review pipeline runs the default branch's configuration and checks it out.
+    .checkout_may_be_base()
+    .refusals(refusals)
+}
+
+/// What the forge refuses before it opens, from the file alone: an `api-url` the client would
+/// refuse (the GitHub forge's rule, the same function), a token read from `CI_JOB_TOKEN`, and
+/// the revisions a `std/gather` names (the merge request is the change).
+fn refusals(
+    pipeline: &reviewflow_engine::model::Pipeline,
+    forge: &reviewflow_engine::model::Forge,
+) -> Vec<ForgeRefusal> {
+    let mut out: Vec<ForgeRefusal> = forge
+        .setting("api-url")
+        .and_then(|v| {
+            Some(ForgeRefusal {
+                span: v.span,
+                principle: Some("allow-lists, not deny-lists"),
+                why: crate::gitlab::api_url_refusal(v.value.as_str()?)?,
+                help: "write the API's https URL (`https://HOST/api/v4`), or leave `api-url` out to use CI_API_V4_URL; plain http is admitted only to this machine, for a test server",
+            })
+        })
+        .into_iter()
+        .collect();
+    if let Some(token) = &forge.token
+        && let Some(secret) = pipeline.secret(&token.value)
+        && secret.env.value == JOB_TOKEN_VARIABLE
+    {
+        out.push(ForgeRefusal {
+            span: secret.env.span,
+            principle: None,
+            why: format!(
+                "the forge's token `{}` is read from {JOB_TOKEN_VARIABLE}: a job token cannot write a note or a commit status on most GitLab instances, so every post would fail",
+                token.value
+            ),
+            help: "read a project access token with the `api` scope from a protected, environment-scoped variable instead",
+        });
+    }
+    for stage in pipeline
+        .stages
+        .iter()
+        .filter(|s| s.uses.value == "std/gather")
+    {
+        for child in stage
+            .children
+            .iter()
+            .filter(|c| matches!(c.name.value.as_str(), "base" | "head"))
+        {
+            out.push(ForgeRefusal {
+                span: child.name.span,
+                principle: None,
+                why: format!(
+                    "`{}` names its `{}`, but on GitLab the merge request is the change: its base and head are the merge request's, and the setting would be ignored",
+                    stage.name.value, child.name.value
+                ),
+                help: "remove the setting: it chooses the revisions of a change on the local forge only (`--base` and `--head` of `reviewflow run` do the same there)",
+            });
+        }
+    }
+    out
+}
+
+/// The kind, registered in [`super::FORGES`].
+pub struct GitlabKind;
+
+impl super::ForgeKind for GitlabKind {
+    fn contract(&self) -> ForgeContract {
+        contract()
+    }
+
+    fn open<'a>(
+        &'a self,
+        open: &'a super::ForgeOpen<'a>,
+    ) -> BoxFuture<'a, Result<Arc<dyn super::Forge>, String>> {
+        Box::pin(async move { Ok(Arc::new(Gitlab::open(open).await?) as Arc<dyn super::Forge>) })
+    }
+}
+
+/// The GitLab forge opened for one run: the client, the merge request resolved once.
+pub struct Gitlab {
+    pub client: Client,
+    iid: u64,
+    info: ChangeInfo,
+    /// `diff_refs.start_sha`: a thread's position names it.
+    start: Sha,
+    web_url: String,
+    /// Where the status links to: the job, else the pipeline (`CI_JOB_URL`, `CI_PIPELINE_URL`).
+    target_url: Option<String>,
+    pipeline: String,
+    project: Option<String>,
+    authors: Vec<String>,
+    /// The marker as first read, once even when gather and restore ask at the same time.
+    last: tokio::sync::OnceCell<Option<PostedMarker>>,
+}
+
+impl Gitlab {
+    async fn open(open: &super::ForgeOpen<'_>) -> Result<Gitlab, String> {
+        let env = |name: &str| (open.env)(name).filter(|v| !v.trim().is_empty());
+        let setting = |name: &str| {
+            open.decl
+                .and_then(|d| d.setting(name))
+                .map(|v| render_setting(&v.value, open.inputs))
+        };
+        let iid = match setting("merge-request").or_else(|| env("CI_MERGE_REQUEST_IID")) {
+            Some(text) => text.trim().parse::<u64>().map_err(|_| {
+                format!(
+                    "the merge request is not a number: {:?}",
+                    crate::github::error::quote(&text)
+                )
+            })?,
+            None => {
+                return Err("no merge request: CI_MERGE_REQUEST_IID is not set; set `merge-request=\"{…}\"` on the forge".into());
+            }
+        };
+        let project_id = setting("project-id")
+            .or_else(|| env("CI_PROJECT_ID"))
+            .ok_or("no project: CI_PROJECT_ID is not set; set `project-id` on the forge")?;
+        let repo = match setting("project-id") {
+            Some(p) => p,
+            None => env("CI_PROJECT_PATH").unwrap_or_else(|| project_id.clone()),
+        };
+        let project = setting("project").filter(|p| !p.is_empty());
+        let api_url = setting("api-url")
+            .or_else(|| env("CI_API_V4_URL"))
+            .unwrap_or_else(|| DEFAULT_API_URL.to_owned());
+        let token = open
+            .token
+            .clone()
+            .ok_or("the gitlab forge needs a token: `forge \"gitlab\" token=\"<secret>\"`")?;
+        let mut config = ClientConfig::new(api_url, Some(token), project_id);
+        let decl_value = |name: &str| open.decl.and_then(|d| d.setting(name)).map(|v| &v.value);
+        if let Some(Value::Duration(ms)) = decl_value("timeout") {
+            config.timeout = std::time::Duration::from_millis((*ms).max(1));
+        }
+        if let Some(Value::Int(n)) = decl_value("retries") {
+            config.retry.max_attempts = u32::try_from(*n).unwrap_or(u32::MAX).saturating_add(1);
+        }
+        let client =
+            Client::new(config).map_err(|e| format!("cannot reach the GitLab API: {e}"))?;
+        let authors = match setting("note-authors")
+            .map(|a| a.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .filter(|a| !a.is_empty())
+        {
+            Some(a) => a,
+            // The account that writes the note is the one that finds it again.
+            None => vec![
+                client
+                    .current_user()
+                    .await
+                    .map_err(|e| {
+                        format!("cannot read the account the GitLab token writes as (set `note-authors` to skip this): {e}")
+                    })?
+                    .username,
+            ],
+        };
+        let mr = client
+            .merge_request(iid)
+            .await
+            .map_err(|e| format!("cannot read merge request !{iid}: {e}"))?;
+        let refs = mr.diff_refs.as_ref().ok_or_else(|| {
+            format!("merge request !{iid} has no diff yet (GitLab has not computed its diff_refs); run again when it has")
+        })?;
+        let sha = |what: &str, text: &str| {
+            Sha::parse(text).map_err(|e| format!("the merge request's {what} is not a commit: {e}"))
+        };
+        let info = ChangeInfo {
+            repo,
+            change_id: iid.to_string(),
+            base: sha("base", &refs.base_sha)?,
+            head: sha("head", &refs.head_sha)?,
+            title: mr.title.clone(),
+            body: mr.description.clone().unwrap_or_default(),
+            branch: Some(mr.source_branch.clone()),
+        };
+        let target_url = env("CI_JOB_URL")
+            .or_else(|| env("CI_PIPELINE_URL"))
+            .filter(|u| u.starts_with("https://"));
+        Ok(Gitlab {
+            start: sha("start", &refs.start_sha)?,
+            client,
+            iid,
+            info,
+            web_url: mr.web_url.clone(),
+            target_url,
+            pipeline: open.pipeline.to_string(),
+            project,
+            authors,
+            last: tokio::sync::OnceCell::new(),
+        })
+    }
+
+    /// The id of the newest diff version, refused unless it is of the pinned head.
+    async fn pinned_version(&self) -> Result<u64, String> {
+        let version = self.client.latest_version(self.iid).await.map_err(|e| {
+            format!(
+                "cannot read the diff versions of merge request !{}: {e}",
+                self.iid
+            )
+        })?;
+        let head = &self.info.head;
+        if !version.head_commit_sha.eq_ignore_ascii_case(head.as_str()) {
+            let now = crate::github::error::quote(&version.head_commit_sha);
+            return Err(format!(
+                "the change's head moved since the forge opened: it was {}, GitLab's newest diff is of {}; nothing was reviewed",
+                head.short(),
+                now.get(..12).unwrap_or(&now)
+            ));
+        }
+        Ok(version.id)
+    }
+
+    /// Whether `note` is ours: not GitLab's own, by a believed author, with this pipeline's
+    /// marker.
+    fn is_ours(&self, note: &Note) -> bool {
+        !note.system
+            && self
+                .authors
+                .iter()
+                .any(|a| a.eq_ignore_ascii_case(&note.author.username))
+            && Marker::parse_body(&note.body)
+                .is_some_and(|m| m.matches(&self.pipeline, self.project.as_deref()))
+    }
+
+    /// Our note (the oldest carrying the marker) and the ids of newer ones that carry it too.
+    /// Notes are read oldest first, and reading stops at the page that holds ours: a second push
+    /// reads one page. Past [`MAX_NOTE_PAGES`] pages they are read newest first, as many again:
+    /// a flood of notes before ours or after it cannot hide it, and costs at most twice that
+    /// many calls. A flood on both sides hides it: the run then reviews as if first (the whole
+    /// change, no conversation) and writes a new note, which is safe, only slower.
+    async fn our_note(&self) -> Result<(Option<CommentInfo>, Vec<u64>), String> {
+        let listed =
+            |e: crate::gitlab::GitlabError| format!("cannot list the merge request's notes: {e}");
+        let (mut notes, paging) = self
+            .client
+            .notes_until(self.iid, MAX_NOTE_PAGES, false, |n| self.is_ours(n))
+            .await
+            .map_err(listed)?;
+        if !paging.complete && !notes.iter().any(|n| self.is_ours(n)) {
+            let (newest, _) = self
+                .client
+                .notes_until(self.iid, MAX_NOTE_PAGES, true, |n| self.is_ours(n))
+                .await
+                .map_err(listed)?;
+            notes.extend(newest);
+            // The two ends overlap on a listing of fewer than twice the pages.
+            notes.sort_by_key(|n| n.id);
+            notes.dedup_by_key(|n| n.id);
+        }
+        let comments: Vec<CommentInfo> = notes
+            .into_iter()
+            .filter(|n| !n.system)
+            .map(|n| CommentInfo {
+                id: n.id,
+                body: n.body,
+                author_login: n.author.username,
+                author_type: "User".into(),
+                created_at: n.created_at,
+            })
+            .collect();
+        Ok(
+            match find_ours(
+                &comments,
+                &self.pipeline,
+                self.project.as_deref(),
+                &self.authors,
+            ) {
+                Some(o) => (Some(o.ours.clone()), o.duplicates),
+                None => (None, Vec::new()),
+            },
+        )
+    }
+
+    fn diff_of(
+        &self,
+        files: &[DiffFile],
+        path: Option<&str>,
+        max_bytes: u64,
+    ) -> Result<Vec<u8>, String> {
+        let diff = unified_diff(files)?;
+        let diff = match path {
+            Some(p) => cut_to_path(&diff, p),
+            None => diff,
+        };
+        if diff.len() as u64 > max_bytes {
+            return Err(GatherError::TooLarge {
+                what: "diff",
+                limit: max_bytes,
+                size: diff.len() as u64,
+                exact: true,
+            }
+            .to_string());
+        }
+        Ok(diff)
+    }
+
+    /// The since-last-review diff and, when it is not the plain one, why.
+    async fn since(
+        &self,
+        last: Option<&Sha>,
+        path: Option<&str>,
+        max_bytes: u64,
+        whole: &[u8],
+    ) -> Result<(Vec<u8>, Option<String>), String> {
+        let head = &self.info.head;
+        let Some(last) = last else {
+            return Ok((whole.to_vec(), Some(notes::no_review_before())));
+        };
+        if last == head {
+            return Ok((Vec::new(), Some(notes::already_reviewed(head))));
+        }
+        match self
+            .client
+            .is_ancestor(last.as_str(), head.as_str())
+            .await
+            .map_err(|e| format!("cannot compare {} with the head: {e}", last.short()))?
+        {
+            Some(true) => {
+                let comparison = self
+                    .client
+                    .compare(last.as_str(), head.as_str())
+                    .await
+                    .map_err(|e| {
+                        format!(
+                            "cannot read the diff {}..{}: {e}",
+                            last.short(),
+                            head.short()
+                        )
+                    })?;
+                Ok((self.diff_of(&comparison.diffs, path, max_bytes)?, None))
+            }
+            Some(false) => Ok((whole.to_vec(), Some(notes::not_an_ancestor(last)))),
+            None => Ok((whole.to_vec(), Some(notes::last_head_gone(last)))),
+        }
+    }
+
+    /// Publishes the review: what [`super::Forge::post`] does, with its status lines handed to
+    /// `say` (a test reads them; the run sends them to the stage's status sink).
+    pub async fn publish(
+        &self,
+        request: &PostRequest,
+        say: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<PostedSummary, String> {
+        let review = &request.review;
+        let mut location = self.web_url.clone();
+        if let ReviewState::Reviewed = request.state {
+            let marker = Marker::new(
+                &self.pipeline,
+                self.project.as_deref(),
+                review.head.as_str(),
+                &review.run_id,
+                review.conversation_id.as_deref(),
+            )
+            .map_err(|e| format!("cannot write the review's marker: {e}"))?
+            .with_published(crate::forge::PublishedCounts::of(&review.findings));
+            let baseline = request
+                .baseline
+                .as_ref()
+                .map(|b| b.fit(GITHUB_BASELINE_CHARS));
+            let body = comment_body(&marker.render(), baseline.as_ref(), review);
+            let body = fit(&body, COMMENT_MAX_CHARS);
+            // Read again right before writing: another run may have created ours meanwhile.
+            let (ours, duplicates) = self.our_note().await?;
+            let posted = match ours {
+                Some(c) => self
+                    .client
+                    .update_note(self.iid, c.id, &body)
+                    .await
+                    .map_err(|e| format!("cannot update the review note: {e}"))?,
+                None => self
+                    .client
+                    .create_note(self.iid, &body)
+                    .await
+                    .map_err(|e| format!("cannot create the review note: {e}"))?,
+            };
+            if !duplicates.is_empty() {
+                say(format!(
+                    "{} newer notes carry this pipeline's marker too (a race of two runs); the oldest was updated",
+                    duplicates.len()
+                ));
+            }
+            if !self.web_url.is_empty() {
+                location = format!("{}#note_{}", self.web_url, posted.id);
+            }
+        } else {
+            say("the review did not run: the review note is left as it was".into());
+        }
+
+        if let Some(mode) = &request.inline
+            && let ReviewState::Reviewed = request.state
+        {
+            let mode: FilterMode = mode.parse()?;
+            let inline = inline(&review.findings, &request.ranges, mode);
+            let (threads, left) = place(
+                &inline.comments,
+                &request.ranges,
+                self.info.base.as_str(),
+                self.start.as_str(),
+                review.head.as_str(),
+            );
+            for thread in &threads {
+                self.client
+                    .create_discussion(self.iid, &thread.body, &thread.position)
+                    .await
+                    .map_err(|e| format!("cannot open a thread on the changed lines: {e}"))?;
+            }
+            say(format!(
+                "{} threads on changed lines ({left} findings stay in the note only)",
+                threads.len()
+            ));
+        }
+
+        if let Some(name) = &request.check_run {
+            let block_on: BlockOn = request.block_on.parse()?;
+            let state = match &request.state {
+                ReviewState::Reviewed => CheckState::reviewed(&review.findings, block_on),
+                ReviewState::NotReviewed(reason) => CheckState::NotReviewed {
+                    reason: reason.clone(),
+                },
+            };
+            let (state, description) = commit_status(&state, block_on);
+            self.client
+                .set_commit_status(
+                    review.head.as_str(),
+                    state.as_str(),
+                    &fit_line(name, STATUS_TEXT_MAX_CHARS),
+                    &description,
+                    self.target_url.as_deref(),
+                )
+                .await
+                .map_err(|e| {
+                    format!("the review note is posted, but the commit status is not: {e}")
+                })?;
+            say(format!("commit status `{name}`: {}", state.as_str()));
+        }
+        Ok(PostedSummary {
+            location,
+            recorded: true,
+        })
+    }
+}
+
+/// A forge setting as text: a template is rendered with the run's declared inputs.
+fn render_setting(value: &Value, inputs: &BTreeMap<String, String>) -> String {
+    match value {
+        Value::Template(t) => crate::stages::runtime::render_inputs(t, inputs),
+        other => other.as_str().unwrap_or_default().to_string(),
+    }
+}
+
+impl super::Forge for Gitlab {
+    fn change(&self) -> &ChangeInfo {
+        &self.info
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, String>> {
+        Box::pin(async move {
+            self.last
+                .get_or_try_init(|| async {
+                    let (ours, _) = self.our_note().await?;
+                    let marker = match ours {
+                        None => None,
+                        Some(c) => {
+                            let m = Marker::parse_body(&c.body)
+                                .ok_or("the review note's marker does not parse")?;
+                            Some(PostedMarker {
+                                head: Sha::parse(m.head())
+                                    .map_err(|e| format!("the review note names no commit: {e}"))?,
+                                run: Some(m.run().to_string()),
+                                conversation: m.conversation().map(str::to_string),
+                                // Trusted as the marker is: ours, by a believed author.
+                                baseline: baseline_of_body(&c.body),
+                                published: m.published(),
+                            })
+                        }
+                    };
+                    Ok::<_, String>(marker)
+                })
+                .await
+                .cloned()
+        })
+    }
+
+    fn gather<'a>(
+        &'a self,
+        config: &'a GatherConfig,
+        last: Option<&'a Sha>,
+    ) -> BoxFuture<'a, Result<Gathered, String>> {
+        Box::pin(async move {
+            let path = config
+                .path
+                .as_deref()
+                .map(normalise_path)
+                .transpose()
+                .map_err(|e| e.to_string())?
+                .flatten();
+            // `/diffs` lists the newest diff version: it is the pinned head's only if the newest
+            // version is of the pinned head before the read and is the same version after it
+            // (a push, even one that puts the head back, makes a new version).
+            let version = self.pinned_version().await?;
+            // The pages' JSON is bounded too: at most four bytes of it for each byte of diff
+            // (an escaped character is longer than itself), and room for the file records.
+            let json_budget = config.max_bytes.saturating_mul(4).saturating_add(1 << 20);
+            let (files, _) = self
+                .client
+                .merge_request_diffs(self.iid, MAX_DIFF_PAGES, json_budget)
+                .await
+                .map_err(|e| match e {
+                    GitlabError::TooLarge { .. } => GatherError::TooLarge {
+                        what: "diff",
+                        limit: config.max_bytes,
+                        size: config.max_bytes.saturating_add(1),
+                        exact: false,
+                    }
+                    .to_string(),
+                    e => format!("cannot read the diff of merge request !{}: {e}", self.iid),
+                })?;
+            let after = self.client.latest_version(self.iid).await.map_err(|e| {
+                format!(
+                    "cannot read the diff versions of merge request !{}: {e}",
+                    self.iid
+                )
+            })?;
+            if after.id != version {
+                return Err(format!(
+                    "merge request !{} was pushed to while its diff was read (diff version {version}, now {}): nothing was reviewed; run again",
+                    self.iid, after.id
+                ));
+            }
+            let diff = self.diff_of(&files, path.as_deref(), config.max_bytes)?;
+            let (since, note) = if config.since_last_review {
+                let (since, note) = self
+                    .since(last, path.as_deref(), config.max_bytes, &diff)
+                    .await?;
+                (Some(since), note)
+            } else {
+                (None, None)
+            };
+            let info = &self.info;
+            Ok(assemble(
+                Parts {
+                    change_id: info.change_id.clone(),
+                    repo: info.repo.clone(),
+                    base: info.base.clone(),
+                    head: info.head.clone(),
+                    title: info.title.clone(),
+                    body: info.body.clone(),
+                    branch: info.branch.clone(),
+                },
+                config,
+                last,
+                diff,
+                since,
+                note,
+            ))
+        })
+    }
+
+    fn current_head(&self) -> BoxFuture<'_, Result<Sha, String>> {
+        Box::pin(async move {
+            let mr = self
+                .client
+                .merge_request(self.iid)
+                .await
+                .map_err(|e| format!("cannot read merge request !{}: {e}", self.iid))?;
+            let head = mr
+                .diff_refs
+                .map(|r| r.head_sha)
+                .or(mr.sha)
+                .ok_or("the merge request names no head")?;
+            Sha::parse(&head).map_err(|e| format!("the merge request's head is not a commit: {e}"))
+        })
+    }
+
+    fn head_author<'a>(&'a self, sha: &'a Sha) -> BoxFuture<'a, Result<CommitAuthor, String>> {
+        Box::pin(async move {
+            let commit = self
+                .client
+                .commit(sha.as_str())
+                .await
+                .map_err(|e| e.to_string())?;
+            // GitLab maps no account to a commit: the name is what the commit says.
+            Ok(CommitAuthor::NoAccount {
+                name: commit.author_name.unwrap_or_default(),
+            })
+        })
+    }
+
+    fn post<'a>(
+        &'a self,
+        request: &'a PostRequest,
+        status: &'a StatusSink,
+    ) -> BoxFuture<'a, Result<PostedSummary, String>> {
+        Box::pin(async move {
+            let say = |message: String| status.status(message);
+            self.publish(request, &say).await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_registration_names_the_platform_and_the_change() {
+        let kind = super::super::forge_kind("gitlab").map(|k| k.contract());
+        let c = kind.unwrap();
+        assert_eq!(c.platform.as_deref(), Some("gitlab"));
+        assert_eq!(c.token.as_deref(), Some("token"));
+        assert_eq!(c.change.as_deref(), Some("merge-request"));
+        assert_eq!(c.key.as_deref(), Some("project"));
+        // A commit's author on GitLab is a name, not an account.
+        assert!(!c.vouches_for_authors);
+        // No job token writes as a fixed account: the note's author is the token's.
+        assert!(c.believed.is_none());
+        assert!(c.permissions.is_empty());
+        for prop in [
+            "api-url",
+            "project-id",
+            "merge-request",
+            "project",
+            "timeout",
+            "retries",
+            "note-authors",
+        ] {
+            assert!(c.prop_spec(prop).is_some(), "{prop}");
+        }
+    }
+}
