@@ -6,7 +6,7 @@
 //!   the SARIF log).
 //! - `check_name`: `reviewflow/<check id>`, so that reports of several tools do not mix their
 //!   names.
-//! - `fingerprint`: the SARIF log's recipe ([`reviewflow_engine::sarif::fingerprint`]): SHA-256
+//! - `fingerprint`: the SARIF log's recipe ([`crate::sarif::fingerprint`]): SHA-256
 //!   over the file's URI, the check id, the stage, the message and the text of the primary span,
 //!   lines left out so that a finding moved by an edit elsewhere keeps it; `:<n>` numbers equal
 //!   ones from 1 in the report's order, so that two identical findings stay two (GitLab keeps one
@@ -22,8 +22,8 @@
 
 use reviewflow_engine::Source;
 use reviewflow_engine::finding::{Finding, Severity};
-use reviewflow_engine::sarif::SrcRoot;
-use reviewflow_engine::sarif::fingerprint::{Numbering, Occurrences};
+use crate::sarif::SrcRoot;
+use crate::sarif::fingerprint::{Numbering, Occurrences};
 use serde_json::{Value, json};
 
 /// The key the report's fingerprints are numbered under.
@@ -44,7 +44,7 @@ pub fn report_at(files: &[(&Source, &[Finding])], root: &SrcRoot) -> String {
         let uri = root.uri(source.name());
         let path = decoded(&uri);
         for finding in findings.iter().filter(|f| f.suppressed.is_none()) {
-            let hash = reviewflow_engine::sarif::fingerprint(&uri, source, finding);
+            let hash = crate::sarif::fingerprint(&uri, source, finding);
             issues.push(issue(
                 source,
                 finding,
@@ -164,7 +164,7 @@ mod tests {
                 .unwrap_or_default()
                 .to_owned()
         };
-        let hash = reviewflow_engine::sarif::fingerprint("ci/review.kdl", &source, &findings[1]);
+        let hash = crate::sarif::fingerprint("ci/review.kdl", &source, &findings[1]);
         assert_eq!(fp(0), format!("{hash}:1"));
         assert_eq!(fp(1), format!("{hash}:2"));
         let mut all: Vec<String> = (0..4).map(fp).collect();
