@@ -20,10 +20,10 @@
 //! - Allowed (suppressed) findings are left out: the report has no way to say a finding was
 //!   allowed, and SARIF and JSON keep them.
 
-use reviewflow_engine::Source;
-use reviewflow_engine::finding::{Finding, Severity};
 use crate::sarif::SrcRoot;
 use crate::sarif::fingerprint::{Numbering, Occurrences};
+use reviewflow_engine::Source;
+use reviewflow_engine::finding::{Finding, Severity};
 use serde_json::{Value, json};
 
 /// The key the report's fingerprints are numbered under.
