@@ -17,7 +17,7 @@ use crate::support::{reviewflow, root};
 const PIPELINE: &str = "examples/gitlab/review.kdl";
 const KEPT: &str = "examples/gitlab/review.export.yml";
 /// The image the kept export names: a digest of zeros, which no registry holds.
-const IMAGE: &str = "registry.example.com/reviewflow@sha256:0000000000000000000000000000000000000000000000000000000000000000";
+pub(crate) const IMAGE: &str = "registry.example.com/reviewflow@sha256:0000000000000000000000000000000000000000000000000000000000000000";
 
 /// Where `.ci/run` installs check-jsonschema, under `$HOME`.
 const CACHED_BIN: &str = ".cache/reviewflow-ci/gitlab-schema/bin/check-jsonschema";

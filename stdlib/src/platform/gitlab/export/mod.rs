@@ -67,8 +67,7 @@ pub fn parse_image(text: &str) -> Result<(), String> {
 
 impl Exporter for PipelineExporter {
     fn about(&self) -> &'static str {
-        "A GitLab CI pipeline (.gitlab-ci.yml): one job per group of stages that must share a \
-         machine"
+        "A GitLab CI pipeline: one job per group of stages that must share a machine"
     }
 
     fn options(&self) -> &'static [ExportOption] {

@@ -87,8 +87,8 @@ pub fn pipeline(src: &Source<'_>) -> Result<String, String> {
     for id in &ids {
         let _ = writeln!(out, "  - {id}");
     }
-    for j in 0..parts.jobs.len() {
-        job(&mut out, src, &parts, &ids, environments[j].as_ref(), j);
+    for (j, environment) in environments.iter().enumerate() {
+        job(&mut out, src, &parts, &ids, environment.as_ref(), j);
     }
     Ok(out)
 }
