@@ -50,7 +50,7 @@ fn findings(settings: &str, variable: &str) -> Vec<(String, String)> {
                 f["message"].as_str().unwrap_or("").to_string(),
             )
         })
-        // GitLab has an exporter, so `shared-job` judges the pipeline's jobs: gather holds the
+        // The GitLab platform is registered, so `shared-job` judges the jobs: gather holds the
         // forge's token beside review (docs/gitlab.md, "The exported pipeline"). Not the forge's
         // settings, which are what these tests are about.
         .filter(|(check, _)| check != "shared-job")
