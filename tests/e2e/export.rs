@@ -786,7 +786,12 @@ fn the_targets_are_the_registered_exporters() {
                 own.stdout
             );
         }
-        let local = reviewflow(&["export", platform.name(), "examples/local.kdl"]);
+        // The options an exporter requires (its `check_options` refuses their absence first).
+        let mut args = vec!["export", platform.name(), "examples/local.kdl"];
+        if platform.name() == "gitlab" {
+            args.extend(["--image", crate::export_gitlab::IMAGE]);
+        }
+        let local = reviewflow(&args);
         assert_eq!(local.code, 2, "{}", local.transcript());
         assert!(
             local.stderr.contains("forge is `local`") && local.stderr.contains(platform.title()),

@@ -24,6 +24,7 @@ fn help_fits_the_terminal_up_to_100_columns() {
         &["check", "--help"],
         &["prune", "--help"],
         &["export", "github", "--help"],
+        &["export", "gitlab", "--help"],
     ] {
         assert!(widest(args, "60") <= 60, "{args:?}: {}", widest(args, "60"));
         let wide = widest(args, "300");

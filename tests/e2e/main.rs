@@ -20,6 +20,7 @@ mod escapes;
 mod explain;
 mod export;
 mod export_fit;
+mod export_gitlab;
 mod fail_on;
 mod fail_on_github;
 mod finding_identity;

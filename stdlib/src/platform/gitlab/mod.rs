@@ -17,6 +17,7 @@
 pub mod code_quality;
 pub mod console;
 pub mod events;
+pub mod export;
 pub mod scopes;
 pub mod syntax;
 
@@ -86,6 +87,11 @@ impl Platform for GitlabCi {
 
     fn syntax(&self) -> Option<&'static Syntax> {
         Some(&syntax::SYNTAX)
+    }
+
+    /// `export gitlab`: a `.gitlab-ci.yml` (docs/gitlab.md, "The exported pipeline").
+    fn exporter(&self) -> Option<&dyn reviewflow_engine::export::Exporter> {
+        Some(&export::PipelineExporter)
     }
 }
 

@@ -31,7 +31,7 @@ fn is_branch_pattern(word: &str) -> bool {
 
 /// An environment name: letters, digits, `-`, `_`, `.`, `/` and inner spaces, neither starting
 /// nor ending with `/` (GitLab's rule, without its `$`, `{` and `}`).
-fn is_environment_name(name: &str) -> bool {
+pub(crate) fn is_environment_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_ENVIRONMENT_LEN
         && name.trim() == name

@@ -421,7 +421,7 @@ fn job_ids(pipeline: &Pipeline, parts: &Partition) -> Vec<String> {
 }
 
 /// A plain scalar YAML 1.1 reads as a boolean or null.
-fn is_yaml_word(s: &str) -> bool {
+pub(crate) fn is_yaml_word(s: &str) -> bool {
     matches!(
         s.to_ascii_lowercase().as_str(),
         "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n"
@@ -446,7 +446,7 @@ fn job(
     if j > 0 {
         out.push('\n');
     }
-    reasons(out, src, parts, j, &names);
+    reasons(out, (src.pipeline, src.flow), parts, j, &names);
     // A run resumes one parent, so each job resumes the one before it (whose run holds every
     // earlier stage, reused) and therefore needs it.
     let parent = j.checked_sub(1);
@@ -608,11 +608,18 @@ fn artifact(job: &str) -> String {
 }
 
 /// One comment line per join the partition made in this job.
-fn reasons(out: &mut String, src: &Source<'_>, parts: &Partition, j: usize, names: &[&str]) {
+pub(crate) fn reasons(
+    out: &mut String,
+    src: (&Pipeline, &Flow),
+    parts: &Partition,
+    j: usize,
+    names: &[&str],
+) {
+    let (pipeline, flow) = src;
     if names.len() < 2 {
         return;
     }
-    let stage = |i: usize| src.pipeline.stages[i].name.value.as_str();
+    let stage = |i: usize| pipeline.stages[i].name.value.as_str();
     let _ = writeln!(out, "  # {} share this job:", and_list(names));
     for reason in &parts.reasons {
         match reason {
@@ -626,12 +633,11 @@ fn reasons(out: &mut String, src: &Source<'_>, parts: &Partition, j: usize, name
                         Carries::Private => "is private".to_owned(),
                         Carries::Diff => "is a diff".to_owned(),
                         Carries::Secret => {
-                            let secrets: Vec<&str> = src
-                                .flow
+                            let secrets: Vec<&str> = flow
                                 .output(*producer, output)
                                 .into_iter()
                                 .flat_map(|l| l.secrets())
-                                .filter_map(|s| src.pipeline.secrets.get(s))
+                                .filter_map(|s| pipeline.secrets.get(s))
                                 .map(|s| s.name.value.as_str())
                                 .collect();
                             format!("carries the secret {}", and_list(&secrets))
@@ -685,7 +691,7 @@ fn reasons(out: &mut String, src: &Source<'_>, parts: &Partition, j: usize, name
 }
 
 /// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[&str]) -> String {
+pub(crate) fn and_list(items: &[&str]) -> String {
     match items {
         [] => String::new(),
         [one] => (*one).to_owned(),
@@ -791,7 +797,7 @@ fn reviews_with(stage: &Stage, reviewer: &str) -> bool {
 }
 
 /// A review stage with a lens or prompt file, which it reads from the change's base commit.
-fn reads_instruction_files(stage: &Stage) -> bool {
+pub(crate) fn reads_instruction_files(stage: &Stage) -> bool {
     stage.uses.value == "std/review"
         && stage.children.iter().any(|c| match c.name.value.as_str() {
             "prompt" | "later-prompt" => true,
@@ -805,7 +811,7 @@ fn reads_instruction_files(stage: &Stage) -> bool {
 }
 
 /// The stages' declared timeouts and a quarter of an hour for the set-up, at least an hour.
-fn timeout_minutes(stages: &[&Stage]) -> u64 {
+pub(crate) fn timeout_minutes(stages: &[&Stage]) -> u64 {
     let ms: u64 = stages
         .iter()
         .filter_map(|s| s.timeout_ms.as_ref())
@@ -815,7 +821,7 @@ fn timeout_minutes(stages: &[&Stage]) -> u64 {
 }
 
 /// A word the shell reads as itself: bare when it is plainly safe, else single-quoted.
-fn shell_word(s: &str) -> String {
+pub(crate) fn shell_word(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c))
@@ -845,7 +851,7 @@ pub fn scalar(s: &str) -> String {
 }
 
 /// Text for a one-line comment: control characters become spaces.
-fn comment_text(s: &str) -> String {
+pub(crate) fn comment_text(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
