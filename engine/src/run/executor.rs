@@ -9,6 +9,7 @@ use std::time::Instant;
 use super::atomic;
 use super::clock;
 use super::console::{ConsoleMode, random_hex};
+use super::digest::sha256;
 use super::error::RunError;
 use super::events::Event;
 use super::identity::Identity;
@@ -20,7 +21,6 @@ use super::reporter::Reporter;
 use super::resume::{self, Admitted, Reuse};
 use super::scheduler::{Plan, Shared, schedule};
 use super::secrets::{RunSecrets, SecretState};
-use super::value::sha256;
 use super::{mask, summary};
 use crate::compile::{CheckOptions, Compiled, run_checks};
 use crate::exec::confine::reaper::{self, LiveRun, Orphans};
@@ -274,7 +274,15 @@ pub async fn execute(
         });
     }
     super::leftovers::clean(&options.runs_dir, &run_id, &options.temp_dir, &reporter).await;
-    super::retention::prune(&options, &run_id, &reporter).await;
+    super::retention::prune(
+        &options.runs_dir,
+        &options.temp_dir,
+        options.keep_runs,
+        options.resume.as_deref(),
+        &run_id,
+        &reporter,
+    )
+    .await;
     // No stage reaches the checkout's `.git`, but every other step of the job does.
     let checkout = options.checkout.clone();
     if let Ok(Some(warning)) = tokio::task::spawn_blocking(move || {
