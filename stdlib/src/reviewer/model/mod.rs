@@ -82,7 +82,7 @@ impl ModelCli {
 
     /// Its entry in the contract of `std/review`: the one table of vendors and credentials.
     fn kind(self) -> &'static reviewflow_engine::contract::ReviewerKind {
-        crate::stages::review::REVIEWER_KINDS
+        super::kinds::REVIEWER_KINDS
             .iter()
             .find(|k| k.name == self.name())
             .unwrap_or(&MISSING)
