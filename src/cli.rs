@@ -44,7 +44,7 @@ pub enum Command {
     Export(ExportArgs),
     /// Remove the run folders older than the newest N, as every run does at its start (exit 0
     /// done, 1 a folder could not be removed, 2 no runs folder)
-    Prune(crate::cmd_prune::PruneArgs),
+    Prune(PruneArgs),
 }
 
 /// `export <TARGET>`: one subcommand per registered platform that exports (docs/platforms.md),
@@ -258,6 +258,19 @@ pub struct CheckArgs {
     pub no_suppress: bool,
     #[command(flatten)]
     pub color: ColorArg,
+}
+
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// Keep the newest N run folders (0: remove every run that is over)
+    #[arg(long, value_name = "N", default_value_t = reviewflow_engine::run::DEFAULT_KEEP_RUNS)]
+    pub keep: usize,
+    /// The folder holding run directories (default: CHECKOUT/.reviewflow/runs)
+    #[arg(long, value_name = "DIR")]
+    pub run_dir: Option<PathBuf>,
+    /// The checkout (default: the current folder)
+    #[arg(long, value_name = "DIR")]
+    pub checkout: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

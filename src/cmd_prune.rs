@@ -2,26 +2,11 @@
 //! folders"), as every `run` does at its start. Nothing else of `.reviewflow/` is touched: the
 //! local forge's reviews and the stores are kept by their own rules.
 
-use std::path::PathBuf;
-
-use clap::Args;
 use reviewflow_engine::nofollow;
-use reviewflow_engine::run::{DEFAULT_KEEP_RUNS, prune_runs};
+use reviewflow_engine::run::prune_runs;
 
+use crate::cli::PruneArgs;
 use crate::output::{EXIT_FINDINGS, EXIT_OK, EXIT_UNUSABLE, errln};
-
-#[derive(Debug, Args)]
-pub struct PruneArgs {
-    /// Keep the newest N run folders (0: remove every run that is over)
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_KEEP_RUNS)]
-    pub keep: usize,
-    /// The folder holding run directories (default: CHECKOUT/.reviewflow/runs)
-    #[arg(long, value_name = "DIR")]
-    pub run_dir: Option<PathBuf>,
-    /// The checkout (default: the current folder)
-    #[arg(long, value_name = "DIR")]
-    pub checkout: Option<PathBuf>,
-}
 
 pub fn run(args: PruneArgs) -> u8 {
     let checkout = match args.checkout.map_or_else(std::env::current_dir, Ok) {

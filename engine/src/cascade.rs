@@ -14,11 +14,13 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::check::unknown_input;
-use crate::compile::{Compiled, check_pipeline};
+use crate::check::{self, unknown_input};
 use crate::finding::Finding;
 use crate::graph::Dag;
+use crate::lower::Fact;
+use crate::model::Pipeline;
 use crate::registry::Registry;
+use crate::source::Source;
 use crate::span::Span;
 
 /// At most this many names are put right, one more pass of every check each.
@@ -32,12 +34,12 @@ fn key(f: &Finding) -> (&str, Span, &str) {
 struct Root {
     check: &'static str,
     first_use: Span,
-    fixed: Option<crate::model::Pipeline>,
+    fixed: Option<Pipeline>,
 }
 
 /// Every unknown name of `p` that can be put right: unknown inputs, and secrets named where none
 /// of that name is declared but one is close (a misspelt secret).
-fn roots(p: &crate::model::Pipeline) -> Vec<Root> {
+fn roots(p: &Pipeline) -> Vec<Root> {
     let mut out: Vec<Root> = unknown_input::unknowns(p)
         .iter()
         .take(MAX_ROOTS)
@@ -90,8 +92,14 @@ fn roots(p: &crate::model::Pipeline) -> Vec<Root> {
 }
 
 /// Folds the findings that follow from an unknown name into the finding about its first use.
-pub(crate) fn fold(compiled: &Compiled, registry: &Registry, findings: &mut Vec<Finding>) {
-    for root in roots(&compiled.pipeline).into_iter().take(MAX_ROOTS) {
+pub(crate) fn fold(
+    source: &Source,
+    pipeline: &Pipeline,
+    facts: &[Fact],
+    registry: &Registry,
+    findings: &mut Vec<Finding>,
+) {
+    for root in roots(pipeline).into_iter().take(MAX_ROOTS) {
         let is_root = |f: &Finding| f.check == root.check && f.primary.span == root.first_use;
         if !findings
             .iter()
@@ -103,7 +111,7 @@ pub(crate) fn fold(compiled: &Compiled, registry: &Registry, findings: &mut Vec<
             continue;
         };
         let dag = Dag::build(&fixed);
-        let after = check_pipeline(&compiled.source, &fixed, &dag, &compiled.facts, registry);
+        let after = check::run_all(source, &fixed, &dag, facts, registry);
         let remains: HashSet<_> = after.iter().map(key).collect();
         // The other uses of the same name are consequences too: put right, they go as well.
         let follows =

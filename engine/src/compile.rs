@@ -1,6 +1,6 @@
 //! The front door: source text → compiled pipeline → findings.
 
-use crate::check::{self, Context};
+use crate::check;
 use crate::finding::{Finding, Label, Severity};
 use crate::graph::Dag;
 use crate::lower::{Fact, lower};
@@ -99,7 +99,7 @@ pub struct CheckOptions {
 /// only follow from an unknown name folded into the finding about that name
 /// ([`crate::cascade`]).
 pub fn run_checks(compiled: &Compiled, registry: &Registry, options: CheckOptions) -> Vec<Finding> {
-    let mut findings = check_pipeline(
+    let mut findings = check::run_all(
         &compiled.source,
         &compiled.pipeline,
         &compiled.dag,
@@ -113,7 +113,13 @@ pub fn run_checks(compiled: &Compiled, registry: &Registry, options: CheckOption
         }
     }
     let wrong = check::apply_allows(&compiled.pipeline, &mut findings, !options.no_suppress);
-    crate::cascade::fold(compiled, registry, &mut findings);
+    crate::cascade::fold(
+        &compiled.source,
+        &compiled.pipeline,
+        &compiled.facts,
+        registry,
+        &mut findings,
+    );
     // After the fold: an `allow` that hides nothing is its own mistake, not a consequence of a
     // misspelt name (the fold's second pass never applies the `allow`s).
     findings.extend(wrong);
@@ -126,35 +132,5 @@ pub fn run_checks(compiled: &Compiled, registry: &Registry, options: CheckOption
             .then_with(|| a.message.cmp(&b.message))
     });
     findings.dedup();
-    findings
-}
-
-/// Every check on one pipeline, unsorted and unsuppressed.
-pub(crate) fn check_pipeline(
-    source: &Source,
-    pipeline: &Pipeline,
-    dag: &Dag,
-    facts: &[Fact],
-    registry: &Registry,
-) -> Vec<Finding> {
-    let outputs: Vec<_> = pipeline
-        .stages
-        .iter()
-        .map(|s| crate::graph::outputs_of(s, registry))
-        .collect();
-    let flow = crate::flow::Flow::compute_with(pipeline, registry, dag, &outputs);
-    let cx = Context {
-        source,
-        pipeline,
-        registry,
-        dag,
-        facts,
-        flow: flow.as_ref(),
-        outputs: &outputs,
-    };
-    let mut findings = Vec::new();
-    for c in check::ALL {
-        c.run(&cx, &mut findings);
-    }
     findings
 }

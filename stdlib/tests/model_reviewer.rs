@@ -13,7 +13,8 @@ use std::time::Duration;
 use reviewflow_engine::exec::process::Stream;
 use reviewflow_engine::exec::redact::Redactor;
 use reviewflow_engine::exec::secret::SecretValue;
-use reviewflow_stdlib::reviewer::model::{ModelCli, ModelReviewer, run_model_reviewer};
+use reviewflow_stdlib::reviewer::kinds::ModelCli;
+use reviewflow_stdlib::reviewer::model::{ModelReviewer, run_model_reviewer};
 use reviewflow_stdlib::reviewer::{
     Conversation, ReviewEvent, ReviewInput, ReviewOutcome, ReviewerError, TryKind, TryOutcome,
 };

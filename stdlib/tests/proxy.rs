@@ -20,7 +20,8 @@ use base64::Engine as _;
 use reviewflow_engine::exec::confine::{self, ConfineSpec, StageScope};
 use reviewflow_engine::exec::redact::Redactor;
 use reviewflow_engine::exec::secret::SecretValue;
-use reviewflow_stdlib::reviewer::model::{ModelCli, ModelReviewer, run_model_reviewer};
+use reviewflow_stdlib::reviewer::kinds::ModelCli;
+use reviewflow_stdlib::reviewer::model::{ModelReviewer, run_model_reviewer};
 use reviewflow_stdlib::reviewer::proxy::{ModelProxy, Upstream};
 use reviewflow_stdlib::reviewer::{
     CommandReviewer, Conversation, ReviewEvent, ReviewInput, ReviewOutcome, ReviewerError,

@@ -4,7 +4,7 @@
 //! (`builtin:NAME` or a path). An *aggregate* is a stage whose kind reads findings through a
 //! `from` child. docs/lenses.md.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::Context;
 use crate::contract::{OutputType, StageContract};
@@ -117,6 +117,19 @@ pub fn most_severe(cx: &Context<'_>, findings: &Reference) -> usize {
     most
 }
 
+/// The top of the repository holding the pipeline file, when it is a file on disk.
+pub(super) fn repository_of(pipeline: &Path) -> Option<PathBuf> {
+    if !pipeline.is_file() {
+        return None;
+    }
+    let folder = std::path::absolute(pipeline).ok()?.parent()?.to_path_buf();
+    let top = folder
+        .ancestors()
+        .find(|a| a.join(".git").symlink_metadata().is_ok())
+        .map(Path::to_path_buf);
+    Some(top.unwrap_or(folder))
+}
+
 /// The ceiling a lens file of the repository declares, read as `run` reads it (the registry's
 /// parser). `run` reads it from the base revision; `check` reads the working tree's copy, the
 /// base's own where the pipeline's owners check it. `None` (taken as `error`) when it cannot be
@@ -129,7 +142,7 @@ fn file_ceiling(cx: &Context<'_>, spec: &str) -> Option<&'static str> {
     if !crate::nofollow::stays_beneath(spec) {
         return None;
     }
-    let top = super::lens_missing::repository_of(std::path::Path::new(cx.source.name()))?;
+    let top = repository_of(Path::new(cx.source.name()))?;
     let file = crate::nofollow::open_regular_beneath(&top, path).ok()?;
     let mut text = String::new();
     file.take(HEAD).read_to_string(&mut text).ok()?;

@@ -6,26 +6,13 @@
 //! pipeline's own folder; a pipeline that is not a file on disk is not looked up (the path is
 //! still checked).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::lens::{StageLens, lenses};
+use super::lens::{StageLens, lenses, repository_of};
 use super::{Check, Context};
 use crate::finding::{Confidence, Finding, Label, Severity};
 
 pub struct LensMissing;
-
-/// The top of the repository holding the pipeline file, when it is a file on disk.
-pub(super) fn repository_of(pipeline: &Path) -> Option<PathBuf> {
-    if !pipeline.is_file() {
-        return None;
-    }
-    let folder = std::path::absolute(pipeline).ok()?.parent()?.to_path_buf();
-    let top = folder
-        .ancestors()
-        .find(|a| a.join(".git").symlink_metadata().is_ok())
-        .map(Path::to_path_buf);
-    Some(top.unwrap_or(folder))
-}
 
 impl LensMissing {
     fn finding(&self, lens: &StageLens<'_>, message: String, label: &str, help: &str) -> Finding {

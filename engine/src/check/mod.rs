@@ -107,6 +107,36 @@ impl<'a> Context<'a> {
     }
 }
 
+/// Every check on one pipeline, unsorted and unsuppressed.
+pub(crate) fn run_all(
+    source: &Source,
+    pipeline: &Pipeline,
+    dag: &Dag,
+    facts: &[Fact],
+    registry: &Registry,
+) -> Vec<Finding> {
+    let outputs: Vec<_> = pipeline
+        .stages
+        .iter()
+        .map(|s| crate::graph::outputs_of(s, registry))
+        .collect();
+    let flow = Flow::compute_with(pipeline, registry, dag, &outputs);
+    let cx = Context {
+        source,
+        pipeline,
+        registry,
+        dag,
+        facts,
+        flow: flow.as_ref(),
+        outputs: &outputs,
+    };
+    let mut findings = Vec::new();
+    for c in ALL {
+        c.run(&cx, &mut findings);
+    }
+    findings
+}
+
 pub use principle::Principle;
 
 pub trait Check: Sync {

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use super::events::Event;
 use super::outcome::Outcome;
-use super::value::hex;
 use crate::exec::process::Stream;
 use crate::exec::redact::Redactor;
+use crate::hex::encode as hex;
 use crate::platform::{Level, Platform};
 use crate::render::escape;
 
@@ -583,7 +583,7 @@ pub fn random_hex(n: usize) -> String {
             std::time::SystemTime::now(),
             std::process::id()
         );
-        let d = super::value::sha256(seed.as_bytes());
+        let d = super::digest::sha256(seed.as_bytes());
         for (b, s) in bytes.iter_mut().zip(d.bytes().cycle()) {
             *b = s;
         }

@@ -12,13 +12,13 @@ use super::extensions::Extensions;
 use super::facts::StageFacts;
 use super::file_output::{FileOutput, ReadBackError};
 use super::reporter::StatusSink;
-use super::stage::StageError;
+use super::secrets::StageSecrets;
+use super::stage_error::StageError;
 use super::stop::StopRequest;
 use super::value::OutputValue;
 use crate::contract::StageContract;
 use crate::exec::confine::{ConfineSpec, StageScope};
 use crate::exec::redact::Redactor;
-use crate::exec::secret::SecretValue;
 use crate::model::Stage;
 
 /// One child value, resolved for this run.
@@ -83,32 +83,6 @@ pub struct ResolvedChild {
 impl ResolvedChild {
     pub fn prop(&self, name: &str) -> Option<&Resolved> {
         self.props.iter().find(|(n, _)| n == name).map(|(_, v)| v)
-    }
-}
-
-/// The secrets in a stage's scope, by secret name. `Debug` shows names only.
-#[derive(Clone, Default)]
-pub struct StageSecrets {
-    values: BTreeMap<String, SecretValue>,
-}
-
-impl StageSecrets {
-    pub(crate) fn insert(&mut self, name: &str, value: SecretValue) {
-        self.values.insert(name.into(), value);
-    }
-
-    pub fn get(&self, name: &str) -> Option<&SecretValue> {
-        self.values.get(name)
-    }
-
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.values.keys().map(String::as_str)
-    }
-}
-
-impl std::fmt::Debug for StageSecrets {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.values.keys()).finish()
     }
 }
 

@@ -142,7 +142,7 @@ impl FileOutput {
             ))
         })?;
         if let Some(k) = &self.kept
-            && super::value::digest("file", &bytes) != k.digest
+            && super::digest::digest("file", &bytes) != k.digest
         {
             return Err(self.changed());
         }
@@ -206,7 +206,7 @@ impl FileOutput {
                         hash.update(&chunk[..n]);
                         out.write_all(&chunk[..n]).map_err(io_at(to))?;
                     }
-                    let digest = format!("sha256:{}", super::value::hex(&hash.finalize()));
+                    let digest = format!("sha256:{}", crate::hex::encode(&hash.finalize()));
                     match &self.kept {
                         Some(k) if k.digest != digest => Err(self.changed()),
                         _ => Ok(()),
@@ -235,7 +235,7 @@ mod tests {
             Kept {
                 stage: "make".into(),
                 output: "cfg".into(),
-                digest: super::super::value::digest("file", bytes),
+                digest: super::super::digest::digest("file", bytes),
             },
         )
     }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::value::sha256;
+use super::digest::sha256;
 use crate::model::{Pipeline, Value};
 
 /// The salt of the digest, and the `format` field.

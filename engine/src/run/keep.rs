@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::atomic;
+use super::digest::digest;
 use super::file_output::{FileOutput, Kept};
 use super::manifest::OutputRecord;
-use super::stage::StageError;
+use super::stage_error::StageError;
 use super::tree;
-use super::value::{OutputValue, StageOutputs, digest};
+use super::value::{OutputValue, StageOutputs};
 use crate::beneath::Entry;
 use crate::exec::redact::Redactor;
 

@@ -11,6 +11,7 @@ mod cancel;
 mod clock;
 mod console;
 mod context;
+mod digest;
 mod error;
 mod events;
 mod executor;
@@ -36,6 +37,7 @@ mod scheduler;
 mod secrets;
 mod signals;
 mod stage;
+mod stage_error;
 mod stop;
 mod summary;
 pub(crate) mod tree;
@@ -52,7 +54,8 @@ pub use crate::inputs::{
 pub use blocking::{execute_blocking, execute_with_signals, runtime, shutdown_grace};
 pub use cancel::{CancelReason, CancelSignal, Canceller, cancel_pair};
 pub use console::{ConsoleMode, random_hex};
-pub use context::{InputFile, Resolved, ResolvedChild, StageCx, StageSecrets, Unfinished};
+pub use context::{InputFile, Resolved, ResolvedChild, StageCx, Unfinished};
+pub use digest::digest;
 pub use error::RunError;
 pub use events::{
     EVENTS_FORMAT_VERSION, Event, EventLine, ReadEvents, Unreadable, read_tolerant,
@@ -75,11 +78,12 @@ pub use outcome::{
 pub use reporter::StatusSink;
 pub use resume::{ResumeError, valid_id};
 pub use retention::{DEFAULT_KEEP_RUNS, Pruned, prune_runs};
-pub use secrets::SecretState;
+pub use secrets::{SecretState, StageSecrets};
 pub use signals::listen as listen_for_signals;
-pub use stage::{BoxFuture, StageError, StageImpl};
+pub use stage::{BoxFuture, StageImpl};
+pub use stage_error::StageError;
 pub use stop::MAX_STOP_REASON;
-pub use value::{OutputValue, StageOutputs, digest};
+pub use value::{OutputValue, StageOutputs};
 
 /// JSON Schemas of the run directory's files: (file name, schema).
 pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {

@@ -4,12 +4,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::digest::digest;
 use super::events::{Unreadable, unreadable_lines};
 use super::file_output::{FileOutput, Kept};
 use super::identity::{Difference, Identity};
 use super::manifest::{MANIFEST_FORMAT_VERSION, Manifest, OutputRecord};
 use super::tree;
-use super::value::{OutputValue, StageOutputs, digest};
+use super::value::{OutputValue, StageOutputs};
 use crate::beneath::{Entry, Folder, Why};
 use crate::graph::Dag;
 use crate::model::Pipeline;

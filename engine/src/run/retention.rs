@@ -9,7 +9,6 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::events::Event;
-use super::options::RunOptions;
 use super::private::{ENDED_FILE, LOCK_FILE, cannot_remove, remove_path, remove_work_folders};
 use super::reporter::Reporter;
 use crate::nofollow;
@@ -82,16 +81,20 @@ pub fn prune_runs(runs_dir: &Path, keep: usize, protect: &[&str], temp_dir: &Pat
     out
 }
 
-/// At the start of a run, once its own folder exists: keeps `options.keep_runs` folders, its
-/// own and the resumed one's spared. A removal that fails is a run-level warning naming the path.
-pub(crate) async fn prune(options: &RunOptions, own: &str, reporter: &Reporter) {
-    let (runs_dir, temp_dir, keep) = (
-        options.runs_dir.clone(),
-        options.temp_dir.clone(),
-        options.keep_runs,
-    );
+/// At the start of a run, once its own folder exists: keeps `keep` folders of `runs_dir`, its
+/// own and the `resumed` one's spared. A removal that fails is a run-level warning naming the
+/// path.
+pub(crate) async fn prune(
+    runs_dir: &Path,
+    temp_dir: &Path,
+    keep: usize,
+    resumed: Option<&str>,
+    own: &str,
+    reporter: &Reporter,
+) {
+    let (runs_dir, temp_dir) = (runs_dir.to_path_buf(), temp_dir.to_path_buf());
     let mut protect = vec![own.to_owned()];
-    protect.extend(options.resume.clone());
+    protect.extend(resumed.map(str::to_owned));
     let pruned = tokio::task::spawn_blocking(move || {
         let protect: Vec<&str> = protect.iter().map(String::as_str).collect();
         prune_runs(&runs_dir, keep, &protect, &temp_dir)

@@ -12,7 +12,7 @@ use tokio::task::JoinSet;
 
 use super::cancel::{CancelReason, CancelSignal, cancel_pair};
 use super::clock;
-use super::context::{InputFile, ResolvedChild, StageCx, StageSecrets, Unfinished, WorkDir};
+use super::context::{InputFile, ResolvedChild, StageCx, Unfinished, WorkDir};
 use super::events::{Event, signal_name};
 use super::extensions::Extensions;
 use super::facts::StageFacts;
@@ -22,8 +22,9 @@ use super::outcome::Outcome;
 use super::reporter::{Reporter, StatusSink};
 use super::resolve::Values;
 use super::resume::ReusedStage;
-use super::secrets::RunSecrets;
-use super::stage::{StageError, StageImpl};
+use super::secrets::{RunSecrets, StageSecrets};
+use super::stage::StageImpl;
+use super::stage_error::StageError;
 use super::stop::StopRequest;
 use super::value::{OutputValue, StageOutputs};
 use crate::contract::StageContract;
@@ -100,6 +101,14 @@ type Decision = (
     BTreeMap<String, String>,
 );
 
+/// How a stage that ran ended: outcome, values, records, reason.
+type Settled = (
+    Outcome,
+    Option<StageOutputs>,
+    BTreeMap<String, OutputRecord>,
+    Option<String>,
+);
+
 struct TaskEnd {
     index: usize,
     result: Result<(StageOutputs, BTreeMap<String, OutputRecord>), StageError>,
@@ -109,144 +118,115 @@ struct TaskEnd {
     stop: Option<String>,
 }
 
-pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
-    let shared = plan.shared.clone();
-    let pipeline = &shared.pipeline;
-    let n = pipeline.stages.len();
-    let mut outputs: Vec<Option<StageOutputs>> = vec![None; n];
-    let mut records: Vec<Option<StageRecord>> = vec![None; n];
-    // Stages skipped because their own `when` was false: their outputs are absent, and their
-    // consumers still run (a post writes a tombstone when the seal did not run). Only a skip
-    // under `on-error="skip"` (and what it skips in turn) skips the stages that need it.
-    let mut gated = vec![false; pipeline.stages.len()];
-    let mut started_at: Vec<Option<String>> = vec![None; n];
-    let mut remaining: Vec<usize> = (0..n).map(|i| plan.dag.producers(i).count()).collect();
-    let mut ready: BinaryHeap<Reverse<usize>> =
-        (0..n).filter(|&i| remaining[i] == 0).map(Reverse).collect();
-    let mut waiting: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
-    let mut set: JoinSet<TaskEnd> = JoinSet::new();
-    let mut task_ids: HashMap<tokio::task::Id, usize> = HashMap::new();
-    // Held here, not only by the task, so that a stage whose implementation panicked keeps
-    // what it recorded.
-    let mut facts_of: HashMap<usize, Arc<StageFacts>> = HashMap::new();
-    let mut running: BTreeMap<usize, Instant> = BTreeMap::new();
-    let mut reused = std::mem::take(&mut plan.reused);
-    let mut interrupted: Option<i32> = None;
-    let mut failed: Option<(String, String)> = None;
-    let mut stopped: Option<(String, String)> = None;
-    let jobs = plan.jobs.max(1);
-
+/// Runs the plan's stages to their end: decide what is ready, start what may run, wait for a
+/// stage to end or the run to be cancelled, until nothing runs and nothing more may start.
+pub(crate) async fn schedule(plan: Plan<'_>) -> Ended {
+    let mut s = Scheduling::new(plan);
     loop {
-        // Decide every ready stage that needs no slot; queue the rest.
-        while let Some(Reverse(i)) = ready.pop() {
+        s.decide_ready();
+        s.start_waiting();
+        if s.running.is_empty() && (s.ready.is_empty() || s.stopping()) {
+            break;
+        }
+        // A cancellation is seen before a stage's end that raced with it: a child killed by the
+        // same SIGTERM must count as cancelled, not failed.
+        let woke = tokio::select! {
+            biased;
+            reason = s.plan.cancel.cancelled(), if s.interrupted.is_none() => Woke::Cancelled(reason),
+            joined = s.set.join_next_with_id() => Woke::Joined(joined),
+        };
+        match woke {
+            Woke::Cancelled(reason) => s.interrupt(reason),
+            Woke::Joined(Some(joined)) => s.stage_ended(joined),
+            Woke::Joined(None) => {}
+        }
+    }
+    s.ended()
+}
+
+/// What woke the scheduler: the run's cancellation, or a stage task's end.
+enum Woke {
+    Cancelled(CancelReason),
+    Joined(Option<Result<(tokio::task::Id, TaskEnd), tokio::task::JoinError>>),
+}
+
+/// The state of one run's scheduling: every stage's outputs and record so far, the queues, the
+/// running tasks, and why the run stops starting stages, if it does.
+struct Scheduling<'a> {
+    plan: Plan<'a>,
+    shared: Arc<Shared>,
+    outputs: Vec<Option<StageOutputs>>,
+    records: Vec<Option<StageRecord>>,
+    /// Stages skipped because their own `when` was false: their outputs are absent, and their
+    /// consumers still run (a post writes a tombstone when the seal did not run). Only a skip
+    /// under `on-error="skip"` (and what it skips in turn) skips the stages that need it.
+    gated: Vec<bool>,
+    started_at: Vec<Option<String>>,
+    /// Per stage, how many of its producers have not ended.
+    remaining: Vec<usize>,
+    /// Stages whose producers have all ended, to decide.
+    ready: BinaryHeap<Reverse<usize>>,
+    /// Stages decided to run, waiting for a slot.
+    waiting: BinaryHeap<Reverse<usize>>,
+    set: JoinSet<TaskEnd>,
+    task_ids: HashMap<tokio::task::Id, usize>,
+    /// Held here, not only by the task, so that a stage whose implementation panicked keeps
+    /// what it recorded.
+    facts_of: HashMap<usize, Arc<StageFacts>>,
+    running: BTreeMap<usize, Instant>,
+    reused: BTreeMap<usize, ReusedStage>,
+    interrupted: Option<i32>,
+    failed: Option<(String, String)>,
+    stopped: Option<(String, String)>,
+    jobs: usize,
+}
+
+impl<'a> Scheduling<'a> {
+    fn new(mut plan: Plan<'a>) -> Self {
+        let shared = plan.shared.clone();
+        let n = shared.pipeline.stages.len();
+        let remaining: Vec<usize> = (0..n).map(|i| plan.dag.producers(i).count()).collect();
+        let ready = (0..n).filter(|&i| remaining[i] == 0).map(Reverse).collect();
+        let reused = std::mem::take(&mut plan.reused);
+        let jobs = plan.jobs.max(1);
+        Scheduling {
+            plan,
+            shared,
+            outputs: vec![None; n],
+            records: vec![None; n],
+            gated: vec![false; n],
+            started_at: vec![None; n],
+            remaining,
+            ready,
+            waiting: BinaryHeap::new(),
+            set: JoinSet::new(),
+            task_ids: HashMap::new(),
+            facts_of: HashMap::new(),
+            running: BTreeMap::new(),
+            reused,
+            interrupted: None,
+            failed: None,
+            stopped: None,
+            jobs,
+        }
+    }
+
+    /// An interruption, a failure or a stop: no more stage is decided or started.
+    fn stopping(&self) -> bool {
+        self.interrupted.is_some() || self.failed.is_some() || self.stopped.is_some()
+    }
+
+    /// Decides every ready stage that needs no slot; queues the rest.
+    fn decide_ready(&mut self) {
+        while let Some(Reverse(i)) = self.ready.pop() {
             // After a stop nothing more is decided either: no fallback, skip or reuse.
-            if interrupted.is_some() || failed.is_some() || stopped.is_some() {
+            if self.stopping() {
                 continue;
             }
-            let stage = &pipeline.stages[i];
-            let name = stage.name.value.clone();
-            let decided: Option<Decision> = if let Some(r) = reused.remove(&i) {
-                let parent = plan.parent.clone().unwrap_or_default();
-                plan.reporter.event(Event::Reuse {
-                    stage: name.clone(),
-                    parent: parent.clone(),
-                });
-                // The parent's facts pass this run's limits and redactor too.
-                let facts = StageFacts::new(shared.redactor.clone());
-                facts.absorb(&r.facts);
-                Some((
-                    Outcome::Reused,
-                    Some(r.values),
-                    r.records,
-                    Some(format!("from run {parent}")),
-                    facts.take(),
-                ))
-            } else if plan.partial.as_ref().is_some_and(|p| p.outside(i)) {
-                Some((
-                    Outcome::NotRun,
-                    None,
-                    BTreeMap::new(),
-                    Some(super::partial::NOT_SELECTED.into()),
-                    BTreeMap::new(),
-                ))
-            } else if let Some(p) = skipped_producer(&plan, &records, &gated, i) {
-                Some((
-                    Outcome::Skipped,
-                    None,
-                    BTreeMap::new(),
-                    Some(format!("`{p}` was skipped")),
-                    BTreeMap::new(),
-                ))
-            } else if !(Values {
-                dag: plan.dag,
-                outputs: &outputs,
-                inputs: &shared.inputs,
-                work: None,
-            })
-            .when(stage)
-            {
-                let expr = stage
-                    .when
-                    .as_ref()
-                    .map(|w| w.value.to_string())
-                    .unwrap_or_default();
-                gated[i] = true;
-                Some((
-                    Outcome::Skipped,
-                    None,
-                    BTreeMap::new(),
-                    Some(format!("`when` {expr} is false")),
-                    BTreeMap::new(),
-                ))
-            } else if let Some(p) = plan.partial.as_ref().filter(|p| p.upstream.contains(&i)) {
-                // Upstream and neither reused nor skipped: it fell back in the parent (the
-                // executor let nothing else through), and falls back here the same way.
-                let (values, recs) = fallback(stage, &shared.contracts[i]);
-                let (outcome, values, why) = if p.fell_back.contains(&i) {
-                    (Outcome::FellBack, Some(values), "it fell back there")
-                } else {
-                    (Outcome::NotRun, None, "it was skipped there, not here")
-                };
-                Some((
-                    outcome,
-                    values,
-                    if outcome == Outcome::FellBack {
-                        recs
-                    } else {
-                        BTreeMap::new()
-                    },
-                    Some(format!("from run {}: {why}", p.parent)),
-                    BTreeMap::new(),
-                ))
-            } else {
-                let (_, missing) = plan.secrets.for_stage(pipeline, plan.flow, i);
-                if let Some(k) = missing.first() {
-                    let (values, recs) = fallback(stage, &shared.contracts[i]);
-                    Some((
-                        Outcome::FellBack,
-                        Some(values),
-                        recs,
-                        Some({
-                            // Say which: a key that is set but too short is not "missing".
-                            let why = plan
-                                .secrets
-                                .states
-                                .get(k.as_str())
-                                .map_or("is not set", |s| s.says());
-                            format!(
-                                "secret `{k}` {why} (on-missing=\"disable\"); the stage did not run"
-                            )
-                        }),
-                        BTreeMap::new(),
-                    ))
-                } else {
-                    None
-                }
-            };
-            match decided {
+            match self.decide(i) {
                 Some((outcome, values, recs, reason, facts)) => {
                     finish(
-                        &plan,
+                        &self.plan,
                         i,
                         outcome,
                         values,
@@ -255,184 +235,346 @@ pub(crate) async fn schedule(mut plan: Plan<'_>) -> Ended {
                         facts,
                         Duration::ZERO,
                         None,
-                        &mut outputs,
-                        &mut records,
-                        &mut remaining,
-                        &mut ready,
+                        &mut self.outputs,
+                        &mut self.records,
+                        &mut self.remaining,
+                        &mut self.ready,
                     );
                 }
-                None => waiting.push(Reverse(i)),
+                None => self.waiting.push(Reverse(i)),
             }
         }
-        while running.len() < jobs && interrupted.is_none() && failed.is_none() && stopped.is_none()
-        {
-            let Some(Reverse(i)) = waiting.pop() else {
+    }
+
+    /// The outcome of ready stage `i` when it is decided without running it: reused, outside a
+    /// partial run, skipped, fallen back as in the parent, or disabled by a missing secret.
+    fn decide(&mut self, i: usize) -> Option<Decision> {
+        let plan = &self.plan;
+        let stage = &self.shared.pipeline.stages[i];
+        if let Some(r) = self.reused.remove(&i) {
+            return Some(self.reuse(i, r));
+        }
+        if plan.partial.as_ref().is_some_and(|p| p.outside(i)) {
+            return Some((
+                Outcome::NotRun,
+                None,
+                BTreeMap::new(),
+                Some(super::partial::NOT_SELECTED.into()),
+                BTreeMap::new(),
+            ));
+        }
+        if let Some(p) = skipped_producer(plan, &self.records, &self.gated, i) {
+            return Some((
+                Outcome::Skipped,
+                None,
+                BTreeMap::new(),
+                Some(format!("`{p}` was skipped")),
+                BTreeMap::new(),
+            ));
+        }
+        let when = Values {
+            dag: plan.dag,
+            outputs: &self.outputs,
+            inputs: &self.shared.inputs,
+            work: None,
+        }
+        .when(stage);
+        if !when {
+            let expr = stage
+                .when
+                .as_ref()
+                .map(|w| w.value.to_string())
+                .unwrap_or_default();
+            self.gated[i] = true;
+            return Some((
+                Outcome::Skipped,
+                None,
+                BTreeMap::new(),
+                Some(format!("`when` {expr} is false")),
+                BTreeMap::new(),
+            ));
+        }
+        if let Some(p) = plan.partial.as_ref().filter(|p| p.upstream.contains(&i)) {
+            // Upstream and neither reused nor skipped: it fell back in the parent (the
+            // executor let nothing else through), and falls back here the same way.
+            let (values, recs) = fallback(stage, &self.shared.contracts[i]);
+            let (outcome, values, why) = if p.fell_back.contains(&i) {
+                (Outcome::FellBack, Some(values), "it fell back there")
+            } else {
+                (Outcome::NotRun, None, "it was skipped there, not here")
+            };
+            return Some((
+                outcome,
+                values,
+                if outcome == Outcome::FellBack {
+                    recs
+                } else {
+                    BTreeMap::new()
+                },
+                Some(format!("from run {}: {why}", p.parent)),
+                BTreeMap::new(),
+            ));
+        }
+        self.missing_secret(i)
+    }
+
+    /// Stage `i` reused from the parent, said in the log.
+    fn reuse(&self, i: usize, r: ReusedStage) -> Decision {
+        let parent = self.plan.parent.clone().unwrap_or_default();
+        self.plan.reporter.event(Event::Reuse {
+            stage: self.shared.pipeline.stages[i].name.value.clone(),
+            parent: parent.clone(),
+        });
+        // The parent's facts pass this run's limits and redactor too.
+        let facts = StageFacts::new(self.shared.redactor.clone());
+        facts.absorb(&r.facts);
+        (
+            Outcome::Reused,
+            Some(r.values),
+            r.records,
+            Some(format!("from run {parent}")),
+            facts.take(),
+        )
+    }
+
+    /// Stage `i` falls back when a secret it holds is missing (`on-missing="disable"`).
+    fn missing_secret(&self, i: usize) -> Option<Decision> {
+        let plan = &self.plan;
+        let pipeline = &self.shared.pipeline;
+        let (_, missing) = plan.secrets.for_stage(pipeline, plan.flow, i);
+        let k = missing.first()?;
+        let (values, recs) = fallback(&pipeline.stages[i], &self.shared.contracts[i]);
+        // Say which: a key that is set but too short is not "missing".
+        let why = plan
+            .secrets
+            .states
+            .get(k.as_str())
+            .map_or("is not set", |s| s.says());
+        Some((
+            Outcome::FellBack,
+            Some(values),
+            recs,
+            Some(format!(
+                "secret `{k}` {why} (on-missing=\"disable\"); the stage did not run"
+            )),
+            BTreeMap::new(),
+        ))
+    }
+
+    /// Starts waiting stages while a slot is free and nothing stops the run.
+    fn start_waiting(&mut self) {
+        while self.running.len() < self.jobs && !self.stopping() {
+            let Some(Reverse(i)) = self.waiting.pop() else {
                 break;
             };
-            // In the run's work root, so that the run's end (and the next run, after a kill)
-            // finds it.
-            let work = WorkDir::new(
-                &shared.work_root,
-                &format!(
-                    "{}-",
-                    super::keep::component(&pipeline.stages[i].name.value)
-                ),
-            );
-            let children = Values {
-                dag: plan.dag,
-                outputs: &outputs,
-                inputs: &shared.inputs,
-                work: Some(work.path()),
+            self.start(i);
+        }
+    }
+
+    /// Starts stage `i` as a task.
+    fn start(&mut self, i: usize) {
+        let plan = &self.plan;
+        let shared = &self.shared;
+        let pipeline = &shared.pipeline;
+        // In the run's work root, so that the run's end (and the next run, after a kill)
+        // finds it.
+        let work = WorkDir::new(
+            &shared.work_root,
+            &format!(
+                "{}-",
+                super::keep::component(&pipeline.stages[i].name.value)
+            ),
+        );
+        let children = Values {
+            dag: plan.dag,
+            outputs: &self.outputs,
+            inputs: &shared.inputs,
+            work: Some(work.path()),
+        }
+        .children(&pipeline.stages[i]);
+        let (secrets, _) = plan.secrets.for_stage(pipeline, plan.flow, i);
+        let input_files = input_files(plan, &self.outputs, i);
+        let unfinished = unfinished(plan, &self.records, i);
+        let name = pipeline.stages[i].name.value.clone();
+        self.started_at[i] = Some(clock::now());
+        plan.reporter.event(Event::StageStart {
+            stage: name.clone(),
+        });
+        let facts = Arc::new(StageFacts::new(shared.redactor.clone()));
+        self.facts_of.insert(i, facts.clone());
+        let handle = self.set.spawn(run_stage(
+            shared.clone(),
+            i,
+            work,
+            children,
+            secrets,
+            input_files,
+            unfinished,
+            facts,
+            plan.reporter.sink(&name),
+            plan.cancel.clone(),
+        ));
+        self.task_ids.insert(handle.id(), i);
+        self.running.insert(i, Instant::now());
+    }
+
+    /// The run was cancelled: by a signal, or by the run's timeout (as SIGTERM).
+    fn interrupt(&mut self, reason: CancelReason) {
+        let sig = match reason {
+            CancelReason::Interrupted(s) => s,
+            CancelReason::Timeout => libc::SIGTERM,
+        };
+        self.interrupted = Some(sig);
+        let pipeline = &self.shared.pipeline;
+        self.plan.reporter.event(Event::Cancel {
+            signal: signal_name(sig),
+            running: self
+                .running
+                .keys()
+                .map(|&i| pipeline.stages[i].name.value.clone())
+                .collect(),
+        });
+    }
+
+    /// A stage task ended (or panicked): its outcome, its record, and the run's stop it asked.
+    fn stage_ended(&mut self, joined: Result<(tokio::task::Id, TaskEnd), tokio::task::JoinError>) {
+        let end = match joined {
+            Ok((_, end)) => end,
+            Err(e) => {
+                let Some(&index) = self.task_ids.get(&e.id()) else {
+                    return;
+                };
+                TaskEnd {
+                    index,
+                    result: Err(StageError::failed("the stage's implementation panicked")),
+                    timed_out: None,
+                    duration: self
+                        .running
+                        .get(&index)
+                        .map(Instant::elapsed)
+                        .unwrap_or_default(),
+                    stop: None,
+                }
             }
-            .children(&pipeline.stages[i]);
-            let (secrets, _) = plan.secrets.for_stage(pipeline, plan.flow, i);
-            let input_files = input_files(&plan, &outputs, i);
-            let unfinished = unfinished(&plan, &records, i);
-            let name = pipeline.stages[i].name.value.clone();
-            started_at[i] = Some(clock::now());
-            plan.reporter.event(Event::StageStart {
+        };
+        let i = end.index;
+        self.running.remove(&i);
+        let facts = self
+            .facts_of
+            .remove(&i)
+            .map(|f| f.take())
+            .unwrap_or_default();
+        let name = self.shared.pipeline.stages[i].name.value.clone();
+        let (outcome, values, recs, reason) = self.outcome(i, &name, end.result, end.timed_out);
+        // A stop counts only for a stage that succeeded, and only the first; a failure or an
+        // interruption wins over it.
+        let stop = end
+            .stop
+            .filter(|_| outcome == Outcome::Succeeded && !self.stopping());
+        finish(
+            &self.plan,
+            i,
+            outcome,
+            values,
+            recs,
+            reason,
+            facts,
+            end.duration,
+            self.started_at[i].take(),
+            &mut self.outputs,
+            &mut self.records,
+            &mut self.remaining,
+            &mut self.ready,
+        );
+        if let Some(why) = stop {
+            let why = redact(&self.shared.redactor, &why);
+            self.plan.reporter.event(Event::Stop {
                 stage: name.clone(),
+                reason: why.clone(),
             });
-            let facts = Arc::new(StageFacts::new(shared.redactor.clone()));
-            facts_of.insert(i, facts.clone());
-            let handle = set.spawn(run_stage(
-                shared.clone(),
-                i,
-                work,
-                children,
-                secrets,
-                input_files,
-                unfinished,
-                facts,
-                plan.reporter.sink(&name),
-                plan.cancel.clone(),
-            ));
-            task_ids.insert(handle.id(), i);
-            running.insert(i, Instant::now());
+            self.stopped = Some((name, why));
         }
-        if running.is_empty()
-            && (ready.is_empty() || interrupted.is_some() || failed.is_some() || stopped.is_some())
-        {
-            break;
-        }
-        // A cancellation is seen before a stage's end that raced with it: a child killed by the
-        // same SIGTERM must count as cancelled, not failed.
-        tokio::select! {
-            biased;
-            reason = plan.cancel.cancelled(), if interrupted.is_none() => {
-                let sig = match reason {
-                    CancelReason::Interrupted(s) => s,
-                    CancelReason::Timeout => libc::SIGTERM,
-                };
-                interrupted = Some(sig);
-                plan.reporter.event(Event::Cancel {
-                    signal: signal_name(sig),
-                    running: running.keys().map(|&i| pipeline.stages[i].name.value.clone()).collect(),
-                });
+    }
+
+    /// What the end of stage `i` (`name`) makes of it: its outputs with `ok`, or what its
+    /// `on-error` says; the first failure under `on-error="fail"` fails the run.
+    fn outcome(
+        &mut self,
+        i: usize,
+        name: &str,
+        result: Result<(StageOutputs, BTreeMap<String, OutputRecord>), StageError>,
+        timed_out: Option<Duration>,
+    ) -> Settled {
+        let stage = &self.shared.pipeline.stages[i];
+        match result {
+            Ok((mut values, mut recs)) => {
+                values.insert("ok".into(), OutputValue::Bool(true));
+                recs.insert("ok".into(), bool_record(true));
+                (Outcome::Succeeded, Some(values), recs, None)
             }
-            joined = set.join_next_with_id() => {
-                let Some(joined) = joined else { continue };
-                let end = match joined {
-                    Ok((_, end)) => end,
-                    Err(e) => {
-                        let Some(&index) = task_ids.get(&e.id()) else { continue };
-                        TaskEnd {
-                            index,
-                            result: Err(StageError::failed("the stage's implementation panicked")),
-                            timed_out: None,
-                            duration: running.get(&index).map(Instant::elapsed).unwrap_or_default(),
-                            stop: None,
-                        }
-                    }
+            Err(e) => {
+                let why = match timed_out {
+                    Some(t) => format!("timed out after {}", super::console::human(t)),
+                    None => redact(&self.shared.redactor, &e.to_string()),
                 };
-                let i = end.index;
-                running.remove(&i);
-                let facts = facts_of.remove(&i).map(|f| f.take()).unwrap_or_default();
-                let stage = &pipeline.stages[i];
-                let name = stage.name.value.clone();
-                let (outcome, values, recs, reason) = match end.result {
-                    Ok((mut values, mut recs)) => {
-                        values.insert("ok".into(), OutputValue::Bool(true));
-                        recs.insert("ok".into(), bool_record(true));
-                        (Outcome::Succeeded, Some(values), recs, None)
-                    }
-                    Err(e) => {
-                        let why = match end.timed_out {
-                            Some(t) => format!("timed out after {}", super::console::human(t)),
-                            None => redact(&shared.redactor, &e.to_string()),
-                        };
-                        if interrupted.is_some() && end.timed_out.is_none() {
-                            (Outcome::Cancelled, None, BTreeMap::new(), Some(why))
-                        } else {
-                            match stage.on_error.value {
-                                OnError::Fail => {
-                                    if failed.is_none() {
-                                        failed = Some((name.clone(), why.clone()));
-                                    }
-                                    (Outcome::Failed, None, BTreeMap::new(), Some(why))
-                                }
-                                OnError::Fallback => {
-                                    let (values, recs) = fallback(stage, &shared.contracts[i]);
-                                    (Outcome::FellBack, Some(values), recs, Some(why))
-                                }
-                                OnError::Skip => (Outcome::Skipped, None, BTreeMap::new(), Some(why)),
-                            }
+                if self.interrupted.is_some() && timed_out.is_none() {
+                    return (Outcome::Cancelled, None, BTreeMap::new(), Some(why));
+                }
+                match stage.on_error.value {
+                    OnError::Fail => {
+                        if self.failed.is_none() {
+                            self.failed = Some((name.to_owned(), why.clone()));
                         }
+                        (Outcome::Failed, None, BTreeMap::new(), Some(why))
                     }
-                };
-                // A stop counts only for a stage that succeeded, and only the first; a failure
-                // or an interruption wins over it.
-                let stop = end.stop.filter(|_| {
-                    outcome == Outcome::Succeeded
-                        && interrupted.is_none()
-                        && failed.is_none()
-                        && stopped.is_none()
-                });
-                finish(
-                    &plan, i, outcome, values, recs, reason, facts, end.duration,
-                    started_at[i].take(), &mut outputs, &mut records, &mut remaining, &mut ready,
-                );
-                if let Some(why) = stop {
-                    let why = redact(&shared.redactor, &why);
-                    plan.reporter.event(Event::Stop {
-                        stage: name.clone(),
-                        reason: why.clone(),
-                    });
-                    stopped = Some((name, why));
+                    OnError::Fallback => {
+                        let (values, recs) = fallback(stage, &self.shared.contracts[i]);
+                        (Outcome::FellBack, Some(values), recs, Some(why))
+                    }
+                    OnError::Skip => (Outcome::Skipped, None, BTreeMap::new(), Some(why)),
                 }
             }
         }
     }
 
-    let why_not = match (&interrupted, &failed, &stopped) {
-        (Some(sig), _, _) => format!("the run was interrupted ({})", signal_name(*sig)),
-        (None, Some((s, _)), _) => format!("stage `{s}` failed"),
-        (None, None, Some((s, _))) => format!("`{s}` stopped the run"),
-        (None, None, None) => "the run stopped".into(),
-    };
-    let records = records
-        .into_iter()
-        .enumerate()
-        .map(|(i, r)| {
-            r.unwrap_or_else(|| StageRecord {
-                name: pipeline.stages[i].name.value.clone(),
-                kind: pipeline.stages[i].uses.value.clone(),
-                outcome: Outcome::NotRun,
-                started_at: None,
-                duration_ms: 0,
-                reason: Some(why_not.clone()),
-                outputs: BTreeMap::new(),
-                reused_from: None,
-                facts: BTreeMap::new(),
+    /// How the stages ended: a stage never decided did not run, and says why.
+    fn ended(self) -> Ended {
+        let pipeline = &self.shared.pipeline;
+        let why_not = match (&self.interrupted, &self.failed, &self.stopped) {
+            (Some(sig), _, _) => format!("the run was interrupted ({})", signal_name(*sig)),
+            (None, Some((s, _)), _) => format!("stage `{s}` failed"),
+            (None, None, Some((s, _))) => format!("`{s}` stopped the run"),
+            (None, None, None) => "the run stopped".into(),
+        };
+        let records = self
+            .records
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                r.unwrap_or_else(|| StageRecord {
+                    name: pipeline.stages[i].name.value.clone(),
+                    kind: pipeline.stages[i].uses.value.clone(),
+                    outcome: Outcome::NotRun,
+                    started_at: None,
+                    duration_ms: 0,
+                    reason: Some(why_not.clone()),
+                    outputs: BTreeMap::new(),
+                    reused_from: None,
+                    facts: BTreeMap::new(),
+                })
             })
-        })
-        .collect();
-    Ended {
-        records,
-        interrupted,
-        // A failure that came after the stop (a stage that was running) still fails the run.
-        stopped: stopped.filter(|_| interrupted.is_none() && failed.is_none()),
-        failed,
+            .collect();
+        let interrupted = self.interrupted;
+        let failed = self.failed;
+        Ended {
+            records,
+            interrupted,
+            // A failure that came after the stop (a stage that was running) still fails the run.
+            stopped: self
+                .stopped
+                .filter(|_| interrupted.is_none() && failed.is_none()),
+            failed,
+        }
     }
 }
 

@@ -8,7 +8,6 @@ use std::os::unix::ffi::OsStringExt as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::context::StageSecrets;
 use crate::exec::redact::{RedactError, Redactor};
 use crate::exec::secret::SecretValue;
 use crate::flow::Flow;
@@ -188,6 +187,32 @@ impl RunSecrets {
             }
         }
         (scope, missing)
+    }
+}
+
+/// The secrets in a stage's scope, by secret name. `Debug` shows names only.
+#[derive(Clone, Default)]
+pub struct StageSecrets {
+    values: BTreeMap<String, SecretValue>,
+}
+
+impl StageSecrets {
+    pub(crate) fn insert(&mut self, name: &str, value: SecretValue) {
+        self.values.insert(name.into(), value);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&SecretValue> {
+        self.values.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.values.keys().map(String::as_str)
+    }
+}
+
+impl std::fmt::Debug for StageSecrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.values.keys()).finish()
     }
 }
 

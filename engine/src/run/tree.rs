@@ -137,7 +137,7 @@ pub(crate) fn digest_of(root: &Folder) -> Result<String, TreeError> {
         }
         Ok(())
     })?;
-    Ok(format!("sha256:{}", super::value::hex(&h.finalize())))
+    Ok(format!("sha256:{}", crate::hex::encode(&h.finalize())))
 }
 
 /// Whether `path` is a folder output: a folder, not reached through a link.
@@ -283,12 +283,12 @@ mod tests {
         h.update(b"fb\0");
         h.update(Sha256::digest(b"2"));
         h.update(b"de\0");
-        let expected = format!("sha256:{}", super::super::value::hex(&h.finalize()));
+        let expected = format!("sha256:{}", crate::hex::encode(&h.finalize()));
         assert_eq!(digest(dir.path()).unwrap(), expected);
         let empty = tempfile::tempdir().unwrap();
         assert_eq!(
             digest(empty.path()).unwrap(),
-            super::super::value::digest("folder", b"")
+            super::super::digest::digest("folder", b"")
         );
     }
 

@@ -62,14 +62,6 @@ pub struct BaselineFinding {
     pub moved: Option<String>,
 }
 
-/// How many findings are new, persisting and resolved.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct StateCounts {
-    pub new: usize,
-    pub persisting: usize,
-    pub resolved: usize,
-}
-
 impl Baseline {
     /// The baseline of `findings` (fingerprinted; `moved` are their
     /// [`super::identity::moved_prints`], or empty), fitted to `budget` ([`Baseline::fit`]).
@@ -298,22 +290,6 @@ pub fn compare(
         .collect()
 }
 
-/// The counts of `findings` and `resolved`; `None` when nothing was compared (no state set).
-pub fn counts(findings: &[ReviewFinding], resolved: &[ReviewFinding]) -> Option<StateCounts> {
-    let compared = findings.iter().any(|f| f.state.is_some()) || !resolved.is_empty();
-    compared.then(|| StateCounts {
-        new: findings
-            .iter()
-            .filter(|f| f.state == Some(FindingState::New))
-            .count(),
-        persisting: findings
-            .iter()
-            .filter(|f| f.state == Some(FindingState::Persisting))
-            .count(),
-        resolved: resolved.len(),
-    })
-}
-
 /// The baseline as the hidden line of a GitHub comment: `<!-- reviewflow:baseline {json} -->`,
 /// with `<` and `>` escaped in the JSON so that no value closes the HTML comment.
 pub fn render_line(baseline: &Baseline) -> String {
@@ -341,6 +317,7 @@ const LINE_SUFFIX: &str = " -->";
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::forge::review::StateCounts;
 
     fn finding(print: &str, severity: Severity, message: &str) -> ReviewFinding {
         ReviewFinding {
@@ -375,7 +352,7 @@ mod tests {
         assert_eq!(resolved[0].message, "fixed");
         assert_eq!(resolved[0].state, Some(FindingState::Resolved));
         assert_eq!(
-            counts(&now, &resolved),
+            StateCounts::of(&now, &resolved),
             Some(StateCounts {
                 new: 1,
                 persisting: 1,
@@ -417,7 +394,7 @@ mod tests {
         let mut now = [finding("a", Severity::Warning, "x")];
         assert!(compare(&mut now, &[], None).is_empty());
         assert_eq!(now[0].state, None);
-        assert_eq!(counts(&now, &[]), None);
+        assert_eq!(StateCounts::of(&now, &[]), None);
     }
 
     #[test]

@@ -26,7 +26,7 @@ mod remote;
 mod review;
 
 pub use author::{BOT_SUFFIX, CommitAuthor, check_author};
-pub use baseline::{Baseline, BaselineFinding, StateCounts};
+pub use baseline::{Baseline, BaselineFinding};
 pub use change::{Change, MAX_REPO_NAME, open_change, repo_name};
 pub use commit::{MAX_BODY_BYTES, MAX_TITLE_CHARS, Message, author_name, message};
 pub use error::ForgeError;
@@ -42,4 +42,4 @@ pub use record::{
 pub use remote::{
     MAX_IDENTITY, RepoSource, check_identity, origin_url, remote_identity, repo_identity,
 };
-pub use review::{FindingState, Review, ReviewFinding};
+pub use review::{FindingState, Review, ReviewFinding, StateCounts};

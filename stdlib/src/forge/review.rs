@@ -44,6 +44,32 @@ pub enum FindingState {
     Resolved,
 }
 
+/// How many findings are new, persisting and resolved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct StateCounts {
+    pub new: usize,
+    pub persisting: usize,
+    pub resolved: usize,
+}
+
+impl StateCounts {
+    /// The counts of `findings` and `resolved`; `None` when nothing was compared (no state set).
+    pub fn of(findings: &[ReviewFinding], resolved: &[ReviewFinding]) -> Option<Self> {
+        let compared = findings.iter().any(|f| f.state.is_some()) || !resolved.is_empty();
+        compared.then(|| Self {
+            new: findings
+                .iter()
+                .filter(|f| f.state == Some(FindingState::New))
+                .count(),
+            persisting: findings
+                .iter()
+                .filter(|f| f.state == Some(FindingState::Persisting))
+                .count(),
+            resolved: resolved.len(),
+        })
+    }
+}
+
 impl From<Finding> for ReviewFinding {
     fn from(f: Finding) -> Self {
         ReviewFinding {
@@ -83,8 +109,8 @@ pub struct Review {
 impl Review {
     /// How many findings are new, persisting and resolved against the last posted review;
     /// `None` when there was none to compare with (`docs/findings.md`).
-    pub fn state_counts(&self) -> Option<super::baseline::StateCounts> {
-        super::baseline::counts(&self.findings, &self.resolved)
+    pub fn state_counts(&self) -> Option<StateCounts> {
+        StateCounts::of(&self.findings, &self.resolved)
     }
 
     /// The findings new to the change: those marked `New`, or every finding when there was no

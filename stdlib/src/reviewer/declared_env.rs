@@ -2,7 +2,7 @@
 //! reviewer when it starts and by `check` through `std/review`'s contract (`run-refusal`), so
 //! that the two refuse the same names with the same words.
 
-use super::model::ModelCli;
+use super::kinds::ModelCli;
 
 /// Why `reviewer` (`"claude"`, `"command"`, …) refuses `env "<name>"`, if it does.
 pub fn refusal(reviewer: &str, name: &str) -> Option<String> {

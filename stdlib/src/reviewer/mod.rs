@@ -18,6 +18,7 @@ pub(crate) mod conversation;
 pub mod declared_env;
 mod error;
 pub mod instructions;
+pub mod kinds;
 pub mod model;
 mod outcome;
 pub mod program;

@@ -229,15 +229,7 @@ fn builder(files: &[(&Source, &[Finding])], root: &SrcRoot, tool_version: &str) 
 
 /// The SARIF level of a severity.
 pub fn level(severity: Severity) -> &'static str {
-    sarif_level(severity).as_str()
-}
-
-pub(super) fn sarif_level(severity: Severity) -> Level {
-    match severity {
-        Severity::Error => Level::Error,
-        Severity::Warning => Level::Warning,
-        Severity::Info => Level::Note,
-    }
+    Level::from(severity).as_str()
 }
 
 /// The stable part of a finding's identity: SHA-256 (hex) over the file's URI, the check id, the
@@ -279,7 +271,7 @@ fn rule(check: &dyn Check, confidence: Option<Confidence>) -> Rule {
         help_text: doc.help_text,
         help_markdown: Some(doc.help_markdown),
         help_uri: None,
-        level: sarif_level(check.severity()),
+        level: Level::from(check.severity()),
         properties: taxonomy::check_rule(check.principle(), check.severity(), confidence),
     };
     if let Some(uri) = help_uri(id) {
@@ -355,7 +347,7 @@ fn result(file: &File<'_>, finding: &Finding) -> SarifResult {
     };
     SarifResult {
         rule_id: finding.check.to_owned(),
-        level: sarif_level(finding.severity),
+        level: Level::from(finding.severity),
         message,
         location: label_location(file, &finding.primary),
         fingerprint: Fingerprint {

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::fingerprint::{Numbering, Occurrences};
 use super::uri::SRCROOT;
+use crate::finding::Severity;
 
 /// The SARIF version written.
 pub const SARIF_VERSION: &str = "2.1.0";
@@ -82,6 +83,17 @@ impl Level {
             Level::Error => "error",
             Level::Warning => "warning",
             Level::Note => "note",
+        }
+    }
+}
+
+/// The SARIF level of a finding's severity.
+impl From<Severity> for Level {
+    fn from(severity: Severity) -> Self {
+        match severity {
+            Severity::Error => Level::Error,
+            Severity::Warning => Level::Warning,
+            Severity::Info => Level::Note,
         }
     }
 }

@@ -44,7 +44,7 @@ pub fn check_rule(
     if security {
         properties.insert(
             "security-severity".into(),
-            security_severity(super::check::sarif_level(severity)).into(),
+            security_severity(Level::from(severity)).into(),
         );
     }
     if let Some(c) = confidence {

@@ -364,9 +364,9 @@ async fn identify(
     mut findings: Vec<crate::forge::ReviewFinding>,
     state: &crate::kinds::ReviewState,
 ) -> Identified {
-    use crate::forge::baseline::{LOCAL_BASELINE_BYTES, compare, counts};
+    use crate::forge::baseline::{LOCAL_BASELINE_BYTES, compare};
     use crate::forge::identity::moved_prints;
-    use crate::forge::{Baseline, fingerprint_all, read_head_files};
+    use crate::forge::{Baseline, StateCounts, fingerprint_all, read_head_files};
 
     let mut notes = Vec::new();
     let previous = match forge.last_posted().await {
@@ -416,7 +416,7 @@ async fn identify(
     let moved = moved_prints(&findings, &files);
     let resolved = compare(&mut findings, &moved, previous.as_ref());
     let baseline = Baseline::of(&findings, &moved, LOCAL_BASELINE_BYTES);
-    if let Some(c) = counts(&findings, &resolved) {
+    if let Some(c) = StateCounts::of(&findings, &resolved) {
         notes.push(format!(
             "{} new, {} persisting, {} resolved since the last review",
             c.new, c.persisting, c.resolved

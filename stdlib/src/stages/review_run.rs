@@ -6,7 +6,8 @@ use reviewflow_engine::run::{OutputValue, Resolved, StageCx, StageError, StageOu
 
 use super::runtime::{arg, kept_copy, value_bytes};
 use crate::reviewer::instructions::Base;
-use crate::reviewer::model::{Access, ModelCli, ModelReviewer, run_model_reviewer, trusted_path};
+use crate::reviewer::kinds::ModelCli;
+use crate::reviewer::model::{Access, ModelReviewer, run_model_reviewer, trusted_path};
 use crate::reviewer::{
     CommandReviewer, Conversation, ReviewEvent, ReviewInput, RulesReviewer, run_command_reviewer,
     run_rules_reviewer,

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::super::ForgeError;
-use super::super::baseline::StateCounts;
+use super::super::review::StateCounts;
 use super::super::review::{Review, ReviewFinding};
 use crate::git::Sha;
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use reviewflow_engine::beneath::{self, Folder};
 
-use super::ModelCli;
+use crate::reviewer::kinds::ModelCli;
 
 #[derive(Clone, Debug)]
 pub(crate) struct TryHome {

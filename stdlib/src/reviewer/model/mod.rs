@@ -27,6 +27,8 @@ use reviewflow_engine::exec::process::{self, ChildSpec, DEFAULT_GRACE, Outcome, 
 use reviewflow_engine::exec::redact::Redactor;
 use reviewflow_engine::exec::secret::SecretValue;
 
+use crate::reviewer::kinds::ModelCli;
+
 pub use answer::{Answer, AnswerError, FINDINGS_FENCE, parse_answer};
 pub use home::encode_project_dir;
 
@@ -53,59 +55,6 @@ pub const ANSWER_FORMAT: &str = include_str!("prompts/answer.md");
 const MAX_STDOUT: usize = 4 * 1024 * 1024;
 /// How long `--version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Never used: every CLI has its entry in `REVIEWER_KINDS` (a unit test says so).
-const MISSING: reviewflow_engine::contract::ReviewerKind =
-    reviewflow_engine::contract::ReviewerKind {
-        name: "",
-        vendor: None,
-        credentials: &[],
-        api_url: None,
-        settings: None,
-    };
-
-/// Which CLI.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ModelCli {
-    Claude,
-    Codex,
-}
-
-impl ModelCli {
-    /// The kind's name in a pipeline (`reviewer "claude"`) and the program looked up in PATH.
-    pub fn name(self) -> &'static str {
-        match self {
-            ModelCli::Claude => "claude",
-            ModelCli::Codex => "codex",
-        }
-    }
-
-    /// Its entry in the contract of `std/review`: the one table of vendors and credentials.
-    fn kind(self) -> &'static reviewflow_engine::contract::ReviewerKind {
-        crate::stages::review::REVIEWER_KINDS
-            .iter()
-            .find(|k| k.name == self.name())
-            .unwrap_or(&MISSING)
-    }
-
-    /// The company whose models it runs.
-    pub fn vendor(self) -> &'static str {
-        self.kind().vendor.unwrap_or("unknown")
-    }
-
-    /// The variables that may carry its credential: nothing else secret reaches the CLI.
-    pub fn credentials(self) -> &'static [&'static str] {
-        self.kind().credentials
-    }
-
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "claude" => Some(ModelCli::Claude),
-            "codex" => Some(ModelCli::Codex),
-            _ => None,
-        }
-    }
-}
 
 /// What a model reviewer may do besides reading.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -597,19 +546,4 @@ async fn one_try<C: Future<Output = ()>>(
     };
     let answer = parse_answer(&cli.text)?;
     Ok(TryReview { answer, cli })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_cli_has_its_vendor_and_credentials_in_the_contract() {
-        assert_eq!(ModelCli::Claude.vendor(), "anthropic");
-        assert_eq!(ModelCli::Codex.vendor(), "openai");
-        for cli in [ModelCli::Claude, ModelCli::Codex] {
-            assert!(!cli.credentials().is_empty());
-            assert_eq!(ModelCli::from_name(cli.name()), Some(cli));
-        }
-    }
 }

@@ -17,8 +17,9 @@ use std::os::unix::fs::OpenOptionsExt as _;
 use reviewflow_engine::exec::process::ChildSpec;
 use reviewflow_engine::exec::secret::SecretValue;
 
+use super::ModelReviewer;
 use super::home::TryHome;
-use super::{ModelCli, ModelReviewer};
+use crate::reviewer::kinds::ModelCli;
 use crate::reviewer::proxy::{ModelApi, ModelProxy, Upstream};
 
 /// The provider reviewflow writes into a try's Codex configuration.

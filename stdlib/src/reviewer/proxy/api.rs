@@ -66,7 +66,7 @@ impl ModelApi {
 pub fn model_keys(
     secret_env: &[(String, SecretValue)],
 ) -> Vec<(&'static ModelApi, Vec<(String, SecretValue)>)> {
-    let kinds = crate::stages::review::REVIEWER_KINDS;
+    let kinds = crate::reviewer::kinds::REVIEWER_KINDS;
     let mut out: Vec<(&'static ModelApi, Vec<(String, SecretValue)>)> = Vec::new();
     for (var, key) in secret_env {
         let Some(api) = ModelApi::of_credential(kinds, var) else {
@@ -86,13 +86,13 @@ mod tests {
 
     #[test]
     fn every_vendor_of_a_model_reviewer_has_its_api() {
-        for kind in crate::stages::review::REVIEWER_KINDS {
+        for kind in crate::reviewer::kinds::REVIEWER_KINDS {
             if let Some(vendor) = kind.vendor {
                 let api = ModelApi::of_vendor(vendor).expect(vendor);
                 assert!(api.upstream(&[]).is_ok(), "{vendor}");
                 for var in kind.credentials {
                     assert_eq!(
-                        ModelApi::of_credential(crate::stages::review::REVIEWER_KINDS, var),
+                        ModelApi::of_credential(crate::reviewer::kinds::REVIEWER_KINDS, var),
                         Some(api)
                     );
                 }
