@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::fingerprint::{Numbering, Occurrences};
 use super::uri::SRCROOT;
-use crate::finding::Severity;
+use reviewflow_engine::finding::Severity;
 
 /// The SARIF version written.
 pub const SARIF_VERSION: &str = "2.1.0";
