@@ -11,7 +11,7 @@ use reviewflow_engine::run::{BoxFuture, StatusSink};
 use zeroize::Zeroizing;
 
 use crate::forge::{Baseline, CommitAuthor, FileRanges, Format, Review, check_author};
-use crate::gather::{GatherConfig, Gathered};
+use crate::gather::{GatherConfig, Gathered, Parts};
 use crate::git::Sha;
 
 /// The change under review, resolved once when the forge is opened.
@@ -31,6 +31,21 @@ pub struct ChangeInfo {
     pub body: String,
     /// Untrusted (the author chose the name).
     pub branch: Option<String>,
+}
+
+// Every remote forge gathers the change it resolved when it was opened.
+impl From<&ChangeInfo> for Parts {
+    fn from(info: &ChangeInfo) -> Self {
+        Parts {
+            change_id: info.change_id.clone(),
+            repo: info.repo.clone(),
+            base: info.base.clone(),
+            head: info.head.clone(),
+            title: info.title.clone(),
+            body: info.body.clone(),
+            branch: info.branch.clone(),
+        }
+    }
 }
 
 /// What the forge shows as the last posted review of the change.

@@ -553,17 +553,8 @@ impl super::Forge for Github {
             } else {
                 (None, None)
             };
-            let info = &self.info;
             Ok(assemble(
-                Parts {
-                    change_id: info.change_id.clone(),
-                    repo: info.repo.clone(),
-                    base: info.base.clone(),
-                    head: info.head.clone(),
-                    title: info.title.clone(),
-                    body: info.body.clone(),
-                    branch: info.branch.clone(),
-                },
+                Parts::from(&self.info),
                 config,
                 last,
                 diff,
