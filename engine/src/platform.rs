@@ -95,6 +95,46 @@ pub struct Syntax {
     pub environment_rule: &'static str,
 }
 
+/// How a platform hands a run over between the jobs of an exported pipeline, where that refuses
+/// some names: a kept folder holding one could not be handed over, so `run` refuses to keep it,
+/// on any machine (a run that works locally must not fail only in the pipeline).
+#[derive(Clone, Copy, Debug)]
+pub struct HandOver {
+    /// What refuses, for the message ("the artifact upload of …").
+    pub by: &'static str,
+    /// The characters it refuses anywhere in a file's or folder's name.
+    pub refused: &'static [char],
+}
+
+impl HandOver {
+    /// The refused characters as the message lists them: printable ones quoted, CR and LF and
+    /// other controls by name.
+    pub fn refused_in_words(&self) -> String {
+        let printable: Vec<String> = self
+            .refused
+            .iter()
+            .filter(|c| !c.is_control())
+            .map(char::to_string)
+            .collect();
+        let mut parts = Vec::new();
+        if !printable.is_empty() {
+            parts.push(format!("`{}`", printable.join(" ")));
+        }
+        for c in self.refused.iter().filter(|c| c.is_control()) {
+            parts.push(match c {
+                '\r' => "CR".to_string(),
+                '\n' => "LF".to_string(),
+                other => format!("U+{:04X}", u32::from(*other)),
+            });
+        }
+        match parts.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+}
+
 /// A platform's console and findings format.
 pub trait Platform: Send + Sync + std::fmt::Debug {
     /// The platform's kind, as `check --format` and `export` name it.
@@ -178,6 +218,11 @@ pub trait Platform: Send + Sync + std::fmt::Debug {
 
     /// What `export <name>` writes for it, if it exports.
     fn exporter(&self) -> Option<&dyn crate::export::Exporter> {
+        None
+    }
+
+    /// The names its hand-over of a run between jobs refuses, if it refuses any.
+    fn hand_over(&self) -> Option<&'static HandOver> {
         None
     }
 }

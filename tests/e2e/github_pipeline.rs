@@ -1357,3 +1357,27 @@ async fn a_gather_base_on_github_is_refused_not_ignored() {
         assert!(fake.requests().is_empty(), "{log}");
     }
 }
+
+/// A folder output holding a name GitHub's artifact upload refuses is refused when it is kept,
+/// in a run on a person's machine too (docs/export.md): the rule is the GitHub platform's
+/// registration, applied by the engine to every run.
+#[test]
+fn a_folder_output_github_could_not_hand_over_is_refused_in_any_run() {
+    let text = r#"pipeline "handover"
+stage "make" uses="run" {
+    command "sh" "-c" "cd \"$REVIEWFLOW_WORK_DIR\" && mkdir -p report && echo x > 'report/a:b'"
+    output "report" file="report" type="file"
+}
+"#;
+    let dir = folder_checkout(text);
+    let (_, out) = folder_job(&dir.path().join("repo"), &[]);
+    assert_ne!(out.code, 0, "{}", out.transcript());
+    assert!(
+        out.stderr.contains(
+            "cannot keep output `report`: the folder holds \"a:b\", a name GitHub's artifact \
+             upload refuses (it may hold none of `\" : < > | * ?`, CR or LF)"
+        ),
+        "{}",
+        out.transcript()
+    );
+}

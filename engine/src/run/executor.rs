@@ -34,6 +34,7 @@ use crate::finding::{Finding, Label, Severity};
 use crate::flow::Flow;
 use crate::inputs::resolve_inputs;
 use crate::model::Pipeline;
+use crate::platform::HandOver;
 use crate::registry::Registry;
 
 /// How a run that started ended.
@@ -105,8 +106,13 @@ pub async fn execute(
 /// How the stages ended, as the manifest keeps it: records, status, exit code, reason.
 type Ending = (Vec<StageRecord>, RunStatus, u8, Option<String>);
 
-/// Each stage's implementation and contract, in file order.
-type Kinds = (Vec<Arc<dyn StageImpl>>, Vec<StageContract>);
+/// What the registry gives the stages: each stage's implementation and contract, in file order,
+/// and the names the registered platforms' hand-overs refuse in a kept folder.
+struct Kinds {
+    impls: Vec<Arc<dyn StageImpl>>,
+    contracts: Vec<StageContract>,
+    hand_over: Vec<&'static HandOver>,
+}
 
 /// The checks that gate a run: its live error findings refuse it; the flow analysis, which a
 /// cycle prevents, is what the run goes on with.
@@ -167,7 +173,14 @@ fn implementations_of(
             kinds: unimplemented.into_iter().collect(),
         });
     }
-    Ok((impls, contracts))
+    // Every registered platform's rule, not only the one the run is on: a run that keeps a
+    // folder locally must not be refused only once exported.
+    let hand_over = registry.platforms().filter_map(|p| p.hand_over()).collect();
+    Ok(Kinds {
+        impls,
+        contracts,
+        hand_over,
+    })
 }
 
 /// Isolation: what the kernel and the process offer, decided once for the run. A strict
@@ -750,7 +763,11 @@ impl<'a> Run<'a> {
     /// sensitive: it gets a network namespace of its own.
     fn shared(
         &self,
-        (impls, contracts): Kinds,
+        Kinds {
+            impls,
+            contracts,
+            hand_over,
+        }: Kinds,
         inputs: BTreeMap<String, String>,
         level: Level,
         work_root: &Path,
@@ -787,6 +804,7 @@ impl<'a> Run<'a> {
             common_net: Default::default(),
             marker_prefix: marker_prefix.to_owned(),
             force: options.force,
+            hand_over,
         })
     }
 

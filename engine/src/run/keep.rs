@@ -14,6 +14,7 @@ use super::tree;
 use super::value::{OutputValue, StageOutputs};
 use crate::beneath::Entry;
 use crate::exec::redact::Redactor;
+use crate::platform::HandOver;
 
 /// A path component made of safe characters only, so that no name can leave its folder.
 pub(crate) fn component(name: &str) -> String {
@@ -58,6 +59,7 @@ fn keep_file_blocking(
     redactor: &Redactor,
     ty: &str,
     name: &str,
+    hand_over: &[&'static HandOver],
 ) -> Result<(String, Vec<String>), StageError> {
     let io = |e| StageError::io(format!("keep output `{name}`"), e);
     let refused =
@@ -71,15 +73,16 @@ fn keep_file_blocking(
             let kept = (staged.digest.clone(), staged.empty.clone());
             staged.install(to).map_err(io)?;
             // Read from our own copy: what the stage left behind cannot rename it.
-            match unhandable_name(to, Path::new("")) {
+            match unhandable_name(to, Path::new(""), hand_over) {
                 Ok(None) => Ok(kept),
-                Ok(Some(rel)) => {
+                Ok(Some((rel, rule))) => {
                     let _ = std::fs::remove_dir_all(to);
                     Err(refused(&format!(
-                        "the folder holds {:?}, a name GitHub's artifact upload refuses (it may \
-                         hold none of `\" : < > | * ?`, CR or LF), so the run could not be handed \
-                         over to another job; rename it",
-                        rel.to_string_lossy()
+                        "the folder holds {:?}, a name {} refuses (it may hold none of {}), so \
+                         the run could not be handed over to another job; rename it",
+                        rel.to_string_lossy(),
+                        rule.by,
+                        rule.refused_in_words()
                     )))
                 }
                 Err(e) => {
@@ -99,23 +102,28 @@ fn keep_file_blocking(
     }
 }
 
-/// The characters `actions/upload-artifact` refuses in a path: a kept folder holding one could
-/// not be handed over between the jobs of an exported workflow (docs/export.md).
-const UNHANDABLE: &[char] = &['"', ':', '<', '>', '|', '*', '?', '\r', '\n'];
-
-/// The first path below `dir` (relative, `rel` and below) whose name holds an [`UNHANDABLE`]
-/// character. Links are not followed (a kept folder holds none). Blocking.
-fn unhandable_name(dir: &Path, rel: &Path) -> std::io::Result<Option<PathBuf>> {
+/// The first path below `dir` (relative, `rel` and below) whose name a platform's hand-over
+/// refuses (`Platform::hand_over`, the rules of every registered platform), with the rule.
+/// Links are not followed (a kept folder holds none). Blocking.
+fn unhandable_name(
+    dir: &Path,
+    rel: &Path,
+    hand_over: &[&'static HandOver],
+) -> std::io::Result<Option<(PathBuf, &'static HandOver)>> {
+    if hand_over.is_empty() {
+        return Ok(None);
+    }
     let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(std::fs::DirEntry::file_name);
     for entry in entries {
         let name = entry.file_name();
         let path = rel.join(&name);
-        if name.to_string_lossy().contains(UNHANDABLE) {
-            return Ok(Some(path));
+        let text = name.to_string_lossy();
+        if let Some(rule) = hand_over.iter().find(|r| text.contains(r.refused)) {
+            return Ok(Some((path, rule)));
         }
         if entry.file_type()?.is_dir()
-            && let Some(found) = unhandable_name(&entry.path(), &path)?
+            && let Some(found) = unhandable_name(&entry.path(), &path, hand_over)?
         {
             return Ok(Some(found));
         }
@@ -130,6 +138,7 @@ pub(crate) async fn keep(
     stage: &str,
     outputs: StageOutputs,
     redactor: &Redactor,
+    hand_over: &[&'static HandOver],
 ) -> Result<(StageOutputs, BTreeMap<String, OutputRecord>), StageError> {
     let mut values = StageOutputs::new();
     let mut records = BTreeMap::new();
@@ -151,15 +160,16 @@ pub(crate) async fn keep(
                     .await
                     .map_err(|e| StageError::io(format!("create {}", parent.display()), e))?;
             }
-            let (from, to, r, ty_owned, name_owned) = (
+            let (from, to, r, ty_owned, name_owned, rules) = (
                 from.clone(),
                 path.clone(),
                 redactor.clone(),
                 ty.to_string(),
                 name.clone(),
+                hand_over.to_vec(),
             );
             let (d, empty_folders) = tokio::task::spawn_blocking(move || {
-                keep_file_blocking(&from, &to, &r, &ty_owned, &name_owned)
+                keep_file_blocking(&from, &to, &r, &ty_owned, &name_owned, &rules)
             })
             .await
             .map_err(|e| StageError::failed(format!("a worker thread failed: {e}")))??;
@@ -220,6 +230,12 @@ pub(crate) async fn keep(
 mod tests {
     use super::*;
 
+    /// A rule like the one a platform's hand-over registers.
+    const RULE: HandOver = HandOver {
+        by: "the test platform's upload",
+        refused: &['"', ':', '<', '>', '|', '*', '?', '\r', '\n'],
+    };
+
     fn kept_folder(names: &[&str]) -> Result<(String, Vec<String>), StageError> {
         let work = tempfile::tempdir().expect("tempdir");
         let run = tempfile::tempdir().expect("tempdir");
@@ -231,7 +247,7 @@ mod tests {
         let from = FileOutput::beneath(work.path(), "out").expect("output");
         let to = run.path().join("outputs/s/o");
         std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
-        let kept = keep_file_blocking(&from, &to, &Redactor::empty(), "file", "o");
+        let kept = keep_file_blocking(&from, &to, &Redactor::empty(), "file", "o", &[&RULE]);
         assert_eq!(
             to.exists(),
             kept.is_ok(),
@@ -241,7 +257,20 @@ mod tests {
     }
 
     #[test]
-    fn a_folder_with_a_name_upload_artifact_refuses_is_not_kept() {
+    fn without_a_platform_that_refuses_names_any_name_is_kept() {
+        let work = tempfile::tempdir().expect("tempdir");
+        let run = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(work.path().join("out")).expect("mkdir");
+        std::fs::write(work.path().join("out/a:b"), "x").expect("write");
+        let from = FileOutput::beneath(work.path(), "out").expect("output");
+        let to = run.path().join("outputs/s/o");
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+        keep_file_blocking(&from, &to, &Redactor::empty(), "file", "o", &[]).expect("kept");
+        assert!(to.join("a:b").is_file());
+    }
+
+    #[test]
+    fn a_folder_with_a_name_a_hand_over_refuses_is_not_kept() {
         assert!(kept_folder(&["a.txt", "sub/b-c_d.e f"]).is_ok());
         for bad in [
             "a:b",
@@ -259,7 +288,11 @@ mod tests {
             };
             let text = e.to_string();
             assert!(
-                text.contains(&format!("{bad:?}")) && text.contains("artifact upload refuses"),
+                text.contains(&format!("{bad:?}"))
+                    && text.contains(
+                        "the test platform's upload refuses (it may hold none of \
+                                      `\" : < > | * ?`, CR or LF)"
+                    ),
                 "{text}"
             );
         }

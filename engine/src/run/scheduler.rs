@@ -64,6 +64,8 @@ pub(crate) struct Shared {
     pub marker_prefix: String,
     /// `--force`: stages' requests to stop the run are refused.
     pub force: bool,
+    /// The names the registered platforms' hand-overs refuse in a kept folder.
+    pub hand_over: Vec<&'static crate::platform::HandOver>,
 }
 
 /// What the scheduler was told.
@@ -817,7 +819,16 @@ async fn run_stage(
         end_orphans_of(&scope, &end_status).await;
     }
     let result = match result {
-        Ok(values) => keep(&shared.run_dir, name, values, &shared.redactor).await,
+        Ok(values) => {
+            keep(
+                &shared.run_dir,
+                name,
+                values,
+                &shared.redactor,
+                &shared.hand_over,
+            )
+            .await
+        }
         Err(e) => Err(e),
     };
     work.remove_or_say(&end_status).await;

@@ -12,9 +12,16 @@ pub mod syntax;
 
 use std::path::PathBuf;
 
-use reviewflow_engine::platform::{FindingsFormat, Level, Lookup, Platform};
+use reviewflow_engine::platform::{FindingsFormat, HandOver, Level, Lookup, Platform};
 
 use commands::{escape_message, escape_property};
+
+/// The characters `actions/upload-artifact` refuses in a path: a kept folder holding one could
+/// not be handed over between the jobs of an exported workflow (docs/export.md).
+const ARTIFACT_NAMES: HandOver = HandOver {
+    by: "GitHub's artifact upload",
+    refused: &['"', ':', '<', '>', '|', '*', '?', '\r', '\n'],
+};
 
 /// The GitHub Actions platform.
 #[derive(Debug)]
@@ -68,6 +75,10 @@ impl Platform for GithubActions {
 
     fn exporter(&self) -> Option<&dyn reviewflow_engine::export::Exporter> {
         Some(&export::WorkflowExporter)
+    }
+
+    fn hand_over(&self) -> Option<&'static HandOver> {
+        Some(&ARTIFACT_NAMES)
     }
 
     /// The files a step writes the job's settings to (docs/github.md: workflow commands).
