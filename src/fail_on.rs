@@ -363,7 +363,7 @@ fn read_published(run_dir: &Path, post: &StageRecord) -> Result<Published, Strin
         .ok_or_else(|| "its `published` output was not kept".to_string())?;
     let file = nofollow::open_regular_beneath(run_dir, &rel)
         .map_err(|e| format!("{}: {e}", rel.display()))?;
-    let bytes = nofollow::read_bounded(file, MAX_PUBLISHED_BYTES)
+    let bytes = reviewflow_engine::bounded::read_bounded(file, MAX_PUBLISHED_BYTES)
         .map_err(|e| format!("{}: {e}", rel.display()))?;
     // The digest the run held in memory when it kept the output: a file changed since (a stage
     // that could write the run directory) is not what was published.

@@ -5,7 +5,6 @@ use std::path::Path;
 
 use reviewflow_engine::atomic::atomic_write_beneath;
 use reviewflow_engine::beneath::{self, Folder, Why};
-use reviewflow_engine::nofollow;
 use reviewflow_engine::report::{self, Style};
 use reviewflow_engine::syntax::Limits;
 use reviewflow_engine::{Compiled, Registry, Unusable, compile, decode};
@@ -99,7 +98,7 @@ pub fn load_beneath(
     let bound = limits.max_bytes as u64 * 2;
     let bytes = base
         .file(rel)
-        .and_then(|file| nofollow::read_bounded(file, bound))
+        .and_then(|file| reviewflow_engine::bounded::read_bounded(file, bound))
         .map_err(|e| {
             let why = unreadable(&e, &base.path().join(rel), bound, limits.max_bytes as u64);
             Loaded::Unreadable(format!("{name}: cannot read the file: {why}"))
@@ -113,8 +112,8 @@ fn unreadable(e: &std::io::Error, at: &Path, bound: u64, max: u64) -> String {
     if e.kind() == std::io::ErrorKind::FileTooLarge {
         return format!(
             "it is larger than {}; a pipeline may be at most {}",
-            nofollow::size_text(bound),
-            nofollow::size_text(max)
+            reviewflow_engine::bounded::size_text(bound),
+            reviewflow_engine::bounded::size_text(max)
         );
     }
     match beneath::refused(e) {

@@ -276,7 +276,7 @@ pub fn redacted_copy_blocking(
     let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", from.display()));
     let limit = crate::run::tree::MAX_BYTES;
     if input.metadata()?.len() > limit {
-        return Err(named(crate::nofollow::too_large_error(limit)));
+        return Err(named(crate::bounded::too_large_error(limit)));
     }
     let mut input = input.take(limit + 1);
     let copied = atomic_write_with(path, |tmp| {
@@ -290,7 +290,7 @@ pub fn redacted_copy_blocking(
             let n = input.read(&mut chunk)?;
             read += n as u64;
             if read > limit {
-                return Err(named(crate::nofollow::too_large_error(limit)));
+                return Err(named(crate::bounded::too_large_error(limit)));
             }
             let out = if n == 0 {
                 stream.finish()

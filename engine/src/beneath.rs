@@ -68,11 +68,9 @@ impl std::fmt::Display for Refused {
                 f,
                 "{p} is not a regular file or folder (a FIFO, socket or device)"
             ),
-            Why::TooLarge(limit) => write!(
-                f,
-                "{p} is larger than {}",
-                crate::nofollow::size_text(limit)
-            ),
+            Why::TooLarge(limit) => {
+                write!(f, "{p} is larger than {}", crate::bounded::size_text(limit))
+            }
             Why::Changed => write!(f, "{p} changed while it was read"),
         }
     }
@@ -272,7 +270,7 @@ impl Folder {
 
     /// The bytes of the regular file `rel`, at most `limit` of them.
     pub fn read(&self, rel: &Path, limit: u64) -> io::Result<Vec<u8>> {
-        crate::nofollow::read_bounded(self.file(rel)?, limit).map_err(|e| {
+        crate::bounded::read_bounded(self.file(rel)?, limit).map_err(|e| {
             if e.kind() == io::ErrorKind::FileTooLarge {
                 Refused::error(self.path.join(rel), Why::TooLarge(limit))
             } else {

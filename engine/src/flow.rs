@@ -287,7 +287,7 @@ impl Flow {
                 .iter()
                 .map(|s| registry.get(&s.uses.value).and_then(|c| world_of(s, c)))
                 .collect(),
-            checkout_trusted: pipeline.checkout_vouched(registry).is_some(),
+            checkout_trusted: registry.checkout_vouched(pipeline).is_some(),
             outside: outside_inputs(pipeline, registry),
         };
         for &i in order {

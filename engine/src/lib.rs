@@ -7,6 +7,7 @@
 pub mod admits;
 pub mod atomic;
 pub mod beneath;
+pub mod bounded;
 pub mod builtin;
 mod cascade;
 pub mod check;

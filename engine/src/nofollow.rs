@@ -11,7 +11,7 @@
 
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{self, Read as _};
+use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 
@@ -19,6 +19,7 @@ use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::beneath::{self, names};
+use crate::bounded::too_large_error;
 
 /// reviewflow's folder at the checkout's top level.
 pub const REVIEWFLOW_DIR: &str = ".reviewflow";
@@ -49,25 +50,6 @@ fn file_link_error() -> io::Error {
 
 fn not_regular_error() -> io::Error {
     io::Error::other("it is not a regular file (a FIFO, socket, device or folder)")
-}
-
-/// A read past its bound (the caller names the file). The text is what users see.
-pub fn too_large_error(limit: u64) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::FileTooLarge,
-        format!("it is larger than {}", size_text(limit)),
-    )
-}
-
-/// `8 MiB`, `1 KiB`, `100 bytes`.
-pub fn size_text(bytes: u64) -> String {
-    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
-        format!("{} MiB", bytes >> 20)
-    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
-        format!("{} KiB", bytes >> 10)
-    } else {
-        format!("{bytes} bytes")
-    }
 }
 
 fn open_base(base: &Path) -> io::Result<OwnedFd> {
@@ -255,20 +237,6 @@ pub fn open_regular_beneath(base: &Path, rel: &Path) -> io::Result<File> {
         .map_err(|e| checkout_error(e, rel))
 }
 
-/// Reads `file` to its end, refusing more than `limit` bytes (one byte past it is read to tell).
-pub fn read_bounded(file: File, limit: u64) -> io::Result<Vec<u8>> {
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    if size > limit {
-        return Err(too_large_error(limit));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(too_large_error(limit));
-    }
-    Ok(bytes)
-}
-
 /// Whether the entry `name` in `dir` is a symbolic link (not followed).
 pub fn is_link_at(dir: &impl AsFd, name: &OsStr) -> bool {
     rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
@@ -305,6 +273,7 @@ pub fn list_names(dir: &impl AsFd, limit: usize, at: &Path) -> io::Result<Vec<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bounded::read_bounded;
     use std::os::unix::fs::symlink;
 
     #[test]

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::contract::{ForgeContract, StageContract, StoreContract};
+use crate::model::{CheckoutContradiction, Pipeline, Trusted, TrustedSource};
 use crate::platform::{Event, EventRuns, FindingsFormat, Lookup, Platform, Scope, Syntax};
 
 /// Recognises a credential in a text. The stdlib registers `std/scan`'s pattern detectors
@@ -173,12 +174,48 @@ impl Registry {
     /// The platform whose jobs run `pipeline`, which `export` writes for: its forge's, or, for a
     /// pipeline that names no forge, the first registered platform (what `export` takes it to
     /// run on). `None` for a forge that names no platform (a person's machine).
-    pub fn platform_of(&self, pipeline: &crate::model::Pipeline) -> Option<&Arc<dyn Platform>> {
+    pub fn platform_of(&self, pipeline: &Pipeline) -> Option<&Arc<dyn Platform>> {
         let Some(forge) = &pipeline.forge else {
             return self.platforms().next();
         };
         let name = self.forge(&forge.kind.value)?.platform.as_deref()?;
         self.platforms().find(|p| p.name() == name)
+    }
+
+    /// The `trusted "checkout"` that holds: none when something the pipeline runs on says the
+    /// checkout is the change itself ([`Registry::checkout_contradiction`]), which the
+    /// declaration cannot vouch for.
+    pub fn checkout_vouched<'p>(&self, pipeline: &'p Pipeline) -> Option<&'p Trusted> {
+        pipeline
+            .trusts(TrustedSource::Checkout)
+            .filter(|_| self.checkout_contradiction(pipeline).is_none())
+    }
+
+    /// Why the checkout is the change itself, whatever a `trusted "checkout"` says: a declared
+    /// trigger whose job does not check out the base (its platform's
+    /// [`crate::platform::EventRuns`]: the change's own, or any ref; an unknown event is
+    /// neither),
+    /// or a forge that does not say its job may check out something else
+    /// ([`crate::contract::ForgeContract::checkout_may_be_base`]; an unknown forge says nothing).
+    pub fn checkout_contradiction<'p>(
+        &self,
+        pipeline: &'p Pipeline,
+    ) -> Option<CheckoutContradiction<'p>> {
+        if let Some(trigger) = pipeline.triggers.iter().find(|t| {
+            self.event(&t.event.value)
+                .is_none_or(|e| e.runs != crate::platform::EventRuns::Base)
+        }) {
+            return Some(CheckoutContradiction::Trigger(trigger));
+        }
+        let kind = match &pipeline.forge {
+            Some(f) => f.kind.value.clone(),
+            None => self.default_forge().unwrap_or_default().to_owned(),
+        };
+        let holds = self.forge(&kind).is_some_and(|f| f.checkout_may_be_base);
+        (!holds).then(|| CheckoutContradiction::Forge {
+            kind,
+            span: pipeline.forge.as_ref().map(|f| f.kind.span),
+        })
     }
 
     /// What a registered platform's runner reads back from the file variable `name` names, if
@@ -254,7 +291,7 @@ impl Registry {
     }
 
     /// The contract of the forge `pipeline` names, if it names a registered one.
-    pub fn forge_of(&self, pipeline: &crate::model::Pipeline) -> Option<&ForgeContract> {
+    pub fn forge_of(&self, pipeline: &Pipeline) -> Option<&ForgeContract> {
         self.forge(&pipeline.forge.as_ref()?.kind.value)
     }
 

@@ -35,6 +35,7 @@
 //! that writes) publishes ([`writes_outward`]).
 
 mod authors;
+mod chooser;
 mod expr;
 mod publish;
 mod restore;

@@ -147,7 +147,7 @@ impl ReviewerAccess {
         let lifted = match flow.untrusted_world(i) {
             Some(_) => None,
             None => {
-                let t = cx.pipeline.checkout_vouched(cx.registry)?;
+                let t = cx.registry.checkout_vouched(cx.pipeline)?;
                 Some(Suppression {
                     span: t.span,
                     reason: format!("trusted checkout: {}", t.reason.value.trim()),

@@ -248,14 +248,14 @@ impl Check for Suppression {
         // and would lift whatever stage later came to: the same hole as an `allow` that hides
         // nothing.
         // What the pipeline runs on may say the checkout is the change itself: the declaration
-        // then lifts nothing ([`crate::model::Pipeline::checkout_contradiction`]), and says why.
+        // then lifts nothing ([`crate::registry::Registry::checkout_contradiction`]), and says why.
         if let Some(t) = cx.pipeline.trusts(TrustedSource::Checkout)
-            && let Some(contradiction) = cx.pipeline.checkout_contradiction(cx.registry)
+            && let Some(contradiction) = cx.registry.checkout_contradiction(cx.pipeline)
         {
             out.push(self.contradicted(cx.registry, t, &contradiction));
         }
         if let (Some(t), Some(flow)) = (cx.pipeline.trusts(TrustedSource::Checkout), cx.flow)
-            && cx.pipeline.checkout_contradiction(cx.registry).is_none()
+            && cx.registry.checkout_contradiction(cx.pipeline).is_none()
             && flow.checkout_runs.iter().all(Vec::is_empty)
             // A reviewer in the checkout whose outputs the checkout alone makes untrusted.
             && !flow.worlds.iter().enumerate().any(|(i, w)| {

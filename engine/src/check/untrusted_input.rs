@@ -359,7 +359,7 @@ fn describe_code(how: &CodeHow) -> String {
 
 /// `finding`, shown as allowed when the pipeline vouches for the checkout it follows from.
 fn lift_by_checkout(cx: &Context<'_>, mut finding: Finding) -> Finding {
-    if let Some(t) = cx.pipeline.checkout_vouched(cx.registry) {
+    if let Some(t) = cx.registry.checkout_vouched(cx.pipeline) {
         finding.suppressed = Some(Suppression {
             span: t.span,
             reason: format!("trusted checkout: {}", t.reason.value.trim()),
@@ -422,7 +422,7 @@ impl UntrustedInput {
                 _ => "the checkout's own script",
             },
             // Offered only where the declaration can hold.
-            if p.checkout_contradiction(cx.registry).is_none() {
+            if cx.registry.checkout_contradiction(p).is_none() {
                 "; if the job checks out only code the pipeline's owners wrote (the base branch, never the pull request's head), say so once: `trusted \"checkout\" reason=\"…\"`"
             } else {
                 ""

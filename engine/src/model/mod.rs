@@ -222,7 +222,7 @@ impl TrustedSource {
     }
 }
 
-/// What makes a `trusted "checkout"` false ([`Pipeline::checkout_contradiction`]).
+/// What makes a `trusted "checkout"` false (`Registry::checkout_contradiction`).
 #[derive(Clone, Debug)]
 pub enum CheckoutContradiction<'a> {
     /// A trigger whose job checks out the change.
@@ -248,44 +248,6 @@ impl Pipeline {
     /// The declaration that vouches for `source`, if any.
     pub fn trusts(&self, source: TrustedSource) -> Option<&Trusted> {
         self.trusted.iter().find(|t| t.source.value == source)
-    }
-
-    /// The `trusted "checkout"` that holds: none when something the pipeline runs on says the
-    /// checkout is the change itself ([`Pipeline::checkout_contradiction`]), which the
-    /// declaration cannot vouch for.
-    pub fn checkout_vouched(&self, registry: &crate::registry::Registry) -> Option<&Trusted> {
-        self.trusts(TrustedSource::Checkout)
-            .filter(|_| self.checkout_contradiction(registry).is_none())
-    }
-
-    /// Why the checkout is the change itself, whatever a `trusted "checkout"` says: a declared
-    /// trigger whose job does not check out the base (its platform's
-    /// [`crate::platform::EventRuns`]: the change's own, or any ref; an unknown event is
-    /// neither),
-    /// or a forge that does not say its job may check out something else
-    /// ([`crate::contract::ForgeContract::checkout_may_be_base`]; an unknown forge says nothing).
-    pub fn checkout_contradiction(
-        &self,
-        registry: &crate::registry::Registry,
-    ) -> Option<CheckoutContradiction<'_>> {
-        if let Some(trigger) = self.triggers.iter().find(|t| {
-            registry
-                .event(&t.event.value)
-                .is_none_or(|e| e.runs != crate::platform::EventRuns::Base)
-        }) {
-            return Some(CheckoutContradiction::Trigger(trigger));
-        }
-        let kind = match &self.forge {
-            Some(f) => f.kind.value.clone(),
-            None => registry.default_forge().unwrap_or_default().to_owned(),
-        };
-        let holds = registry
-            .forge(&kind)
-            .is_some_and(|f| f.checkout_may_be_base);
-        (!holds).then(|| CheckoutContradiction::Forge {
-            kind,
-            span: self.forge.as_ref().map(|f| f.kind.span),
-        })
     }
 
     /// The declaration that vouches for input `name`, if any.

@@ -155,7 +155,7 @@ pub fn unreadable_lines(path: &Path) -> std::io::Result<Unreadable> {
 fn read_lines(path: &Path, each: &mut dyn FnMut(EventLine)) -> std::io::Result<Unreadable> {
     // Never through a link, never blocking on a FIFO, never past 64 MiB: the file may have been
     // committed by the change under review.
-    let bytes = crate::nofollow::read_bounded(crate::nofollow::open_regular(path)?, 64 << 20)?;
+    let bytes = crate::bounded::read_bounded(crate::nofollow::open_regular(path)?, 64 << 20)?;
     let mut dropped = Unreadable::default();
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         if line.iter().all(u8::is_ascii_whitespace) {

@@ -135,7 +135,7 @@ impl FileOutput {
                 ))));
             }
         };
-        let bytes = crate::nofollow::read_bounded(file, limit).map_err(|e| {
+        let bytes = crate::bounded::read_bounded(file, limit).map_err(|e| {
             ReadBackError::Read(io::Error::new(
                 e.kind(),
                 format!("{}: {e}", self.path().display()),
@@ -199,7 +199,7 @@ impl FileOutput {
                                 format!(
                                     "{}: it is larger than {}",
                                     self.path().display(),
-                                    crate::nofollow::size_text(limit)
+                                    crate::bounded::size_text(limit)
                                 ),
                             )));
                         }

@@ -10,7 +10,8 @@
 
 use std::path::Path;
 
-use crate::nofollow::{open_regular_beneath, read_bounded};
+use crate::bounded::read_bounded;
+use crate::nofollow::open_regular_beneath;
 
 /// A git config larger than this is not read (a real one is a few hundred bytes).
 const MAX_CONFIG: u64 = 1024 * 1024;

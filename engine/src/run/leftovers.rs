@@ -96,7 +96,7 @@ fn clean_run(dir: &Path, id: &str, temp_dir: &Path) -> Option<Cleaned> {
     };
     // No manifest yet: a run being created (it writes its manifest after taking its lock).
     let manifest = nofollow::open_regular(&dir.join("manifest.json")).ok()?;
-    let bytes = nofollow::read_bounded(manifest, MANIFEST_LIMIT).unwrap_or_default();
+    let bytes = crate::bounded::read_bounded(manifest, MANIFEST_LIMIT).unwrap_or_default();
     let is_final = serde_json::from_slice::<serde_json::Value>(&bytes)
         .ok()
         .and_then(|v| v.get("final").and_then(serde_json::Value::as_bool))

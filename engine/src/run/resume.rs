@@ -372,7 +372,7 @@ fn verify(
                         )));
                     }
                     Entry::File(f) => {
-                        let bytes = crate::nofollow::read_bounded(f, tree::MAX_BYTES)
+                        let bytes = crate::bounded::read_bounded(f, tree::MAX_BYTES)
                             .map_err(|e| unreadable(&e))?;
                         (bytes, Some(rel))
                     }

@@ -64,7 +64,7 @@ pub enum GitError {
     },
 
     /// Its output passed the bound of the call; the process group was killed.
-    #[error("`git {subcommand}` printed more than {}; refused", reviewflow_engine::nofollow::size_text(*limit))]
+    #[error("`git {subcommand}` printed more than {}; refused", reviewflow_engine::bounded::size_text(*limit))]
     TooLarge { subcommand: String, limit: u64 },
 
     #[error("unexpected output from `git {subcommand}`: {output:?}")]

@@ -74,7 +74,7 @@ impl ActionsEnv {
 fn read_event(path: &str) -> Result<serde_json::Value, String> {
     let unreadable = |e: std::io::Error| format!("cannot read the event payload {path}: {e}");
     let file = nofollow::open_regular(std::path::Path::new(path)).map_err(unreadable)?;
-    let bytes = nofollow::read_bounded(file, MAX_EVENT_BYTES).map_err(|e| {
+    let bytes = reviewflow_engine::bounded::read_bounded(file, MAX_EVENT_BYTES).map_err(|e| {
         if e.kind() == std::io::ErrorKind::FileTooLarge {
             format!("the event payload {path} is over {MAX_EVENT_BYTES} bytes")
         } else {

@@ -6,7 +6,8 @@
 
 use std::path::PathBuf;
 
-use reviewflow_engine::nofollow::{size_text, stays_beneath};
+use reviewflow_engine::bounded::size_text;
+use reviewflow_engine::nofollow::stays_beneath;
 
 use crate::git::{FileAt, GitError, Sha, file_at};
 

@@ -9,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use reviewflow_engine::beneath::{self, Entry, Folder, Why};
-use reviewflow_engine::nofollow::read_bounded;
+use reviewflow_engine::bounded::read_bounded;
 
 use serde::{Deserialize, Serialize};
 

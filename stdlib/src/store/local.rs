@@ -409,7 +409,7 @@ fn read_metadata(dir: &OwnedFd, name: &StoreName, id: &EntryId) -> Result<Option
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e.to_string()),
     };
-    let bytes = match nofollow::read_bounded(file, MAX_METADATA_BYTES) {
+    let bytes = match reviewflow_engine::bounded::read_bounded(file, MAX_METADATA_BYTES) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::FileTooLarge => {
             return Err("larger than 1 MiB".into());

@@ -416,7 +416,7 @@ pub(super) fn steered_filters(cx: &Context<'_>, out: &mut Vec<Finding>) {
                 if !remakes {
                     continue;
                 }
-                let read = super::steered::chooser_read_but(cx, flow, g, &|x| {
+                let read = super::chooser::chooser_read_but(cx, flow, g, &|x| {
                     of_review(&x.reference) || type_of(&x.reference) == Some(OutputType::Findings)
                 });
                 let Some(read) = read else { continue };

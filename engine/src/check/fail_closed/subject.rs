@@ -621,7 +621,7 @@ pub(super) fn steered_subjects(cx: &Context<'_>, feeds_sink: &[bool], out: &mut 
             {
                 continue;
             }
-            let read = super::steered::chooser_read_but(cx, flow, g, &|x| {
+            let read = super::chooser::chooser_read_but(cx, flow, g, &|x| {
                 type_of(&x.reference) == Some(OutputType::Diff)
             });
             let Some(read) = read else { continue };

@@ -166,7 +166,7 @@ pub(crate) fn check_session(home: &TryHome, path: &Path) -> Result<(), String> {
 /// beneath that folder (no link at any component, a regular file, within the cap).
 pub(crate) fn read_session(home: &TryHome, path: &Path) -> Result<Vec<u8>, String> {
     session(home, path, |f| {
-        reviewflow_engine::nofollow::read_bounded(
+        reviewflow_engine::bounded::read_bounded(
             f,
             crate::reviewer::conversation::MAX_CONVERSATION_BYTES,
         )
