@@ -735,23 +735,7 @@ async fn run_stage(
     let started = Instant::now();
     let stage = &shared.pipeline.stages[i];
     let name = &stage.name.value;
-    // Every child of the stage carries its marker and its confinement: the run's, plus the
-    // TCP ports the stage declares.
-    let scope = StageScope::new(
-        format!("{}{}", shared.marker_prefix, super::console::random_hex(8)),
-        shared.confine.as_ref().map(|base| {
-            stage
-                .network
-                .iter()
-                .filter(|e| e.value.host.is_none())
-                .fold(base.clone(), |c, e| c.connect(e.value.port))
-        }),
-    );
-    let scope = Arc::new(if shared.sensitive.get(i).copied().unwrap_or(true) {
-        scope
-    } else {
-        scope.sharing_net(Arc::clone(&shared.common_net))
-    });
+    let scope = stage_scope(&shared, i);
     let end_status = status.clone();
     let stop = StopRequest::new(shared.force);
     let (canceller, cancel) = cancel_pair();
@@ -776,48 +760,14 @@ async fn run_stage(
         work: &work,
         scope: &scope,
     };
-    let timeout = stage.timeout();
-    let mut timed_out = None;
-    let result = {
-        let mut fut = std::pin::pin!(scope.clone().run(shared.impls[i].run(cx)));
-        let deadline = tokio::time::sleep(timeout.unwrap_or(Duration::from_secs(86_400)));
-        tokio::pin!(deadline);
-        let early = tokio::select! {
-            r = &mut fut => Some(r),
-            () = &mut deadline, if timeout.is_some() => {
-                canceller.cancel(CancelReason::Timeout);
-                timed_out = timeout;
-                None
-            }
-            reason = run_cancel.cancelled() => {
-                canceller.cancel(reason);
-                None
-            }
-        };
-        match early {
-            Some(r) => r,
-            // Cancelled: the implementation ends its children (SIGTERM, grace, SIGKILL). One
-            // that does not stop in time is dropped, which kills any group it still holds.
-            None => match tokio::time::timeout(shared.grace + STOP_SLACK, &mut fut).await {
-                Ok(r) => r,
-                Err(_) => Err(StageError::failed(
-                    "the stage did not stop within its grace period and was abandoned",
-                )),
-            },
-        }
+    let limits = Limits {
+        timeout: stage.timeout(),
+        grace: shared.grace,
+        canceller,
+        run_cancel,
     };
-    // Nothing of the stage may still run while its outputs are read and kept: a leftover could
-    // swap a file for a link between a check and a copy. With confinement off (measurements
-    // only) what is left waits for the run's end.
-    // Where every child ran in a cgroup of its own that was empty when its leader exited,
-    // nothing of the stage is left to look for.
-    if scope.spawned() && scope.base().is_some() && scope.left_something() {
-        // Its PID namespace first, where it has one: that ends everything in it, whatever
-        // it forged; the sweep then finds nothing of it.
-        let pids = Arc::clone(&scope);
-        let _ = tokio::task::spawn_blocking(move || pids.end_pid_namespace()).await;
-        end_orphans_of(&scope, &end_status).await;
-    }
+    let (result, timed_out) = limits.run(scope.clone().run(shared.impls[i].run(cx))).await;
+    end_leftovers(&scope, &end_status).await;
     let result = match result {
         Ok(values) => {
             keep(
@@ -838,6 +788,87 @@ async fn run_stage(
         timed_out,
         duration: started.elapsed(),
         stop: stop.take(),
+    }
+}
+
+/// The scope every child of stage `i` runs in: its marker and its confinement (the run's, plus
+/// the TCP ports the stage declares), and a network namespace of its own when it is sensitive.
+fn stage_scope(shared: &Shared, i: usize) -> Arc<StageScope> {
+    let stage = &shared.pipeline.stages[i];
+    let scope = StageScope::new(
+        format!("{}{}", shared.marker_prefix, super::console::random_hex(8)),
+        shared.confine.as_ref().map(|base| {
+            stage
+                .network
+                .iter()
+                .filter(|e| e.value.host.is_none())
+                .fold(base.clone(), |c, e| c.connect(e.value.port))
+        }),
+    );
+    Arc::new(if shared.sensitive.get(i).copied().unwrap_or(true) {
+        scope
+    } else {
+        scope.sharing_net(Arc::clone(&shared.common_net))
+    })
+}
+
+/// What bounds a stage's run: its `timeout`, the run's cancellation, and the grace it is given
+/// to stop once told to.
+struct Limits {
+    timeout: Option<Duration>,
+    grace: Duration,
+    canceller: super::cancel::Canceller,
+    run_cancel: CancelSignal,
+}
+
+impl Limits {
+    /// Runs the stage's future within the limits: its result, and the timeout when that ended it.
+    async fn run(
+        self,
+        fut: impl std::future::Future<Output = Result<StageOutputs, StageError>>,
+    ) -> (Result<StageOutputs, StageError>, Option<Duration>) {
+        let mut fut = std::pin::pin!(fut);
+        let deadline = tokio::time::sleep(self.timeout.unwrap_or(Duration::from_secs(86_400)));
+        tokio::pin!(deadline);
+        let mut timed_out = None;
+        let early = tokio::select! {
+            r = &mut fut => Some(r),
+            () = &mut deadline, if self.timeout.is_some() => {
+                self.canceller.cancel(CancelReason::Timeout);
+                timed_out = self.timeout;
+                None
+            }
+            reason = self.run_cancel.cancelled() => {
+                self.canceller.cancel(reason);
+                None
+            }
+        };
+        let result = match early {
+            Some(r) => r,
+            // Cancelled: the implementation ends its children (SIGTERM, grace, SIGKILL). One
+            // that does not stop in time is dropped, which kills any group it still holds.
+            None => match tokio::time::timeout(self.grace + STOP_SLACK, &mut fut).await {
+                Ok(r) => r,
+                Err(_) => Err(StageError::failed(
+                    "the stage did not stop within its grace period and was abandoned",
+                )),
+            },
+        };
+        (result, timed_out)
+    }
+}
+
+/// Nothing of the stage may still run while its outputs are read and kept: a leftover could
+/// swap a file for a link between a check and a copy. With confinement off (measurements only)
+/// what is left waits for the run's end. Where every child ran in a cgroup of its own that was
+/// empty when its leader exited, nothing of the stage is left to look for.
+async fn end_leftovers(scope: &Arc<StageScope>, status: &StatusSink) {
+    if scope.spawned() && scope.base().is_some() && scope.left_something() {
+        // Its PID namespace first, where it has one: that ends everything in it, whatever
+        // it forged; the sweep then finds nothing of it.
+        let pids = Arc::clone(scope);
+        let _ = tokio::task::spawn_blocking(move || pids.end_pid_namespace()).await;
+        end_orphans_of(scope, status).await;
     }
 }
 
