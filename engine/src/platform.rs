@@ -95,6 +95,30 @@ pub struct Syntax {
     pub environment_rule: &'static str,
 }
 
+/// The words a platform's people use, for messages about its events: a finding speaks of a
+/// change, its configuration, its secrets and its token as the platform names them.
+#[derive(Clone, Copy, Debug)]
+pub struct Words {
+    /// A change under review ("pull request").
+    pub change: &'static str,
+    /// What defines its jobs, which a change that edits it controls ("workflow").
+    pub configuration: &'static str,
+    /// Where the secrets a job is given are kept ("the repository's secrets").
+    pub secrets: &'static str,
+    /// The token every job is given ("the workflow's token").
+    pub token: &'static str,
+}
+
+impl Words {
+    /// For an event no platform lists.
+    pub const GENERIC: Words = Words {
+        change: "change",
+        configuration: "CI configuration",
+        secrets: "the project's secrets",
+        token: "the job's own token",
+    };
+}
+
 /// How a platform hands a run over between the jobs of an exported pipeline, where that refuses
 /// some names: a kept folder holding one could not be handed over, so `run` refuses to keep it,
 /// on any machine (a run that works locally must not fail only in the pipeline).
@@ -219,6 +243,11 @@ pub trait Platform: Send + Sync + std::fmt::Debug {
     /// What `export <name>` writes for it, if it exports.
     fn exporter(&self) -> Option<&dyn crate::export::Exporter> {
         None
+    }
+
+    /// The words its people use for a change, a job's configuration, its secrets and its token.
+    fn words(&self) -> &'static Words {
+        &Words::GENERIC
     }
 
     /// The names its hand-over of a run between jobs refuses, if it refuses any.

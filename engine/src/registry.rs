@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::contract::{ForgeContract, StageContract, StoreContract};
 use crate::model::{CheckoutContradiction, Pipeline, Trusted, TrustedSource};
-use crate::platform::{Event, EventRuns, FindingsFormat, Lookup, Platform, Scope, Syntax};
+use crate::platform::{Event, EventRuns, FindingsFormat, Lookup, Platform, Scope, Syntax, Words};
 
 /// Recognises a credential in a text. The stdlib registers `std/scan`'s pattern detectors
 /// (forge, cloud and model vendors' tokens, JWTs, private keys), so that `check` and `std/scan`
@@ -114,6 +114,14 @@ impl Registry {
         self.platforms()
             .flat_map(|p| p.events().iter())
             .find(|e| e.name == name)
+    }
+
+    /// The words of the platform that lists event `name` first ([`Words::GENERIC`] for an event
+    /// none lists): what a message about that event speaks of.
+    pub fn words_of(&self, event: &str) -> &'static Words {
+        self.platforms()
+            .find(|p| p.events().iter().any(|e| e.name == event))
+            .map_or(&Words::GENERIC, |p| p.words())
     }
 
     /// Every trigger event the registered platforms list.

@@ -13,7 +13,7 @@ use super::{Check, Context};
 use crate::contract::Role;
 use crate::finding::{Confidence, Finding, Label, Severity};
 use crate::model::Value;
-use crate::platform::{Event, EventRuns};
+use crate::platform::{Event, EventRuns, Words};
 use crate::span::Span;
 
 pub struct Trigger;
@@ -126,6 +126,7 @@ impl Trigger {
                 continue;
             }
             let name = event.name;
+            let w = cx.registry.words_of(name);
             let branches = t.branches.as_ref().map(|b| b.value.as_slice());
             if !admits_every_branch(branches) {
                 // A pattern admits branches the file does not name: a release branch of three
@@ -136,13 +137,15 @@ impl Trigger {
                             self.id(),
                             Severity::Warning,
                             format!(
-                                "`{name}` runs on a pull request into any branch `{pattern}` admits, with the repository's secrets: a branch the file does not name (an old one, or one created later) runs its own copy of the workflow and the pipeline (principle 3, allow-lists)"
+                                "`{name}` runs on a {} into any branch `{pattern}` admits, with {}: a branch the file does not name (an old one, or one created later) runs its own copy of the {} and the pipeline (principle 3, allow-lists)",
+                                w.change, w.secrets, w.configuration
                             ),
                             Label::new(b.span, "admits branches the file does not name"),
                         )
-                        .help(
-                            "name the branches whose workflow was reviewed (`branches=\"main release/2.x\"`), and keep the secrets in an environment restricted to them",
-                        )
+                        .help(format!(
+                            "name the branches whose {} was reviewed (`branches=\"main release/2.x\"`), and keep the secrets in an environment restricted to them",
+                            w.configuration
+                        ))
                         .confidence(Confidence::Medium),
                     );
                 }
@@ -156,12 +159,18 @@ impl Trigger {
                 Finding::new(
                     self.id(),
                     self.severity(),
-                    format!("`{name}` runs on a pull request into any branch, with the repository's secrets: a pull request into a branch nobody reviewed runs that branch's copy of the workflow and the pipeline (principle 3, allow-lists)"),
+                    format!(
+                        "`{name}` runs on a {change} into any branch, with {}: a {change} into a branch nobody reviewed runs that branch's copy of the {} and the pipeline (principle 3, allow-lists)",
+                        w.secrets,
+                        w.configuration,
+                        change = w.change
+                    ),
                     Label::new(span, what),
                 )
-                .help(
-                    "name the branches whose workflow was reviewed: `branches=\"main\"`, and keep the secrets in an environment restricted to them",
-                )
+                .help(format!(
+                    "name the branches whose {} was reviewed: `branches=\"main\"`, and keep the secrets in an environment restricted to them",
+                    w.configuration
+                ))
                 .confidence(Confidence::High),
             );
         }
@@ -196,8 +205,9 @@ impl Trigger {
                     self.id(),
                     self.severity(),
                     format!(
-                        "`{}` starts no review when the pull request is pushed to (`types` leaves out `{push}`): the review published for an earlier head stays up while the new commits go unreviewed (principle 4, coverage is a promise)",
-                        event.name
+                        "`{}` starts no review when the {} is pushed to (`types` leaves out `{push}`): the review published for an earlier head stays up while the new commits go unreviewed (principle 4, coverage is a promise)",
+                        event.name,
+                        cx.registry.words_of(event.name).change
                     ),
                     Label::new(types.span, format!("no `{push}`")),
                 )
@@ -215,6 +225,7 @@ impl Trigger {
         let Some(trigger) = changes_own(cx) else {
             return;
         };
+        let w = cx.registry.words_of(&trigger.event.value);
         let Some(flow) = cx.flow else { return };
         let mut held: Vec<usize> = flow.held.iter().flatten().copied().collect();
         held.sort_unstable();
@@ -230,20 +241,26 @@ impl Trigger {
                 self.id(),
                 self.severity(),
                 format!(
-                    "on `{}` the workflow is the pull request's own: a fork's run gets no {}, and a branch's run hands {} to a workflow its author wrote",
+                    "on `{}` the {configuration} is the {}'s own: a fork's run gets no {}, and a branch's run hands {} to a {configuration} its author wrote",
                     trigger.event.value,
+                    w.change,
                     names.join(" or "),
                     if held.len() == 1 { "it" } else { "them" },
+                    configuration = w.configuration,
                 ),
-                Label::new(trigger.event.span, "runs the pull request's workflow"),
+                Label::new(
+                    trigger.event.span,
+                    format!("runs the {}'s {}", w.change, w.configuration),
+                ),
             )
             .related(Label::new(
                 p.secrets[first].name.span,
-                "a secret other than the workflow's token",
+                format!("a secret other than {}", w.token),
             ))
             .help(format!(
-                "run on `{}`, whose workflow is the base branch's, and keep the secrets in an environment restricted to that branch",
-                change_event(cx)
+                "run on `{}`, whose {} is the base branch's, and keep the secrets in an environment restricted to that branch",
+                change_event(cx),
+                w.configuration
             ))
             .confidence(Confidence::High),
         );
@@ -261,6 +278,7 @@ impl Trigger {
             return;
         };
         let event = trigger.event.value.as_str();
+        let w = cx.registry.words_of(event);
         let instead = change_event(cx);
         for (stage, child, _, arg) in super::fail_closed::subject::whole_head_claims(cx) {
             out.push(
@@ -268,14 +286,18 @@ impl Trigger {
                     self.id(),
                     self.severity(),
                     format!(
-                        "`{}`'s `{}` records a verdict on the head, but the pipeline runs on `{event}`, whose workflow and pipeline file a pull request's branch brings itself: its author can rewrite what records the verdict, so a rule that requires it requires nothing (principle 4: a verdict covers what it claims)",
-                        stage.name.value, child.name.value
+                        "`{}`'s `{}` records a verdict on the head, but the pipeline runs on `{event}`, whose {} and pipeline file a {}'s branch brings itself: its author can rewrite what records the verdict, so a rule that requires it requires nothing (principle 4: a verdict covers what it claims)",
+                        stage.name.value, child.name.value, w.configuration, w.change
                     ),
                     Label::new(arg.span, "a verdict on the head"),
                 )
-                .related(Label::new(trigger.event.span, "runs the branch's own workflow"))
+                .related(Label::new(
+                    trigger.event.span,
+                    format!("runs the branch's own {}", w.configuration),
+                ))
                 .help(format!(
-                    "record verdicts that a rule requires from a pipeline on `{instead}` alone, whose workflow is the base branch's; on `{event}`, publish a comment only"
+                    "record verdicts that a rule requires from a pipeline on `{instead}` alone, whose {} is the base branch's; on `{event}`, publish a comment only",
+                    w.configuration
                 ))
                 .confidence(Confidence::High)
                 .stage(&stage.name.value),
@@ -342,7 +364,13 @@ impl Trigger {
                         Label::new(store.name.span, "trusts none of the pipeline's runs"),
                     )
                     .related(Label::new(v.span, format!("`{}` reads it here", stage.name.value)))
-                    .help(rule_help(&events, &named, change_event(cx)))
+                    .help(rule_help(
+                        &events,
+                        &named,
+                        change_event(cx),
+                        cx.registry
+                            .words_of(events.first().map_or("", |(e, _)| e.name)),
+                    ))
                     .confidence(Confidence::High)
                     .stage(&stage.name.value);
                     if let Some(span) = events[0].1 {
@@ -357,7 +385,12 @@ impl Trigger {
 
 /// A rule for the pipeline's own runs, unless those runs are `pull_request` ones, which a rule
 /// must not name (the `trust` check): then a trigger the rules name.
-fn rule_help(events: &[(&Event, Option<Span>)], named: &[&str], instead: &str) -> String {
+fn rule_help(
+    events: &[(&Event, Option<Span>)],
+    named: &[&str],
+    instead: &str,
+    words: &Words,
+) -> String {
     match events.iter().find(|(e, _)| e.runs != EventRuns::Change) {
         // An event started on any ref: the rule names the branch whose configuration is reviewed.
         Some((e, _)) if e.runs == EventRuns::Chosen => format!(
@@ -369,9 +402,10 @@ fn rule_help(events: &[(&Event, Option<Span>)], named: &[&str], instead: &str) -
             e.name
         ),
         None => format!(
-            "run on an event the rules name (`trigger \"{}\"`): a rule for `{}` runs would believe what any pull request uploads",
+            "run on an event the rules name (`trigger \"{}\"`): a rule for `{}` runs would believe what any {} uploads",
             named.first().copied().unwrap_or(instead),
-            events.first().map_or("such", |(e, _)| e.name)
+            events.first().map_or("such", |(e, _)| e.name),
+            words.change
         ),
     }
 }

@@ -12,7 +12,7 @@ pub mod syntax;
 
 use std::path::PathBuf;
 
-use reviewflow_engine::platform::{FindingsFormat, HandOver, Level, Lookup, Platform};
+use reviewflow_engine::platform::{FindingsFormat, HandOver, Level, Lookup, Platform, Words};
 
 use commands::{escape_message, escape_property};
 
@@ -21,6 +21,14 @@ use commands::{escape_message, escape_property};
 const ARTIFACT_NAMES: HandOver = HandOver {
     by: "GitHub's artifact upload",
     refused: &['"', ':', '<', '>', '|', '*', '?', '\r', '\n'],
+};
+
+/// How its people speak of a change and its jobs, for `check`'s messages.
+const WORDS: Words = Words {
+    change: "pull request",
+    configuration: "workflow",
+    secrets: "the repository's secrets",
+    token: "the workflow's token",
 };
 
 /// The GitHub Actions platform.
@@ -71,6 +79,10 @@ impl Platform for GithubActions {
 
     fn syntax(&self) -> Option<&'static reviewflow_engine::platform::Syntax> {
         Some(&syntax::SYNTAX)
+    }
+
+    fn words(&self) -> &'static Words {
+        &WORDS
     }
 
     fn exporter(&self) -> Option<&dyn reviewflow_engine::export::Exporter> {

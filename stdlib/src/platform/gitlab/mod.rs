@@ -21,7 +21,17 @@ pub mod export;
 pub mod scopes;
 pub mod syntax;
 
-use reviewflow_engine::platform::{Event, FindingsFormat, Level, Lookup, Platform, Scope, Syntax};
+use reviewflow_engine::platform::{
+    Event, FindingsFormat, Level, Lookup, Platform, Scope, Syntax, Words,
+};
+
+/// How its people speak of a change and its jobs, for `check`'s messages.
+const WORDS: Words = Words {
+    change: "merge request",
+    configuration: "CI configuration",
+    secrets: "the project's CI/CD variables",
+    token: "the job's token",
+};
 
 /// The GitLab CI platform.
 #[derive(Debug)]
@@ -90,6 +100,10 @@ impl Platform for GitlabCi {
     }
 
     /// `export gitlab`: a `.gitlab-ci.yml` (docs/gitlab.md, "The exported pipeline").
+    fn words(&self) -> &'static Words {
+        &WORDS
+    }
+
     fn exporter(&self) -> Option<&dyn reviewflow_engine::export::Exporter> {
         Some(&export::PipelineExporter)
     }
