@@ -138,3 +138,26 @@ fn each_case_gives_exactly_its_finding() {
         );
     }
 }
+
+/// A secret's `environment=` is judged by the syntax of the platform the pipeline runs on (its
+/// forge's), wherever the `forge` node stands: `review/post` is a GitLab environment and no
+/// GitHub one, `a:b` is neither.
+#[test]
+fn an_environment_name_follows_the_forges_platform() {
+    let pipeline = |forge: &str, environment: &str| {
+        format!(
+            "pipeline \"p\"\nsecret \"k\" env=\"K\" environment=\"{environment}\" {{\n    visible-to \"a\"\n}}\nstage \"a\" uses=\"run\" {{\n    command \"true\"\n    secret-env \"K\" \"k\"\n}}\nforge \"{forge}\"\n"
+        )
+    };
+    let refused = |forge: &str, environment: &str| {
+        findings(&pipeline(forge, environment))
+            .iter()
+            .find(|f| f.starts_with("type-mismatch") && f.contains("`environment`"))
+            .cloned()
+    };
+    assert_eq!(refused("gitlab", "review/post"), None);
+    let github = refused("github", "review/post").expect("refused on GitHub");
+    assert!(github.contains("(GitHub's)"), "{github}");
+    let gitlab = refused("gitlab", "a:b").expect("refused on GitLab");
+    assert!(gitlab.contains("(GitLab's"), "{gitlab}");
+}

@@ -126,6 +126,7 @@ pub fn lower(doc: &KdlDocument, source: &Source, registry: &Registry) -> (Pipeli
             help: Some("start the file with `pipeline \"review\"`".into()),
         });
     }
+    lowerer.environment_names();
     lowerer.pipeline.index();
     (lowerer.pipeline, lowerer.facts)
 }

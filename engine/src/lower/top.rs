@@ -156,8 +156,7 @@ impl Lowerer<'_> {
             .and_then(|e| self.permission_list(e, "`can`"));
         let environment = entries
             .prop("environment")
-            .and_then(|e| self.expect_string(e, "`environment`"))
-            .and_then(|e| self.environment_name(e));
+            .and_then(|e| self.expect_string(e, "`environment`"));
         let mut visible_to = Vec::new();
         let mut visible_to_span = None;
         if let Some(children) = node.children() {

@@ -204,26 +204,40 @@ impl Lowerer<'_> {
         Spanned::new(words, text.span)
     }
 
-    /// A secret's `environment="NAME"`, checked to be a name the platform's configuration holds
-    /// unquoted (none registered: no name is).
-    pub(super) fn environment_name(&mut self, value: Spanned<String>) -> Option<Spanned<String>> {
-        let syntax = self.registry.syntax();
-        if syntax.is_some_and(|s| (s.environment)(&value.value)) {
-            return Some(value);
+    /// Each secret's `environment="NAME"`, checked to be a name the configuration of the
+    /// platform the pipeline runs on holds unquoted (its forge's platform, else the first
+    /// registered one; none registered: no name is). Checked once the whole file is lowered,
+    /// since the `forge` may come after the secrets; a refused name is dropped.
+    pub(super) fn environment_names(&mut self) {
+        let registry = self.registry;
+        let syntax = registry
+            .platform_of(&self.pipeline)
+            .and_then(|p| p.syntax())
+            .or_else(|| registry.syntax());
+        let mut refused = Vec::new();
+        for secret in &mut self.pipeline.secrets {
+            let Some(value) = secret
+                .environment
+                .take_if(|v| !syntax.is_some_and(|s| (s.environment)(&v.value)))
+            else {
+                continue;
+            };
+            refused.push(Fact::TypeMismatch {
+                span: value.span,
+                what: "`environment`".into(),
+                expected: format!(
+                    "an environment name: {}",
+                    syntax.map_or("none: no registered platform holds environments", |s| {
+                        s.environment_rule
+                    })
+                ),
+                found: format!("{:?}", truncate(&value.value, 64)),
+                help: None,
+            });
         }
-        self.fact(Fact::TypeMismatch {
-            span: value.span,
-            what: "`environment`".into(),
-            expected: format!(
-                "an environment name: {}",
-                syntax.map_or("none: no registered platform holds environments", |s| {
-                    s.environment_rule
-                })
-            ),
-            found: format!("{:?}", truncate(&value.value, 64)),
-            help: None,
-        });
-        None
+        for fact in refused {
+            self.fact(fact);
+        }
     }
 }
 
