@@ -172,7 +172,7 @@ pub struct RunArgs {
     /// The pipeline file (as for `check`, the current folder's `review.kdl` when none is given)
     #[arg(value_name = "FILE", default_value = "review.kdl")]
     pub file: PathBuf,
-    /// At most this many stages at once, 1 or more (default: the number of cores)
+    /// At most this many stages at work at once, 1 or more (default: the number of cores)
     #[arg(long, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Time a child gets between SIGTERM and SIGKILL

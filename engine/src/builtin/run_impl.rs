@@ -32,6 +32,11 @@ impl StageImpl for RunStage {
     fn run<'a>(&'a self, cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
         Box::pin(run(cx))
     }
+
+    // Its work is its command: prepared before a slot is free, kept after.
+    fn slot_per_program(&self) -> bool {
+        true
+    }
 }
 
 struct Declared {

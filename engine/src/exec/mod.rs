@@ -5,6 +5,7 @@ pub mod egress;
 pub mod process;
 pub mod redact;
 pub mod secret;
+pub mod slot;
 mod stack;
 
 /// Schemas of the executor's formats: the run directory's manifest and events.

@@ -92,6 +92,16 @@ where
         program: program.clone(),
         source,
     })?;
+    // A stage that takes its slot around its program waits for one here, prepared: its view
+    // and ruleset were made while another stage's program ran (exec/slot.rs).
+    let mut cancel = std::pin::pin!(cancel);
+    let slot = match stage.as_ref().and_then(|s| s.program_slot().cloned()) {
+        Some(gate) => tokio::select! {
+            slot = gate.take() => slot,
+            () = &mut cancel => return Ok(ChildResult::cancelled_before_start()),
+        },
+        None => None,
+    };
     // Listen before spawning, so that an immediate exit is not missed.
     let mut sigchld = signal(SignalKind::child()).map_err(supervise)?;
 
@@ -129,7 +139,6 @@ where
 
     let mut stdin = std::pin::pin!(write_stdin(child.stdin, spec.stdin));
     let mut stdin_done = false;
-    let mut cancel = std::pin::pin!(cancel);
     let mut timeout = std::pin::pin!(sleep_until(
         spec.timeout.map_or(started, |limit| started + limit)
     ));
@@ -197,6 +206,8 @@ where
 
     // The leader has exited (seen without reaping it): this wait returns at once.
     let status = leader.reap().map_err(supervise)?;
+    // The program has ended: its slot goes to the next stage while this one is kept.
+    drop(slot);
     drop(view);
     group.disarm();
     // Whatever the child left in its cgroup (it was killed above) is gone before `run` returns:

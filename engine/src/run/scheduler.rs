@@ -31,6 +31,7 @@ use crate::contract::StageContract;
 use crate::exec::confine::reaper::{self, Orphans};
 use crate::exec::confine::{ConfineSpec, StageScope};
 use crate::exec::redact::Redactor;
+use crate::exec::slot::SlotGate;
 use crate::flow::Flow;
 use crate::graph::Dag;
 use crate::model::{OnError, Pipeline};
@@ -66,6 +67,8 @@ pub(crate) struct Shared {
     pub force: bool,
     /// The names the registered platforms' hand-overs refuse in a kept folder.
     pub hand_over: Vec<&'static crate::platform::HandOver>,
+    /// The run's `--jobs` slots (exec/slot.rs).
+    pub slots: Arc<tokio::sync::Semaphore>,
 }
 
 /// What the scheduler was told.
@@ -190,7 +193,8 @@ impl<'a> Scheduling<'a> {
         let remaining: Vec<usize> = (0..n).map(|i| plan.dag.producers(i).count()).collect();
         let ready = (0..n).filter(|&i| remaining[i] == 0).map(Reverse).collect();
         let reused = std::mem::take(&mut plan.reused);
-        let jobs = plan.jobs.max(1);
+        // Twice the slots: a stage is prepared while another's program runs (exec/slot.rs).
+        let jobs = plan.jobs.max(1) * 2;
         Scheduling {
             plan,
             shared,
@@ -735,10 +739,15 @@ async fn run_stage(
     let started = Instant::now();
     let stage = &shared.pipeline.stages[i];
     let name = &stage.name.value;
-    let scope = stage_scope(&shared, i);
+    let gate = Arc::new(SlotGate::new(
+        Arc::clone(&shared.slots),
+        shared.impls[i].slot_per_program(),
+    ));
+    let scope = stage_scope(&shared, i, Arc::clone(&gate));
     let end_status = status.clone();
     let stop = StopRequest::new(shared.force);
     let (canceller, cancel) = cancel_pair();
+    let waiting = cancel.clone();
     let cx = StageCx {
         run_id: &shared.run_id,
         stage,
@@ -765,8 +774,21 @@ async fn run_stage(
         grace: shared.grace,
         canceller,
         run_cancel,
+        gate: Arc::clone(&gate),
     };
-    let (result, timed_out) = limits.run(scope.clone().run(shared.impls[i].run(cx))).await;
+    let task = async {
+        // A stage that does work of its own holds a slot for its whole run.
+        let _slot = if gate.per_program() {
+            None
+        } else {
+            tokio::select! {
+                slot = gate.take() => slot,
+                _ = waiting.cancelled() => return Err(StageError::Cancelled),
+            }
+        };
+        shared.impls[i].run(cx).await
+    };
+    let (result, timed_out) = limits.run(scope.clone().run(task)).await;
     end_leftovers(&scope, &end_status).await;
     let result = match result {
         Ok(values) => {
@@ -793,7 +815,7 @@ async fn run_stage(
 
 /// The scope every child of stage `i` runs in: its marker and its confinement (the run's, plus
 /// the TCP ports the stage declares), and a network namespace of its own when it is sensitive.
-fn stage_scope(shared: &Shared, i: usize) -> Arc<StageScope> {
+fn stage_scope(shared: &Shared, i: usize, gate: Arc<SlotGate>) -> Arc<StageScope> {
     let stage = &shared.pipeline.stages[i];
     let scope = StageScope::new(
         format!("{}{}", shared.marker_prefix, super::console::random_hex(8)),
@@ -805,6 +827,7 @@ fn stage_scope(shared: &Shared, i: usize) -> Arc<StageScope> {
                 .fold(base.clone(), |c, e| c.connect(e.value.port))
         }),
     );
+    let scope = scope.with_slot(gate);
     Arc::new(if shared.sensitive.get(i).copied().unwrap_or(true) {
         scope
     } else {
@@ -819,6 +842,8 @@ struct Limits {
     grace: Duration,
     canceller: super::cancel::Canceller,
     run_cancel: CancelSignal,
+    /// The stage's `timeout` counts from when it took its slot.
+    gate: Arc<SlotGate>,
 }
 
 impl Limits {
@@ -828,7 +853,12 @@ impl Limits {
         fut: impl std::future::Future<Output = Result<StageOutputs, StageError>>,
     ) -> (Result<StageOutputs, StageError>, Option<Duration>) {
         let mut fut = std::pin::pin!(fut);
-        let deadline = tokio::time::sleep(self.timeout.unwrap_or(Duration::from_secs(86_400)));
+        let limit = self.timeout.unwrap_or(Duration::from_secs(86_400));
+        let gate = Arc::clone(&self.gate);
+        let deadline = async move {
+            gate.taken().await;
+            tokio::time::sleep(limit).await;
+        };
         tokio::pin!(deadline);
         let mut timed_out = None;
         let early = tokio::select! {
@@ -932,6 +962,77 @@ mod tests {
                 Ok(StageOutputs::new())
             })
         }
+    }
+
+    /// `test/hold`: takes its slot as a program would, says so, and keeps it a second.
+    struct Hold(Arc<tokio::sync::Notify>);
+
+    impl StageImpl for Hold {
+        fn run<'a>(&'a self, _cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
+            Box::pin(async move {
+                let gate = crate::exec::confine::current()
+                    .and_then(|s| s.program_slot().cloned())
+                    .ok_or_else(|| StageError::failed("no slot gate"))?;
+                let _slot = gate.take().await;
+                self.0.notify_one();
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                Ok(StageOutputs::new())
+            })
+        }
+        fn slot_per_program(&self) -> bool {
+            true
+        }
+    }
+
+    /// `test/after-hold`: once `test/hold` holds the only slot, waits for a slot of its own.
+    struct AfterHold(Arc<tokio::sync::Notify>);
+
+    impl StageImpl for AfterHold {
+        fn run<'a>(&'a self, _cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
+            Box::pin(async move {
+                self.0.notified().await;
+                let gate = crate::exec::confine::current()
+                    .and_then(|s| s.program_slot().cloned())
+                    .ok_or_else(|| StageError::failed("no slot gate"))?;
+                let _slot = gate.take().await;
+                Ok(StageOutputs::new())
+            })
+        }
+        fn slot_per_program(&self) -> bool {
+            true
+        }
+    }
+
+    /// A stage's `timeout` counts from when it took its slot: `quick` waits a second for the
+    /// only slot, which `hold` holds, and its 300 ms are not spent.
+    #[tokio::test]
+    async fn waiting_for_a_slot_is_not_a_stages_time() {
+        let mut registry = Registry::with_builtins();
+        registry.register(StageContract::new("test/hold", "holds the slot"));
+        registry.register(StageContract::new("test/after-hold", "waits for it"));
+        let held = Arc::new(tokio::sync::Notify::new());
+        let mut impls = Implementations::with_builtins();
+        impls.register("test/hold", Arc::new(Hold(Arc::clone(&held))));
+        impls.register("test/after-hold", Arc::new(AfterHold(held)));
+        let text = "pipeline \"slots\"\nstage \"hold\" uses=\"test/hold\"\nstage \"quick\" uses=\"test/after-hold\" timeout=\"300ms\"\n";
+        let compiled = compile(
+            Source::new("t.kdl", text.to_string()),
+            &registry,
+            &Limits::default(),
+        )
+        .map_err(|_| "compile")
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = RunOptions::new(dir.path());
+        options.console = ConsoleMode::Quiet;
+        options.jobs = 1;
+        options.env = Arc::new(|_| None);
+        let r = execute(&compiled, &registry, &impls, options)
+            .await
+            .unwrap();
+        assert_eq!(outcome(&r, "hold"), (Outcome::Succeeded, None));
+        assert_eq!(outcome(&r, "quick"), (Outcome::Succeeded, None));
+        assert_eq!((r.status, r.exit_code), (RunStatus::Succeeded, 0));
     }
 
     /// `first` stops the run while `other` (independent) runs; `after` and `last` follow `first`.

@@ -20,4 +20,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// [`StageCx::request_stop`](super::StageCx::request_stop) and returns its outputs.
 pub trait StageImpl: Send + Sync {
     fn run<'a>(&'a self, cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>>;
+
+    /// Whether the stage's work is the one program it starts, so that it takes its slot of the
+    /// run's `--jobs` only for that program's life (prepared before, kept after: docs/executor.md,
+    /// "Scheduling"). A stage that does work of its own holds its slot for its whole run.
+    fn slot_per_program(&self) -> bool {
+        false
+    }
 }

@@ -15,6 +15,7 @@ use super::cgroup::ChildCgroup;
 use super::namespaces::StageNet;
 use super::pidns::StagePids;
 use super::spec::ConfineSpec;
+use crate::exec::slot::SlotGate;
 
 /// The variable that marks every child of a stage (and what it leaves behind) with the stage's
 /// marker, read back from `/proc/<pid>/environ` to attribute orphans.
@@ -40,6 +41,8 @@ pub struct StageScope {
     /// The stage's PID namespace, where the `cgroup` layer is missing: made on first use,
     /// ended when the stage ends ([`StageScope::end_pid_namespace`]).
     pids: Mutex<Option<StagePids>>,
+    /// The stage's way to the run's slots ([`SlotGate`]); none outside a run's scheduling.
+    slot: Option<Arc<SlotGate>>,
 }
 
 /// Where a stage's network namespace is kept: a stage that holds a secret or reads a private
@@ -59,7 +62,20 @@ impl StageScope {
             left: AtomicBool::new(false),
             net: NetSlot::default(),
             pids: Mutex::new(None),
+            slot: None,
         }
+    }
+
+    /// Takes the run's slots through `gate`.
+    pub fn with_slot(mut self, gate: Arc<SlotGate>) -> Self {
+        self.slot = Some(gate);
+        self
+    }
+
+    /// The gate a child of the stage takes its slot through, when the stage takes its slot
+    /// around its program rather than for its whole run.
+    pub fn program_slot(&self) -> Option<&Arc<SlotGate>> {
+        self.slot.as_ref().filter(|g| g.per_program())
     }
 
     /// Keeps the stage's network namespace in `slot`, shared with the other stages given it.

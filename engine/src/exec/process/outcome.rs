@@ -48,3 +48,18 @@ pub struct ChildResult {
     /// Whether standard output was longer than the cap.
     pub stdout_truncated: bool,
 }
+
+impl ChildResult {
+    /// A child cancelled before it was started (it waited for a slot): nothing ran.
+    pub(crate) fn cancelled_before_start() -> Self {
+        use std::os::unix::process::ExitStatusExt as _;
+        Self {
+            outcome: Outcome::Cancelled,
+            status: ExitStatus::from_raw(0),
+            duration: Duration::ZERO,
+            forced_kill: false,
+            stdout: Vec::new(),
+            stdout_truncated: false,
+        }
+    }
+}
