@@ -8,7 +8,7 @@ use crate::git::{GitError, Sha};
 use crate::store::AtomicWriteError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ForgeError {
+pub enum LocalForgeError {
     #[error(transparent)]
     Git(#[from] GitError),
 

@@ -25,11 +25,11 @@ mod record;
 mod remote;
 mod review;
 
-pub use author::{BOT_SUFFIX, CommitAuthor, check_author};
+pub use author::{AuthorMismatch, BOT_SUFFIX, CommitAuthor, check_author};
 pub use baseline::{Baseline, BaselineFinding};
 pub use change::{Change, MAX_REPO_NAME, open_change, repo_name};
 pub use commit::{MAX_BODY_BYTES, MAX_TITLE_CHARS, Message, author_name, message};
-pub use error::ForgeError;
+pub use error::LocalForgeError;
 pub use filter::{Filtered, filter_findings, filter_findings_in};
 pub use formats::Format;
 pub use identity::{HeadFiles, fingerprint_all, read_head_files};

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ForgeError;
+use super::LocalForgeError;
 use super::baseline::Baseline;
 use super::formats::Format;
 use super::ids::{MAX_ID, check_change_id, check_id, check_reviewer};
@@ -146,11 +146,12 @@ impl PostedReview {
     }
 }
 
-pub(crate) fn to_bytes(record: &PostedReview) -> Result<Vec<u8>, ForgeError> {
-    let mut bytes = serde_json::to_vec_pretty(record).map_err(|source| ForgeError::Encode {
-        what: "posted-review record",
-        source,
-    })?;
+pub(crate) fn to_bytes(record: &PostedReview) -> Result<Vec<u8>, LocalForgeError> {
+    let mut bytes =
+        serde_json::to_vec_pretty(record).map_err(|source| LocalForgeError::Encode {
+            what: "posted-review record",
+            source,
+        })?;
     bytes.push(b'\n');
     Ok(bytes)
 }

@@ -8,7 +8,7 @@ use reviewflow_engine::contract::{ForgeContract, ValueType};
 use reviewflow_engine::model::{Pipeline, Value};
 use reviewflow_engine::run::{BoxFuture, StatusSink};
 
-use super::forge::{ChangeInfo, PostRequest, PostedMarker, PostedSummary};
+use super::forge::{ChangeInfo, ForgeError, PostRequest, PostedMarker, PostedSummary};
 use crate::forge::{
     Change, CommitAuthor, LocalForge, RepoSource, author_name, check_identity, repo_identity,
 };
@@ -191,17 +191,17 @@ impl super::ForgeKind for LocalKind {
     fn open<'a>(
         &'a self,
         open: &'a super::ForgeOpen<'a>,
-    ) -> BoxFuture<'a, Result<Arc<dyn super::Forge>, String>> {
+    ) -> BoxFuture<'a, Result<Arc<dyn super::Forge>, ForgeError>> {
         Box::pin(async move {
             let checkout = open.checkout.to_path_buf();
             let forge = match open.decl.and_then(|d| d.setting("dir")) {
                 Some(setting) => {
-                    let dir = setting
-                        .value
-                        .as_str()
-                        .ok_or_else(|| "forge \"local\": `dir` is not a string".to_owned())?;
-                    let path = forge_dir(&checkout, dir)
-                        .map_err(|why| format!("forge \"local\": dir=\"{dir}\" {why}"))?;
+                    let dir = setting.value.as_str().ok_or_else(|| {
+                        ForgeError::Config("forge \"local\": `dir` is not a string".to_owned())
+                    })?;
+                    let path = forge_dir(&checkout, dir).map_err(|why| {
+                        ForgeError::Config(format!("forge \"local\": dir=\"{dir}\" {why}"))
+                    })?;
                     LocalForge::with_dir(&checkout, path)
                 }
                 None => LocalForge::new(&checkout),
@@ -210,12 +210,12 @@ impl super::ForgeKind for LocalKind {
             .for_pipeline(open.pipeline);
             let configured = match open.decl.and_then(|d| d.setting("repo")) {
                 Some(setting) => {
-                    let name = setting
-                        .value
-                        .as_str()
-                        .ok_or_else(|| "forge \"local\": `repo` is not a string".to_owned())?;
-                    check_identity(name)
-                        .map_err(|why| format!("forge \"local\": repo={name:?} {why}"))?;
+                    let name = setting.value.as_str().ok_or_else(|| {
+                        ForgeError::Config("forge \"local\": `repo` is not a string".to_owned())
+                    })?;
+                    check_identity(name).map_err(|why| {
+                        ForgeError::Config(format!("forge \"local\": repo={name:?} {why}"))
+                    })?;
                     Some(name.to_owned())
                 }
                 None => None,
@@ -225,7 +225,9 @@ impl super::ForgeKind for LocalKind {
             let (change, (repo, source), uncommitted) = super::blocking(move || {
                 let change = f
                     .open_change(base.as_deref(), head.as_deref())
-                    .map_err(|e| format!("cannot open the change under review: {e}"))?;
+                    .map_err(|e| {
+                        ForgeError::from(e).doing("cannot open the change under review")
+                    })?;
                 let identity = repo_identity(&f.checkout, configured.as_deref(), &change.repo);
                 // The review is of commits: edits not committed are not in it. A git that cannot
                 // tell is not a reason to stop the run.
@@ -292,13 +294,13 @@ impl super::Forge for Local {
         repo.into_iter().chain(&self.uncommitted).cloned().collect()
     }
 
-    fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, String>> {
+    fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, ForgeError>> {
         let forge = self.forge.clone();
         let id = self.change.change_id.clone();
         Box::pin(super::blocking(move || {
             let posted = forge
                 .last_posted(&id)
-                .map_err(|e| format!("cannot read the last posted review: {e}"))?;
+                .map_err(|e| ForgeError::from(e).doing("cannot read the last posted review"))?;
             Ok(posted.map(|p| PostedMarker {
                 head: p.head,
                 run: Some(p.run_id),
@@ -313,30 +315,30 @@ impl super::Forge for Local {
         &'a self,
         config: &'a GatherConfig,
         last: Option<&'a Sha>,
-    ) -> BoxFuture<'a, Result<Gathered, String>> {
+    ) -> BoxFuture<'a, Result<Gathered, ForgeError>> {
         let checkout = self.forge.checkout.clone();
         let change = self.change.clone();
         let config = config.clone();
         let last = last.cloned();
         Box::pin(super::blocking(move || {
-            gather_change(&checkout, &change, &config, last.as_ref()).map_err(|e| e.to_string())
+            Ok(gather_change(&checkout, &change, &config, last.as_ref())?)
         }))
     }
 
-    fn current_head(&self) -> BoxFuture<'_, Result<Sha, String>> {
+    fn current_head(&self) -> BoxFuture<'_, Result<Sha, ForgeError>> {
         let checkout = self.forge.checkout.clone();
         let head_ref = self.change.range.head_ref.clone();
         Box::pin(super::blocking(move || {
             crate::git::resolve(&checkout, &head_ref)
-                .map_err(|e| format!("cannot resolve the head again: {e}"))
+                .map_err(|e| ForgeError::from(e).doing("cannot resolve the head again"))
         }))
     }
 
-    fn head_author<'a>(&'a self, sha: &'a Sha) -> BoxFuture<'a, Result<CommitAuthor, String>> {
+    fn head_author<'a>(&'a self, sha: &'a Sha) -> BoxFuture<'a, Result<CommitAuthor, ForgeError>> {
         let checkout = self.forge.checkout.clone();
         let sha = sha.clone();
         Box::pin(super::blocking(move || {
-            let name = author_name(&checkout, &sha).map_err(|e| e.to_string())?;
+            let name = author_name(&checkout, &sha)?;
             Ok(CommitAuthor::Git { name })
         }))
     }
@@ -345,7 +347,7 @@ impl super::Forge for Local {
         &'a self,
         request: &'a PostRequest,
         _status: &'a StatusSink,
-    ) -> BoxFuture<'a, Result<PostedSummary, String>> {
+    ) -> BoxFuture<'a, Result<PostedSummary, ForgeError>> {
         let forge = self.forge.clone();
         let change = self.change.clone();
         let review = request.review.clone();
@@ -359,16 +361,14 @@ impl super::Forge for Local {
             if !reviewed {
                 return Ok(PostedSummary {
                     location: forge
-                        .change_dir(change.change_id.as_str())
-                        .map_err(|e| e.to_string())?
+                        .change_dir(change.change_id.as_str())?
                         .display()
                         .to_string(),
                     recorded: false,
                 });
             }
-            let posted = forge
-                .post_recorded(&change, &review, &expected, &formats, baseline.as_ref())
-                .map_err(|e| e.to_string())?;
+            let posted =
+                forge.post_recorded(&change, &review, &expected, &formats, baseline.as_ref())?;
             Ok(PostedSummary {
                 location: posted.location.display().to_string(),
                 recorded: true,
