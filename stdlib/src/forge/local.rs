@@ -25,6 +25,7 @@ use super::baseline::Baseline;
 use super::change::{Change, open_change};
 use super::formats::Format;
 use super::ids::{MAX_ID, check_change_id, check_id, check_reviewer};
+use super::record::RecordError;
 use super::record::{
     MAX_RECORD_BYTES, PostedFile, PostedReview, PublishedCounts, RECORD_FILE, RECORD_VERSION,
     timestamp, to_bytes,
@@ -138,7 +139,7 @@ impl LocalForge {
     pub fn last_posted(&self, change_id: &str) -> Result<Option<PostedReview>, LocalForgeError> {
         let dir = self.change_dir(change_id)?;
         let path = dir.join(RECORD_FILE);
-        let bad = |reason: String| LocalForgeError::BadRecord {
+        let bad = |reason: RecordError| LocalForgeError::BadRecord {
             path: path.clone(),
             reason,
         };
@@ -152,15 +153,13 @@ impl LocalForge {
                 });
             }
             Ok(meta) if !meta.file_type().is_file() => {
-                return Err(bad("it is not a regular file".to_owned()));
+                return Err(bad(RecordError::NotAFile));
             }
             Ok(_) => {}
         }
         self.check_real_folders(&dir)?;
         if self.is_tracked(&dir)? {
-            return Err(bad(
-                "git tracks the forge folder, so the record came with the change".to_owned(),
-            ));
+            return Err(bad(RecordError::Tracked));
         }
         let io_err = |source| LocalForgeError::Io {
             action: "read",
@@ -175,7 +174,7 @@ impl LocalForge {
             .read_to_end(&mut bytes)
             .map_err(io_err)?;
         if bytes.len() as u64 > MAX_RECORD_BYTES {
-            return Err(bad(format!("it is larger than {MAX_RECORD_BYTES} bytes")));
+            return Err(bad(RecordError::TooLarge));
         }
         PostedReview::parse(&bytes, change_id)
             .map(Some)
