@@ -21,7 +21,7 @@ use reviewflow_stdlib::kinds::forge::{Preconditions, check_preconditions};
 use reviewflow_stdlib::kinds::forge_github::GithubKind;
 use reviewflow_stdlib::kinds::forge_local::LocalKind;
 use reviewflow_stdlib::kinds::{Forge, ForgeError, ForgeKind, ForgeOpen};
-use support::fake_github::{FakeGithub, RouteKind};
+use support::fake_github::{FakeGithub, Fault, RouteKind};
 use zeroize::Zeroizing;
 
 const TOKEN: &str = "ghs_FAKEtoken0123456789abcdefABCDEF";
@@ -416,4 +416,27 @@ async fn github_no_names_reads_no_commit() {
     let gh = github().await;
     gh.check(&[]).await.unwrap();
     assert_eq!(gh.fake.count(RouteKind::Commit), 0);
+}
+
+#[tokio::test]
+async fn github_a_token_refused_a_read_names_the_permission_it_lacks() {
+    let gh = github().await;
+    gh.fake
+        .fault_next(RouteKind::PullRequest, 1, Fault::Status(403));
+    let err = gh.forge.current_head().await.unwrap_err();
+    assert!(matches!(err, ForgeError::Forbidden { .. }), "{err:?}");
+    assert_eq!(err.capability(), Some("pull-requests:read"));
+    assert!(
+        err.to_string()
+            .starts_with("cannot read pull request #7: GitHub answered 403"),
+        "{err}"
+    );
+    // The author check says which read it could not make; it refuses, writing nothing.
+    gh.fake.fault_next(RouteKind::Commit, 1, Fault::Status(403));
+    let err = gh.check(&["reviewflow[bot]"]).await.unwrap_err();
+    let ForgeError::AuthorUnreadable { source, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(source.capability(), Some("contents:read"));
+    assert!(err.to_string().ends_with("nothing published"), "{err}");
 }
