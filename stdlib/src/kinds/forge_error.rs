@@ -40,6 +40,20 @@ impl ApiError {
             Self::Gitlab(e) => e.status(),
         }
     }
+
+    /// What the forge said with an error status (its error JSON's message, quoted).
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            Self::Github(e) => match e.as_ref() {
+                GithubError::Status { message, .. } => Some(message),
+                _ => None,
+            },
+            Self::Gitlab(e) => match e.as_ref() {
+                GitlabError::Status { message, .. } => Some(message),
+                _ => None,
+            },
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -217,8 +231,8 @@ impl ForgeError {
         }
     }
 
-    /// The HTTP status, for an answer the forge gave.
-    pub fn status(&self) -> Option<u16> {
+    /// The REST client's error, for a failed call.
+    pub fn api(&self) -> Option<&ApiError> {
         match self {
             Self::NotFound { source, .. }
             | Self::Unauthorized { source, .. }
@@ -226,9 +240,14 @@ impl ForgeError {
             | Self::RateLimited { source, .. }
             | Self::Http { source, .. }
             | Self::Malformed { source, .. }
-            | Self::Invalid { source, .. } => source.status(),
+            | Self::Invalid { source, .. } => Some(source),
             _ => None,
         }
+    }
+
+    /// The HTTP status, for an answer the forge gave.
+    pub fn status(&self) -> Option<u16> {
+        self.api().and_then(ApiError::status)
     }
 
     /// A client's error in the variant a caller tells apart.
@@ -383,7 +402,12 @@ mod tests {
         assert_eq!(kind(github_status(401, false).into()), "unauthorized");
         // GitHub marks a secondary rate limit as a 403: it is a wait, not a missing permission.
         assert_eq!(kind(github_status(403, true).into()), "rate limited");
-        assert_eq!(kind(github_status(422, false).into()), "http");
+        let unprocessable = ForgeError::from(github_status(422, false));
+        assert_eq!(
+            unprocessable.api().and_then(ApiError::message),
+            Some("Resource not accessible by integration")
+        );
+        assert_eq!(kind(unprocessable), "http");
         assert_eq!(kind(github_status(502, false).into()), "http");
         assert_eq!(kind(gitlab_status(429).into()), "rate limited");
         assert_eq!(kind(gitlab_status(410).into()), "not found");
