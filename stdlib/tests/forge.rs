@@ -12,8 +12,8 @@ use std::path::Path;
 
 use reviewflow_stdlib::diff::parse;
 use reviewflow_stdlib::forge::{
-    ForgeError, Format, GITIGNORE, LocalForge, PostedReview, RECORD_FILE, Review, ReviewFinding,
-    filter_findings,
+    Format, GITIGNORE, LocalForge, LocalForgeError, PostedReview, RECORD_FILE, Review,
+    ReviewFinding, filter_findings,
 };
 use reviewflow_stdlib::git::{self, Basis, Sha};
 use reviewflow_stdlib::rules::{Finding, RuleId, Severity};
@@ -176,7 +176,7 @@ fn a_shallow_clone_is_refused_with_the_fix_rather_than_reviewed_whole() {
     let forge = LocalForge::new(clone.path());
     let err = forge.open_change(None, None).unwrap_err();
     assert!(
-        matches!(err, ForgeError::Git(git::GitError::Shallow { .. })),
+        matches!(err, LocalForgeError::Git(git::GitError::Shallow { .. })),
         "{err}"
     );
     let text = err.to_string();
@@ -191,7 +191,7 @@ fn a_shallow_clone_is_refused_with_the_fix_rather_than_reviewed_whole() {
     // The free function refuses the same way.
     assert!(matches!(
         reviewflow_stdlib::forge::open_change(clone.path(), None, None),
-        Err(ForgeError::Git(git::GitError::Shallow { .. }))
+        Err(LocalForgeError::Git(git::GitError::Shallow { .. }))
     ));
     // A base the clone does not have is refused too, naming it.
     let err = forge.open_change(Some(&c1), None).unwrap_err();
@@ -411,7 +411,7 @@ fn post_refuses_when_the_head_moved_since_gather() {
     review2.comment = "stale".into();
     let err = forge.post(&change, &review2, change.head()).unwrap_err();
     match &err {
-        ForgeError::HeadMoved { expected, current } => {
+        LocalForgeError::HeadMoved { expected, current } => {
             assert_eq!(expected, change.head());
             assert_eq!(current.as_str(), new_head);
         }
@@ -432,7 +432,7 @@ fn post_refuses_when_the_head_moved_since_gather() {
     let fresh = forge.open_change(None, None).unwrap();
     let err = forge.post(&fresh, &review2, fresh.head()).unwrap_err();
     assert!(
-        matches!(err, ForgeError::ReviewHeadMismatch { .. }),
+        matches!(err, LocalForgeError::ReviewHeadMismatch { .. }),
         "{err}"
     );
 }
@@ -458,7 +458,7 @@ fn post_refuses_bad_ids() {
         (&bad_change, &good),
     ] {
         let err = forge.post(change, review, change.head()).unwrap_err();
-        assert!(matches!(err, ForgeError::BadId { .. }), "{err}");
+        assert!(matches!(err, LocalForgeError::BadId { .. }), "{err}");
     }
     assert!(!repo.path().join(".reviewflow").exists());
     assert!(forge.last_posted("../x").is_err());
@@ -552,7 +552,10 @@ fn a_corrupt_or_hostile_record_is_rejected() {
     for (what, value) in hostile {
         std::fs::write(&record, value.to_string()).unwrap();
         let err = forge.last_posted("branch-feature").unwrap_err();
-        assert!(matches!(err, ForgeError::BadRecord { .. }), "{what}: {err}");
+        assert!(
+            matches!(err, LocalForgeError::BadRecord { .. }),
+            "{what}: {err}"
+        );
     }
     for raw in [&b"not json"[..], b"", b"{}", &vec![b' '; 70 * 1024]] {
         std::fs::write(&record, raw).unwrap();
@@ -578,7 +581,7 @@ fn records_through_symbolic_links_are_not_followed() {
     std::os::unix::fs::symlink(elsewhere.path().join(RECORD_FILE), dir.join(RECORD_FILE)).unwrap();
     assert!(matches!(
         forge.last_posted("branch-feature"),
-        Err(ForgeError::BadRecord { .. })
+        Err(LocalForgeError::BadRecord { .. })
     ));
 
     // The change's folder is a link: neither read nor written through.
@@ -586,13 +589,13 @@ fn records_through_symbolic_links_are_not_followed() {
     std::os::unix::fs::symlink(elsewhere.path(), &dir).unwrap();
     assert!(matches!(
         forge.last_posted("branch-feature"),
-        Err(ForgeError::NotAFolder { .. })
+        Err(LocalForgeError::NotAFolder { .. })
     ));
     let change = forge.open_change(None, None).unwrap();
     let review = review_for(change.head(), change.base(), vec![]);
     assert!(matches!(
         forge.post(&change, &review, change.head()),
-        Err(ForgeError::NotAFolder { .. })
+        Err(LocalForgeError::NotAFolder { .. })
     ));
     assert!(!elsewhere.path().join("review.md").exists());
 }
@@ -618,7 +621,7 @@ fn a_record_that_came_with_the_change_is_refused() {
     );
     assert!(matches!(
         other.last_posted("branch-feature"),
-        Err(ForgeError::BadRecord { .. })
+        Err(LocalForgeError::BadRecord { .. })
     ));
 }
 

@@ -13,11 +13,11 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use reviewflow_stdlib::forge::{Review, ReviewFinding};
-use reviewflow_stdlib::gather::GatherConfig;
+use reviewflow_stdlib::gather::{GatherConfig, GatherError};
 use reviewflow_stdlib::git::Sha;
 use reviewflow_stdlib::kinds::forge::{Preconditions, check_preconditions};
 use reviewflow_stdlib::kinds::forge_gitlab::{Gitlab, GitlabKind};
-use reviewflow_stdlib::kinds::{Forge, ForgeKind, ForgeOpen, PostRequest, ReviewState};
+use reviewflow_stdlib::kinds::{Forge, ForgeError, ForgeKind, ForgeOpen, PostRequest, ReviewState};
 use reviewflow_stdlib::rules::Severity;
 use serde_json::json;
 use support::fake_gitlab::{BOT, FakeGitlab, Fault, MrSeed, Paging, RouteKind, diff_file};
@@ -47,7 +47,7 @@ async fn fake() -> FakeGitlab {
 }
 
 /// The forge opened as a run opens it, with a GitLab job's variables.
-async fn open(fake: &FakeGitlab) -> Result<Arc<dyn Forge>, String> {
+async fn open(fake: &FakeGitlab) -> Result<Arc<dyn Forge>, ForgeError> {
     let api = fake.api_url();
     let env = move |name: &str| -> Option<String> {
         match name {
@@ -288,6 +288,9 @@ async fn a_head_that_moved_between_pin_and_post_is_refused_and_nothing_is_writte
     )
     .await
     .unwrap_err();
+    assert!(matches!(e, ForgeError::HeadMoved { .. }), "{e:?}");
+    assert!(e.head_moved());
+    let e = e.to_string();
     assert!(
         e.contains("moved since gather") && e.contains("nothing was posted"),
         "{e}"
@@ -314,8 +317,9 @@ async fn gitlabs_errors_are_clear_and_server_errors_retried() {
     // A merge request GitLab does not know.
     fake.fault(RouteKind::MergeRequest, Fault::Status(404));
     let e = open(&fake).await.err().unwrap();
+    assert!(matches!(e, ForgeError::NotFound { .. }), "{e:?}");
     assert_eq!(
-        e,
+        e.to_string(),
         "cannot read merge request !7: GitLab answered 404 to GET /projects/42/merge_requests/7: 404 Not found"
     );
     // A revoked token.
@@ -324,6 +328,8 @@ async fn gitlabs_errors_are_clear_and_server_errors_retried() {
         Fault::Body(401, json!({"error": "invalid_token", "error_description": "Token was revoked. You have to re-authorize from the user."})),
     );
     let e = open(&fake).await.err().unwrap();
+    assert!(matches!(e, ForgeError::Unauthorized { .. }), "{e:?}");
+    let e = e.to_string();
     assert!(
         e.contains("401") && e.contains("invalid_token: Token was revoked"),
         "{e}"
@@ -337,6 +343,9 @@ async fn gitlabs_errors_are_clear_and_server_errors_retried() {
         .publish(&request(HEAD1, Vec::new(), Vec::new()), &say)
         .await
         .unwrap_err();
+    assert!(matches!(e, ForgeError::Http { .. }), "{e:?}");
+    assert_eq!(e.status(), Some(503));
+    let e = e.to_string();
     assert!(
         e.starts_with("cannot create the review note: GitLab answered 503"),
         "{e}"
@@ -357,10 +366,30 @@ async fn gitlabs_errors_are_clear_and_server_errors_retried() {
     let e = gitlab(&forge)
         .publish(&request(HEAD1, Vec::new(), Vec::new()), &say)
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(
         e.starts_with("the review note is posted, but the commit status is not")
             && e.ends_with("state is invalid"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_token_refused_a_write_names_the_scope_it_lacks() {
+    let fake = fake().await;
+    let forge = open(&fake).await.unwrap();
+    fake.fault(RouteKind::CreateNote, Fault::Status(403));
+    let say = |_: String| {};
+    let e = gitlab(&forge)
+        .publish(&request(HEAD1, Vec::new(), Vec::new()), &say)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ForgeError::Forbidden { .. }), "{e:?}");
+    assert_eq!(e.capability(), Some("api:write"));
+    assert!(
+        e.to_string()
+            .starts_with("cannot create the review note: GitLab answered 403"),
         "{e}"
     );
 }
@@ -426,7 +455,15 @@ async fn a_diff_over_max_bytes_is_refused_as_gather_refuses_one() {
         ..GatherConfig::default()
     };
     let e = forge.gather(&config, None).await.unwrap_err();
-    assert!(e.contains("over the limit of 64 bytes (max-bytes)"), "{e}");
+    assert!(
+        matches!(e, ForgeError::Gather(GatherError::TooLarge { .. })),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("over the limit of 64 bytes (max-bytes)"),
+        "{e}"
+    );
 }
 
 #[tokio::test]
@@ -441,6 +478,8 @@ async fn a_push_between_the_pin_and_the_diff_or_during_its_read_reviews_nothing(
         .gather(&GatherConfig::default(), None)
         .await
         .unwrap_err();
+    assert!(matches!(e, ForgeError::DiffMoved { .. }), "{e:?}");
+    let e = e.to_string();
     assert!(
         e.contains("head moved since the forge opened") && e.contains("nothing was reviewed"),
         "{e}"
@@ -455,7 +494,14 @@ async fn a_push_between_the_pin_and_the_diff_or_during_its_read_reviews_nothing(
         .gather(&GatherConfig::default(), None)
         .await
         .unwrap_err();
-    assert!(e.contains("pushed to while its diff was read"), "{e}");
+    assert!(
+        matches!(e, ForgeError::PushedDuringRead { .. }) && e.head_moved(),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains("pushed to while its diff was read"),
+        "{e}"
+    );
     // Pushed and put back while the pages are read: the head is the pinned one again, but
     // each push made a new version, and page 1 was HEAD2's.
     let fake = fake_with_pages().await;
@@ -465,7 +511,14 @@ async fn a_push_between_the_pin_and_the_diff_or_during_its_read_reviews_nothing(
         .gather(&GatherConfig::default(), None)
         .await
         .unwrap_err();
-    assert!(e.contains("pushed to while its diff was read"), "{e}");
+    assert!(
+        matches!(e, ForgeError::PushedDuringRead { .. }) && e.head_moved(),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains("pushed to while its diff was read"),
+        "{e}"
+    );
     assert!(fake.writes().is_empty());
 }
 

@@ -20,8 +20,8 @@ use reviewflow_stdlib::git::Sha;
 use reviewflow_stdlib::kinds::forge::{Preconditions, check_preconditions};
 use reviewflow_stdlib::kinds::forge_github::GithubKind;
 use reviewflow_stdlib::kinds::forge_local::LocalKind;
-use reviewflow_stdlib::kinds::{Forge, ForgeKind, ForgeOpen};
-use support::fake_github::{FakeGithub, RouteKind};
+use reviewflow_stdlib::kinds::{Forge, ForgeError, ForgeKind, ForgeOpen};
+use support::fake_github::{FakeGithub, Fault, RouteKind};
 use zeroize::Zeroizing;
 
 const TOKEN: &str = "ghs_FAKEtoken0123456789abcdefABCDEF";
@@ -134,6 +134,8 @@ async fn local_require_author_refuses_another_author_naming_both() {
             authors: wanted(&[near]),
         };
         let err = check_preconditions(forge.as_ref(), &p).await.unwrap_err();
+        assert!(matches!(err, ForgeError::AuthorRefused(_)), "{err:?}");
+        let err = err.to_string();
         let expected = format!(
             "`require-author`: the head {} is authored by Mallory Example, not by {near}: nothing published",
             &head[..12]
@@ -144,7 +146,10 @@ async fn local_require_author_refuses_another_author_naming_both() {
         head: sha(&head),
         authors: wanted(&["reviewflow[bot]", "github-actions[bot]"]),
     };
-    let err = check_preconditions(forge.as_ref(), &p).await.unwrap_err();
+    let err = check_preconditions(forge.as_ref(), &p)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("not by any of reviewflow[bot], github-actions[bot]"),
         "{err}"
@@ -192,7 +197,10 @@ async fn a_mailmap_in_the_change_does_not_rename_the_local_author() {
         authors: wanted(&["reviewflow[bot]"]),
     };
     let err = check_preconditions(forge.as_ref(), &p).await.unwrap_err();
-    assert!(err.contains("authored by Mallory Example"), "{err}");
+    let ForgeError::AuthorRefused(mismatch) = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(mismatch.author, "Mallory Example");
 }
 
 #[tokio::test]
@@ -205,6 +213,11 @@ async fn local_require_head_is_checked_first() {
         authors: wanted(&["reviewflow[bot]"]),
     };
     let err = check_preconditions(forge.as_ref(), &p).await.unwrap_err();
+    assert!(
+        matches!(&err, ForgeError::HeadMoved { current, .. } if current.as_str() == head),
+        "{err:?}"
+    );
+    let err = err.to_string();
     assert!(
         err.contains("the change's head moved since gather"),
         "{err}"
@@ -265,7 +278,7 @@ async fn github() -> Github {
 }
 
 impl Github {
-    async fn check(&self, names: &[&str]) -> Result<(), String> {
+    async fn check(&self, names: &[&str]) -> Result<(), ForgeError> {
         let p = Preconditions {
             head: sha(HEAD),
             authors: wanted(names),
@@ -321,7 +334,7 @@ async fn github_a_user_with_a_bots_login_does_not_pass_a_bot_name() {
         .set_commit_author(HEAD, Some("reviewflow[bot]"), "User");
     let err = gh.check(&["reviewflow[bot]"]).await.unwrap_err();
     assert_eq!(
-        err,
+        err.to_string(),
         "`require-author`: the head 1a2b3c4d5e6f is authored by the user account reviewflow[bot], \
          not by reviewflow[bot] (a bot name matches only a Bot account): nothing published"
     );
@@ -333,7 +346,7 @@ async fn github_a_plain_name_matches_the_login_exactly() {
     gh.fake.set_commit_author(HEAD, Some("octocat"), "User");
     gh.check(&["octocat"]).await.unwrap();
     for near in ["Octocat", "octocat ", "octo"] {
-        let err = gh.check(&[near]).await.unwrap_err();
+        let err = gh.check(&[near]).await.unwrap_err().to_string();
         assert!(
             err.starts_with(
                 "`require-author`: the head 1a2b3c4d5e6f is authored by octocat, not by"
@@ -348,8 +361,9 @@ async fn github_another_author_is_refused_and_nothing_is_written() {
     let gh = github().await;
     gh.fake.set_commit_author(HEAD, Some("octocat"), "User");
     let err = gh.check(&["reviewflow[bot]"]).await.unwrap_err();
+    assert!(matches!(err, ForgeError::AuthorRefused(_)), "{err:?}");
     assert_eq!(
-        err,
+        err.to_string(),
         "`require-author`: the head 1a2b3c4d5e6f is authored by octocat, not by reviewflow[bot]: nothing published"
     );
     assert!(gh.fake.comments(PR).is_empty());
@@ -372,7 +386,7 @@ async fn github_a_commit_with_no_account_never_matches() {
         .await
         .unwrap_err();
     assert_eq!(
-        err,
+        err.to_string(),
         "`require-author`: the head 1a2b3c4d5e6f is authored by \"Mona Lisa\", whose email maps to no GitHub account, \
          not by any of Mona Lisa, reviewflow[bot]: nothing published"
     );
@@ -382,6 +396,12 @@ async fn github_a_commit_with_no_account_never_matches() {
 async fn github_an_unknown_head_commit_is_an_error_not_a_pass() {
     let gh = github().await;
     let err = gh.check(&["reviewflow[bot]"]).await.unwrap_err();
+    // Not a refusal of the author: nothing vouches for one, and GitHub's answer is kept.
+    let ForgeError::AuthorUnreadable { source, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(source.status(), Some(422));
+    let err = err.to_string();
     assert!(
         err.starts_with("`require-author`: cannot read the head commit 1a2b3c4d5e6f"),
         "{err}"
@@ -396,4 +416,27 @@ async fn github_no_names_reads_no_commit() {
     let gh = github().await;
     gh.check(&[]).await.unwrap();
     assert_eq!(gh.fake.count(RouteKind::Commit), 0);
+}
+
+#[tokio::test]
+async fn github_a_token_refused_a_read_names_the_permission_it_lacks() {
+    let gh = github().await;
+    gh.fake
+        .fault_next(RouteKind::PullRequest, 1, Fault::Status(403));
+    let err = gh.forge.current_head().await.unwrap_err();
+    assert!(matches!(err, ForgeError::Forbidden { .. }), "{err:?}");
+    assert_eq!(err.capability(), Some("pull-requests:read"));
+    assert!(
+        err.to_string()
+            .starts_with("cannot read pull request #7: GitHub answered 403"),
+        "{err}"
+    );
+    // The author check says which read it could not make; it refuses, writing nothing.
+    gh.fake.fault_next(RouteKind::Commit, 1, Fault::Status(403));
+    let err = gh.check(&["reviewflow[bot]"]).await.unwrap_err();
+    let ForgeError::AuthorUnreadable { source, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(source.capability(), Some("contents:read"));
+    assert!(err.to_string().ends_with("nothing published"), "{err}");
 }

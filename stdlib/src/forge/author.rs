@@ -85,13 +85,26 @@ impl CommitAuthor {
     }
 }
 
+/// The head's author is none of those `require-author` names: the head, who authored it (as
+/// [`CommitAuthor::describe`] says) and who was wanted.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the head {head} is authored by {author}, not by {wanted}{hint}")]
+pub struct AuthorMismatch {
+    pub head: String,
+    pub author: String,
+    /// `reviewflow[bot]`, or `any of a, b`.
+    pub wanted: String,
+    /// Why a near miss missed, after the names (empty when none applies).
+    pub hint: &'static str,
+}
+
 /// `Ok` when `author` is one of `wanted` (or nothing is wanted); else why not, naming the head,
 /// who authored it and who was wanted.
 pub fn check_author(
     head_short: &str,
     author: &CommitAuthor,
     wanted: &[String],
-) -> Result<(), String> {
+) -> Result<(), AuthorMismatch> {
     if wanted.is_empty() || wanted.iter().any(|w| author.matches(w)) {
         return Ok(());
     }
@@ -109,10 +122,12 @@ pub fn check_author(
         }
         _ => "",
     };
-    Err(format!(
-        "the head {head_short} is authored by {}, not by {names}{hint}",
-        author.describe()
-    ))
+    Err(AuthorMismatch {
+        head: head_short.to_owned(),
+        author: author.describe(),
+        wanted: names,
+        hint,
+    })
 }
 
 fn bounded(text: &str) -> String {
@@ -178,12 +193,16 @@ mod tests {
             Ok(())
         );
         assert_eq!(
-            check_author("1a2b3c4", &account("octocat", false), &wanted).unwrap_err(),
+            check_author("1a2b3c4", &account("octocat", false), &wanted)
+                .unwrap_err()
+                .to_string(),
             "the head 1a2b3c4 is authored by octocat, not by reviewflow[bot]"
         );
         let two = vec!["a".to_owned(), "b[bot]".to_owned()];
         assert_eq!(
-            check_author("1a2b3c4", &account("b[bot]", false), &two).unwrap_err(),
+            check_author("1a2b3c4", &account("b[bot]", false), &two)
+                .unwrap_err()
+                .to_string(),
             "the head 1a2b3c4 is authored by the user account b[bot], not by any of a, b[bot] \
              (a bot name matches only a Bot account)"
         );

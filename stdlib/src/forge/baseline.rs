@@ -125,25 +125,20 @@ impl Baseline {
     /// Checks every field: the version, at most [`MAX_BASELINE_FINDINGS`] findings, each
     /// fingerprint 32 lowercase hex digits and distinct, details within their bounds and
     /// without control characters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), BaselineError> {
         if self.version != BASELINE_VERSION {
-            return Err(format!(
-                "baseline version {} is not {BASELINE_VERSION}",
-                self.version
-            ));
+            return Err(BaselineError::Version(self.version));
         }
         if self.findings.len() > MAX_BASELINE_FINDINGS {
-            return Err(format!(
-                "the baseline holds more than {MAX_BASELINE_FINDINGS} findings"
-            ));
+            return Err(BaselineError::TooMany);
         }
         let mut seen = BTreeSet::new();
         for f in &self.findings {
             if !is_print(&f.fingerprint) || f.moved.as_deref().is_some_and(|m| !is_print(m)) {
-                return Err("a baseline fingerprint is not 32 lowercase hex digits".into());
+                return Err(BaselineError::Fingerprint);
             }
             if !seen.insert(f.fingerprint.as_str()) {
-                return Err("a baseline fingerprint is listed twice".into());
+                return Err(BaselineError::Twice);
             }
             for (what, text, max) in [
                 ("rule", &f.rule, MAX_BASELINE_RULE),
@@ -151,12 +146,28 @@ impl Baseline {
                 ("message", &f.message, MAX_BASELINE_MESSAGE),
             ] {
                 if text.chars().count() > max || text.chars().any(char::is_control) {
-                    return Err(format!("a baseline {what} is too long or not one line"));
+                    return Err(BaselineError::Detail(what));
                 }
             }
         }
         Ok(())
     }
+}
+
+/// Why a baseline read back is refused ([`Baseline::validate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BaselineError {
+    #[error("baseline version {0} is not {BASELINE_VERSION}")]
+    Version(u32),
+    #[error("the baseline holds more than {MAX_BASELINE_FINDINGS} findings")]
+    TooMany,
+    #[error("a baseline fingerprint is not 32 lowercase hex digits")]
+    Fingerprint,
+    #[error("a baseline fingerprint is listed twice")]
+    Twice,
+    /// The rule, path or message of a finding.
+    #[error("a baseline {0} is too long or not one line")]
+    Detail(&'static str),
 }
 
 fn escaped_len(json: &str) -> usize {

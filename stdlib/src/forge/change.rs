@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::ForgeError;
+use super::LocalForgeError;
 use super::commit;
 use crate::git::{self, Range, Sha};
 
@@ -46,7 +46,7 @@ pub fn open_change(
     checkout: &Path,
     base: Option<&str>,
     head: Option<&str>,
-) -> Result<Change, ForgeError> {
+) -> Result<Change, LocalForgeError> {
     let range = git::change_range(checkout, base, head)?;
     let message = commit::message(checkout, &range.head_sha)?;
     Ok(Change {

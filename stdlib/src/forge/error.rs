@@ -8,7 +8,7 @@ use crate::git::{GitError, Sha};
 use crate::store::AtomicWriteError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ForgeError {
+pub enum LocalForgeError {
     #[error(transparent)]
     Git(#[from] GitError),
 
@@ -32,7 +32,10 @@ pub enum ForgeError {
     ReviewHeadMismatch { review: Sha, expected: Sha },
 
     #[error("the posted-review record {} is not trusted: {reason}", path.display())]
-    BadRecord { path: PathBuf, reason: String },
+    BadRecord {
+        path: PathBuf,
+        reason: super::record::RecordError,
+    },
 
     #[error("{} is a symbolic link or not a folder; the local forge does not follow it", path.display())]
     NotAFolder { path: PathBuf },

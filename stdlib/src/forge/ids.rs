@@ -2,7 +2,7 @@
 //! run ids and conversation ids. All are held to one pattern, `[A-Za-z0-9][A-Za-z0-9._-]*`,
 //! bounded in length, so none can be a path separator, `.`/`..`, a hidden name or an option.
 
-use super::ForgeError;
+use super::LocalForgeError;
 use super::error::echo;
 
 /// Longest change id (a folder name), as `git::change_id` makes them.
@@ -13,12 +13,12 @@ pub const MAX_ID: usize = 128;
 pub const MAX_REVIEWER: usize = 128;
 
 /// Checks a change id: it names the change's folder.
-pub fn check_change_id(id: &str) -> Result<(), ForgeError> {
+pub fn check_change_id(id: &str) -> Result<(), LocalForgeError> {
     check_id("change id", id, MAX_CHANGE_ID)
 }
 
 /// Checks a run id or conversation id (`what` names which, for the message).
-pub fn check_id(what: &'static str, id: &str, max: usize) -> Result<(), ForgeError> {
+pub fn check_id(what: &'static str, id: &str, max: usize) -> Result<(), LocalForgeError> {
     let reason = if id.is_empty() {
         Some("it is empty")
     } else if id.len() > max {
@@ -35,7 +35,7 @@ pub fn check_id(what: &'static str, id: &str, max: usize) -> Result<(), ForgeErr
     };
     match reason {
         None => Ok(()),
-        Some(reason) => Err(ForgeError::BadId {
+        Some(reason) => Err(LocalForgeError::BadId {
             what,
             value: echo(id),
             reason,
@@ -45,7 +45,7 @@ pub fn check_id(what: &'static str, id: &str, max: usize) -> Result<(), ForgeErr
 
 /// Checks a reviewer's display name: printable text, no line breaks or control characters
 /// (it is written into markdown and SARIF), bounded.
-pub fn check_reviewer(name: &str) -> Result<(), ForgeError> {
+pub fn check_reviewer(name: &str) -> Result<(), LocalForgeError> {
     let reason = if name.trim().is_empty() {
         Some("it is empty")
     } else if name.chars().count() > MAX_REVIEWER {
@@ -57,7 +57,7 @@ pub fn check_reviewer(name: &str) -> Result<(), ForgeError> {
     };
     match reason {
         None => Ok(()),
-        Some(reason) => Err(ForgeError::BadId {
+        Some(reason) => Err(LocalForgeError::BadId {
             what: "reviewer name",
             value: echo(name),
             reason,

@@ -20,11 +20,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use reviewflow_engine::nofollow;
 use sha2::{Digest, Sha256};
 
-use super::ForgeError;
+use super::LocalForgeError;
 use super::baseline::Baseline;
 use super::change::{Change, open_change};
 use super::formats::Format;
 use super::ids::{MAX_ID, check_change_id, check_id, check_reviewer};
+use super::record::RecordError;
 use super::record::{
     MAX_RECORD_BYTES, PostedFile, PostedReview, PublishedCounts, RECORD_FILE, RECORD_VERSION,
     timestamp, to_bytes,
@@ -118,13 +119,13 @@ impl LocalForge {
         &self,
         base: Option<&str>,
         head: Option<&str>,
-    ) -> Result<Change, ForgeError> {
+    ) -> Result<Change, LocalForgeError> {
         open_change(&self.checkout, base, head)
     }
 
     /// The folder of a change's reviews, the pipeline's inside it (the id is checked; nothing
     /// is created).
-    pub fn change_dir(&self, change_id: &str) -> Result<PathBuf, ForgeError> {
+    pub fn change_dir(&self, change_id: &str) -> Result<PathBuf, LocalForgeError> {
         check_change_id(change_id)?;
         let dir = self.dir.join(change_id);
         Ok(match &self.pipeline {
@@ -135,34 +136,32 @@ impl LocalForge {
 
     /// The review last posted for `change_id`, if any. A record that is malformed, too large,
     /// reached through a symbolic link, or tracked by git is an error.
-    pub fn last_posted(&self, change_id: &str) -> Result<Option<PostedReview>, ForgeError> {
+    pub fn last_posted(&self, change_id: &str) -> Result<Option<PostedReview>, LocalForgeError> {
         let dir = self.change_dir(change_id)?;
         let path = dir.join(RECORD_FILE);
-        let bad = |reason: String| ForgeError::BadRecord {
+        let bad = |reason: RecordError| LocalForgeError::BadRecord {
             path: path.clone(),
             reason,
         };
         match fs::symlink_metadata(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(source) => {
-                return Err(ForgeError::Io {
+                return Err(LocalForgeError::Io {
                     action: "inspect",
                     path,
                     source,
                 });
             }
             Ok(meta) if !meta.file_type().is_file() => {
-                return Err(bad("it is not a regular file".to_owned()));
+                return Err(bad(RecordError::NotAFile));
             }
             Ok(_) => {}
         }
         self.check_real_folders(&dir)?;
         if self.is_tracked(&dir)? {
-            return Err(bad(
-                "git tracks the forge folder, so the record came with the change".to_owned(),
-            ));
+            return Err(bad(RecordError::Tracked));
         }
-        let io_err = |source| ForgeError::Io {
+        let io_err = |source| LocalForgeError::Io {
             action: "read",
             path: path.clone(),
             source,
@@ -175,7 +174,7 @@ impl LocalForge {
             .read_to_end(&mut bytes)
             .map_err(io_err)?;
         if bytes.len() as u64 > MAX_RECORD_BYTES {
-            return Err(bad(format!("it is larger than {MAX_RECORD_BYTES} bytes")));
+            return Err(bad(RecordError::TooLarge));
         }
         PostedReview::parse(&bytes, change_id)
             .map(Some)
@@ -188,7 +187,7 @@ impl LocalForge {
         change: &Change,
         review: &Review,
         expected_head: &Sha,
-    ) -> Result<Posted, ForgeError> {
+    ) -> Result<Posted, LocalForgeError> {
         self.post_formats(change, review, expected_head, &Format::ALL)
     }
 
@@ -199,15 +198,15 @@ impl LocalForge {
         review: &Review,
         expected_head: &Sha,
         formats: &[Format],
-    ) -> Result<Posted, ForgeError> {
+    ) -> Result<Posted, LocalForgeError> {
         self.post_recorded(change, review, expected_head, formats, None)
     }
 
     /// Writes `review` in `formats` to the change's folder, then the record.
     ///
-    /// Refuses ([`ForgeError::HeadMoved`]) when the change's head, resolved again now from what
+    /// Refuses ([`LocalForgeError::HeadMoved`]) when the change's head, resolved again now from what
     /// it was first resolved from, is no longer `expected_head`, and
-    /// ([`ForgeError::ReviewHeadMismatch`]) when the review is of another head. Files of formats
+    /// ([`LocalForgeError::ReviewHeadMismatch`]) when the review is of another head. Files of formats
     /// not written this time are removed after the record, so none is left from an older post.
     /// The record keeps `baseline`, the fingerprints the next review is compared with
     /// (`docs/findings.md`).
@@ -218,7 +217,7 @@ impl LocalForge {
         expected_head: &Sha,
         formats: &[Format],
         baseline: Option<&Baseline>,
-    ) -> Result<Posted, ForgeError> {
+    ) -> Result<Posted, LocalForgeError> {
         let change_id = change.change_id.as_str();
         check_change_id(change_id)?;
         check_id("run id", &review.run_id, MAX_ID)?;
@@ -227,7 +226,7 @@ impl LocalForge {
         }
         check_reviewer(&review.reviewer)?;
         if review.head != *expected_head {
-            return Err(ForgeError::ReviewHeadMismatch {
+            return Err(LocalForgeError::ReviewHeadMismatch {
                 review: review.head.clone(),
                 expected: expected_head.clone(),
             });
@@ -239,7 +238,7 @@ impl LocalForge {
         let rendered = formats
             .iter()
             .map(|f| Ok((*f, f.render(change_id, self.pipeline.as_deref(), review)?)))
-            .collect::<Result<Vec<_>, ForgeError>>()?;
+            .collect::<Result<Vec<_>, LocalForgeError>>()?;
         self.check_head(change, expected_head)?;
 
         let dir = self.change_dir(change_id)?;
@@ -253,7 +252,7 @@ impl LocalForge {
         if let Err(source) = created {
             // A link or a file on the way is named as such.
             self.check_real_folders(&dir)?;
-            return Err(ForgeError::Io {
+            return Err(LocalForgeError::Io {
                 action: "create",
                 path: dir.clone(),
                 source,
@@ -307,7 +306,7 @@ impl LocalForge {
             let path = dir.join(stale.file_name());
             match fs::remove_file(&path) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                    return Err(ForgeError::Io {
+                    return Err(LocalForgeError::Io {
                         action: "remove",
                         path,
                         source: e,
@@ -331,13 +330,13 @@ impl LocalForge {
 
     /// Puts a `.gitignore` of `*` in the forge folder when it has none, so that `git add -A`
     /// does not commit posted reviews (a tracked record is refused when read).
-    fn ignore_folder(&self) -> Result<(), ForgeError> {
+    fn ignore_folder(&self) -> Result<(), LocalForgeError> {
         let path = self.dir.join(".gitignore");
         match fs::symlink_metadata(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 Ok(atomic_write(&path, GITIGNORE.as_bytes())?)
             }
-            Err(source) => Err(ForgeError::Io {
+            Err(source) => Err(LocalForgeError::Io {
                 action: "inspect",
                 path,
                 source,
@@ -347,12 +346,12 @@ impl LocalForge {
     }
 
     /// The change's head as it is now, resolved again from the same name.
-    fn check_head(&self, change: &Change, expected: &Sha) -> Result<(), ForgeError> {
+    fn check_head(&self, change: &Change, expected: &Sha) -> Result<(), LocalForgeError> {
         let current = git::resolve(&self.checkout, &change.range.head_ref)?;
         if current == *expected {
             Ok(())
         } else {
-            Err(ForgeError::HeadMoved {
+            Err(LocalForgeError::HeadMoved {
                 expected: expected.clone(),
                 current,
             })
@@ -361,7 +360,7 @@ impl LocalForge {
 
     /// Every folder from the forge folder (or, when it lies inside the checkout, from the
     /// checkout) down to `dir` is a real folder, not a symbolic link.
-    fn check_real_folders(&self, dir: &Path) -> Result<(), ForgeError> {
+    fn check_real_folders(&self, dir: &Path) -> Result<(), LocalForgeError> {
         let root = if self.dir.starts_with(&self.checkout) {
             self.checkout.as_path()
         } else {
@@ -371,10 +370,10 @@ impl LocalForge {
         let rest = dir.strip_prefix(root).unwrap_or(Path::new(""));
         let check = |p: &Path| match fs::symlink_metadata(p) {
             Ok(meta) if meta.file_type().is_dir() => Ok(()),
-            Ok(_) => Err(ForgeError::NotAFolder {
+            Ok(_) => Err(LocalForgeError::NotAFolder {
                 path: p.to_path_buf(),
             }),
-            Err(source) => Err(ForgeError::Io {
+            Err(source) => Err(LocalForgeError::Io {
                 action: "inspect",
                 path: p.to_path_buf(),
                 source,
@@ -391,7 +390,7 @@ impl LocalForge {
     }
 
     /// Whether git tracks any file under `dir` (only when `dir` is inside the checkout).
-    fn is_tracked(&self, dir: &Path) -> Result<bool, ForgeError> {
+    fn is_tracked(&self, dir: &Path) -> Result<bool, LocalForgeError> {
         // Spelled differently (relative, through a link), the paths may only match canonical.
         let relative = match dir.strip_prefix(&self.checkout) {
             Ok(relative) => relative.to_path_buf(),
@@ -420,7 +419,7 @@ impl LocalForge {
 }
 
 /// Writes each rendered file to a temp file in `dir`; on failure removes those written.
-fn stage(dir: &Path, rendered: &[(Format, Vec<u8>)]) -> Result<Vec<PathBuf>, ForgeError> {
+fn stage(dir: &Path, rendered: &[(Format, Vec<u8>)]) -> Result<Vec<PathBuf>, LocalForgeError> {
     let mut staged = Vec::with_capacity(rendered.len());
     for (_, bytes) in rendered {
         let temp = temp_path_in(dir);

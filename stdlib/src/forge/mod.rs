@@ -25,11 +25,11 @@ mod record;
 mod remote;
 mod review;
 
-pub use author::{BOT_SUFFIX, CommitAuthor, check_author};
-pub use baseline::{Baseline, BaselineFinding};
+pub use author::{AuthorMismatch, BOT_SUFFIX, CommitAuthor, check_author};
+pub use baseline::{Baseline, BaselineError, BaselineFinding};
 pub use change::{Change, MAX_REPO_NAME, open_change, repo_name};
 pub use commit::{MAX_BODY_BYTES, MAX_TITLE_CHARS, Message, author_name, message};
-pub use error::ForgeError;
+pub use error::LocalForgeError;
 pub use filter::{Filtered, filter_findings, filter_findings_in};
 pub use formats::Format;
 pub use identity::{HeadFiles, fingerprint_all, read_head_files};
@@ -38,8 +38,10 @@ pub use local::{DEFAULT_FORGE_DIR, GITIGNORE, LocalForge, Posted, pipeline_compo
 pub use ranges::{FileRanges, ranges_of};
 pub use record::{
     MAX_RECORD_BYTES, PostedFile, PostedReview, PublishedCounts, RECORD_FILE, RECORD_VERSION,
+    RecordError,
 };
 pub use remote::{
-    MAX_IDENTITY, RepoSource, check_identity, origin_url, remote_identity, repo_identity,
+    IdentityError, MAX_IDENTITY, RepoSource, check_identity, origin_url, remote_identity,
+    repo_identity,
 };
 pub use review::{FindingState, Review, ReviewFinding, StateCounts};

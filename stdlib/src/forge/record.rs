@@ -12,8 +12,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ForgeError;
-use super::baseline::Baseline;
+use super::LocalForgeError;
+use super::baseline::{Baseline, BaselineError};
 use super::formats::Format;
 use super::ids::{MAX_ID, check_change_id, check_id, check_reviewer};
 use crate::git::Sha;
@@ -93,30 +93,29 @@ pub struct PostedFile {
 
 impl PostedReview {
     /// Checks every field; `change_id` is the folder the record was found in.
-    pub fn validate(&self, change_id: &str) -> Result<(), String> {
+    pub fn validate(&self, change_id: &str) -> Result<(), RecordError> {
         if self.version != RECORD_VERSION {
-            return Err(format!("version {} is not {RECORD_VERSION}", self.version));
+            return Err(RecordError::Version(self.version));
         }
-        check_change_id(&self.change_id).map_err(|e| e.to_string())?;
+        check_change_id(&self.change_id)?;
         if self.change_id != change_id {
-            return Err("it names another change than its folder".to_owned());
+            return Err(RecordError::OtherChange);
         }
-        check_id("run id", &self.run_id, MAX_ID).map_err(|e| e.to_string())?;
+        check_id("run id", &self.run_id, MAX_ID)?;
         if let Some(id) = &self.conversation_id {
-            check_id("conversation id", id, MAX_ID).map_err(|e| e.to_string())?;
+            check_id("conversation id", id, MAX_ID)?;
         }
-        check_reviewer(&self.reviewer).map_err(|e| e.to_string())?;
+        check_reviewer(&self.reviewer)?;
         if !is_timestamp(&self.posted_at) {
-            return Err("posted_at is not a UTC timestamp YYYY-MM-DDThh:mm:ssZ".to_owned());
+            return Err(RecordError::Timestamp);
         }
         let mut seen = Vec::new();
         for file in &self.files {
             if file.name != file.format.file_name() {
-                return Err(format!(
-                    "file {:?} is not the {} file's name",
-                    super::error::echo(&file.name),
-                    file.format
-                ));
+                return Err(RecordError::FileName {
+                    name: super::error::echo(&file.name),
+                    format: file.format,
+                });
             }
             if file.sha256.len() != 64
                 || !file
@@ -124,10 +123,14 @@ impl PostedReview {
                     .bytes()
                     .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
             {
-                return Err(format!("the digest of {} is not SHA-256 hex", file.name));
+                return Err(RecordError::Digest {
+                    name: file.name.clone(),
+                });
             }
             if seen.contains(&file.format) {
-                return Err(format!("{} is listed twice", file.name));
+                return Err(RecordError::Twice {
+                    name: file.name.clone(),
+                });
             }
             seen.push(file.format);
         }
@@ -138,19 +141,56 @@ impl PostedReview {
     }
 
     /// Parses and validates a record's bytes.
-    pub fn parse(bytes: &[u8], change_id: &str) -> Result<Self, String> {
-        let record: PostedReview =
-            serde_json::from_slice(bytes).map_err(|e| format!("not a valid record: {e}"))?;
+    pub fn parse(bytes: &[u8], change_id: &str) -> Result<Self, RecordError> {
+        let record: PostedReview = serde_json::from_slice(bytes).map_err(RecordError::Json)?;
         record.validate(change_id)?;
         Ok(record)
     }
 }
 
-pub(crate) fn to_bytes(record: &PostedReview) -> Result<Vec<u8>, ForgeError> {
-    let mut bytes = serde_json::to_vec_pretty(record).map_err(|source| ForgeError::Encode {
-        what: "posted-review record",
-        source,
-    })?;
+/// Why a posted-review record is not trusted: how it was found, or what it holds.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("it is not a regular file")]
+    NotAFile,
+    #[error("git tracks the forge folder, so the record came with the change")]
+    Tracked,
+    #[error("it is larger than {MAX_RECORD_BYTES} bytes")]
+    TooLarge,
+    #[error("not a valid record: {0}")]
+    Json(#[source] serde_json::Error),
+    #[error("version {0} is not {RECORD_VERSION}")]
+    Version(u32),
+    /// An id outside its pattern (boxed: the local forge's error holds this one).
+    #[error(transparent)]
+    Id(Box<LocalForgeError>),
+    #[error("it names another change than its folder")]
+    OtherChange,
+    #[error("posted_at is not a UTC timestamp YYYY-MM-DDThh:mm:ssZ")]
+    Timestamp,
+    /// `name` is bounded: it comes from the record.
+    #[error("file {name:?} is not the {format} file's name")]
+    FileName { name: String, format: Format },
+    #[error("the digest of {name} is not SHA-256 hex")]
+    Digest { name: String },
+    #[error("{name} is listed twice")]
+    Twice { name: String },
+    #[error(transparent)]
+    Baseline(#[from] BaselineError),
+}
+
+impl From<LocalForgeError> for RecordError {
+    fn from(e: LocalForgeError) -> Self {
+        Self::Id(Box::new(e))
+    }
+}
+
+pub(crate) fn to_bytes(record: &PostedReview) -> Result<Vec<u8>, LocalForgeError> {
+    let mut bytes =
+        serde_json::to_vec_pretty(record).map_err(|source| LocalForgeError::Encode {
+            what: "posted-review record",
+            source,
+        })?;
     bytes.push(b'\n');
     Ok(bytes)
 }

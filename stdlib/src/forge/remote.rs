@@ -25,20 +25,33 @@ fn allowed(c: char) -> bool {
 /// Checks a repository identity (a configured `repo`, or a normalised URL): 1 to
 /// [`MAX_IDENTITY`] bytes of `[A-Za-z0-9._~/:+-]`, starting with a letter, a digit or `/` (so
 /// that `{repo}` on a command line is never read as an option).
-pub fn check_identity(value: &str) -> Result<(), String> {
+pub fn check_identity(value: &str) -> Result<(), IdentityError> {
     let Some(first) = value.chars().next() else {
-        return Err("is empty".to_owned());
+        return Err(IdentityError::Empty);
     };
     if !(first.is_ascii_alphanumeric() || first == '/') {
-        return Err("does not start with a letter, a digit or `/`".to_owned());
+        return Err(IdentityError::Start);
     }
     if value.len() > MAX_IDENTITY {
-        return Err(format!("is longer than {MAX_IDENTITY} bytes"));
+        return Err(IdentityError::TooLong);
     }
     if !value.chars().all(allowed) {
-        return Err("holds a character outside [A-Za-z0-9._~/:+-]".to_owned());
+        return Err(IdentityError::Character);
     }
     Ok(())
+}
+
+/// Why a repository identity is refused ([`check_identity`]); said after the value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IdentityError {
+    #[error("is empty")]
+    Empty,
+    #[error("does not start with a letter, a digit or `/`")]
+    Start,
+    #[error("is longer than {MAX_IDENTITY} bytes")]
+    TooLong,
+    #[error("holds a character outside [A-Za-z0-9._~/:+-]")]
+    Character,
 }
 
 /// The identity of the repository a remote URL names: the host (lowercased, without user,

@@ -2,13 +2,13 @@
 
 use std::io;
 
-use crate::forge::ForgeError;
+use crate::forge::LocalForgeError;
 use crate::git::GitError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GatherError {
     #[error(transparent)]
-    Forge(#[from] ForgeError),
+    Forge(#[from] LocalForgeError),
 
     #[error(transparent)]
     Git(#[from] GitError),

@@ -14,6 +14,8 @@ use crate::forge::{Baseline, CommitAuthor, FileRanges, Format, Review, check_aut
 use crate::gather::{GatherConfig, Gathered, Parts};
 use crate::git::Sha;
 
+pub use super::forge_error::ForgeError;
+
 /// The change under review, resolved once when the forge is opened.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChangeInfo {
@@ -124,28 +126,28 @@ pub trait Forge: Send + Sync {
 
     /// The last posted review of the change, as the forge shows it (a comment's marker, a
     /// record file).
-    fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, String>>;
+    fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, ForgeError>>;
 
     /// The change's diffs, cut to `config.path`, with the since-last-review diff from `last`.
     fn gather<'a>(
         &'a self,
         config: &'a GatherConfig,
         last: Option<&'a Sha>,
-    ) -> BoxFuture<'a, Result<Gathered, String>>;
+    ) -> BoxFuture<'a, Result<Gathered, ForgeError>>;
 
     /// The change's head now (to refuse a post when it moved since gather).
-    fn current_head(&self) -> BoxFuture<'_, Result<Sha, String>>;
+    fn current_head(&self) -> BoxFuture<'_, Result<Sha, ForgeError>>;
 
     /// Who authored commit `sha` (to refuse a post of a head nobody it trusts authored): the
     /// account GitHub maps it to, or none; the git author name locally.
-    fn head_author<'a>(&'a self, sha: &'a Sha) -> BoxFuture<'a, Result<CommitAuthor, String>>;
+    fn head_author<'a>(&'a self, sha: &'a Sha) -> BoxFuture<'a, Result<CommitAuthor, ForgeError>>;
 
     /// Publishes the review; refuses, publishing nothing, when the head moved.
     fn post<'a>(
         &'a self,
         request: &'a PostRequest,
         status: &'a StatusSink,
-    ) -> BoxFuture<'a, Result<PostedSummary, String>>;
+    ) -> BoxFuture<'a, Result<PostedSummary, ForgeError>>;
 }
 
 /// What must hold before `std/post` writes anything (keeps a blob, posts a comment, records a
@@ -164,27 +166,27 @@ pub struct Preconditions {
 pub async fn check_preconditions(
     forge: &dyn Forge,
     preconditions: &Preconditions,
-) -> Result<(), String> {
+) -> Result<(), ForgeError> {
     let expected = &preconditions.head;
     let current = forge.current_head().await?;
     if &current != expected {
-        return Err(format!(
-            "the change's head moved since gather: it was {}, it is now {}; nothing was posted or kept",
-            expected.short(),
-            current.short()
-        ));
+        return Err(ForgeError::HeadMoved {
+            expected: expected.clone(),
+            current,
+        });
     }
     if preconditions.authors.is_empty() {
         return Ok(());
     }
-    let refused = |why: String| format!("`require-author`: {why}: nothing published");
-    let author = forge.head_author(expected).await.map_err(|e| {
-        refused(format!(
-            "cannot read the head commit {}: {e}",
-            expected.short()
-        ))
-    })?;
-    check_author(expected.short(), &author, &preconditions.authors).map_err(refused)
+    let author = forge
+        .head_author(expected)
+        .await
+        .map_err(|e| ForgeError::AuthorUnreadable {
+            head: expected.short().to_owned(),
+            source: Box::new(e),
+        })?;
+    check_author(expected.short(), &author, &preconditions.authors)?;
+    Ok(())
 }
 
 /// What opening a forge may use.
@@ -213,6 +215,8 @@ pub struct ForgeOpen<'a> {
 pub trait ForgeKind: Send + Sync {
     fn contract(&self) -> ForgeContract;
 
-    fn open<'a>(&'a self, open: &'a ForgeOpen<'a>)
-    -> BoxFuture<'a, Result<Arc<dyn Forge>, String>>;
+    fn open<'a>(
+        &'a self,
+        open: &'a ForgeOpen<'a>,
+    ) -> BoxFuture<'a, Result<Arc<dyn Forge>, ForgeError>>;
 }

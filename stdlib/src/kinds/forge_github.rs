@@ -12,7 +12,8 @@ use reviewflow_engine::contract::{BelievedAuthors, Bound, ForgeContract, ForgeRe
 use reviewflow_engine::model::Value;
 use reviewflow_engine::run::{BoxFuture, StatusSink};
 
-use super::forge::{ChangeInfo, PostRequest, PostedMarker, PostedSummary, ReviewState};
+use super::forge::{ChangeInfo, ForgeError, PostRequest, PostedMarker, PostedSummary, ReviewState};
+use super::forge_error::Calling;
 use crate::diff::cut_to_path;
 use crate::forge::CommitAuthor;
 use crate::forge::baseline::GITHUB_BASELINE_CHARS;
@@ -25,6 +26,12 @@ use crate::forge::github::{
 use crate::gather::{GatherConfig, GatherError, Gathered, Parts, assemble, normalise_path, notes};
 use crate::git::Sha;
 use crate::github::{ActionsEnv, Client, ClientConfig, GithubError};
+
+/// The token permissions each call needs, named when GitHub refuses one (a 403).
+const READ_PULLS: &str = "pull-requests:read";
+const WRITE_PULLS: &str = "pull-requests:write";
+const READ_CONTENTS: &str = "contents:read";
+const WRITE_CHECKS: &str = "checks:write";
 
 /// The longest one API call may take (`timeout`).
 const TIMEOUT: Bound = Bound::millis(
@@ -162,7 +169,7 @@ impl super::ForgeKind for GithubKind {
     fn open<'a>(
         &'a self,
         open: &'a super::ForgeOpen<'a>,
-    ) -> BoxFuture<'a, Result<Arc<dyn super::Forge>, String>> {
+    ) -> BoxFuture<'a, Result<Arc<dyn super::Forge>, ForgeError>> {
         Box::pin(async move { Ok(Arc::new(Github::open(open).await?) as Arc<dyn super::Forge>) })
     }
 }
@@ -189,9 +196,12 @@ impl Github {
         &self.base_branch
     }
 
-    async fn open(open: &super::ForgeOpen<'_>) -> Result<Github, String> {
-        let actions = ActionsEnv::from_vars(|name| (open.env)(name))
-            .map_err(|e| format!("the github forge reads GitHub Actions' environment: {e}"))?;
+    async fn open(open: &super::ForgeOpen<'_>) -> Result<Github, ForgeError> {
+        let actions = ActionsEnv::from_vars(|name| (open.env)(name)).map_err(|e| {
+            ForgeError::Config(format!(
+                "the github forge reads GitHub Actions' environment: {e}"
+            ))
+        })?;
         let setting = |name: &str| {
             open.decl
                 .and_then(|d| d.setting(name))
@@ -199,10 +209,12 @@ impl Github {
         };
         let number = match setting("pull-request") {
             Some(text) => text.trim().parse::<u64>().map_err(|_| {
-                format!("`pull-request` of the forge is not a pull request number: {text:?}")
+                ForgeError::Config(format!(
+                    "`pull-request` of the forge is not a pull request number: {text:?}"
+                ))
             })?,
             None => actions.pull_request.ok_or_else(|| {
-                "no pull request: the event payload at GITHUB_EVENT_PATH names none; set `pull-request=\"{…}\"` on the forge".to_string()
+                ForgeError::Config("no pull request: the event payload at GITHUB_EVENT_PATH names none; set `pull-request=\"{…}\"` on the forge".to_string())
             })?,
         };
         let project = setting("project").filter(|p| !p.is_empty());
@@ -211,10 +223,11 @@ impl Github {
             .filter(|a| !a.is_empty())
             .unwrap_or_else(default_trusted_authors);
         let api_url = setting("api-url").unwrap_or_else(|| actions.api_url.clone());
-        let token = open
-            .token
-            .clone()
-            .ok_or("the github forge needs a token: `forge \"github\" token=\"<secret>\"`")?;
+        let token = open.token.clone().ok_or_else(|| {
+            ForgeError::Config(
+                "the github forge needs a token: `forge \"github\" token=\"<secret>\"`".into(),
+            )
+        })?;
         let mut config = ClientConfig::new(api_url, Some(token), actions.repository.clone());
         let decl_value = |name: &str| open.decl.and_then(|d| d.setting(name)).map(|v| &v.value);
         if let Some(Value::Duration(ms)) = decl_value("timeout") {
@@ -224,13 +237,15 @@ impl Github {
             config.retry.max_attempts = u32::try_from(*n).unwrap_or(u32::MAX).saturating_add(1);
         }
         let client =
-            Client::new(config).map_err(|e| format!("cannot reach the GitHub API: {e}"))?;
+            Client::new(config).calling(READ_PULLS, || "cannot reach the GitHub API".into())?;
         let pr = client
             .pull_request(number)
             .await
-            .map_err(|e| format!("cannot read pull request #{number}: {e}"))?;
+            .calling(READ_PULLS, || format!("cannot read pull request #{number}"))?;
         let sha = |what: &str, text: &str| {
-            Sha::parse(text).map_err(|e| format!("the pull request's {what} is not a commit: {e}"))
+            Sha::parse(text).map_err(|e| {
+                ForgeError::Unusable(format!("the pull request's {what} is not a commit: {e}"))
+            })
         };
         let info = ChangeInfo {
             repo: actions.repository.to_string(),
@@ -256,12 +271,14 @@ impl Github {
     }
 
     /// The pull request's comments, and ours among them (by its marker and a trusted author).
-    async fn our_comment(&self) -> Result<(Vec<CommentInfo>, Option<usize>, Vec<u64>), String> {
+    async fn our_comment(&self) -> Result<(Vec<CommentInfo>, Option<usize>, Vec<u64>), ForgeError> {
         let comments: Vec<CommentInfo> = self
             .client
             .issue_comments(self.number)
             .await
-            .map_err(|e| format!("cannot list the pull request's comments: {e}"))?
+            .calling(READ_PULLS, || {
+                "cannot list the pull request's comments".into()
+            })?
             .into_iter()
             .map(|c| CommentInfo {
                 id: c.id,
@@ -291,24 +308,24 @@ impl Github {
         head: &Sha,
         path: Option<&str>,
         max_bytes: u64,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, ForgeError> {
         let diff = self
             .client
             .compare_diff(base.as_str(), head.as_str(), max_bytes)
             .await
             .map_err(|e| match e {
-                GithubError::TooLarge { .. } => GatherError::TooLarge {
+                // Over `max-bytes`: refused as gather refuses a local diff.
+                GithubError::TooLarge { .. } => ForgeError::Gather(GatherError::TooLarge {
                     what: DIFF_WHAT,
                     limit: max_bytes,
                     size: max_bytes.saturating_add(1),
                     exact: false,
-                }
-                .to_string(),
-                e => format!(
-                    "cannot read the diff {}..{}: {e}",
+                }),
+                e => ForgeError::from(e).needs(READ_CONTENTS).doing(format!(
+                    "cannot read the diff {}..{}",
                     base.short(),
                     head.short()
-                ),
+                )),
             })?;
         Ok(match path {
             Some(p) => cut_to_path(&diff, p),
@@ -323,7 +340,7 @@ impl Github {
         path: Option<&str>,
         max_bytes: u64,
         whole: &[u8],
-    ) -> Result<(Vec<u8>, Option<String>), String> {
+    ) -> Result<(Vec<u8>, Option<String>), ForgeError> {
         let head = &self.info.head;
         let Some(last) = last else {
             return Ok((whole.to_vec(), Some(notes::no_review_before())));
@@ -335,8 +352,9 @@ impl Github {
             .client
             .commit_is_ancestor(last.as_str(), head.as_str())
             .await
-            .map_err(|e| format!("cannot compare {} with the head: {e}", last.short()))?
-        {
+            .calling(READ_CONTENTS, || {
+                format!("cannot compare {} with the head", last.short())
+            })? {
             Some(true) => Ok((self.diff(last, head, path, max_bytes).await?, None)),
             Some(false) => Ok((whole.to_vec(), Some(notes::not_an_ancestor(last)))),
             None => Ok((whole.to_vec(), Some(notes::last_head_gone(last)))),
@@ -347,7 +365,7 @@ impl Github {
         &self,
         request: &PostRequest,
         status: &StatusSink,
-    ) -> Result<PostedSummary, String> {
+    ) -> Result<PostedSummary, ForgeError> {
         let review = &request.review;
         let mut location = format!(
             "{}/{}/pull/{}",
@@ -362,8 +380,7 @@ impl Github {
                 review.head.as_str(),
                 &review.run_id,
                 review.conversation_id.as_deref(),
-            )
-            .map_err(|e| format!("cannot write the review's marker: {e}"))?
+            )?
             .with_published(crate::forge::PublishedCounts::of(&review.findings));
             // The baseline the next push compares with, fitted to its share of the comment.
             let baseline = request
@@ -379,12 +396,12 @@ impl Github {
                     .client
                     .update_issue_comment(c.id, &body)
                     .await
-                    .map_err(|e| format!("cannot update the review comment: {e}"))?,
+                    .calling(WRITE_PULLS, || "cannot update the review comment".into())?,
                 None => self
                     .client
                     .create_issue_comment(self.number, &body)
                     .await
-                    .map_err(|e| format!("cannot create the review comment: {e}"))?,
+                    .calling(WRITE_PULLS, || "cannot create the review comment".into())?,
             };
             if !duplicates.is_empty() {
                 status.status(format!(
@@ -402,22 +419,24 @@ impl Github {
         if let Some(mode) = &request.inline
             && let ReviewState::Reviewed = request.state
         {
-            let mode: FilterMode = mode.parse()?;
+            let mode: FilterMode = mode.parse().map_err(ForgeError::Config)?;
             let inline = inline(&review.findings, &request.ranges, mode);
             let summary = format!("{} findings on the changed lines", inline.comments.len());
             if let Some(req) = ReviewRequest::comment(&review.head, &summary, &inline.comments) {
-                let body = serde_json::to_value(&req)
-                    .map_err(|e| format!("cannot encode the inline comments: {e}"))?;
+                let body = serde_json::to_value(&req).map_err(|source| ForgeError::Encode {
+                    what: "inline comments",
+                    source,
+                })?;
                 self.client
                     .create_review(self.number, &body)
                     .await
-                    .map_err(|e| format!("cannot post the inline comments: {e}"))?;
+                    .calling(WRITE_PULLS, || "cannot post the inline comments".into())?;
                 status.status(format!("{} inline comments", inline.comments.len()));
             }
         }
 
         if let Some(name) = &request.check_run {
-            let block_on: BlockOn = request.block_on.parse()?;
+            let block_on: BlockOn = request.block_on.parse().map_err(ForgeError::Config)?;
             let state = match &request.state {
                 ReviewState::Reviewed => GhState::reviewed(&review.findings, block_on),
                 ReviewState::NotReviewed(reason) => GhState::NotReviewed {
@@ -451,9 +470,13 @@ impl Github {
             if let Some(url) = details_url {
                 body["details_url"] = serde_json::Value::String(url);
             }
-            let run = self.client.create_check_run(&body).await.map_err(|e| {
-                format!("the review comment is posted, but the check run is not: {e}")
-            })?;
+            let run = self
+                .client
+                .create_check_run(&body)
+                .await
+                .calling(WRITE_CHECKS, || {
+                    "the review comment is posted, but the check run is not".into()
+                })?;
             for batch in &batches.updates {
                 let patch = serde_json::json!({
                     "output": {
@@ -465,8 +488,8 @@ impl Github {
                 self.client
                     .update_check_run(run.id, &patch)
                     .await
-                    .map_err(|e| {
-                        format!("the check run is posted, but not all its annotations: {e}")
+                    .calling(WRITE_CHECKS, || {
+                        "the check run is posted, but not all its annotations".into()
                     })?;
             }
             status.status(format!(
@@ -499,7 +522,7 @@ impl super::Forge for Github {
         self
     }
 
-    fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, String>> {
+    fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, ForgeError>> {
         Box::pin(async move {
             self.last
                 .get_or_try_init(|| async {
@@ -507,11 +530,16 @@ impl super::Forge for Github {
                     let marker = match ours.and_then(|i| comments.get(i)) {
                         None => None,
                         Some(c) => {
-                            let m = Marker::parse_body(&c.body)
-                                .ok_or("the review comment's marker does not parse")?;
+                            let m = Marker::parse_body(&c.body).ok_or_else(|| {
+                                ForgeError::Unusable(
+                                    "the review comment's marker does not parse".into(),
+                                )
+                            })?;
                             Some(PostedMarker {
                                 head: Sha::parse(m.head()).map_err(|e| {
-                                    format!("the review comment names no commit: {e}")
+                                    ForgeError::Unusable(format!(
+                                        "the review comment names no commit: {e}"
+                                    ))
                                 })?,
                                 run: Some(m.run().to_string()),
                                 conversation: m.conversation().map(str::to_string),
@@ -521,7 +549,7 @@ impl super::Forge for Github {
                             })
                         }
                     };
-                    Ok::<_, String>(marker)
+                    Ok::<_, ForgeError>(marker)
                 })
                 .await
                 .cloned()
@@ -532,14 +560,13 @@ impl super::Forge for Github {
         &'a self,
         config: &'a GatherConfig,
         last: Option<&'a Sha>,
-    ) -> BoxFuture<'a, Result<Gathered, String>> {
+    ) -> BoxFuture<'a, Result<Gathered, ForgeError>> {
         Box::pin(async move {
             let path = config
                 .path
                 .as_deref()
                 .map(normalise_path)
-                .transpose()
-                .map_err(|e| e.to_string())?
+                .transpose()?
                 .flatten();
             let (base, head) = (&self.info.base, &self.info.head);
             let diff = self
@@ -564,25 +591,28 @@ impl super::Forge for Github {
         })
     }
 
-    fn current_head(&self) -> BoxFuture<'_, Result<Sha, String>> {
+    fn current_head(&self) -> BoxFuture<'_, Result<Sha, ForgeError>> {
         Box::pin(async move {
             let pr = self
                 .client
                 .pull_request(self.number)
                 .await
-                .map_err(|e| format!("cannot read pull request #{}: {e}", self.number))?;
-            Sha::parse(&pr.head.sha)
-                .map_err(|e| format!("the pull request's head is not a commit: {e}"))
+                .calling(READ_PULLS, || {
+                    format!("cannot read pull request #{}", self.number)
+                })?;
+            Sha::parse(&pr.head.sha).map_err(|e| {
+                ForgeError::Unusable(format!("the pull request's head is not a commit: {e}"))
+            })
         })
     }
 
-    fn head_author<'a>(&'a self, sha: &'a Sha) -> BoxFuture<'a, Result<CommitAuthor, String>> {
+    fn head_author<'a>(&'a self, sha: &'a Sha) -> BoxFuture<'a, Result<CommitAuthor, ForgeError>> {
         Box::pin(async move {
             let commit = self
                 .client
                 .commit(sha.as_str())
                 .await
-                .map_err(|e| e.to_string())?;
+                .calling(READ_CONTENTS, String::new)?;
             let name = commit
                 .commit
                 .author
@@ -603,7 +633,7 @@ impl super::Forge for Github {
         &'a self,
         request: &'a PostRequest,
         status: &'a StatusSink,
-    ) -> BoxFuture<'a, Result<PostedSummary, String>> {
+    ) -> BoxFuture<'a, Result<PostedSummary, ForgeError>> {
         Box::pin(self.publish(request, status))
     }
 }

@@ -13,7 +13,8 @@ use reviewflow_engine::contract::{Bound, ForgeContract, ForgeRefusal, ValueType}
 use reviewflow_engine::model::Value;
 use reviewflow_engine::run::{BoxFuture, StatusSink};
 
-use super::forge::{ChangeInfo, PostRequest, PostedMarker, PostedSummary, ReviewState};
+use super::forge::{ChangeInfo, ForgeError, PostRequest, PostedMarker, PostedSummary, ReviewState};
+use super::forge_error::Calling;
 use crate::diff::cut_to_path;
 use crate::forge::CommitAuthor;
 use crate::forge::baseline::GITHUB_BASELINE_CHARS;
@@ -28,6 +29,11 @@ use crate::gitlab::{
     Client, ClientConfig, DEFAULT_API_URL, DiffFile, GitlabError, MAX_DIFF_PAGES, MAX_NOTE_PAGES,
     Note, unified_diff,
 };
+
+/// The token scopes each call needs, named when GitLab refuses one (a 403), as `permissions=`
+/// names them (`docs/gitlab.md`, "Scopes").
+const READ_API: &str = "read_api:read";
+const WRITE_API: &str = "api:write";
 
 /// The variable GitLab gives every job its own token in. It reads little of the API and writes
 /// neither notes nor commit statuses on most instances, and it goes in `JOB-TOKEN`, not
@@ -178,7 +184,7 @@ impl super::ForgeKind for GitlabKind {
     fn open<'a>(
         &'a self,
         open: &'a super::ForgeOpen<'a>,
-    ) -> BoxFuture<'a, Result<Arc<dyn super::Forge>, String>> {
+    ) -> BoxFuture<'a, Result<Arc<dyn super::Forge>, ForgeError>> {
         Box::pin(async move { Ok(Arc::new(Gitlab::open(open).await?) as Arc<dyn super::Forge>) })
     }
 }
@@ -201,7 +207,7 @@ pub struct Gitlab {
 }
 
 impl Gitlab {
-    async fn open(open: &super::ForgeOpen<'_>) -> Result<Gitlab, String> {
+    async fn open(open: &super::ForgeOpen<'_>) -> Result<Gitlab, ForgeError> {
         let env = |name: &str| (open.env)(name).filter(|v| !v.trim().is_empty());
         let setting = |name: &str| {
             open.decl
@@ -210,18 +216,22 @@ impl Gitlab {
         };
         let iid = match setting("merge-request").or_else(|| env("CI_MERGE_REQUEST_IID")) {
             Some(text) => text.trim().parse::<u64>().map_err(|_| {
-                format!(
+                ForgeError::Config(format!(
                     "the merge request is not a number: {:?}",
                     crate::github::error::quote(&text)
-                )
+                ))
             })?,
             None => {
-                return Err("no merge request: CI_MERGE_REQUEST_IID is not set; set `merge-request=\"{…}\"` on the forge".into());
+                return Err(ForgeError::Config("no merge request: CI_MERGE_REQUEST_IID is not set; set `merge-request=\"{…}\"` on the forge".into()));
             }
         };
         let project_id = setting("project-id")
             .or_else(|| env("CI_PROJECT_ID"))
-            .ok_or("no project: CI_PROJECT_ID is not set; set `project-id` on the forge")?;
+            .ok_or_else(|| {
+                ForgeError::Config(
+                    "no project: CI_PROJECT_ID is not set; set `project-id` on the forge".into(),
+                )
+            })?;
         let repo = match setting("project-id") {
             Some(p) => p,
             None => env("CI_PROJECT_PATH").unwrap_or_else(|| project_id.clone()),
@@ -230,10 +240,11 @@ impl Gitlab {
         let api_url = setting("api-url")
             .or_else(|| env("CI_API_V4_URL"))
             .unwrap_or_else(|| DEFAULT_API_URL.to_owned());
-        let token = open
-            .token
-            .clone()
-            .ok_or("the gitlab forge needs a token: `forge \"gitlab\" token=\"<secret>\"`")?;
+        let token = open.token.clone().ok_or_else(|| {
+            ForgeError::Config(
+                "the gitlab forge needs a token: `forge \"gitlab\" token=\"<secret>\"`".into(),
+            )
+        })?;
         let mut config = ClientConfig::new(api_url, Some(token), project_id);
         let decl_value = |name: &str| open.decl.and_then(|d| d.setting(name)).map(|v| &v.value);
         if let Some(Value::Duration(ms)) = decl_value("timeout") {
@@ -243,7 +254,7 @@ impl Gitlab {
             config.retry.max_attempts = u32::try_from(*n).unwrap_or(u32::MAX).saturating_add(1);
         }
         let client =
-            Client::new(config).map_err(|e| format!("cannot reach the GitLab API: {e}"))?;
+            Client::new(config).calling(READ_API, || "cannot reach the GitLab API".into())?;
         let authors = match setting("note-authors")
             .map(|a| a.split_whitespace().map(str::to_string).collect::<Vec<_>>())
             .filter(|a| !a.is_empty())
@@ -254,8 +265,8 @@ impl Gitlab {
                 client
                     .current_user()
                     .await
-                    .map_err(|e| {
-                        format!("cannot read the account the GitLab token writes as (set `note-authors` to skip this): {e}")
+                    .calling(READ_API, || {
+                        "cannot read the account the GitLab token writes as (set `note-authors` to skip this)".into()
                     })?
                     .username,
             ],
@@ -263,12 +274,14 @@ impl Gitlab {
         let mr = client
             .merge_request(iid)
             .await
-            .map_err(|e| format!("cannot read merge request !{iid}: {e}"))?;
+            .calling(READ_API, || format!("cannot read merge request !{iid}"))?;
         let refs = mr.diff_refs.as_ref().ok_or_else(|| {
-            format!("merge request !{iid} has no diff yet (GitLab has not computed its diff_refs); run again when it has")
+            ForgeError::Unusable(format!("merge request !{iid} has no diff yet (GitLab has not computed its diff_refs); run again when it has"))
         })?;
         let sha = |what: &str, text: &str| {
-            Sha::parse(text).map_err(|e| format!("the merge request's {what} is not a commit: {e}"))
+            Sha::parse(text).map_err(|e| {
+                ForgeError::Unusable(format!("the merge request's {what} is not a commit: {e}"))
+            })
         };
         let info = ChangeInfo {
             repo,
@@ -297,23 +310,30 @@ impl Gitlab {
     }
 
     /// The id of the newest diff version, refused unless it is of the pinned head.
-    async fn pinned_version(&self) -> Result<u64, String> {
-        let version = self.client.latest_version(self.iid).await.map_err(|e| {
-            format!(
-                "cannot read the diff versions of merge request !{}: {e}",
-                self.iid
-            )
-        })?;
+    async fn pinned_version(&self) -> Result<u64, ForgeError> {
+        let version = self.versions().await?;
         let head = &self.info.head;
         if !version.head_commit_sha.eq_ignore_ascii_case(head.as_str()) {
             let now = crate::github::error::quote(&version.head_commit_sha);
-            return Err(format!(
-                "the change's head moved since the forge opened: it was {}, GitLab's newest diff is of {}; nothing was reviewed",
-                head.short(),
-                now.get(..12).unwrap_or(&now)
-            ));
+            return Err(ForgeError::DiffMoved {
+                pinned: head.clone(),
+                newest: now.get(..12).unwrap_or(&now).to_owned(),
+            });
         }
         Ok(version.id)
+    }
+
+    /// The newest diff version of the merge request.
+    async fn versions(&self) -> Result<crate::gitlab::DiffVersion, ForgeError> {
+        self.client
+            .latest_version(self.iid)
+            .await
+            .calling(READ_API, || {
+                format!(
+                    "cannot read the diff versions of merge request !{}",
+                    self.iid
+                )
+            })
     }
 
     /// Whether `note` is ours: not GitLab's own, by a believed author, with this pipeline's
@@ -334,20 +354,19 @@ impl Gitlab {
     /// a flood of notes before ours or after it cannot hide it, and costs at most twice that
     /// many calls. A flood on both sides hides it: the run then reviews as if first (the whole
     /// change, no conversation) and writes a new note, which is safe, only slower.
-    async fn our_note(&self) -> Result<(Option<CommentInfo>, Vec<u64>), String> {
-        let listed =
-            |e: crate::gitlab::GitlabError| format!("cannot list the merge request's notes: {e}");
+    async fn our_note(&self) -> Result<(Option<CommentInfo>, Vec<u64>), ForgeError> {
+        let listed = || "cannot list the merge request's notes".to_owned();
         let (mut notes, paging) = self
             .client
             .notes_until(self.iid, MAX_NOTE_PAGES, false, |n| self.is_ours(n))
             .await
-            .map_err(listed)?;
+            .calling(READ_API, listed)?;
         if !paging.complete && !notes.iter().any(|n| self.is_ours(n)) {
             let (newest, _) = self
                 .client
                 .notes_until(self.iid, MAX_NOTE_PAGES, true, |n| self.is_ours(n))
                 .await
-                .map_err(listed)?;
+                .calling(READ_API, listed)?;
             notes.extend(newest);
             // The two ends overlap on a listing of fewer than twice the pages.
             notes.sort_by_key(|n| n.id);
@@ -382,8 +401,8 @@ impl Gitlab {
         files: &[DiffFile],
         path: Option<&str>,
         max_bytes: u64,
-    ) -> Result<Vec<u8>, String> {
-        let diff = unified_diff(files)?;
+    ) -> Result<Vec<u8>, ForgeError> {
+        let diff = unified_diff(files).map_err(ForgeError::Unusable)?;
         let diff = match path {
             Some(p) => cut_to_path(&diff, p),
             None => diff,
@@ -395,7 +414,7 @@ impl Gitlab {
                 size: diff.len() as u64,
                 exact: true,
             }
-            .to_string());
+            .into());
         }
         Ok(diff)
     }
@@ -407,7 +426,7 @@ impl Gitlab {
         path: Option<&str>,
         max_bytes: u64,
         whole: &[u8],
-    ) -> Result<(Vec<u8>, Option<String>), String> {
+    ) -> Result<(Vec<u8>, Option<String>), ForgeError> {
         let head = &self.info.head;
         let Some(last) = last else {
             return Ok((whole.to_vec(), Some(notes::no_review_before())));
@@ -419,19 +438,16 @@ impl Gitlab {
             .client
             .is_ancestor(last.as_str(), head.as_str())
             .await
-            .map_err(|e| format!("cannot compare {} with the head: {e}", last.short()))?
-        {
+            .calling(READ_API, || {
+                format!("cannot compare {} with the head", last.short())
+            })? {
             Some(true) => {
                 let comparison = self
                     .client
                     .compare(last.as_str(), head.as_str())
                     .await
-                    .map_err(|e| {
-                        format!(
-                            "cannot read the diff {}..{}: {e}",
-                            last.short(),
-                            head.short()
-                        )
+                    .calling(READ_API, || {
+                        format!("cannot read the diff {}..{}", last.short(), head.short())
                     })?;
                 Ok((self.diff_of(&comparison.diffs, path, max_bytes)?, None))
             }
@@ -446,7 +462,7 @@ impl Gitlab {
         &self,
         request: &PostRequest,
         say: &(dyn Fn(String) + Send + Sync),
-    ) -> Result<PostedSummary, String> {
+    ) -> Result<PostedSummary, ForgeError> {
         let review = &request.review;
         let mut location = self.web_url.clone();
         if let ReviewState::Reviewed = request.state {
@@ -456,8 +472,7 @@ impl Gitlab {
                 review.head.as_str(),
                 &review.run_id,
                 review.conversation_id.as_deref(),
-            )
-            .map_err(|e| format!("cannot write the review's marker: {e}"))?
+            )?
             .with_published(crate::forge::PublishedCounts::of(&review.findings));
             let baseline = request
                 .baseline
@@ -472,12 +487,12 @@ impl Gitlab {
                     .client
                     .update_note(self.iid, c.id, &body)
                     .await
-                    .map_err(|e| format!("cannot update the review note: {e}"))?,
+                    .calling(WRITE_API, || "cannot update the review note".into())?,
                 None => self
                     .client
                     .create_note(self.iid, &body)
                     .await
-                    .map_err(|e| format!("cannot create the review note: {e}"))?,
+                    .calling(WRITE_API, || "cannot create the review note".into())?,
             };
             if !duplicates.is_empty() {
                 say(format!(
@@ -495,7 +510,7 @@ impl Gitlab {
         if let Some(mode) = &request.inline
             && let ReviewState::Reviewed = request.state
         {
-            let mode: FilterMode = mode.parse()?;
+            let mode: FilterMode = mode.parse().map_err(ForgeError::Config)?;
             let inline = inline(&review.findings, &request.ranges, mode);
             let (threads, left) = place(
                 &inline.comments,
@@ -508,7 +523,9 @@ impl Gitlab {
                 self.client
                     .create_discussion(self.iid, &thread.body, &thread.position)
                     .await
-                    .map_err(|e| format!("cannot open a thread on the changed lines: {e}"))?;
+                    .calling(WRITE_API, || {
+                        "cannot open a thread on the changed lines".into()
+                    })?;
             }
             say(format!(
                 "{} threads on changed lines ({left} findings stay in the note only)",
@@ -517,7 +534,7 @@ impl Gitlab {
         }
 
         if let Some(name) = &request.check_run {
-            let block_on: BlockOn = request.block_on.parse()?;
+            let block_on: BlockOn = request.block_on.parse().map_err(ForgeError::Config)?;
             let state = match &request.state {
                 ReviewState::Reviewed => CheckState::reviewed(&review.findings, block_on),
                 ReviewState::NotReviewed(reason) => CheckState::NotReviewed {
@@ -534,8 +551,8 @@ impl Gitlab {
                     self.target_url.as_deref(),
                 )
                 .await
-                .map_err(|e| {
-                    format!("the review note is posted, but the commit status is not: {e}")
+                .calling(WRITE_API, || {
+                    "the review note is posted, but the commit status is not".into()
                 })?;
             say(format!("commit status `{name}`: {}", state.as_str()));
         }
@@ -563,7 +580,7 @@ impl super::Forge for Gitlab {
         self
     }
 
-    fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, String>> {
+    fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, ForgeError>> {
         Box::pin(async move {
             self.last
                 .get_or_try_init(|| async {
@@ -571,11 +588,17 @@ impl super::Forge for Gitlab {
                     let marker = match ours {
                         None => None,
                         Some(c) => {
-                            let m = Marker::parse_body(&c.body)
-                                .ok_or("the review note's marker does not parse")?;
+                            let m = Marker::parse_body(&c.body).ok_or_else(|| {
+                                ForgeError::Unusable(
+                                    "the review note's marker does not parse".into(),
+                                )
+                            })?;
                             Some(PostedMarker {
-                                head: Sha::parse(m.head())
-                                    .map_err(|e| format!("the review note names no commit: {e}"))?,
+                                head: Sha::parse(m.head()).map_err(|e| {
+                                    ForgeError::Unusable(format!(
+                                        "the review note names no commit: {e}"
+                                    ))
+                                })?,
                                 run: Some(m.run().to_string()),
                                 conversation: m.conversation().map(str::to_string),
                                 // Trusted as the marker is: ours, by a believed author.
@@ -584,7 +607,7 @@ impl super::Forge for Gitlab {
                             })
                         }
                     };
-                    Ok::<_, String>(marker)
+                    Ok::<_, ForgeError>(marker)
                 })
                 .await
                 .cloned()
@@ -595,14 +618,13 @@ impl super::Forge for Gitlab {
         &'a self,
         config: &'a GatherConfig,
         last: Option<&'a Sha>,
-    ) -> BoxFuture<'a, Result<Gathered, String>> {
+    ) -> BoxFuture<'a, Result<Gathered, ForgeError>> {
         Box::pin(async move {
             let path = config
                 .path
                 .as_deref()
                 .map(normalise_path)
-                .transpose()
-                .map_err(|e| e.to_string())?
+                .transpose()?
                 .flatten();
             // `/diffs` lists the newest diff version: it is the pinned head's only if the newest
             // version is of the pinned head before the read and is the same version after it
@@ -616,26 +638,25 @@ impl super::Forge for Gitlab {
                 .merge_request_diffs(self.iid, MAX_DIFF_PAGES, json_budget)
                 .await
                 .map_err(|e| match e {
-                    GitlabError::TooLarge { .. } => GatherError::TooLarge {
+                    // Over `max-bytes`: refused as gather refuses a local diff.
+                    GitlabError::TooLarge { .. } => ForgeError::Gather(GatherError::TooLarge {
                         what: "diff",
                         limit: config.max_bytes,
                         size: config.max_bytes.saturating_add(1),
                         exact: false,
-                    }
-                    .to_string(),
-                    e => format!("cannot read the diff of merge request !{}: {e}", self.iid),
+                    }),
+                    e => ForgeError::from(e).needs(READ_API).doing(format!(
+                        "cannot read the diff of merge request !{}",
+                        self.iid
+                    )),
                 })?;
-            let after = self.client.latest_version(self.iid).await.map_err(|e| {
-                format!(
-                    "cannot read the diff versions of merge request !{}: {e}",
-                    self.iid
-                )
-            })?;
+            let after = self.versions().await?;
             if after.id != version {
-                return Err(format!(
-                    "merge request !{} was pushed to while its diff was read (diff version {version}, now {}): nothing was reviewed; run again",
-                    self.iid, after.id
-                ));
+                return Err(ForgeError::PushedDuringRead {
+                    change: self.iid,
+                    before: version,
+                    after: after.id,
+                });
             }
             let diff = self.diff_of(&files, path.as_deref(), config.max_bytes)?;
             let (since, note) = if config.since_last_review {
@@ -657,29 +678,32 @@ impl super::Forge for Gitlab {
         })
     }
 
-    fn current_head(&self) -> BoxFuture<'_, Result<Sha, String>> {
+    fn current_head(&self) -> BoxFuture<'_, Result<Sha, ForgeError>> {
         Box::pin(async move {
             let mr = self
                 .client
                 .merge_request(self.iid)
                 .await
-                .map_err(|e| format!("cannot read merge request !{}: {e}", self.iid))?;
-            let head = mr
-                .diff_refs
-                .map(|r| r.head_sha)
-                .or(mr.sha)
-                .ok_or("the merge request names no head")?;
-            Sha::parse(&head).map_err(|e| format!("the merge request's head is not a commit: {e}"))
+                .calling(READ_API, || {
+                    format!("cannot read merge request !{}", self.iid)
+                })?;
+            let head =
+                mr.diff_refs.map(|r| r.head_sha).or(mr.sha).ok_or_else(|| {
+                    ForgeError::Unusable("the merge request names no head".into())
+                })?;
+            Sha::parse(&head).map_err(|e| {
+                ForgeError::Unusable(format!("the merge request's head is not a commit: {e}"))
+            })
         })
     }
 
-    fn head_author<'a>(&'a self, sha: &'a Sha) -> BoxFuture<'a, Result<CommitAuthor, String>> {
+    fn head_author<'a>(&'a self, sha: &'a Sha) -> BoxFuture<'a, Result<CommitAuthor, ForgeError>> {
         Box::pin(async move {
             let commit = self
                 .client
                 .commit(sha.as_str())
                 .await
-                .map_err(|e| e.to_string())?;
+                .calling(READ_API, String::new)?;
             // GitLab maps no account to a commit: the name is what the commit says.
             Ok(CommitAuthor::NoAccount {
                 name: commit.author_name.unwrap_or_default(),
@@ -691,7 +715,7 @@ impl super::Forge for Gitlab {
         &'a self,
         request: &'a PostRequest,
         status: &'a StatusSink,
-    ) -> BoxFuture<'a, Result<PostedSummary, String>> {
+    ) -> BoxFuture<'a, Result<PostedSummary, ForgeError>> {
         Box::pin(async move {
             let say = |message: String| status.status(message);
             self.publish(request, &say).await

@@ -8,7 +8,7 @@ use reviewflow_engine::contract::{ForgeContract, ValueType};
 use reviewflow_engine::model::{Pipeline, Value};
 use reviewflow_engine::run::{BoxFuture, StatusSink};
 
-use super::forge::{ChangeInfo, PostRequest, PostedMarker, PostedSummary};
+use super::forge::{ChangeInfo, ForgeError, PostRequest, PostedMarker, PostedSummary};
 use crate::forge::{
     Change, CommitAuthor, LocalForge, RepoSource, author_name, check_identity, repo_identity,
 };
@@ -41,66 +41,78 @@ pub fn contract() -> ForgeContract {
 /// through a symbolic link or a file. The part that does not exist yet is created by the first
 /// post (which checks again that no folder on the way is a symbolic link). The error says why,
 /// after the setting.
-pub fn forge_dir(checkout: &Path, dir: &str) -> Result<PathBuf, String> {
+pub fn forge_dir(checkout: &Path, dir: &str) -> Result<PathBuf, DirError> {
     let parts = dir_parts(dir)?;
     let mut path = checkout.to_path_buf();
     for (i, part) in parts.iter().enumerate() {
         path.push(part);
         match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                return Err(format!(
-                    "goes through a symbolic link ({}): the forge folder is reached through real folders only",
-                    path.display()
-                ));
-            }
-            Ok(meta) if !meta.is_dir() => {
-                return Err(format!("goes through a file ({})", path.display()));
-            }
+            Ok(meta) if meta.file_type().is_symlink() => return Err(DirError::Link(path)),
+            Ok(meta) if !meta.is_dir() => return Err(DirError::File(path)),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // Created by the first post: nothing below can exist yet.
                 path.extend(&parts[i + 1..]);
                 return Ok(path);
             }
-            Err(e) => return Err(format!("cannot be inspected ({}): {e}", path.display())),
+            Err(source) => return Err(DirError::Inspect { path, source }),
         }
     }
     Ok(path)
 }
 
+/// Why `dir` is refused, said after the setting (`dir="…" leaves the checkout …`).
+#[derive(Debug, thiserror::Error)]
+pub enum DirError {
+    #[error("holds a control character")]
+    Control,
+    #[error("is an absolute path: it must be relative to the checkout (`.reviewflow/forge`)")]
+    Absolute,
+    /// A root or a prefix past the first component.
+    #[error("is an absolute path: it must be relative to the checkout")]
+    Rooted,
+    #[error("is inside `.git`: name a folder of the checkout")]
+    Git,
+    #[error("leaves the checkout (a `..` component): name a folder inside it")]
+    Leaves,
+    #[error("names the checkout itself: name a folder inside it")]
+    Checkout,
+    #[error(
+        "goes through a symbolic link ({}): the forge folder is reached through real folders only",
+        .0.display()
+    )]
+    Link(PathBuf),
+    #[error("goes through a file ({})", .0.display())]
+    File(PathBuf),
+    #[error("cannot be inspected ({}): {source}", path.display())]
+    Inspect {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// What the file alone says of `dir`: the folders beneath the checkout it names, or why it is
 /// refused (`run` and `check` both, in the same words: [`refusals`]).
-fn dir_parts(dir: &str) -> Result<Vec<&std::ffi::OsStr>, String> {
+fn dir_parts(dir: &str) -> Result<Vec<&std::ffi::OsStr>, DirError> {
     if dir.chars().any(char::is_control) {
-        return Err("holds a control character".to_owned());
+        return Err(DirError::Control);
     }
     let relative = Path::new(dir);
     if relative.has_root() {
-        return Err(
-            "is an absolute path: it must be relative to the checkout (`.reviewflow/forge`)"
-                .to_owned(),
-        );
+        return Err(DirError::Absolute);
     }
     let mut parts = Vec::new();
     for part in relative.components() {
         match part {
             Component::CurDir => {}
-            Component::Normal(name) if name == ".git" => {
-                return Err("is inside `.git`: name a folder of the checkout".to_owned());
-            }
+            Component::Normal(name) if name == ".git" => return Err(DirError::Git),
             Component::Normal(name) => parts.push(name),
-            Component::ParentDir => {
-                return Err(
-                    "leaves the checkout (a `..` component): name a folder inside it".to_owned(),
-                );
-            }
-            Component::RootDir | Component::Prefix(_) => {
-                return Err("is an absolute path: it must be relative to the checkout".to_owned());
-            }
+            Component::ParentDir => return Err(DirError::Leaves),
+            Component::RootDir | Component::Prefix(_) => return Err(DirError::Rooted),
         }
     }
     if parts.is_empty() {
-        return Err("names the checkout itself: name a folder inside it".to_owned());
+        return Err(DirError::Checkout);
     }
     Ok(parts)
 }
@@ -191,17 +203,17 @@ impl super::ForgeKind for LocalKind {
     fn open<'a>(
         &'a self,
         open: &'a super::ForgeOpen<'a>,
-    ) -> BoxFuture<'a, Result<Arc<dyn super::Forge>, String>> {
+    ) -> BoxFuture<'a, Result<Arc<dyn super::Forge>, ForgeError>> {
         Box::pin(async move {
             let checkout = open.checkout.to_path_buf();
             let forge = match open.decl.and_then(|d| d.setting("dir")) {
                 Some(setting) => {
-                    let dir = setting
-                        .value
-                        .as_str()
-                        .ok_or_else(|| "forge \"local\": `dir` is not a string".to_owned())?;
-                    let path = forge_dir(&checkout, dir)
-                        .map_err(|why| format!("forge \"local\": dir=\"{dir}\" {why}"))?;
+                    let dir = setting.value.as_str().ok_or_else(|| {
+                        ForgeError::Config("forge \"local\": `dir` is not a string".to_owned())
+                    })?;
+                    let path = forge_dir(&checkout, dir).map_err(|why| {
+                        ForgeError::Config(format!("forge \"local\": dir=\"{dir}\" {why}"))
+                    })?;
                     LocalForge::with_dir(&checkout, path)
                 }
                 None => LocalForge::new(&checkout),
@@ -210,12 +222,12 @@ impl super::ForgeKind for LocalKind {
             .for_pipeline(open.pipeline);
             let configured = match open.decl.and_then(|d| d.setting("repo")) {
                 Some(setting) => {
-                    let name = setting
-                        .value
-                        .as_str()
-                        .ok_or_else(|| "forge \"local\": `repo` is not a string".to_owned())?;
-                    check_identity(name)
-                        .map_err(|why| format!("forge \"local\": repo={name:?} {why}"))?;
+                    let name = setting.value.as_str().ok_or_else(|| {
+                        ForgeError::Config("forge \"local\": `repo` is not a string".to_owned())
+                    })?;
+                    check_identity(name).map_err(|why| {
+                        ForgeError::Config(format!("forge \"local\": repo={name:?} {why}"))
+                    })?;
                     Some(name.to_owned())
                 }
                 None => None,
@@ -225,7 +237,9 @@ impl super::ForgeKind for LocalKind {
             let (change, (repo, source), uncommitted) = super::blocking(move || {
                 let change = f
                     .open_change(base.as_deref(), head.as_deref())
-                    .map_err(|e| format!("cannot open the change under review: {e}"))?;
+                    .map_err(|e| {
+                        ForgeError::from(e).doing("cannot open the change under review")
+                    })?;
                 let identity = repo_identity(&f.checkout, configured.as_deref(), &change.repo);
                 // The review is of commits: edits not committed are not in it. A git that cannot
                 // tell is not a reason to stop the run.
@@ -292,13 +306,13 @@ impl super::Forge for Local {
         repo.into_iter().chain(&self.uncommitted).cloned().collect()
     }
 
-    fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, String>> {
+    fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, ForgeError>> {
         let forge = self.forge.clone();
         let id = self.change.change_id.clone();
         Box::pin(super::blocking(move || {
             let posted = forge
                 .last_posted(&id)
-                .map_err(|e| format!("cannot read the last posted review: {e}"))?;
+                .map_err(|e| ForgeError::from(e).doing("cannot read the last posted review"))?;
             Ok(posted.map(|p| PostedMarker {
                 head: p.head,
                 run: Some(p.run_id),
@@ -313,30 +327,30 @@ impl super::Forge for Local {
         &'a self,
         config: &'a GatherConfig,
         last: Option<&'a Sha>,
-    ) -> BoxFuture<'a, Result<Gathered, String>> {
+    ) -> BoxFuture<'a, Result<Gathered, ForgeError>> {
         let checkout = self.forge.checkout.clone();
         let change = self.change.clone();
         let config = config.clone();
         let last = last.cloned();
         Box::pin(super::blocking(move || {
-            gather_change(&checkout, &change, &config, last.as_ref()).map_err(|e| e.to_string())
+            Ok(gather_change(&checkout, &change, &config, last.as_ref())?)
         }))
     }
 
-    fn current_head(&self) -> BoxFuture<'_, Result<Sha, String>> {
+    fn current_head(&self) -> BoxFuture<'_, Result<Sha, ForgeError>> {
         let checkout = self.forge.checkout.clone();
         let head_ref = self.change.range.head_ref.clone();
         Box::pin(super::blocking(move || {
             crate::git::resolve(&checkout, &head_ref)
-                .map_err(|e| format!("cannot resolve the head again: {e}"))
+                .map_err(|e| ForgeError::from(e).doing("cannot resolve the head again"))
         }))
     }
 
-    fn head_author<'a>(&'a self, sha: &'a Sha) -> BoxFuture<'a, Result<CommitAuthor, String>> {
+    fn head_author<'a>(&'a self, sha: &'a Sha) -> BoxFuture<'a, Result<CommitAuthor, ForgeError>> {
         let checkout = self.forge.checkout.clone();
         let sha = sha.clone();
         Box::pin(super::blocking(move || {
-            let name = author_name(&checkout, &sha).map_err(|e| e.to_string())?;
+            let name = author_name(&checkout, &sha)?;
             Ok(CommitAuthor::Git { name })
         }))
     }
@@ -345,7 +359,7 @@ impl super::Forge for Local {
         &'a self,
         request: &'a PostRequest,
         _status: &'a StatusSink,
-    ) -> BoxFuture<'a, Result<PostedSummary, String>> {
+    ) -> BoxFuture<'a, Result<PostedSummary, ForgeError>> {
         let forge = self.forge.clone();
         let change = self.change.clone();
         let review = request.review.clone();
@@ -359,16 +373,14 @@ impl super::Forge for Local {
             if !reviewed {
                 return Ok(PostedSummary {
                     location: forge
-                        .change_dir(change.change_id.as_str())
-                        .map_err(|e| e.to_string())?
+                        .change_dir(change.change_id.as_str())?
                         .display()
                         .to_string(),
                     recorded: false,
                 });
             }
-            let posted = forge
-                .post_recorded(&change, &review, &expected, &formats, baseline.as_ref())
-                .map_err(|e| e.to_string())?;
+            let posted =
+                forge.post_recorded(&change, &review, &expected, &formats, baseline.as_ref())?;
             Ok(PostedSummary {
                 location: posted.location.display().to_string(),
                 recorded: true,
@@ -379,7 +391,7 @@ impl super::Forge for Local {
 
 #[cfg(test)]
 mod tests {
-    use super::forge_dir;
+    use super::{DirError, forge_dir};
 
     #[test]
     fn dir_is_a_folder_inside_the_checkout() {
@@ -402,7 +414,7 @@ mod tests {
     fn dir_that_leaves_the_checkout_is_refused() {
         let checkout = tempfile::tempdir().unwrap();
         let c = checkout.path();
-        let why = |dir: &str| forge_dir(c, dir).unwrap_err();
+        let why = |dir: &str| forge_dir(c, dir).unwrap_err().to_string();
         assert!(why("../out").contains("leaves the checkout"));
         assert!(why("a/../../out").contains("leaves the checkout"));
         assert!(why("a/../b").contains("leaves the checkout"));
@@ -420,9 +432,15 @@ mod tests {
         let c = checkout.path();
         std::os::unix::fs::symlink(elsewhere.path(), c.join("link")).unwrap();
         let err = forge_dir(c, "link/reviews").unwrap_err();
-        assert!(err.contains("symbolic link"), "{err}");
-        assert!(forge_dir(c, "link").unwrap_err().contains("symbolic link"));
+        assert!(
+            matches!(&err, DirError::Link(p) if *p == c.join("link")),
+            "{err}"
+        );
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(matches!(forge_dir(c, "link"), Err(DirError::Link(_))));
         std::fs::write(c.join("file"), "x").unwrap();
-        assert!(forge_dir(c, "file/reviews").unwrap_err().contains("a file"));
+        let err = forge_dir(c, "file/reviews").unwrap_err();
+        assert!(matches!(err, DirError::File(_)), "{err}");
+        assert!(err.to_string().contains("a file"), "{err}");
     }
 }

@@ -3,6 +3,7 @@
 //! same way in `stages/`.
 
 pub mod forge;
+pub mod forge_error;
 pub mod forge_github;
 pub mod forge_gitlab;
 pub mod forge_local;
@@ -14,6 +15,7 @@ pub mod store_local;
 pub use forge::{
     ChangeInfo, Forge, ForgeKind, ForgeOpen, PostRequest, PostedMarker, PostedSummary, ReviewState,
 };
+pub use forge_error::{ApiError, ForgeError};
 pub use services::{OpenedStore, PrepareOptions, Prepared, Services, prepare};
 pub use store::{StoreKind, StoreOpen};
 
@@ -58,9 +60,7 @@ pub fn store_kind(name: &str) -> Option<&'static dyn StoreKind> {
 
 /// Runs blocking work (git, files) off the runtime's threads.
 pub(crate) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Result<T, String> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| format!("a worker thread failed: {e}"))?
+    f: impl FnOnce() -> Result<T, ForgeError> + Send + 'static,
+) -> Result<T, ForgeError> {
+    tokio::task::spawn_blocking(f).await?
 }

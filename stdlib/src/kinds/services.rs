@@ -146,19 +146,21 @@ pub async fn prepare(pipeline: &Pipeline, options: PrepareOptions<'_>) -> Result
         temp_dir: options.temp_dir.clone(),
         notes: BTreeMap::new(),
     };
-    let forge = kind.open(&open).await?;
+    let forge = kind.open(&open).await.map_err(|e| e.to_string())?;
     let mut stores = BTreeMap::new();
     for decl in &pipeline.stores {
         let store_kind = super::store_kind(&decl.kind.value)
             .ok_or_else(|| format!("no implementation of the `{}` store", decl.kind.value))?;
-        let opened = store_kind.open(&StoreOpen {
-            decl,
-            checkout: options.checkout,
-            forge: &forge,
-            forge_kind: kind_name,
-            temp_dir: &options.temp_dir,
-            env: options.env,
-        })?;
+        let opened = store_kind
+            .open(&StoreOpen {
+                decl,
+                checkout: options.checkout,
+                forge: &forge,
+                forge_kind: kind_name,
+                temp_dir: &options.temp_dir,
+                env: options.env,
+            })
+            .map_err(|e| e.to_string())?;
         stores.insert(
             decl.name.value.clone(),
             OpenedStore {

@@ -6,7 +6,7 @@ use reviewflow_engine::contract::StoreContract;
 use reviewflow_engine::model::Store as StoreDecl;
 
 use super::forge::Forge;
-use crate::store::BlobStore;
+use crate::store::{BlobStore, StoreError};
 
 /// What opening a store may use.
 pub struct StoreOpen<'a> {
@@ -24,7 +24,7 @@ pub struct StoreOpen<'a> {
 pub trait StoreKind: Send + Sync {
     fn contract(&self) -> StoreContract;
 
-    fn open(&self, open: &StoreOpen<'_>) -> Result<Arc<dyn BlobStore>, String>;
+    fn open(&self, open: &StoreOpen<'_>) -> Result<Arc<dyn BlobStore>, StoreError>;
 
     /// The store is reached through the forge (with its token), not on this machine.
     fn through_forge(&self) -> bool {

@@ -52,17 +52,17 @@ impl super::StoreKind for ArtifactsKind {
     fn open(
         &self,
         open: &super::StoreOpen<'_>,
-    ) -> Result<std::sync::Arc<dyn crate::store::BlobStore>, String> {
+    ) -> Result<std::sync::Arc<dyn crate::store::BlobStore>, crate::store::StoreError> {
         let name = &open.decl.name.value;
         let forge = open
             .forge
             .as_any()
             .downcast_ref::<super::forge_github::Github>()
-            .ok_or_else(|| {
-                format!(
-                    "store `{name}` keeps artifacts of GitHub runs: it needs `forge \"github\"`, not `{}`",
-                    open.forge_kind
-                )
+            .ok_or_else(|| crate::store::StoreError::NeedsForge {
+                name: name.clone(),
+                needs: "github",
+                what: "artifacts of GitHub runs",
+                forge: open.forge_kind.to_owned(),
             })?;
         let text = |rule: &reviewflow_engine::model::TrustRule, key: &str| {
             rule.setting(key)

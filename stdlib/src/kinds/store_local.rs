@@ -40,7 +40,7 @@ impl super::StoreKind for LocalKind {
         contract()
     }
 
-    fn open(&self, open: &super::StoreOpen<'_>) -> Result<Arc<dyn BlobStore>, String> {
+    fn open(&self, open: &super::StoreOpen<'_>) -> Result<Arc<dyn BlobStore>, StoreError> {
         // Inside the checkout: no link on the way is followed (docs/local-forge.md).
         let rel = open
             .decl

@@ -186,15 +186,8 @@ async fn run(
         config.gate.halt = tier_of(gate.prop("halt").and_then(Resolved::text));
         config.gate.warn = tier_of(gate.prop("warn").and_then(Resolved::text));
     }
-    let last = forge
-        .last_posted()
-        .await
-        .map_err(StageError::failed)?
-        .map(|p| p.head);
-    let mut gathered = forge
-        .gather(&config, last.as_ref())
-        .await
-        .map_err(StageError::failed)?;
+    let last = forge.last_posted().await?.map(|p| p.head);
+    let mut gathered = forge.gather(&config, last.as_ref()).await?;
     // Already reviewed: a second review would post the same review again. The same test on every
     // forge, on what it gathered.
     let already = gathered.last_reviewed.as_ref() == Some(&gathered.head);

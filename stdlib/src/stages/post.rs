@@ -251,9 +251,7 @@ async fn run(
         head: expected_head.clone(),
         authors,
     };
-    check_preconditions(forge, &preconditions)
-        .await
-        .map_err(StageError::failed)?;
+    check_preconditions(forge, &preconditions).await?;
 
     // Keep (or tombstone) first: a posted review must never name a conversation that is not kept.
     let mut conversation_id = None;
@@ -313,10 +311,7 @@ async fn run(
         block_on: text_arg("block-on").unwrap_or_else(|| "error".into()),
         baseline: identified.baseline,
     };
-    let posted = forge
-        .post(&request, &cx.status)
-        .await
-        .map_err(StageError::failed)?;
+    let posted = forge.post(&request, &cx.status).await?;
     if posted.recorded {
         cx.status.status(format!(
             "posted the review of {} to {}",

@@ -109,7 +109,7 @@ async fn run(
     let work = cx.work_dir().await?.to_path_buf();
     let posted = if require_posted_head {
         let forge = services.forge(&cx)?;
-        forge.last_posted().await.map_err(StageError::failed)?
+        forge.last_posted().await?
     } else {
         None
     };

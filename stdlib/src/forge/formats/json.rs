@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::super::ForgeError;
+use super::super::LocalForgeError;
 use super::super::review::StateCounts;
 use super::super::review::{Review, ReviewFinding};
 use crate::git::Sha;
@@ -43,7 +43,7 @@ struct ReviewDocument<'a> {
     states: Option<StateCounts>,
 }
 
-pub(super) fn render(change_id: &str, review: &Review) -> Result<Vec<u8>, ForgeError> {
+pub(super) fn render(change_id: &str, review: &Review) -> Result<Vec<u8>, LocalForgeError> {
     let doc = ReviewDocument {
         version: VERSION,
         change_id,
@@ -57,7 +57,7 @@ pub(super) fn render(change_id: &str, review: &Review) -> Result<Vec<u8>, ForgeE
         resolved: &review.resolved,
         states: review.state_counts(),
     };
-    let mut bytes = serde_json::to_vec_pretty(&doc).map_err(|source| ForgeError::Encode {
+    let mut bytes = serde_json::to_vec_pretty(&doc).map_err(|source| LocalForgeError::Encode {
         what: "review as JSON",
         source,
     })?;

@@ -15,7 +15,7 @@ mod sarif;
 
 use serde::{Deserialize, Serialize};
 
-use super::ForgeError;
+use super::LocalForgeError;
 use super::review::Review;
 
 pub(crate) use markdown::comment_with_findings;
@@ -76,7 +76,7 @@ impl Format {
         change_id: &str,
         pipeline: Option<&str>,
         review: &Review,
-    ) -> Result<Vec<u8>, ForgeError> {
+    ) -> Result<Vec<u8>, LocalForgeError> {
         match self {
             Format::Markdown => Ok(markdown::render(review).into_bytes()),
             Format::Json => json::render(change_id, review),

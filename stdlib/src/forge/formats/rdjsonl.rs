@@ -13,15 +13,15 @@
 
 use serde_json::{Value, json};
 
-use super::super::ForgeError;
+use super::super::LocalForgeError;
 use super::super::review::{Review, ReviewFinding};
 use crate::rules::Severity;
 
-pub(super) fn render(review: &Review) -> Result<Vec<u8>, ForgeError> {
+pub(super) fn render(review: &Review) -> Result<Vec<u8>, LocalForgeError> {
     let mut out = Vec::new();
     for finding in &review.findings {
         serde_json::to_writer(&mut out, &diagnostic(finding)).map_err(|source| {
-            ForgeError::Encode {
+            LocalForgeError::Encode {
                 what: "rdjsonl diagnostic",
                 source,
             }

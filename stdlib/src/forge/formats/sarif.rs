@@ -29,7 +29,7 @@ use crate::sarif::log::{Fingerprint, location};
 use crate::sarif::{Analysis, Level, LogBuilder, Quota, Rule, SarifResult};
 use crate::sarif::{taxonomy, uri};
 
-use super::super::ForgeError;
+use super::super::LocalForgeError;
 use super::super::review::{FindingState, Review, ReviewFinding};
 use crate::rules::{RuleId, Severity, registry};
 
@@ -39,7 +39,7 @@ pub const IDENTITY_KEY: &str = "reviewflow/review/v2";
 pub const MESSAGE_KEY: &str = "reviewflow/review-message/v2";
 
 /// The log of `review` by `pipeline` (the forge's folder name for it, when it has one).
-pub(super) fn render(review: &Review, pipeline: Option<&str>) -> Result<Vec<u8>, ForgeError> {
+pub(super) fn render(review: &Review, pipeline: Option<&str>) -> Result<Vec<u8>, LocalForgeError> {
     Ok(builder(review, pipeline).finish_text().into_bytes())
 }
 
