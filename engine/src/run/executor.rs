@@ -805,7 +805,7 @@ impl<'a> Run<'a> {
             marker_prefix: marker_prefix.to_owned(),
             force: options.force,
             hand_over,
-            slots: Arc::new(tokio::sync::Semaphore::new(options.jobs.max(1))),
+            slots: crate::exec::slot::Slots::new(options.jobs),
         })
     }
 

@@ -31,7 +31,7 @@ use crate::contract::StageContract;
 use crate::exec::confine::reaper::{self, Orphans};
 use crate::exec::confine::{ConfineSpec, StageScope};
 use crate::exec::redact::Redactor;
-use crate::exec::slot::SlotGate;
+use crate::exec::slot::{SlotGate, Slots};
 use crate::flow::Flow;
 use crate::graph::Dag;
 use crate::model::{OnError, Pipeline};
@@ -68,7 +68,7 @@ pub(crate) struct Shared {
     /// The names the registered platforms' hand-overs refuse in a kept folder.
     pub hand_over: Vec<&'static crate::platform::HandOver>,
     /// The run's `--jobs` slots (exec/slot.rs).
-    pub slots: Arc<tokio::sync::Semaphore>,
+    pub slots: Slots,
 }
 
 /// What the scheduler was told.
@@ -408,9 +408,12 @@ impl<'a> Scheduling<'a> {
         });
         let facts = Arc::new(StageFacts::new(shared.redactor.clone()));
         self.facts_of.insert(i, facts.clone());
+        // In line for a slot from now: slots go in the order stages are started.
+        let gate = Arc::new(shared.slots.gate(shared.impls[i].slot_per_program()));
         let handle = self.set.spawn(run_stage(
             shared.clone(),
             i,
+            gate,
             work,
             children,
             secrets,
@@ -727,6 +730,7 @@ fn finish(
 async fn run_stage(
     shared: Arc<Shared>,
     i: usize,
+    gate: Arc<SlotGate>,
     work: WorkDir,
     children: Vec<ResolvedChild>,
     secrets: StageSecrets,
@@ -739,10 +743,6 @@ async fn run_stage(
     let started = Instant::now();
     let stage = &shared.pipeline.stages[i];
     let name = &stage.name.value;
-    let gate = Arc::new(SlotGate::new(
-        Arc::clone(&shared.slots),
-        shared.impls[i].slot_per_program(),
-    ));
     let scope = stage_scope(&shared, i, Arc::clone(&gate));
     let end_status = status.clone();
     let stop = StopRequest::new(shared.force);
