@@ -46,9 +46,9 @@ fn judge(store: &str, rule: &TrustRule) -> Option<RuleFlaw> {
         } else {
             (
                 format!(
-                    "a trust rule of store `{store}` admits `{s}` pipelines, a source not known to run a configuration the change cannot write: a rule admits only {sources}"
+                    "a trust rule of store `{store}` admits `{s}` pipelines, a source a rule may not name: the sources a rule admits are an allow-list ({sources}), the ones that start the review's own pipelines, and a source outside it is not believed (principle 3)"
                 ),
-                format!("`{s}`: not known to run a reviewed configuration"),
+                format!("`{s}`: not a source a rule admits"),
             )
         };
         return Some(RuleFlaw {
@@ -159,7 +159,7 @@ mod tests {
         ] {
             let e = errors(&[&format!("trust ref=\"main\" source=\"{source}\"")]);
             assert_eq!(e.len(), 1, "{source}: {e:?}");
-            assert!(e[0].contains("not known to run a configuration"), "{e:?}");
+            assert!(e[0].contains("a source a rule may not name"), "{e:?}");
         }
     }
 
