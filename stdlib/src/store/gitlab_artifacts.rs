@@ -325,13 +325,11 @@ impl GitlabArtifacts {
             let bytes = match self.client.job_artifact_file(*job, &path, max_bytes).await {
                 Ok(Some(bytes)) => bytes,
                 Ok(None) => continue,
+                // Its declared length, or what was read of it: the size itself is not known.
                 Err(GitlabError::TooLarge { .. }) => {
-                    return Err(StoreError::TooLarge {
-                        name,
-                        id: format!("job {job}"),
-                        size: max_bytes.saturating_add(1),
-                        max_bytes,
-                    });
+                    return Err(StoreError::Remote(format!(
+                        "job {job}'s {path} is over the limit of {max_bytes} bytes: not read past it"
+                    )));
                 }
                 Err(e) => return Err(remote(e)),
             };
