@@ -251,7 +251,57 @@ fn a_store_is_refused() {
     );
     let e = refused(&text);
     assert!(e.contains("store `conversations` is kind `local`"), "{e}");
-    assert!(e.contains("no store keeps blobs on GitLab yet"), "{e}");
+    assert!(e.contains("on the machine that ran the job"), "{e}");
+    assert!(e.contains("kind=\"gitlab-artifacts\""), "{e}");
+    // A store kept with another platform is refused for what it is.
+    let github = SHAPES.replace(
+        "trigger \"schedule\"\n",
+        "trigger \"schedule\"\n\nstore \"conversations\" kind=\"github-artifacts\" name=\"review-{change}\" {\n    trust workflow=\".github/workflows/review.yml\" event=\"pull_request_target\"\n}\n",
+    );
+    let e = refused(&github);
+    assert!(e.contains("kind `github-artifacts`"), "{e}");
+    assert!(e.contains("with another platform"), "{e}");
+}
+
+/// SHAPES keeping in a `gitlab-artifacts` store trusted for job `job`.
+fn with_store(job: &str) -> String {
+    SHAPES
+        .replace(
+            "trigger \"schedule\"\n",
+            &format!(
+                "trigger \"schedule\"\n\nstore \"conversations\" kind=\"gitlab-artifacts\" name=\"review-{{change}}\" {{\n    trust ref=\"main\" source=\"trigger\" job=\"{job}\"\n    max-tries 10\n    max-run-lookups 50\n}}\n"
+            ),
+        )
+        .replace(
+            "    check-run \"mr-review\"\n",
+            "    check-run \"mr-review\"\n    upload to=\"conversations\"\n",
+        )
+}
+
+#[test]
+fn the_job_that_keeps_uploads_the_stores_folder_for_a_month() {
+    let text = export(&with_store("post")).unwrap_or_else(|e| panic!("{e}"));
+    let post = job(&text, "post");
+    assert!(post.contains(&"      - reviewflow-store/"), "{post:#?}");
+    assert!(post.contains(&"    expire_in: 30 days"), "{post:#?}");
+    // The other jobs keep their runs a day and no store folder.
+    for id in ["gather", "summary"] {
+        let other = job(&text, id);
+        assert!(
+            !other.iter().any(|l| l.contains("reviewflow-store")),
+            "{other:#?}"
+        );
+        assert!(other.contains(&"    expire_in: 1 day"), "{other:#?}");
+    }
+}
+
+#[test]
+fn a_store_trusting_another_job_than_the_one_that_keeps_is_refused() {
+    let e = refused(&with_store("gather"));
+    assert!(
+        e.contains("trusts the artifacts of job `gather`, but the job that keeps is `post`"),
+        "{e}"
+    );
 }
 
 #[test]

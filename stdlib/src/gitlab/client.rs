@@ -32,6 +32,10 @@ use crate::github::retry::{self, Verdict};
 pub const MAX_JSON_BYTES: u64 = 32 << 20;
 /// The most of an error answer's body read, for its message.
 const MAX_ERROR_BODY: u64 = 64 << 10;
+/// What a JSON call accepts.
+const ACCEPT_JSON: &str = "application/json";
+/// What a file download accepts: the file's own bytes.
+pub(crate) const ACCEPT_ANY: &str = "*/*";
 /// What the client says it is.
 const USER_AGENT: &str = concat!("reviewflow/", env!("CARGO_PKG_VERSION"));
 
@@ -154,6 +158,11 @@ impl Client {
         }
     }
 
+    /// The project's numeric id, when the client names the project by it (not by its path).
+    pub fn numeric_project(&self) -> Option<u64> {
+        self.inner.project.parse().ok()
+    }
+
     /// `/projects/{id}`, the prefix of this project's routes.
     pub(crate) fn project_route(&self) -> String {
         format!("/projects/{}", self.inner.project)
@@ -223,12 +232,27 @@ impl Client {
         body: Option<&serde_json::Value>,
         cap: u64,
     ) -> Result<Reply, GitlabError> {
+        self.call_accepting(method, uri, label, body, cap, ACCEPT_JSON)
+            .await
+    }
+
+    /// [`Self::call`] asking for `accept`: a file a job kept is not JSON.
+    pub(crate) async fn call_accepting(
+        &self,
+        method: Method,
+        uri: &Uri,
+        label: &str,
+        body: Option<&serde_json::Value>,
+        cap: u64,
+        accept: &'static str,
+    ) -> Result<Reply, GitlabError> {
         let name = method_name(&method);
         let idempotent = matches!(method, Method::GET | Method::HEAD | Method::PUT);
         let policy = &self.inner.retry;
         let mut failures = 0u32;
         loop {
-            let (verdict, error) = match self.try_once(&method, uri, label, body, cap).await {
+            let attempt = self.try_once(&method, uri, label, body, cap, accept);
+            let (verdict, error) = match attempt.await {
                 Ok(reply) => return Ok(reply),
                 Err(Failure::Final(e)) => return Err(e),
                 Err(Failure::NoAnswer(e)) => {
@@ -287,11 +311,12 @@ impl Client {
         label: &str,
         body: Option<&serde_json::Value>,
         cap: u64,
+        accept: &'static str,
     ) -> Result<Reply, Failure> {
         let name = method_name(method);
         let host = self.inner.api_origin.display_host();
         let request = self
-            .request(method, uri, label, body)
+            .request(method, uri, label, body, accept)
             .map_err(Failure::Final)?;
         let attempt = async {
             self.inner.api_calls.fetch_add(1, Ordering::Relaxed);
@@ -356,6 +381,7 @@ impl Client {
         uri: &Uri,
         label: &str,
         body: Option<&serde_json::Value>,
+        accept: &'static str,
     ) -> Result<http::Request<Full<Bytes>>, GitlabError> {
         // The token's one place: the API's origin. Every URI is built from the API's root or
         // checked against its origin before it gets here; this is the last guard.
@@ -368,7 +394,7 @@ impl Client {
         let mut builder = http::Request::builder()
             .method(method.clone())
             .uri(uri.clone())
-            .header(http::header::ACCEPT, "application/json")
+            .header(http::header::ACCEPT, accept)
             .header(http::header::USER_AGENT, USER_AGENT);
         if let Some(token) = &self.inner.token {
             builder = builder.header("PRIVATE-TOKEN", token.clone());

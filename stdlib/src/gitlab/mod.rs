@@ -5,6 +5,7 @@
 //! origins, the retry rules and quoting. The token goes in the `PRIVATE-TOKEN` header, to the
 //! API's origin only: never in a URL, never to a next page on another host, never logged.
 
+mod ci;
 mod client;
 mod config;
 mod diff;
@@ -14,6 +15,7 @@ mod pages;
 mod rest;
 mod transport;
 
+pub use ci::{Job, JobArtifact, PipelineFilter, PipelineInfo};
 pub use client::{CallCounts, Client, MAX_JSON_BYTES};
 pub use config::{ClientConfig, DEFAULT_API_URL, api_url_refusal};
 pub use diff::unified_diff;

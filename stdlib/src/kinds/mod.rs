@@ -10,6 +10,7 @@ pub mod forge_local;
 pub mod services;
 pub mod store;
 pub mod store_github_artifacts;
+pub mod store_gitlab_artifacts;
 pub mod store_local;
 
 pub use forge::{
@@ -36,6 +37,7 @@ pub static FORGES: &[&dyn ForgeKind] = &[
 pub static STORES: &[&dyn StoreKind] = &[
     &store_local::LocalKind,
     &store_github_artifacts::ArtifactsKind,
+    &store_gitlab_artifacts::GitlabArtifactsKind,
 ];
 
 /// Registers the contracts of every forge and store kind.

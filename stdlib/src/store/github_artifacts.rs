@@ -563,7 +563,7 @@ struct TombstoneFile {
     run: Option<serde_json::Value>,
 }
 
-fn tombstone_producer(bytes: &[u8]) -> Result<Producer, String> {
+pub(super) fn tombstone_producer(bytes: &[u8]) -> Result<Producer, String> {
     let t: TombstoneFile = serde_json::from_slice(bytes).map_err(|e| {
         format!(
             "{TOMBSTONE_FILE} is not a tombstone ({})",
@@ -589,7 +589,7 @@ fn tombstone_producer(bytes: &[u8]) -> Result<Producer, String> {
     Ok(producer)
 }
 
-fn tombstone_json(producer: &Producer) -> Vec<u8> {
+pub(super) fn tombstone_json(producer: &Producer) -> Vec<u8> {
     let body = serde_json::json!({
         "format": 1,
         "head": producer.get("head"),

@@ -13,6 +13,8 @@ mod entry;
 mod error;
 pub mod github_artifacts;
 pub mod github_artifacts_rules;
+pub mod gitlab_artifacts;
+pub mod gitlab_artifacts_rules;
 mod local;
 mod name;
 
@@ -23,5 +25,6 @@ pub use blobs::{BlobStore, Candidate, Fetched, Judgement, Keep, Kept};
 pub use entry::{Entry, EntryId, EntryKind, Producer};
 pub use error::StoreError;
 pub use github_artifacts::{ArtifactTrust, ArtifactsConfig, GithubArtifacts};
+pub use gitlab_artifacts::{GitlabArtifacts, GitlabArtifactsConfig, PipelineTrust};
 pub use local::{BlobSource, DEFAULT_DIR, Listing, LocalStore, RetainReport, STALE_AFTER, Skipped};
 pub use name::{MAX_NAME_LEN, StoreName, blob_name, name_refusal};

@@ -38,6 +38,11 @@ pub enum RouteKind {
     Commit,
     MergeBase,
     Compare,
+    Project,
+    ListPipelines,
+    PipelineJobs,
+    ProtectedBranch,
+    ArtifactFile,
     Unknown,
 }
 
@@ -76,6 +81,60 @@ pub enum Fault {
     ForeignNextLink,
     /// A 429 with `Retry-After: secs`, as GitLab's rate limit answers.
     RateLimited { secs: u64 },
+}
+
+/// A job of a seeded pipeline.
+#[derive(Clone, Debug)]
+pub struct JobSeed {
+    pub name: String,
+    pub status: String,
+    /// Whether the job has the zip of its `artifacts: paths:`.
+    pub archive: bool,
+}
+
+impl JobSeed {
+    pub fn keeping(name: &str) -> Self {
+        Self {
+            name: name.into(),
+            status: "success".into(),
+            archive: true,
+        }
+    }
+}
+
+/// A pipeline to seed, with its jobs.
+#[derive(Clone, Debug)]
+pub struct PipelineSeed {
+    pub project_id: u64,
+    pub git_ref: String,
+    pub source: String,
+    pub tag: bool,
+    pub status: String,
+    pub jobs: Vec<JobSeed>,
+}
+
+impl PipelineSeed {
+    /// A review's pipeline on `main`, started by a trigger, whose job `post` kept artifacts.
+    pub fn review() -> Self {
+        Self {
+            project_id: PROJECT_ID,
+            git_ref: "main".into(),
+            source: "trigger".into(),
+            tag: false,
+            status: "success".into(),
+            jobs: vec![JobSeed::keeping("restore"), JobSeed::keeping("post")],
+        }
+    }
+
+    /// A merge request's own pipeline: its ref is the merge request's, its source the event.
+    pub fn merge_request(iid: u64) -> Self {
+        Self {
+            git_ref: format!("refs/merge-requests/{iid}/head"),
+            source: "merge_request_event".into(),
+            jobs: vec![JobSeed::keeping("post")],
+            ..Self::review()
+        }
+    }
 }
 
 /// A merge request to seed.
@@ -128,6 +187,15 @@ struct State {
     merge_bases: BTreeMap<(String, String), String>,
     compares: BTreeMap<(String, String), Vec<Value>>,
     next_id: u64,
+    /// Pipelines, oldest first, with whether each ran for a tag.
+    pipelines: Vec<(Value, bool)>,
+    jobs: BTreeMap<u64, Vec<Value>>,
+    artifact_files: HashMap<(u64, String), Vec<u8>>,
+    protected: Vec<String>,
+    /// The pipelines listing ignores `ref` and `source`, as a proxy or an older GitLab might.
+    ignore_pipeline_filters: bool,
+    /// The pipelines listing and the jobs' pipelines leave `source` out (before GitLab 14).
+    omit_source: bool,
     faults: HashMap<RouteKind, VecDeque<Fault>>,
     log: Vec<LoggedRequest>,
 }
@@ -252,6 +320,104 @@ impl FakeGitlab {
         self.state()
             .compares
             .insert((from.into(), to.into()), diffs);
+    }
+
+    /// A pipeline and its jobs; returns its id and its jobs' ids, in order.
+    pub fn add_pipeline(&self, seed: PipelineSeed) -> (u64, Vec<u64>) {
+        let mut s = self.state();
+        let id = s.next_id;
+        s.next_id += 1;
+        let pipeline = json!({
+            "id": id,
+            "iid": id - 900,
+            "project_id": seed.project_id,
+            "sha": "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678",
+            "ref": seed.git_ref,
+            "status": seed.status,
+            "source": seed.source,
+            "created_at": "2026-12-03T10:00:00.000Z",
+            "updated_at": "2026-12-03T10:05:00.000Z",
+            "web_url": format!("https://gitlab.example.com/{PROJECT_PATH}/-/pipelines/{id}"),
+        });
+        s.pipelines.push((pipeline.clone(), seed.tag));
+        let mut ids = Vec::new();
+        for job in &seed.jobs {
+            let job_id = s.next_id;
+            s.next_id += 1;
+            ids.push(job_id);
+            let artifacts = if job.archive {
+                json!([
+                    {"file_type": "archive", "size": 1024, "filename": "artifacts.zip", "file_format": "zip"},
+                    {"file_type": "metadata", "size": 186, "filename": "metadata.gz", "file_format": "gzip"},
+                    {"file_type": "trace", "size": 1500, "filename": "job.log", "file_format": null},
+                ])
+            } else {
+                json!([{"file_type": "trace", "size": 1500, "filename": "job.log", "file_format": null}])
+            };
+            let value = json!({
+                "id": job_id,
+                "status": job.status,
+                "stage": job.name,
+                "name": job.name,
+                "ref": seed.git_ref,
+                "tag": seed.tag,
+                "coverage": null,
+                "allow_failure": false,
+                "created_at": "2026-12-03T10:00:00.000Z",
+                "started_at": "2026-12-03T10:00:01.000Z",
+                "finished_at": "2026-12-03T10:01:00.000Z",
+                "erased_at": null,
+                "duration": 59.0,
+                "queued_duration": 0.5,
+                "user": user_json(BOT_ID, BOT),
+                "commit": commit_json("a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", "maintainer"),
+                "pipeline": pipeline,
+                "web_url": format!("https://gitlab.example.com/{PROJECT_PATH}/-/jobs/{job_id}"),
+                "project": {"ci_job_token_scope_enabled": false},
+                "artifacts": artifacts,
+                "runner": null,
+                "artifacts_expire_at": "2027-01-02T10:01:00.000Z",
+                "archived": false,
+                "tag_list": [],
+            });
+            s.jobs.entry(id).or_default().push(value);
+        }
+        (id, ids)
+    }
+
+    /// The pipeline and every job of it end well, as when its last job succeeds.
+    pub fn finish_pipeline(&self, pipeline: u64) {
+        let mut s = self.state();
+        for (p, _) in s
+            .pipelines
+            .iter_mut()
+            .filter(|(p, _)| p["id"] == json!(pipeline))
+        {
+            p["status"] = json!("success");
+        }
+        for job in s.jobs.entry(pipeline).or_default() {
+            job["status"] = json!("success");
+            job["pipeline"]["status"] = json!("success");
+        }
+    }
+
+    /// A file in a job's artifacts, at its path inside the archive.
+    pub fn put_artifact_file(&self, job: u64, path: &str, bytes: &[u8]) {
+        self.state()
+            .artifact_files
+            .insert((job, path.to_owned()), bytes.to_vec());
+    }
+
+    pub fn protect_branch(&self, name: &str) {
+        self.state().protected.push(name.into());
+    }
+
+    pub fn ignore_pipeline_filters(&self) {
+        self.state().ignore_pipeline_filters = true;
+    }
+
+    pub fn omit_source(&self) {
+        self.state().omit_source = true;
     }
 
     pub fn fault(&self, kind: RouteKind, fault: Fault) {
@@ -450,6 +616,17 @@ impl Respond for Router {
             }
             ("GET", ["projects", p, "repository", "compare"]) if project_ok(p) => {
                 RouteKind::Compare
+            }
+            ("GET", ["projects", p]) if project_ok(p) => RouteKind::Project,
+            ("GET", ["projects", p, "pipelines"]) if project_ok(p) => RouteKind::ListPipelines,
+            ("GET", ["projects", p, "pipelines", _, "jobs"]) if project_ok(p) => {
+                RouteKind::PipelineJobs
+            }
+            ("GET", ["projects", p, "protected_branches", _]) if project_ok(p) => {
+                RouteKind::ProtectedBranch
+            }
+            ("GET", ["projects", p, "jobs", _, "artifacts", _, ..]) if project_ok(p) => {
+                RouteKind::ArtifactFile
             }
             _ => RouteKind::Unknown,
         };
@@ -713,9 +890,104 @@ impl Respond for Router {
                     None => error(404),
                 }
             }
+            RouteKind::Project => ResponseTemplate::new(200).set_body_json(json!({
+                "id": PROJECT_ID,
+                "path_with_namespace": PROJECT_PATH,
+                "default_branch": "main",
+            })),
+            RouteKind::ListPipelines => {
+                let filters = !s.ignore_pipeline_filters;
+                let mut all: Vec<Value> = s
+                    .pipelines
+                    .iter()
+                    .filter(|(p, tag)| {
+                        let keep = |field: &str, name: &str| {
+                            !filters || q(name).is_none_or(|want| p[field] == json!(want))
+                        };
+                        let scope_ok = !filters
+                            || match q("scope").as_deref() {
+                                Some("branches") => !tag,
+                                Some("tags") => *tag,
+                                _ => true,
+                            };
+                        // A project lists its own pipelines only.
+                        let ours = !filters || p["project_id"] == json!(PROJECT_ID);
+                        ours && scope_ok && keep("ref", "ref") && keep("source", "source")
+                    })
+                    .map(|(p, _)| without_source(p.clone(), s.omit_source))
+                    .collect();
+                all.reverse();
+                page(&s, &request.url, all, q("page"), q("per_page"))
+            }
+            RouteKind::PipelineJobs => {
+                let scope: Vec<String> = query
+                    .iter()
+                    .filter(|(k, _)| k == "scope[]" || k == "scope")
+                    .map(|(_, v)| v.clone())
+                    .collect();
+                match s.jobs.get(&iid(3)) {
+                    Some(jobs) => {
+                        let mut listed: Vec<Value> = jobs
+                            .iter()
+                            .filter(|j| {
+                                scope.is_empty()
+                                    || scope.iter().any(|want| j["status"] == json!(want))
+                            })
+                            .map(|j| {
+                                let mut j = j.clone();
+                                j["pipeline"] =
+                                    without_source(j["pipeline"].clone(), s.omit_source);
+                                j
+                            })
+                            .collect();
+                        listed.reverse();
+                        page(&s, &request.url, listed, q("page"), q("per_page"))
+                    }
+                    None => ResponseTemplate::new(404)
+                        .set_body_json(json!({"message": "404 Not found"})),
+                }
+            }
+            RouteKind::ProtectedBranch => {
+                let name = segments
+                    .get(3)
+                    .copied()
+                    .unwrap_or_default()
+                    .replace("%2F", "/");
+                if s.protected.contains(&name) {
+                    ResponseTemplate::new(200).set_body_json(json!({
+                        "id": 1,
+                        "name": name,
+                        "push_access_levels": [{"access_level": 40, "access_level_description": "Maintainers"}],
+                        "merge_access_levels": [{"access_level": 40, "access_level_description": "Maintainers"}],
+                        "allow_force_push": false,
+                        "code_owner_approval_required": false,
+                    }))
+                } else {
+                    ResponseTemplate::new(404).set_body_json(json!({"message": "404 Not found"}))
+                }
+            }
+            RouteKind::ArtifactFile => {
+                let job = iid(3);
+                let file = segments[5..].join("/");
+                match s.artifact_files.get(&(job, file)) {
+                    Some(bytes) => ResponseTemplate::new(200)
+                        .insert_header("content-type", "application/octet-stream")
+                        .set_body_bytes(bytes.clone()),
+                    None => ResponseTemplate::new(404)
+                        .set_body_json(json!({"message": "404 Not Found"})),
+                }
+            }
             RouteKind::Unknown => error(404),
         }
     }
+}
+
+/// A pipeline as an older GitLab lists it, without `source`, when `omit` holds.
+fn without_source(mut pipeline: Value, omit: bool) -> Value {
+    if omit && let Some(o) = pipeline.as_object_mut() {
+        o.remove("source");
+    }
+    pipeline
 }
 
 /// A new diff version when `mr`'s head is not its last version's, as a push makes one.

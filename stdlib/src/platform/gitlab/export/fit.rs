@@ -7,8 +7,8 @@
 //!   here bind nothing there.
 //! - The pipeline names no trigger: which sources run the review is the pipeline's to say.
 //! - A stage that publishes declares no write permission: it could post nothing.
-//! - A store: no store keeps its blobs where a later GitLab pipeline can read them back (there
-//!   is no `gitlab-artifacts` store yet), and a runner's files are gone after the job.
+//! - A store of another kind than `gitlab-artifacts`: a runner's files are gone after the job,
+//!   and a store kept with another platform cannot be read back from GitLab.
 //! - A secret's variable GitLab cannot hold, or an environment name GitLab would expand.
 
 use reviewflow_engine::contract::Effect;
@@ -20,6 +20,9 @@ use crate::platform::gitlab::events::TRIGGERS;
 
 /// The source whose pipeline runs the change's own configuration.
 const MERGE_REQUEST_EVENT: &str = "merge_request_event";
+
+/// The one store kind whose blobs a later GitLab pipeline reads back.
+pub const GITLAB_ARTIFACTS: &str = "gitlab-artifacts";
 
 /// The job token GitLab gives every job: not a project variable, in no environment.
 pub const JOB_TOKEN: &str = "CI_JOB_TOKEN";
@@ -86,7 +89,11 @@ pub fn judge(pipeline: &Pipeline, registry: &Registry, source: &Source) -> Resul
             line(stage.name.span.offset),
         ));
     }
-    if let Some(store) = pipeline.stores.first() {
+    if let Some(store) = pipeline
+        .stores
+        .iter()
+        .find(|s| s.kind.value != GITLAB_ARTIFACTS)
+    {
         let why = if registry
             .store(&store.kind.value)
             .is_some_and(|k| k.outlives_the_job)
@@ -98,11 +105,12 @@ pub fn judge(pipeline: &Pipeline, registry: &Registry, source: &Source) -> Resul
         };
         return Err(format!(
             "line {}: store `{}` is kind `{}`, which {why}: nothing would be read back on the \
-             next pipeline; no store keeps blobs on GitLab yet, so remove the store and the \
-             stages that use it (docs/gitlab.md)",
+             next pipeline; keep them in GitLab's job artifacts: `store \"{}\" \
+             kind=\"{GITLAB_ARTIFACTS}\"` (docs/gitlab.md, \"The store\")",
             line(store.name.span.offset),
             store.name.value,
             store.kind.value,
+            store.name.value,
         ));
     }
     for secret in &pipeline.secrets {

@@ -21,6 +21,7 @@ use crate::platform::github::export::workflow::{
 };
 use crate::platform::gitlab::events::TRIGGERS;
 use crate::platform::gitlab::syntax::is_environment_name;
+use crate::store::gitlab_artifacts::STORE_DIR;
 
 /// Where each job keeps run folders: the ones it took over, and its own.
 const RUNS: &str = "reviewflow-runs";
@@ -78,6 +79,7 @@ pub fn pipeline(src: &Source<'_>) -> Result<String, String> {
             .collect();
         environments.push(environment(src.pipeline, &secrets, id)?);
     }
+    check_keeping_job(src.pipeline, &parts, &ids)?;
     let mut out = String::with_capacity(4096 + 2048 * parts.jobs.len());
     header(&mut out, src, &environments);
     workflow_rules(&mut out, src.pipeline);
@@ -91,6 +93,45 @@ pub fn pipeline(src: &Source<'_>) -> Result<String, String> {
         job(&mut out, src, &parts, &ids, environment.as_ref(), j);
     }
     Ok(out)
+}
+
+/// Whether a stage keeps blobs in a store (`std/post`'s `upload`): its job's artifacts hold
+/// the store's folder.
+fn keeps(stage: &Stage) -> bool {
+    stage.uses.value == "std/post" && stage.children_named("upload").next().is_some()
+}
+
+/// A `gitlab-artifacts` rule that names a `job` must name the job that keeps: another job's
+/// artifacts hold no entry, and every restore would run fresh.
+fn check_keeping_job(pipeline: &Pipeline, parts: &Partition, ids: &[String]) -> Result<(), String> {
+    let keeping: Vec<&str> = parts
+        .jobs
+        .iter()
+        .zip(ids)
+        .filter(|(job, _)| job.stages.iter().any(|&s| keeps(&pipeline.stages[s])))
+        .map(|(_, id)| id.as_str())
+        .collect();
+    for store in pipeline
+        .stores
+        .iter()
+        .filter(|s| s.kind.value == super::fit::GITLAB_ARTIFACTS)
+    {
+        for rule in &store.trust {
+            let Some(job) = rule.setting("job").and_then(|v| v.value.as_str()) else {
+                continue;
+            };
+            if keeping.is_empty() || keeping.contains(&job) {
+                continue;
+            }
+            return Err(format!(
+                "store `{}` trusts the artifacts of job `{job}`, but the job that keeps is `{}`:                  write `job=\"{}\"` in its trust rule",
+                store.name.value,
+                keeping.join("`, `"),
+                keeping[0],
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A job's environment and the variables it holds there.
@@ -332,16 +373,31 @@ fn job(
         );
     }
     // The runs whatever the outcome, to read; a run's private work folders are left out
-    // should a killed run have left them (a run removes them itself).
+    // should a killed run have left them (a run removes them itself). The job that keeps adds
+    // the store's folder, which later pipelines read back through the API: GitLab keeps one
+    // expiry per job, so its runs are kept as long.
+    let keeping = stages.iter().any(|s| keeps(s));
+    if keeping {
+        out.push_str(
+            "  # The store's folder: what std/post kept, read back by later pipelines (docs/gitlab.md).\n",
+        );
+    }
     let _ = write!(
         out,
         "  artifacts:\n\
          \x20   paths:\n\
-         \x20     - {RUNS}/\n\
-         \x20   exclude:\n\
+         \x20     - {RUNS}/\n"
+    );
+    if keeping {
+        let _ = writeln!(out, "      - {STORE_DIR}/");
+    }
+    let _ = write!(
+        out,
+        "  \x20 exclude:\n\
          \x20     - {RUNS}/reviewflow-*/**/*\n\
-         \x20   expire_in: 1 day\n\
-         \x20   when: always\n"
+         \x20   expire_in: {}\n\
+         \x20   when: always\n",
+        if keeping { "30 days" } else { "1 day" }
     );
     if !last {
         let _ = write!(
