@@ -137,7 +137,10 @@ mod tests {
         let b = slots.gate(false);
         let held = a.take().await.expect("a slot");
         let waiting = tokio::time::timeout(Duration::from_millis(20), b.take()).await;
-        assert!(waiting.is_err(), "a second slot was given while the only one was held");
+        assert!(
+            waiting.is_err(),
+            "a second slot was given while the only one was held"
+        );
         drop(held);
         let c = slots.gate(false);
         assert!(c.take().await.is_some(), "the slot was not given back");
@@ -158,7 +161,10 @@ mod tests {
             .await
             .expect("the second stage gets the slot");
         assert!(got.is_some());
-        assert!(!third_waits.is_finished(), "the third took the second's place");
+        assert!(
+            !third_waits.is_finished(),
+            "the third took the second's place"
+        );
         drop(got);
         tokio::time::timeout(Duration::from_secs(5), third_waits)
             .await
@@ -176,7 +182,10 @@ mod tests {
         drop(gone);
         drop(held);
         let got = tokio::time::timeout(Duration::from_secs(5), next.take()).await;
-        assert!(matches!(got, Ok(Some(_))), "the slot was lost with the stage");
+        assert!(
+            matches!(got, Ok(Some(_))),
+            "the slot was lost with the stage"
+        );
     }
 
     #[tokio::test]

@@ -55,17 +55,17 @@ impl super::StoreKind for GitlabArtifactsKind {
     fn open(
         &self,
         open: &super::StoreOpen<'_>,
-    ) -> Result<std::sync::Arc<dyn crate::store::BlobStore>, String> {
+    ) -> Result<std::sync::Arc<dyn crate::store::BlobStore>, crate::store::StoreError> {
         let name = &open.decl.name.value;
         let forge = open
             .forge
             .as_any()
             .downcast_ref::<super::forge_gitlab::Gitlab>()
-            .ok_or_else(|| {
-                format!(
-                    "store `{name}` keeps job artifacts of GitLab pipelines: it needs `forge \"gitlab\"`, not `{}`",
-                    open.forge_kind
-                )
+            .ok_or_else(|| crate::store::StoreError::NeedsForge {
+                name: name.clone(),
+                needs: "gitlab",
+                what: "job artifacts of GitLab pipelines",
+                forge: open.forge_kind.to_owned(),
             })?;
         let text = |rule: &reviewflow_engine::model::TrustRule, key: &str| {
             rule.setting(key)
