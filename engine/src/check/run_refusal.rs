@@ -167,6 +167,7 @@ impl Check for RunRefusal {
         }
         self.forge(cx, out);
         for store in &p.stores {
+            self.store_forge(cx, store, out);
             self.blob_name(cx, store, out);
         }
     }
@@ -203,6 +204,40 @@ impl RunRefusal {
                 .confidence(Confidence::High),
             );
         }
+    }
+
+    /// A store that a stage uses, kept through a forge the pipeline is not on: `run` refuses
+    /// to open it (`StoreContract::forge_refusal`, the words `run` says).
+    fn store_forge(&self, cx: &Context<'_>, store: &Store, out: &mut Vec<Finding>) {
+        let p = cx.pipeline;
+        if !used(p, &store.name.value) {
+            return;
+        }
+        let forge = p
+            .forge
+            .as_ref()
+            .map(|f| f.kind.value.as_str())
+            .or(cx.registry.default_forge())
+            .unwrap_or_default();
+        let Some(why) = cx
+            .registry
+            .store(&store.kind.value)
+            .and_then(|c| c.forge_refusal(&store.name.value, forge))
+        else {
+            return;
+        };
+        let mut finding = Finding::new(
+            self.id(),
+            self.severity(),
+            format!("`run` refuses to open the store: {why}"),
+            Label::new(store.kind.span, "kept through another forge"),
+        )
+        .help("declare the forge the store is kept through (`forge \"…\"`), or keep the store with a kind this forge keeps")
+        .confidence(Confidence::High);
+        if let Some(f) = &p.forge {
+            finding = finding.related(Label::new(f.kind.span, "the pipeline's forge"));
+        }
+        out.push(finding);
     }
 
     /// The blob name of a store that a stage uses, filled in as `run` fills it in: builtins by

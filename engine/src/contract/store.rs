@@ -65,6 +65,19 @@ pub struct StoreContract {
     #[serde(skip)]
     #[schemars(skip)]
     pub name_refusal: Option<NameRefusal>,
+    /// The forge kind the store is kept through (its API, with its token), if any: `run`
+    /// refuses to open it in a pipeline on another forge ([`StoreContract::forge_refusal`]).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub kept_by: Option<KeptBy>,
+}
+
+/// The forge a store kind is kept through, and what the store keeps there, in words.
+#[derive(Clone, Copy, Debug)]
+pub struct KeptBy {
+    pub forge: &'static str,
+    /// "artifacts of GitHub runs".
+    pub what: &'static str,
 }
 
 /// A store kind's judgement of store `store`'s `trust` rules: one flaw for each rule a producer
@@ -100,6 +113,7 @@ impl StoreContract {
             outlives_the_job: false,
             rule_judge: None,
             name_refusal: None,
+            kept_by: None,
         }
     }
 
@@ -145,6 +159,24 @@ impl StoreContract {
     pub fn outlives_the_job(mut self) -> Self {
         self.outlives_the_job = true;
         self
+    }
+
+    /// The store is kept through forge kind `forge` ([`StoreContract::kept_by`]).
+    pub fn kept_by(mut self, forge: &'static str, what: &'static str) -> Self {
+        self.kept_by = Some(KeptBy { forge, what });
+        self
+    }
+
+    /// Why `run` refuses to open store `name` of this kind in a pipeline on forge kind `forge`,
+    /// if it does: the words `run` says and `check` reports (`run-refusal`).
+    pub fn forge_refusal(&self, name: &str, forge: &str) -> Option<String> {
+        let kept = self.kept_by?;
+        (kept.forge != forge).then(|| {
+            format!(
+                "store `{name}` keeps {}: it needs `forge \"{}\"`, not `{forge}`",
+                kept.what, kept.forge
+            )
+        })
     }
 
     /// The children a `store` node of this kind accepts.

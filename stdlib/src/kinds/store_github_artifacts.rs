@@ -39,6 +39,7 @@ pub fn contract() -> StoreContract {
     .outlives_the_job()
     .rule_judge(crate::store::github_artifacts_rules::judge_rules)
     .name_refusal(crate::store::name_refusal)
+    .kept_by("github", "artifacts of GitHub runs")
 }
 
 /// The kind, registered in [`super::STORES`].
@@ -58,11 +59,14 @@ impl super::StoreKind for ArtifactsKind {
             .forge
             .as_any()
             .downcast_ref::<super::forge_github::Github>()
-            .ok_or_else(|| crate::store::StoreError::NeedsForge {
-                name: name.clone(),
-                needs: "github",
-                what: "artifacts of GitHub runs",
-                forge: open.forge_kind.to_owned(),
+            .ok_or_else(|| {
+                crate::store::StoreError::NeedsForge(
+                    self.contract()
+                        .forge_refusal(name, open.forge_kind)
+                        .unwrap_or_else(|| {
+                            format!("store `{name}` found no github forge to keep it")
+                        }),
+                )
             })?;
         let text = |rule: &reviewflow_engine::model::TrustRule, key: &str| {
             rule.setting(key)

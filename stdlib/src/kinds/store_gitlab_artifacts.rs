@@ -42,6 +42,7 @@ pub fn contract() -> StoreContract {
     .outlives_the_job()
     .rule_judge(crate::store::gitlab_artifacts_rules::judge_rules)
     .name_refusal(crate::store::name_refusal)
+    .kept_by("gitlab", "job artifacts of GitLab pipelines")
 }
 
 /// The kind, registered in [`super::STORES`].
@@ -61,11 +62,14 @@ impl super::StoreKind for GitlabArtifactsKind {
             .forge
             .as_any()
             .downcast_ref::<super::forge_gitlab::Gitlab>()
-            .ok_or_else(|| crate::store::StoreError::NeedsForge {
-                name: name.clone(),
-                needs: "gitlab",
-                what: "job artifacts of GitLab pipelines",
-                forge: open.forge_kind.to_owned(),
+            .ok_or_else(|| {
+                crate::store::StoreError::NeedsForge(
+                    self.contract()
+                        .forge_refusal(name, open.forge_kind)
+                        .unwrap_or_else(|| {
+                            format!("store `{name}` found no gitlab forge to keep it")
+                        }),
+                )
             })?;
         let text = |rule: &reviewflow_engine::model::TrustRule, key: &str| {
             rule.setting(key)

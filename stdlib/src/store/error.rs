@@ -11,14 +11,10 @@ pub enum StoreError {
     #[error("{0}")]
     Remote(String),
 
-    /// The store is kept by a forge the pipeline does not use.
-    #[error("store `{name}` keeps {what}: it needs `forge \"{needs}\"`, not `{forge}`")]
-    NeedsForge {
-        name: String,
-        what: &'static str,
-        needs: &'static str,
-        forge: String,
-    },
+    /// The store is kept by a forge the pipeline does not use
+    /// (`StoreContract::forge_refusal`'s words).
+    #[error("{0}")]
+    NeedsForge(String),
 
     #[error("invalid store name {name:?}: {reason}")]
     InvalidName { name: String, reason: &'static str },
