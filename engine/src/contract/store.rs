@@ -76,7 +76,7 @@ pub struct StoreContract {
 #[derive(Clone, Copy, Debug)]
 pub struct KeptBy {
     pub forge: &'static str,
-    /// "artifacts of GitHub runs".
+    /// What the store keeps there, in words ("artifacts of … runs").
     pub what: &'static str,
 }
 
