@@ -1035,6 +1035,64 @@ mod tests {
         assert_eq!((r.status, r.exit_code), (RunStatus::Succeeded, 0));
     }
 
+    /// `test/hold-until-cancelled`: takes its slot as a program would, says so, and keeps it
+    /// until the stage is cancelled.
+    struct HoldUntilCancelled(Arc<tokio::sync::Notify>);
+
+    impl StageImpl for HoldUntilCancelled {
+        fn run<'a>(&'a self, cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
+            Box::pin(async move {
+                let gate = crate::exec::confine::current()
+                    .and_then(|s| s.program_slot().cloned())
+                    .ok_or_else(|| StageError::failed("no slot gate"))?;
+                let _slot = gate.take().await;
+                self.0.notify_one();
+                cx.cancel.cancelled().await;
+                Err(StageError::Cancelled)
+            })
+        }
+        fn slot_per_program(&self) -> bool {
+            true
+        }
+    }
+
+    /// A `run` stage cancelled while it waits for a slot starts nothing and ends at once, not
+    /// after the grace it would give a program.
+    #[tokio::test]
+    async fn a_stage_cancelled_while_it_waits_for_a_slot_starts_nothing() {
+        let mut registry = Registry::with_builtins();
+        registry.register(StageContract::new("test/hold", "holds the slot"));
+        let held = Arc::new(tokio::sync::Notify::new());
+        let mut impls = Implementations::with_builtins();
+        impls.register("test/hold", Arc::new(HoldUntilCancelled(Arc::clone(&held))));
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("ran");
+        let text = format!(
+            "pipeline \"slots\"\nstage \"hold\" uses=\"test/hold\"\nstage \"waits\" uses=\"run\" {{\n    command \"touch\" \"{}\"\n}}\n",
+            marker.display()
+        );
+        let compiled = compile(Source::new("t.kdl", text), &registry, &Limits::default())
+            .map_err(|_| "compile")
+            .unwrap();
+        let (canceller, cancel) = crate::run::cancel_pair();
+        let mut options = RunOptions::new(dir.path());
+        options.console = ConsoleMode::Quiet;
+        options.jobs = 1;
+        options.confine_children = false;
+        options.env = Arc::new(|_| None);
+        options.cancel = cancel;
+        tokio::spawn(async move {
+            held.notified().await;
+            canceller.cancel(crate::run::CancelReason::Interrupted(libc::SIGINT));
+        });
+        let r = execute(&compiled, &registry, &impls, options)
+            .await
+            .unwrap();
+        assert_eq!(r.status, RunStatus::Cancelled);
+        assert_eq!(outcome(&r, "waits").0, Outcome::Cancelled);
+        assert!(!marker.exists(), "the waiting stage's command ran");
+    }
+
     /// `first` stops the run while `other` (independent) runs; `after` and `last` follow `first`.
     const PIPELINE: &str = r#"
 pipeline "stop"
