@@ -1093,6 +1093,61 @@ mod tests {
         assert!(!marker.exists(), "the waiting stage's command ran");
     }
 
+    /// `test/count`: counts the stages started at once, and takes its slot as a program would.
+    #[derive(Default)]
+    struct Count {
+        now: std::sync::atomic::AtomicUsize,
+        most: std::sync::atomic::AtomicUsize,
+    }
+
+    impl StageImpl for Count {
+        fn run<'a>(&'a self, _cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
+            use std::sync::atomic::Ordering::SeqCst;
+            Box::pin(async move {
+                let now = self.now.fetch_add(1, SeqCst) + 1;
+                self.most.fetch_max(now, SeqCst);
+                let gate = crate::exec::confine::current()
+                    .and_then(|s| s.program_slot().cloned())
+                    .ok_or_else(|| StageError::failed("no slot gate"))?;
+                let slot = gate.take().await;
+                tokio::time::sleep(Duration::from_millis(30)).await;
+                drop(slot);
+                self.now.fetch_sub(1, SeqCst);
+                Ok(StageOutputs::new())
+            })
+        }
+        fn slot_per_program(&self) -> bool {
+            true
+        }
+    }
+
+    /// With `--jobs 1`, one stage is at work and one more is prepared: two started at once.
+    #[tokio::test]
+    async fn at_most_twice_the_slots_stages_are_started() {
+        let mut registry = Registry::with_builtins();
+        registry.register(StageContract::new("test/count", "counts"));
+        let count = Arc::new(Count::default());
+        let mut impls = Implementations::with_builtins();
+        impls.register("test/count", Arc::clone(&count) as Arc<dyn StageImpl>);
+        let mut text = String::from("pipeline \"count\"\n");
+        for i in 0..6 {
+            text.push_str(&format!("stage \"s{i}\" uses=\"test/count\"\n"));
+        }
+        let compiled = compile(Source::new("t.kdl", text), &registry, &Limits::default())
+            .map_err(|_| "compile")
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = RunOptions::new(dir.path());
+        options.console = ConsoleMode::Quiet;
+        options.jobs = 1;
+        options.env = Arc::new(|_| None);
+        let r = execute(&compiled, &registry, &impls, options)
+            .await
+            .unwrap();
+        assert_eq!((r.status, r.exit_code), (RunStatus::Succeeded, 0));
+        assert_eq!(count.most.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
     /// `first` stops the run while `other` (independent) runs; `after` and `last` follow `first`.
     const PIPELINE: &str = r#"
 pipeline "stop"
