@@ -157,3 +157,25 @@ fn gitlab_ci_schema_finds_nothing() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Every job of the example's review shares one resource group per merge request: the
+/// pipeline's name and the variable its merge request is read from, which GitLab expands.
+#[test]
+fn every_job_waits_for_the_other_jobs_of_its_merge_requests_review() {
+    let docs = YamlLoader::load_from_str(&kept()).expect("YAML");
+    let doc = &docs[0];
+    let stages: Vec<&str> = doc["stages"]
+        .as_vec()
+        .expect("stages")
+        .iter()
+        .filter_map(Yaml::as_str)
+        .collect();
+    assert!(!stages.is_empty());
+    for job in stages {
+        assert_eq!(
+            doc[job]["resource_group"].as_str(),
+            Some("enroll-review-$REVIEWFLOW_MERGE_REQUEST"),
+            "{job}"
+        );
+    }
+}

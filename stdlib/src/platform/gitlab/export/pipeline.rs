@@ -281,6 +281,35 @@ fn job_ids(pipeline: &Pipeline, parts: &Partition) -> Vec<String> {
         .collect()
 }
 
+/// The resource group of every job of one change's review: the pipeline's name and the variable
+/// the forge's change setting (`merge-request="{mr}"`) reads its input from, which GitLab
+/// expands. None when no variable names the change (every review would then share one group).
+fn resource_group(src: &Source<'_>) -> Option<String> {
+    let pipeline = src.pipeline;
+    let forge = pipeline.forge.as_ref()?;
+    let change = src.registry.forge(&forge.kind.value)?.change.as_deref()?;
+    let value = reviewflow_engine::model::setting(&forge.settings, change)?;
+    let reviewflow_engine::model::Value::Template(template) = &value.value else {
+        return None;
+    };
+    let vars: Vec<&str> = template
+        .inputs()
+        .map(|(name, _)| {
+            pipeline
+                .inputs
+                .iter()
+                .find(|i| i.name.value == name && !i.builtin)
+                .and_then(|i| i.env.as_ref())
+                .map(|e| e.value.as_str())
+        })
+        .collect::<Option<_>>()?;
+    if vars.is_empty() {
+        return None;
+    }
+    let keys: Vec<String> = vars.iter().map(|v| format!("${v}")).collect();
+    Some(format!("{}-{}", pipeline_name(pipeline), keys.join("-")))
+}
+
 fn job(
     out: &mut String,
     src: &Source<'_>,
@@ -332,6 +361,15 @@ fn job(
              \x20   action: access\n",
             and_list(&vars),
             scalar(env),
+        );
+    }
+    if let Some(group) = resource_group(src) {
+        let _ = write!(
+            out,
+            "  # One job of a merge request's review at a time, across its pipelines: the\n\
+             \x20 # other pipelines' jobs wait (two posts never race for its note).\n\
+             \x20 resource_group: {}\n",
+            scalar(&group)
         );
     }
     let _ = writeln!(out, "  timeout: {} minutes", timeout_minutes(&stages));
