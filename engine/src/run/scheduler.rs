@@ -964,15 +964,39 @@ mod tests {
         }
     }
 
+    /// The gate a test stage takes its slot through, as a program of a `run` stage does.
+    fn program_gate() -> Result<Arc<crate::exec::slot::SlotGate>, StageError> {
+        crate::exec::confine::current()
+            .and_then(|s| s.program_slot().cloned())
+            .ok_or_else(|| StageError::failed("no slot gate"))
+    }
+
+    /// Runs `text` with `jobs` slots and the quiet console; `tweak` sets the rest.
+    async fn run_slots(
+        text: String,
+        registry: &Registry,
+        impls: &Implementations,
+        dir: &std::path::Path,
+        tweak: impl FnOnce(&mut RunOptions),
+    ) -> RunReport {
+        let compiled = compile(Source::new("t.kdl", text), registry, &Limits::default())
+            .map_err(|_| "compile")
+            .unwrap();
+        let mut options = RunOptions::new(dir);
+        options.console = ConsoleMode::Quiet;
+        options.jobs = 1;
+        options.env = Arc::new(|_| None);
+        tweak(&mut options);
+        execute(&compiled, registry, impls, options).await.unwrap()
+    }
+
     /// `test/hold`: takes its slot as a program would, says so, and keeps it a second.
     struct Hold(Arc<tokio::sync::Notify>);
 
     impl StageImpl for Hold {
         fn run<'a>(&'a self, _cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
             Box::pin(async move {
-                let gate = crate::exec::confine::current()
-                    .and_then(|s| s.program_slot().cloned())
-                    .ok_or_else(|| StageError::failed("no slot gate"))?;
+                let gate = program_gate()?;
                 let _slot = gate.take().await;
                 self.0.notify_one();
                 tokio::time::sleep(Duration::from_secs(1)).await;
@@ -991,9 +1015,7 @@ mod tests {
         fn run<'a>(&'a self, _cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
             Box::pin(async move {
                 self.0.notified().await;
-                let gate = crate::exec::confine::current()
-                    .and_then(|s| s.program_slot().cloned())
-                    .ok_or_else(|| StageError::failed("no slot gate"))?;
+                let gate = program_gate()?;
                 let _slot = gate.take().await;
                 Ok(StageOutputs::new())
             })
@@ -1015,21 +1037,8 @@ mod tests {
         impls.register("test/hold", Arc::new(Hold(Arc::clone(&held))));
         impls.register("test/after-hold", Arc::new(AfterHold(held)));
         let text = "pipeline \"slots\"\nstage \"hold\" uses=\"test/hold\"\nstage \"quick\" uses=\"test/after-hold\" timeout=\"300ms\"\n";
-        let compiled = compile(
-            Source::new("t.kdl", text.to_string()),
-            &registry,
-            &Limits::default(),
-        )
-        .map_err(|_| "compile")
-        .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let mut options = RunOptions::new(dir.path());
-        options.console = ConsoleMode::Quiet;
-        options.jobs = 1;
-        options.env = Arc::new(|_| None);
-        let r = execute(&compiled, &registry, &impls, options)
-            .await
-            .unwrap();
+        let r = run_slots(text.into(), &registry, &impls, dir.path(), |_| {}).await;
         assert_eq!(outcome(&r, "hold"), (Outcome::Succeeded, None));
         assert_eq!(outcome(&r, "quick"), (Outcome::Succeeded, None));
         assert_eq!((r.status, r.exit_code), (RunStatus::Succeeded, 0));
@@ -1042,9 +1051,7 @@ mod tests {
     impl StageImpl for HoldUntilCancelled {
         fn run<'a>(&'a self, cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
             Box::pin(async move {
-                let gate = crate::exec::confine::current()
-                    .and_then(|s| s.program_slot().cloned())
-                    .ok_or_else(|| StageError::failed("no slot gate"))?;
+                let gate = program_gate()?;
                 let _slot = gate.take().await;
                 self.0.notify_one();
                 cx.cancel.cancelled().await;
@@ -1071,23 +1078,16 @@ mod tests {
             "pipeline \"slots\"\nstage \"hold\" uses=\"test/hold\"\nstage \"waits\" uses=\"run\" {{\n    command \"touch\" \"{}\"\n}}\n",
             marker.display()
         );
-        let compiled = compile(Source::new("t.kdl", text), &registry, &Limits::default())
-            .map_err(|_| "compile")
-            .unwrap();
         let (canceller, cancel) = crate::run::cancel_pair();
-        let mut options = RunOptions::new(dir.path());
-        options.console = ConsoleMode::Quiet;
-        options.jobs = 1;
-        options.confine_children = false;
-        options.env = Arc::new(|_| None);
-        options.cancel = cancel;
         tokio::spawn(async move {
             held.notified().await;
             canceller.cancel(crate::run::CancelReason::Interrupted(libc::SIGINT));
         });
-        let r = execute(&compiled, &registry, &impls, options)
-            .await
-            .unwrap();
+        let r = run_slots(text, &registry, &impls, dir.path(), |options| {
+            options.confine_children = false;
+            options.cancel = cancel;
+        })
+        .await;
         assert_eq!(r.status, RunStatus::Cancelled);
         assert_eq!(outcome(&r, "waits").0, Outcome::Cancelled);
         assert!(!marker.exists(), "the waiting stage's command ran");
@@ -1106,9 +1106,7 @@ mod tests {
             Box::pin(async move {
                 let now = self.now.fetch_add(1, SeqCst) + 1;
                 self.most.fetch_max(now, SeqCst);
-                let gate = crate::exec::confine::current()
-                    .and_then(|s| s.program_slot().cloned())
-                    .ok_or_else(|| StageError::failed("no slot gate"))?;
+                let gate = program_gate()?;
                 let slot = gate.take().await;
                 tokio::time::sleep(Duration::from_millis(30)).await;
                 drop(slot);
@@ -1133,17 +1131,8 @@ mod tests {
         for i in 0..6 {
             text.push_str(&format!("stage \"s{i}\" uses=\"test/count\"\n"));
         }
-        let compiled = compile(Source::new("t.kdl", text), &registry, &Limits::default())
-            .map_err(|_| "compile")
-            .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let mut options = RunOptions::new(dir.path());
-        options.console = ConsoleMode::Quiet;
-        options.jobs = 1;
-        options.env = Arc::new(|_| None);
-        let r = execute(&compiled, &registry, &impls, options)
-            .await
-            .unwrap();
+        let r = run_slots(text, &registry, &impls, dir.path(), |_| {}).await;
         assert_eq!((r.status, r.exit_code), (RunStatus::Succeeded, 0));
         assert_eq!(count.most.load(std::sync::atomic::Ordering::SeqCst), 2);
     }

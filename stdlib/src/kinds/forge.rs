@@ -65,6 +65,25 @@ pub struct PostedMarker {
     pub published: Option<crate::forge::PublishedCounts>,
 }
 
+impl PostedMarker {
+    /// The marker of our posted review, read from its body (a comment, a note: `what`, for the
+    /// error). Trusted as the body is: ours, by an author the forge believes.
+    pub fn from_body(body: &str, what: &str) -> Result<Self, ForgeError> {
+        let m = crate::forge::github::Marker::parse_body(body).ok_or_else(|| {
+            ForgeError::Unusable(format!("the review {what}'s marker does not parse"))
+        })?;
+        Ok(PostedMarker {
+            head: Sha::parse(m.head()).map_err(|e| {
+                ForgeError::Unusable(format!("the review {what} names no commit: {e}"))
+            })?,
+            run: Some(m.run().to_string()),
+            conversation: m.conversation().map(str::to_string),
+            baseline: crate::forge::github::baseline_of_body(body),
+            published: m.published(),
+        })
+    }
+}
+
 /// Whether the review ran, for an honest check-run conclusion.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReviewState {

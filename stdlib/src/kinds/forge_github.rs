@@ -20,8 +20,8 @@ use crate::forge::baseline::GITHUB_BASELINE_CHARS;
 use crate::forge::github::{
     BlockOn, CHECK_TEXT_MAX_CHARS, CHECK_TITLE_MAX_CHARS, COMMENT_MAX_CHARS, CommentInfo,
     FilterMode, MAX_ANNOTATIONS_PER_REQUEST, Marker, ReviewRequest, ReviewState as GhState,
-    annotations, baseline_of_body, batches, comment_body, conclude, default_trusted_authors,
-    find_ours, fit, fit_line, inline,
+    annotations, batches, comment_body, conclude, default_trusted_authors, find_ours, fit,
+    fit_line, inline,
 };
 use crate::gather::{GatherConfig, GatherError, Gathered, Parts, assemble, normalise_path, notes};
 use crate::git::Sha;
@@ -527,29 +527,9 @@ impl super::Forge for Github {
             self.last
                 .get_or_try_init(|| async {
                     let (comments, ours, _) = self.our_comment().await?;
-                    let marker = match ours.and_then(|i| comments.get(i)) {
-                        None => None,
-                        Some(c) => {
-                            let m = Marker::parse_body(&c.body).ok_or_else(|| {
-                                ForgeError::Unusable(
-                                    "the review comment's marker does not parse".into(),
-                                )
-                            })?;
-                            Some(PostedMarker {
-                                head: Sha::parse(m.head()).map_err(|e| {
-                                    ForgeError::Unusable(format!(
-                                        "the review comment names no commit: {e}"
-                                    ))
-                                })?,
-                                run: Some(m.run().to_string()),
-                                conversation: m.conversation().map(str::to_string),
-                                // Trusted as the marker is: ours, by a trusted author.
-                                baseline: baseline_of_body(&c.body),
-                                published: m.published(),
-                            })
-                        }
-                    };
-                    Ok::<_, ForgeError>(marker)
+                    ours.and_then(|i| comments.get(i))
+                        .map(|c| PostedMarker::from_body(&c.body, "comment"))
+                        .transpose()
                 })
                 .await
                 .cloned()

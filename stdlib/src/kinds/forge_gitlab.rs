@@ -20,7 +20,7 @@ use crate::forge::CommitAuthor;
 use crate::forge::baseline::GITHUB_BASELINE_CHARS;
 use crate::forge::github::{
     BlockOn, COMMENT_MAX_CHARS, CommentInfo, FilterMode, Marker, ReviewState as CheckState,
-    baseline_of_body, comment_body, find_ours, fit, fit_line, inline,
+    comment_body, find_ours, fit, fit_line, inline,
 };
 use crate::forge::gitlab::{STATUS_TEXT_MAX_CHARS, commit_status, place};
 use crate::gather::{GatherConfig, GatherError, Gathered, Parts, assemble, normalise_path, notes};
@@ -585,29 +585,8 @@ impl super::Forge for Gitlab {
             self.last
                 .get_or_try_init(|| async {
                     let (ours, _) = self.our_note().await?;
-                    let marker = match ours {
-                        None => None,
-                        Some(c) => {
-                            let m = Marker::parse_body(&c.body).ok_or_else(|| {
-                                ForgeError::Unusable(
-                                    "the review note's marker does not parse".into(),
-                                )
-                            })?;
-                            Some(PostedMarker {
-                                head: Sha::parse(m.head()).map_err(|e| {
-                                    ForgeError::Unusable(format!(
-                                        "the review note names no commit: {e}"
-                                    ))
-                                })?,
-                                run: Some(m.run().to_string()),
-                                conversation: m.conversation().map(str::to_string),
-                                // Trusted as the marker is: ours, by a believed author.
-                                baseline: baseline_of_body(&c.body),
-                                published: m.published(),
-                            })
-                        }
-                    };
-                    Ok::<_, ForgeError>(marker)
+                    ours.map(|c| PostedMarker::from_body(&c.body, "note"))
+                        .transpose()
                 })
                 .await
                 .cloned()

@@ -54,25 +54,8 @@ impl super::StoreKind for ArtifactsKind {
         &self,
         open: &super::StoreOpen<'_>,
     ) -> Result<std::sync::Arc<dyn crate::store::BlobStore>, crate::store::StoreError> {
-        let name = &open.decl.name.value;
-        let forge = open
-            .forge
-            .as_any()
-            .downcast_ref::<super::forge_github::Github>()
-            .ok_or_else(|| {
-                crate::store::StoreError::NeedsForge(
-                    self.contract()
-                        .forge_refusal(name, open.forge_kind)
-                        .unwrap_or_else(|| {
-                            format!("store `{name}` found no github forge to keep it")
-                        }),
-                )
-            })?;
-        let text = |rule: &reviewflow_engine::model::TrustRule, key: &str| {
-            rule.setting(key)
-                .and_then(|v| v.value.as_str())
-                .map(str::to_string)
-        };
+        let forge = super::store::kept_by::<super::forge_github::Github>(self, open)?;
+        let text = super::store::trust_text;
         let trust = open
             .decl
             .trust
@@ -88,11 +71,7 @@ impl super::StoreKind for ArtifactsKind {
             // The runner says which repository the run is of; without it the store asks once.
             repository_id: (open.env)("GITHUB_REPOSITORY_ID").and_then(|v| v.parse().ok()),
             trust,
-            max_run_lookups: open
-                .decl
-                .max_run_lookups
-                .as_ref()
-                .map_or(DEFAULT_RUN_LOOKUPS, |m| m.value as usize),
+            max_run_lookups: super::store::run_lookups(open.decl, DEFAULT_RUN_LOOKUPS),
             upload_dir: open.temp_dir.join("reviewflow-upload"),
             github_output: (open.env)("GITHUB_OUTPUT").map(std::path::PathBuf::from),
             base_branch: Some(forge.base_branch().to_owned()),
@@ -101,9 +80,5 @@ impl super::StoreKind for ArtifactsKind {
             forge.client.clone(),
             config,
         )))
-    }
-
-    fn through_forge(&self) -> bool {
-        true
     }
 }

@@ -57,25 +57,8 @@ impl super::StoreKind for GitlabArtifactsKind {
         &self,
         open: &super::StoreOpen<'_>,
     ) -> Result<std::sync::Arc<dyn crate::store::BlobStore>, crate::store::StoreError> {
-        let name = &open.decl.name.value;
-        let forge = open
-            .forge
-            .as_any()
-            .downcast_ref::<super::forge_gitlab::Gitlab>()
-            .ok_or_else(|| {
-                crate::store::StoreError::NeedsForge(
-                    self.contract()
-                        .forge_refusal(name, open.forge_kind)
-                        .unwrap_or_else(|| {
-                            format!("store `{name}` found no gitlab forge to keep it")
-                        }),
-                )
-            })?;
-        let text = |rule: &reviewflow_engine::model::TrustRule, key: &str| {
-            rule.setting(key)
-                .and_then(|v| v.value.as_str())
-                .map(str::to_string)
-        };
+        let forge = super::store::kept_by::<super::forge_gitlab::Gitlab>(self, open)?;
+        let text = super::store::trust_text;
         let trust = open
             .decl
             .trust
@@ -96,20 +79,12 @@ impl super::StoreKind for GitlabArtifactsKind {
             project_id: forge.client.numeric_project(),
             this_pipeline: number("CI_PIPELINE_ID"),
             trust,
-            max_run_lookups: open
-                .decl
-                .max_run_lookups
-                .as_ref()
-                .map_or(DEFAULT_RUN_LOOKUPS, |m| m.value as usize),
+            max_run_lookups: super::store::run_lookups(open.decl, DEFAULT_RUN_LOOKUPS),
             keep_dir: job_dir.join(STORE_DIR),
         };
         Ok(std::sync::Arc::new(GitlabArtifacts::new(
             forge.client.clone(),
             config,
         )))
-    }
-
-    fn through_forge(&self) -> bool {
-        true
     }
 }
