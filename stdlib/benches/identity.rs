@@ -27,6 +27,7 @@ fn inputs() -> (Vec<(String, String)>, Vec<ReviewFinding>) {
             message: "`TODO` added".into(),
             fingerprint: None,
             state: None,
+            dialogue: None,
         })
         .collect();
     (files, findings)

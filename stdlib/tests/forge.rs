@@ -116,6 +116,7 @@ fn finding(rule: &str, path: &str, line: Option<u32>, severity: Severity) -> Rev
         message: format!("{rule} here"),
         fingerprint: None,
         state: None,
+        dialogue: None,
     }
 }
 

@@ -90,6 +90,7 @@ fn finding(path: &str, line: u32, severity: Severity) -> ReviewFinding {
         message: "evict() never runs".into(),
         fingerprint: None,
         state: None,
+        dialogue: None,
     }
 }
 

@@ -93,7 +93,7 @@ fn three_pushes_say_what_is_new_persisting_and_resolved() {
     let json = review_json(&repo);
     assert_eq!(
         json["states"],
-        serde_json::json!({"new": 1, "persisting": 2, "resolved": 1}),
+        serde_json::json!({"new": 1, "persisting": 2, "resolved": 1, "refuted": 0, "accepted": 0, "upheld": 0}),
         "{json:#}"
     );
     assert_eq!(
@@ -114,13 +114,36 @@ fn three_pushes_say_what_is_new_persisting_and_resolved() {
         md.contains("## Findings (3): 1 new, 2 persisting, 1 resolved\n"),
         "{md}"
     );
-    assert!(md.contains("- **info** _new_ `src/app.rs:7`"), "{md}");
+    // Each finding carries its id (docs/findings.md, "Answering a finding").
+    let id = |f: &Value| {
+        format!(
+            "rf-{}",
+            &f["fingerprint"].as_str().expect("a fingerprint")[..8]
+        )
+    };
+    let at = |line: u64| {
+        json["findings"]
+            .as_array()
+            .and_then(|all| all.iter().find(|f| f["line"] == line))
+            .map(id)
+            .expect("a finding on the line")
+    };
     assert!(
-        md.contains("- **info** _persisting_ `src/app.rs:4`"),
+        md.contains(&format!("- **info** _new_ `{}` `src/app.rs:7`", at(7))),
         "{md}"
     );
     assert!(
-        md.contains("## Resolved (1)\n\n- **warning** `src/app.rs:4` `debug-leftover`"),
+        md.contains(&format!(
+            "- **info** _persisting_ `{}` `src/app.rs:4`",
+            at(4)
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!(
+            "## Resolved (1)\n\n- **warning** `{}` `src/app.rs:4` `debug-leftover`",
+            id(&resolved[0])
+        )),
         "{md}"
     );
     // rdjsonl carries what reviewdog shows (reviewdog refuses fields its `Diagnostic` does not
@@ -179,7 +202,7 @@ fn three_pushes_say_what_is_new_persisting_and_resolved() {
     let json = review_json(&repo);
     assert_eq!(
         json["states"],
-        serde_json::json!({"new": 0, "persisting": 3, "resolved": 0}),
+        serde_json::json!({"new": 0, "persisting": 3, "resolved": 0, "refuted": 0, "accepted": 0, "upheld": 0}),
         "{json:#}"
     );
 
@@ -190,7 +213,7 @@ fn three_pushes_say_what_is_new_persisting_and_resolved() {
     let json = review_json(&repo);
     assert_eq!(
         json["states"],
-        serde_json::json!({"new": 0, "persisting": 3, "resolved": 0}),
+        serde_json::json!({"new": 0, "persisting": 3, "resolved": 0, "refuted": 0, "accepted": 0, "upheld": 0}),
         "{json:#}"
     );
     assert!(
@@ -364,8 +387,21 @@ async fn the_baseline_round_trips_through_the_github_comment() {
         body.contains("## Findings (2): 1 new, 1 persisting, 1 resolved\n"),
         "{body}"
     );
+    // The id is the fingerprint's first 8 hex digits, which the hidden baseline line carries.
+    let xxx = body
+        .split("\"fingerprint\":\"")
+        .skip(1)
+        .find(|rest| {
+            rest.split('}')
+                .next()
+                .is_some_and(|entry| entry.contains("`XXX` added"))
+        })
+        .map(|rest| rest[..8].to_owned())
+        .expect("the baseline names the XXX finding");
     assert!(
-        body.contains("_new_ `projects/web/app.py:3` `todo-added`: `XXX` added"),
+        body.contains(&format!(
+            "_new_ `rf-{xxx}` `projects/web/app.py:3` `todo-added`: `XXX` added"
+        )),
         "{body}"
     );
     assert!(body.contains("## Resolved (1)\n"), "{body}");
@@ -463,7 +499,7 @@ fn a_review_that_did_not_run_keeps_the_last_baseline() {
     let json = review_json(&repo);
     assert_eq!(
         json["states"],
-        serde_json::json!({"new": 1, "persisting": 2, "resolved": 1}),
+        serde_json::json!({"new": 1, "persisting": 2, "resolved": 1, "refuted": 0, "accepted": 0, "upheld": 0}),
         "{json:#}"
     );
 }

@@ -11,6 +11,7 @@ mod closed_pipe;
 mod console;
 mod conversation_key;
 mod corpus;
+mod dialogue;
 mod docs_checks;
 mod docs_github;
 mod docs_isolation;

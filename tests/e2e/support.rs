@@ -133,7 +133,7 @@ impl Repo {
         self.git(&["commit", "-q", "-m", message]);
     }
 
-    fn write(&self, file: &str, text: &str) {
+    pub fn write(&self, file: &str, text: &str) {
         let path = self.path().join(file);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).expect("mkdir");

@@ -558,10 +558,12 @@ impl UntrustedInput {
         let Some(first) = found.first() else { return };
         let name = &stage.name.value;
         let child = &stage.children[first.child].name.value;
+        // The fenced children that take any value: one that takes only its own kind
+        // (`responses`) is no place for another value.
         let fenced: Vec<String> = contract
             .children
             .iter()
-            .filter(|c| c.fences)
+            .filter(|c| c.fences && c.accepts.is_empty())
             .map(|c| format!("`{}`", c.name))
             .collect();
         let fence = fenced

@@ -662,6 +662,13 @@ impl ChildSpec {
         self
     }
 
+    /// Any number of arguments of this type, none included.
+    pub fn any(mut self, ty: ValueType) -> Self {
+        self = self.many(ty);
+        self.min_args = 0;
+        self
+    }
+
     pub fn prop(mut self, name: &str, ty: ValueType, required: bool, doc: &str) -> Self {
         self.props.push(PropSpec {
             name: name.into(),

@@ -125,6 +125,18 @@ impl std::fmt::Debug for StatusSink {
 }
 
 impl StatusSink {
+    /// A sink whose lines go nowhere: for a stage's parts driven outside a run (a forge opened
+    /// by a test or a tool).
+    pub fn discard(stage: &str) -> Self {
+        let (tx, _) = channel();
+        StatusSink {
+            stage: stage.into(),
+            tx,
+            output: Arc::default(),
+            caps: OutputCaps::DEFAULT,
+        }
+    }
+
     /// One status line: `restore: fresh review — no sealed conversation`.
     pub fn status(&self, message: impl Into<String>) {
         let _ = self.tx.send(Report::Event(Event::Status {

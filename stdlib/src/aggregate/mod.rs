@@ -143,6 +143,7 @@ pub fn aggregate(inputs: &[LensFindings], validation: &Validation, policy: Polic
                 message: String::new(),
                 fingerprint: None,
                 state: None,
+                dialogue: None,
             }]);
             counts.dropped += filtered.dropped;
             counts.demoted += filtered.demoted;

@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::identity::FINGERPRINT_HEX;
@@ -60,7 +61,63 @@ pub struct BaselineFinding {
     /// how it is recognised after a rename.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved: Option<String>,
+    /// Where the author's answers to it stand (`docs/findings.md`, "Answering a finding").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialogue: Option<Dialogue>,
 }
+
+/// The dialogue about one finding: the author's last refutation, the reviewer's answer, and
+/// the responses a reviewer was given already.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Dialogue {
+    /// `refuted`, `accepted` or `upheld`; none while no refutation was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<FindingState>,
+    /// Who refuted it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub by: String,
+    /// Their reason (cut to [`MAX_BASELINE_MESSAGE`] characters in a baseline).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// The reviewer's answer to it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub answer: String,
+    /// The digests of the responses a reviewer was given already (at most [`MAX_SEEN`], the
+    /// latest last): the same words again are not asked again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen: Vec<String>,
+}
+
+impl Dialogue {
+    fn validate(&self) -> Result<(), BaselineError> {
+        let state_ok = matches!(
+            self.state,
+            None | Some(FindingState::Refuted | FindingState::Accepted | FindingState::Upheld)
+        );
+        let seen_ok = self.seen.len() <= MAX_SEEN
+            && self.seen.iter().all(|s| {
+                s.len() == 16
+                    && s.bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            });
+        let text_ok = [
+            (&self.by, MAX_BASELINE_RULE),
+            (&self.reason, MAX_BASELINE_MESSAGE),
+            (&self.answer, MAX_BASELINE_MESSAGE),
+        ]
+        .iter()
+        .all(|(t, max)| t.chars().count() <= *max && !t.chars().any(char::is_control));
+        if state_ok && seen_ok && text_ok {
+            Ok(())
+        } else {
+            Err(BaselineError::Detail("dialogue"))
+        }
+    }
+}
+
+/// Most response digests a finding's dialogue keeps.
+pub const MAX_SEEN: usize = 8;
 
 impl Baseline {
     /// The baseline of `findings` (fingerprinted; `moved` are their
@@ -149,6 +206,9 @@ impl Baseline {
                     return Err(BaselineError::Detail(what));
                 }
             }
+            if let Some(d) = &f.dialogue {
+                d.validate()?;
+            }
         }
         Ok(())
     }
@@ -197,6 +257,14 @@ fn entry(f: &ReviewFinding, moved: Option<&String>) -> BaselineFinding {
         line: f.line,
         message: cut(&f.message, MAX_BASELINE_MESSAGE),
         moved: moved.cloned(),
+        dialogue: f.dialogue.clone().map(|mut d| {
+            d.by = cut(&d.by, MAX_BASELINE_RULE);
+            d.reason = cut(&d.reason, MAX_BASELINE_MESSAGE);
+            d.answer = cut(&d.answer, MAX_BASELINE_MESSAGE);
+            let skip = d.seen.len().saturating_sub(MAX_SEEN);
+            d.seen.drain(..skip);
+            d
+        }),
     }
 }
 
@@ -205,12 +273,20 @@ fn reduce(f: &BaselineFinding, detail: Detail) -> BaselineFinding {
     let mut f = f.clone();
     if !matches!(detail, Detail::All) {
         f.message.clear();
+        // What a dialogue must keep is its state and what was asked already.
+        if let Some(d) = &mut f.dialogue {
+            d.reason.clear();
+            d.answer.clear();
+        }
     }
     if matches!(detail, Detail::Bare) {
         f.rule.clear();
         f.path.clear();
         f.line = None;
         f.moved = None;
+        if let Some(d) = &mut f.dialogue {
+            d.by.clear();
+        }
     }
     f
 }
@@ -297,6 +373,7 @@ pub fn compare(
             message: b.message.clone(),
             fingerprint: Some(b.fingerprint.clone()),
             state: Some(FindingState::Resolved),
+            dialogue: None,
         })
         .collect()
 }
@@ -340,6 +417,7 @@ mod tests {
             message: message.into(),
             fingerprint: Some(print.repeat(32)),
             state: None,
+            dialogue: None,
         }
     }
 
@@ -367,7 +445,8 @@ mod tests {
             Some(StateCounts {
                 new: 1,
                 persisting: 1,
-                resolved: 1
+                resolved: 1,
+                ..StateCounts::default()
             })
         );
     }

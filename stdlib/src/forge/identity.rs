@@ -395,6 +395,7 @@ mod tests {
             message: message.into(),
             fingerprint: None,
             state: None,
+            dialogue: None,
         }
     }
 

@@ -37,6 +37,9 @@ use crate::store::atomic::{atomic_rename, atomic_write, temp_path_in};
 /// The forge folder, relative to the checkout.
 pub const DEFAULT_FORGE_DIR: &str = ".reviewflow/forge";
 
+/// The author's responses to a change's last review, beside its record.
+pub const RESPONSES_FILE: &str = "responses.md";
+
 /// The forge folder's `.gitignore`.
 pub const GITIGNORE: &str = "# Posted reviews of the local forge: not part of the repository.\n*\n";
 
@@ -179,6 +182,50 @@ impl LocalForge {
         PostedReview::parse(&bytes, change_id)
             .map(Some)
             .map_err(bad)
+    }
+
+    /// The author's responses to the last posted review's findings: the file
+    /// [`RESPONSES_FILE`] beside the record, which the person running reviewflow writes
+    /// (`docs/local-forge.md`). Read as the record is: never through a link, never a file git
+    /// tracks (that one came with the change), at most [`MAX_TEXT_BYTES`]; no file, no
+    /// responses. Its author is `local`.
+    pub fn responses(
+        &self,
+        change_id: &str,
+    ) -> Result<Vec<super::response::Response>, LocalForgeError> {
+        use super::response::{MAX_TEXT_BYTES, parse};
+        let dir = self.change_dir(change_id)?;
+        let path = dir.join(RESPONSES_FILE);
+        match fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(LocalForgeError::Io {
+                    action: "inspect",
+                    path,
+                    source,
+                });
+            }
+            Ok(_) => {}
+        }
+        self.check_real_folders(&dir)?;
+        if self.is_tracked(&dir)? {
+            return Err(LocalForgeError::BadRecord {
+                path,
+                reason: RecordError::Tracked,
+            });
+        }
+        let io_err = |source| LocalForgeError::Io {
+            action: "read",
+            path: path.clone(),
+            source,
+        };
+        let mut bytes = Vec::new();
+        nofollow::open_regular(&path)
+            .map_err(io_err)?
+            .take(MAX_TEXT_BYTES as u64)
+            .read_to_end(&mut bytes)
+            .map_err(io_err)?;
+        Ok(parse(&String::from_utf8_lossy(&bytes), "local", None))
     }
 
     /// Posts `review` for `change` in every format. See [`LocalForge::post_recorded`].

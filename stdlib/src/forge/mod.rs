@@ -12,6 +12,7 @@ mod author;
 pub mod baseline;
 mod change;
 mod commit;
+pub mod dialogue;
 mod error;
 mod filter;
 pub mod formats;
@@ -23,18 +24,22 @@ pub mod local;
 mod ranges;
 mod record;
 mod remote;
+pub mod response;
 mod review;
 
 pub use author::{AuthorMismatch, BOT_SUFFIX, CommitAuthor, check_author};
-pub use baseline::{Baseline, BaselineError, BaselineFinding};
+pub use baseline::{Baseline, BaselineError, BaselineFinding, Dialogue};
 pub use change::{Change, MAX_REPO_NAME, open_change, repo_name};
 pub use commit::{MAX_BODY_BYTES, MAX_TITLE_CHARS, Message, author_name, message};
+pub use dialogue::{Decision, Verdict, converse};
 pub use error::LocalForgeError;
 pub use filter::{Filtered, filter_findings, filter_findings_in};
 pub use formats::Format;
 pub use identity::{HeadFiles, fingerprint_all, read_head_files};
 pub use ids::{MAX_CHANGE_ID, MAX_ID, MAX_REVIEWER, check_change_id, check_id, check_reviewer};
-pub use local::{DEFAULT_FORGE_DIR, GITIGNORE, LocalForge, Posted, pipeline_component};
+pub use local::{
+    DEFAULT_FORGE_DIR, GITIGNORE, LocalForge, Posted, RESPONSES_FILE, pipeline_component,
+};
 pub use ranges::{FileRanges, ranges_of};
 pub use record::{
     MAX_RECORD_BYTES, PostedFile, PostedReview, PublishedCounts, RECORD_FILE, RECORD_VERSION,
@@ -44,4 +49,5 @@ pub use remote::{
     IdentityError, MAX_IDENTITY, RepoSource, check_identity, origin_url, remote_identity,
     repo_identity,
 };
+pub use response::{Response, ResponseKind, Responses, finding_id};
 pub use review::{FindingState, Review, ReviewFinding, StateCounts};

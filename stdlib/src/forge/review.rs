@@ -30,10 +30,17 @@ pub struct ReviewFinding {
     /// when there was no earlier review to compare with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<FindingState>,
+    /// The author's refutation of it and the reviewer's answer, when there was one
+    /// (`docs/findings.md`, "Answering a finding").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialogue: Option<super::baseline::Dialogue>,
 }
 
 /// Where a finding stands against the last posted review (SARIF's `baselineState` `new` and
-/// `unchanged`; a resolved finding is no SARIF result).
+/// `unchanged`; a resolved finding is no SARIF result), and in the dialogue with the author:
+/// `new` and `persisting` are open, `resolved` is fixed (gone from the code), `refuted` waits
+/// for a reviewer's answer, which makes it `accepted` or `upheld`. Open, refuted and upheld
+/// findings fail a review; accepted and resolved ones do not ([`FindingState::fails`]).
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
@@ -42,31 +49,80 @@ pub enum FindingState {
     New,
     Persisting,
     Resolved,
+    Refuted,
+    Accepted,
+    Upheld,
 }
 
-/// How many findings are new, persisting and resolved.
+impl FindingState {
+    /// Whether a finding in this state counts against the review (its verdict, the check run,
+    /// `--fail-on`).
+    pub fn fails(self) -> bool {
+        !matches!(self, FindingState::Resolved | FindingState::Accepted)
+    }
+
+    /// The state as a word (`new`, `refuted`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingState::New => "new",
+            FindingState::Persisting => "persisting",
+            FindingState::Resolved => "resolved",
+            FindingState::Refuted => "refuted",
+            FindingState::Accepted => "accepted",
+            FindingState::Upheld => "upheld",
+        }
+    }
+}
+
+/// How many findings are in each state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct StateCounts {
     pub new: usize,
     pub persisting: usize,
+    /// Fixed: gone from the code.
     pub resolved: usize,
+    pub refuted: usize,
+    pub accepted: usize,
+    pub upheld: usize,
 }
 
 impl StateCounts {
     /// The counts of `findings` and `resolved`; `None` when nothing was compared (no state set).
     pub fn of(findings: &[ReviewFinding], resolved: &[ReviewFinding]) -> Option<Self> {
         let compared = findings.iter().any(|f| f.state.is_some()) || !resolved.is_empty();
-        compared.then(|| Self {
-            new: findings
-                .iter()
-                .filter(|f| f.state == Some(FindingState::New))
-                .count(),
-            persisting: findings
-                .iter()
-                .filter(|f| f.state == Some(FindingState::Persisting))
-                .count(),
-            resolved: resolved.len(),
+        compared.then(|| {
+            let mut c = Self::default();
+            for state in findings.iter().chain(resolved).filter_map(|f| f.state) {
+                *match state {
+                    FindingState::New => &mut c.new,
+                    FindingState::Persisting => &mut c.persisting,
+                    FindingState::Resolved => &mut c.resolved,
+                    FindingState::Refuted => &mut c.refuted,
+                    FindingState::Accepted => &mut c.accepted,
+                    FindingState::Upheld => &mut c.upheld,
+                } += 1;
+            }
+            c
         })
+    }
+
+    /// The counts as a phrase: `1 new, 2 persisting, 1 resolved`, then the dialogue's states
+    /// that are not zero (`, 1 refuted, 1 accepted`).
+    pub fn phrase(&self) -> String {
+        let mut out = format!(
+            "{} new, {} persisting, {} resolved",
+            self.new, self.persisting, self.resolved
+        );
+        for (n, word) in [
+            (self.refuted, "refuted"),
+            (self.accepted, "accepted"),
+            (self.upheld, "upheld"),
+        ] {
+            if n > 0 {
+                out.push_str(&format!(", {n} {word}"));
+            }
+        }
+        out
     }
 }
 
@@ -81,6 +137,7 @@ impl From<Finding> for ReviewFinding {
             message: f.message,
             fingerprint: None,
             state: None,
+            dialogue: None,
         }
     }
 }
@@ -100,8 +157,8 @@ pub struct Review {
     pub conversation_id: Option<String>,
     /// Who reviewed (`claude`, `rules`, …): printable text.
     pub reviewer: String,
-    /// Findings of the last posted review that this one no longer has (their `state` is
-    /// `Resolved`); empty on a first review.
+    /// Findings of the last posted review that this one no longer has: `Resolved` (fixed), or
+    /// `Accepted` when the reviewer accepted their refutation; empty on a first review.
     #[serde(default)]
     pub resolved: Vec<ReviewFinding>,
 }
@@ -119,5 +176,12 @@ impl Review {
         self.findings
             .iter()
             .filter(|f| matches!(f.state, None | Some(FindingState::New)))
+    }
+
+    /// The findings that count against the review: every finding but the accepted ones.
+    pub fn failing_findings(&self) -> impl Iterator<Item = &ReviewFinding> {
+        self.findings
+            .iter()
+            .filter(|f| f.state.is_none_or(FindingState::fails))
     }
 }

@@ -29,7 +29,7 @@ pub use env::{ActionsEnv, DEFAULT_SERVER_URL, MAX_EVENT_BYTES};
 pub use error::{GithubError, MAX_QUOTE};
 pub use models::{
     Artifact, ArtifactRun, CheckRun, Commit, CommitDetail, GitActor, IssueComment, PullBase,
-    PullHead, PullRequest, RepoName, Review, User, WorkflowRun,
+    PullHead, PullRequest, RepoName, Review, ReviewComment, User, WorkflowRun,
 };
 pub use pages::MAX_PAGES;
 pub use repository::{InvalidRepository, Repository};

@@ -99,6 +99,22 @@ pub struct IssueComment {
     pub html_url: String,
 }
 
+/// A pull request review comment: an inline comment, or a reply in its thread
+/// (`GET /repos/{o}/{r}/pulls/{n}/comments`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewComment {
+    pub id: u64,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub user: Option<User>,
+    /// The first comment of the thread this one replies in; absent for a thread's first.
+    #[serde(default)]
+    pub in_reply_to_id: Option<u64>,
+    #[serde(default)]
+    pub created_at: Option<String>,
+}
+
 /// What creating or updating a check run answers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckRun {

@@ -6,7 +6,8 @@ use std::cmp::Ordering;
 use super::clock::parse_rfc3339;
 use super::models::Comparison;
 use super::{
-    Artifact, CheckRun, Client, Commit, GithubError, IssueComment, PullRequest, Review, WorkflowRun,
+    Artifact, CheckRun, Client, Commit, GithubError, IssueComment, PullRequest, Review,
+    ReviewComment, WorkflowRun,
 };
 
 /// GitHub refuses a comment body longer than this many characters (422).
@@ -26,6 +27,13 @@ impl Client {
             "{}/issues/{number}/comments?per_page=100",
             self.repo_route()
         );
+        self.get_pages(&route, None, MAX_COMMENT_PAGES).await
+    }
+
+    /// Every review comment of a pull request (inline comments and the replies in their
+    /// threads), as GitHub lists them.
+    pub async fn review_comments(&self, number: u64) -> Result<Vec<ReviewComment>, GithubError> {
+        let route = format!("{}/pulls/{number}/comments?per_page=100", self.repo_route());
         self.get_pages(&route, None, MAX_COMMENT_PAGES).await
     }
 

@@ -147,6 +147,23 @@ pub trait Forge: Send + Sync {
     /// record file).
     fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, ForgeError>>;
 
+    /// The author's responses to the findings of the last posted review (`last`), in the order
+    /// they were written (`docs/findings.md`, "Answering a finding"): only the change's
+    /// author's, or those of a name in `from`. A forge that cannot read them says so: no
+    /// responses read is never taken for none written.
+    fn responses<'a>(
+        &'a self,
+        last: &'a PostedMarker,
+        from: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<crate::forge::Response>, ForgeError>> {
+        let _ = (last, from);
+        Box::pin(async {
+            Err(ForgeError::Unusable(
+                "this forge does not read the author's responses to a review".into(),
+            ))
+        })
+    }
+
     /// The change's diffs, cut to `config.path`, with the since-last-review diff from `last`.
     fn gather<'a>(
         &'a self,

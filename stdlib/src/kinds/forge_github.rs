@@ -185,9 +185,14 @@ pub struct Github {
     pipeline: String,
     project: Option<String>,
     authors: Vec<String>,
+    /// The pull request's author's login: whose answers to a review are read.
+    pr_author: String,
     /// The marker as first read: gather and restore see the same last review, read once even
     /// when both ask at the same time (a second reader waits for the first read).
     last: tokio::sync::OnceCell<Option<PostedMarker>>,
+    /// The comments as first read, and ours among them: the author's answers are read from
+    /// the same listing the marker was (one call, and the same comments).
+    first_read: tokio::sync::OnceCell<(Vec<CommentInfo>, Option<usize>)>,
 }
 
 impl Github {
@@ -258,6 +263,7 @@ impl Github {
         };
         let base_branch = pr.base.git_ref.clone();
         Ok(Github {
+            pr_author: pr.user.login.clone(),
             base_branch,
             client,
             actions,
@@ -267,7 +273,69 @@ impl Github {
             project,
             authors,
             last: tokio::sync::OnceCell::new(),
+            first_read: tokio::sync::OnceCell::new(),
         })
+    }
+
+    /// The answers to the last review (docs/github.md, "Answering a finding"), oldest first:
+    /// replies in the threads of our inline comments (a thread's first comment by an author we
+    /// trust, naming its finding's id), and comments on the pull request, each by the pull
+    /// request's author or a login of `from` (GitHub's logins ignore letter case).
+    async fn read_responses(
+        &self,
+        from: &[String],
+    ) -> Result<Vec<crate::forge::Response>, ForgeError> {
+        use crate::forge::response::parse;
+        let allowed = |login: &str| {
+            login.eq_ignore_ascii_case(&self.pr_author)
+                || from.iter().any(|f| f.eq_ignore_ascii_case(login))
+        };
+        let trusted = |login: &str| self.authors.iter().any(|a| a.eq_ignore_ascii_case(login));
+        let inline = self
+            .client
+            .review_comments(self.number)
+            .await
+            .calling(READ_PULLS, || {
+                "cannot list the pull request's review comments".into()
+            })?;
+        // The finding each of our threads is about: the id its first comment names.
+        let threads: BTreeMap<u64, String> = inline
+            .iter()
+            .filter(|c| c.in_reply_to_id.is_none())
+            .filter(|c| c.user.as_ref().is_some_and(|u| trusted(&u.login)))
+            .filter_map(|c| Some((c.id, thread_finding(c.body.as_deref()?)?)))
+            .collect();
+        let mut written: Vec<(String, Vec<crate::forge::Response>)> = Vec::new();
+        for c in &inline {
+            let (Some(to), Some(user), Some(body)) = (c.in_reply_to_id, &c.user, &c.body) else {
+                continue;
+            };
+            if let Some(id) = threads.get(&to).filter(|_| allowed(&user.login)) {
+                let when = c.created_at.clone().unwrap_or_default();
+                written.push((when, parse(body, &user.login, Some(id))));
+            }
+        }
+        let (comments, ours) = self.first_read().await?;
+        for (i, c) in comments.iter().enumerate() {
+            if Some(i) == *ours || !allowed(&c.author_login) {
+                continue;
+            }
+            let when = c.created_at.clone().unwrap_or_default();
+            written.push((when, parse(&c.body, &c.author_login, None)));
+        }
+        // GitHub's timestamps are UTC and of one form, so their text orders them.
+        written.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(written.into_iter().flat_map(|(_, r)| r).collect())
+    }
+
+    /// The comments as first read, and ours among them: read once per run.
+    async fn first_read(&self) -> Result<&(Vec<CommentInfo>, Option<usize>), ForgeError> {
+        self.first_read
+            .get_or_try_init(|| async {
+                let (comments, ours, _) = self.our_comment().await?;
+                Ok((comments, ours))
+            })
+            .await
     }
 
     /// The pull request's comments, and ours among them (by its marker and a trusted author).
@@ -526,7 +594,7 @@ impl super::Forge for Github {
         Box::pin(async move {
             self.last
                 .get_or_try_init(|| async {
-                    let (comments, ours, _) = self.our_comment().await?;
+                    let (comments, ours) = self.first_read().await?;
                     ours.and_then(|i| comments.get(i))
                         .map(|c| PostedMarker::from_body(&c.body, "comment"))
                         .transpose()
@@ -534,6 +602,14 @@ impl super::Forge for Github {
                 .await
                 .cloned()
         })
+    }
+
+    fn responses<'a>(
+        &'a self,
+        _last: &'a PostedMarker,
+        from: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<crate::forge::Response>, ForgeError>> {
+        Box::pin(async move { self.read_responses(from).await })
     }
 
     fn gather<'a>(
@@ -616,4 +692,12 @@ impl super::Forge for Github {
     ) -> BoxFuture<'a, Result<PostedSummary, ForgeError>> {
         Box::pin(self.publish(request, status))
     }
+}
+
+/// The finding id an inline comment of ours names on its first line
+/// (`**warning** · rule · `rf-3f2a9c1b``).
+fn thread_finding(body: &str) -> Option<String> {
+    let first = body.lines().next()?;
+    let (_, last) = first.rsplit_once(" · ")?;
+    crate::forge::response::parse_id(last.trim().trim_matches('`'))
 }

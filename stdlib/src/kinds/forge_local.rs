@@ -323,6 +323,21 @@ impl super::Forge for Local {
         }))
     }
 
+    fn responses<'a>(
+        &'a self,
+        _last: &'a PostedMarker,
+        _from: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<crate::forge::Response>, ForgeError>> {
+        // The file's writer is whoever runs reviewflow here: names do not apply.
+        let forge = self.forge.clone();
+        let id = self.change.change_id.clone();
+        Box::pin(super::blocking(move || {
+            forge
+                .responses(&id)
+                .map_err(|e| ForgeError::from(e).doing("cannot read the responses file"))
+        }))
+    }
+
     fn gather<'a>(
         &'a self,
         config: &'a GatherConfig,

@@ -240,7 +240,17 @@ where
                     ..f
                 })
                 .collect::<Vec<_>>();
+            let decisions = review
+                .result
+                .decisions
+                .into_iter()
+                .map(|d| crate::forge::Decision {
+                    reason: redact(redactor, &d.reason),
+                    ..d
+                })
+                .collect();
             return Ok(ReviewOutcome {
+                decisions,
                 comment: redact(redactor, &review.result.comment),
                 clean: findings.is_empty(),
                 findings,

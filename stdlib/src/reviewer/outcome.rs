@@ -57,6 +57,8 @@ pub struct ReviewOutcome {
     pub comment: String,
     /// The findings, messages redacted of the run's secrets.
     pub findings: Vec<ReviewFinding>,
+    /// The reviewer's answers to the author's refutations, reasons redacted likewise.
+    pub decisions: Vec<crate::forge::Decision>,
     /// The conversation the successful try left (a file or folder), to be scanned and sealed.
     pub conversation: Option<PathBuf>,
     /// The reviewer wrote a comment (always true for a successful review: a blank comment is

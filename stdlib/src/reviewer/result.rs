@@ -73,6 +73,10 @@ pub struct ReviewResult {
     #[serde(deserialize_with = "nullable")]
     pub conversation: Option<String>,
     pub resumed: bool,
+    /// The reviewer's answer to each refutation it was given (`docs/findings.md`, "Answering a
+    /// finding"); optional.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<crate::forge::Decision>,
 }
 
 /// Deserializes an `Option` whose key must be present: with `deserialize_with`, serde reports a
@@ -166,8 +170,43 @@ impl ReviewResult {
         if let Some(path) = &self.conversation {
             check_relative_path("conversation", path)?;
         }
-        Ok(())
+        check_decisions(&self.decisions)
     }
+}
+
+/// Each decision names a finding by its id, once, with a reason of one line.
+pub fn check_decisions(decisions: &[crate::forge::Decision]) -> Result<(), ResultError> {
+    use crate::forge::response::{MAX_REASON_CHARS, MAX_RESPONSES, parse_id};
+    if decisions.len() > MAX_RESPONSES {
+        return Err(invalid(
+            "decisions",
+            format!("more than {MAX_RESPONSES} decisions"),
+        ));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, d) in decisions.iter().enumerate() {
+        let field = |name: &str| format!("decisions[{i}].{name}");
+        let Some(id) = parse_id(&d.finding) else {
+            return Err(invalid(
+                field("finding"),
+                "not a finding id (`rf-` and 8 hex digits)",
+            ));
+        };
+        if !seen.insert(id) {
+            return Err(invalid(field("finding"), "decided twice"));
+        }
+        if d.reason.trim().is_empty() {
+            return Err(invalid(field("reason"), "empty"));
+        }
+        if d.reason.chars().count() > MAX_REASON_CHARS {
+            return Err(invalid(
+                field("reason"),
+                format!("longer than {MAX_REASON_CHARS} characters"),
+            ));
+        }
+        check_text(&field("reason"), &d.reason, false)?;
+    }
+    Ok(())
 }
 
 fn check_finding(i: usize, f: &ReviewFinding) -> Result<(), ResultError> {

@@ -139,6 +139,8 @@ pub fn run_rules_reviewer(
         },
     )?;
     Ok(ReviewOutcome {
+        // The rules decide nothing: a refuted finding stays refuted (docs/findings.md).
+        decisions: Vec::new(),
         comment: tried.review.comment,
         clean: findings.is_empty(),
         findings,

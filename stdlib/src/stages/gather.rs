@@ -44,6 +44,14 @@ pub fn contract() -> StageContract {
     ))
     .child(
         ChildSpec::new(
+            "responses",
+            Role::Config,
+            "also read the author's answers to the last review's findings (GitHub: the pull request's author's, and these logins')",
+        )
+        .any(ValueType::String),
+    )
+    .child(
+        ChildSpec::new(
             "base",
             Role::Config,
             "the base revision (default: the merge base with the default branch); the local forge only",
@@ -90,6 +98,12 @@ pub fn contract() -> StageContract {
         untrusted(),
     )
     .part("since-last-review")
+    .output(
+        "responses",
+        OutputType::Json,
+        "the author's answers to the last review's findings that no reviewer was given yet (with `responses`)",
+        untrusted(),
+    )
     .output(
         "ranges",
         OutputType::Ranges,
@@ -186,7 +200,8 @@ async fn run(
         config.gate.halt = tier_of(gate.prop("halt").and_then(Resolved::text));
         config.gate.warn = tier_of(gate.prop("warn").and_then(Resolved::text));
     }
-    let last = forge.last_posted().await?.map(|p| p.head);
+    let posted = forge.last_posted().await?;
+    let last = posted.as_ref().map(|p| p.head.clone());
     let mut gathered = forge.gather(&config, last.as_ref()).await?;
     // Already reviewed: a second review would post the same review again. The same test on every
     // forge, on what it gathered.
@@ -223,6 +238,13 @@ async fn run(
         }
     }
     let mut out = StageOutputs::new();
+    if let Some(child) = cx.children.iter().find(|c| c.name == "responses") {
+        let from: Vec<String> = child.args.iter().filter_map(Resolved::text).collect();
+        let responses = responses(&cx, forge, posted.as_ref(), &from).await?;
+        let json = serde_json::to_value(&responses)
+            .map_err(|e| StageError::failed(format!("cannot encode the responses: {e}")))?;
+        out.insert("responses".into(), OutputValue::Json(json));
+    }
     out.insert("diff".into(), OutputValue::Bytes(gathered.diff));
     if let Some(since) = gathered.since_last_review {
         out.insert("since-last-review".into(), OutputValue::Bytes(since));
@@ -243,4 +265,39 @@ async fn run(
     out.insert("tier".into(), OutputValue::Text(gathered.tier.to_string()));
     out.insert("changed".into(), OutputValue::Bool(gathered.changed));
     Ok(out)
+}
+
+/// The author's responses to the last posted review's findings that no reviewer was given yet
+/// (`docs/findings.md`, "Answering a finding"), with a status line of what was read and what
+/// was left out. No posted review, or one that kept no baseline: nothing to answer.
+async fn responses(
+    cx: &reviewflow_engine::run::StageCx<'_>,
+    forge: &dyn crate::kinds::Forge,
+    posted: Option<&crate::kinds::PostedMarker>,
+    from: &[String],
+) -> Result<crate::forge::Responses, reviewflow_engine::run::StageError> {
+    use crate::forge::Responses;
+    let Some((posted, baseline)) = posted.and_then(|p| Some((p, p.baseline.as_ref()?))) else {
+        return Ok(Responses::default());
+    };
+    let read = forge.responses(posted, from).await?;
+    let total = read.len();
+    let (responses, left) = Responses::matched(read, &baseline.findings);
+    if total > 0 {
+        let mut line = format!(
+            "responses: {} of {total} read are new answers to the last review's findings",
+            responses.responses.len()
+        );
+        for (n, why) in [
+            (left.unknown, "name no finding of it"),
+            (left.seen, "were answered already"),
+            (left.over, "are past the 100 a run reads"),
+        ] {
+            if n > 0 {
+                line.push_str(&format!("; {n} {why}"));
+            }
+        }
+        cx.status.status(line);
+    }
+    Ok(responses)
 }

@@ -49,6 +49,24 @@ pub fn contract() -> StageContract {
         )
         .child(
             ChildSpec::new(
+                "responses",
+                Role::Data,
+                "the author's answers the reviewer was given (std/gather's `responses`): each finding's dialogue state",
+            )
+            .arg(ValueType::Reference)
+            .accepts(&[OutputType::Json]),
+        )
+        .child(
+            ChildSpec::new(
+                "decisions",
+                Role::Data,
+                "the reviewer's decisions on the refutations (std/review's `decisions`)",
+            )
+            .arg(ValueType::Reference)
+            .accepts(&[OutputType::Json]),
+        )
+        .child(
+            ChildSpec::new(
                 "require-head",
                 Role::Config,
                 "refuse when the change's head is no longer this",
@@ -204,9 +222,26 @@ async fn run(
                 message: f.message,
                 fingerprint: None,
                 state: None,
+                dialogue: None,
             })
             .collect();
     }
+    let json_of = |name: &str| match arg(&cx, name) {
+        Some(Resolved::Output(Some(OutputValue::Json(v)))) => Some(v.clone()),
+        _ => None,
+    };
+    let answers = Answers {
+        responses: match json_of("responses") {
+            Some(v) => serde_json::from_value(v)
+                .map_err(|e| StageError::failed(format!("the responses are not valid: {e}")))?,
+            None => Default::default(),
+        },
+        decisions: match json_of("decisions") {
+            Some(v) => serde_json::from_value(v)
+                .map_err(|e| StageError::failed(format!("the decisions are not valid: {e}")))?,
+            None => Vec::new(),
+        },
+    };
     let mut ranges: Vec<crate::forge::FileRanges> = Vec::new();
     if let Some(Resolved::Output(Some(OutputValue::Json(v)))) = arg(&cx, "ranges") {
         ranges = serde_json::from_value(v.clone())
@@ -286,7 +321,15 @@ async fn run(
 
     // Finding identity (docs/findings.md): each finding's fingerprint at the reviewed head, its
     // state against the baseline the last posted review kept, and the baseline to keep now.
-    let identified = identify(forge, &services.checkout, &change.head, findings, &state).await;
+    let identified = identify(
+        forge,
+        &services.checkout,
+        &change.head,
+        findings,
+        &state,
+        &answers,
+    )
+    .await;
     if let Some(line) = &identified.status {
         cx.status.status(line.clone());
     }
@@ -339,6 +382,12 @@ async fn run(
     Ok(out)
 }
 
+/// This round's dialogue: the responses the reviewer was given and its decisions on them.
+struct Answers {
+    responses: crate::forge::Responses,
+    decisions: Vec<crate::forge::Decision>,
+}
+
 /// The findings with their fingerprints and states, what they resolved, the baseline to keep,
 /// and a status line.
 struct Identified {
@@ -358,6 +407,7 @@ async fn identify(
     head: &crate::git::Sha,
     mut findings: Vec<crate::forge::ReviewFinding>,
     state: &crate::kinds::ReviewState,
+    answers: &Answers,
 ) -> Identified {
     use crate::forge::baseline::{LOCAL_BASELINE_BYTES, compare};
     use crate::forge::identity::moved_prints;
@@ -409,13 +459,23 @@ async fn identify(
     };
     fingerprint_all(&mut findings, &files);
     let moved = moved_prints(&findings, &files);
-    let resolved = compare(&mut findings, &moved, previous.as_ref());
+    let mut resolved = compare(&mut findings, &moved, previous.as_ref());
+    let ignored = crate::forge::converse(
+        &mut findings,
+        &mut resolved,
+        previous.as_ref(),
+        &answers.responses,
+        &answers.decisions,
+    );
+    if ignored.decisions > 0 {
+        notes.push(format!(
+            "{} of the reviewer's decisions name no refutation it was given, and were ignored",
+            ignored.decisions
+        ));
+    }
     let baseline = Baseline::of(&findings, &moved, LOCAL_BASELINE_BYTES);
     if let Some(c) = StateCounts::of(&findings, &resolved) {
-        notes.push(format!(
-            "{} new, {} persisting, {} resolved since the last review",
-            c.new, c.persisting, c.resolved
-        ));
+        notes.push(format!("{} since the last review", c.phrase()));
     }
     Identified {
         findings,

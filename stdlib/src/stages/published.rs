@@ -67,7 +67,8 @@ pub struct Published {
     pub reviewed: bool,
     /// Why it was not reviewed; `None` when it was.
     pub reason: Option<String>,
-    /// Every published finding, by severity (resolved ones are not published findings).
+    /// Every published finding that counts against the review, by severity: resolved and
+    /// accepted ones do not.
     pub findings: Counts,
     /// The findings of state `new`, and those of no state: a finding that could not be compared
     /// with an earlier review counts as new.
@@ -82,8 +83,10 @@ impl Published {
         let mut new = Counts::default();
         for f in findings {
             match f.state {
-                Some(FindingState::Resolved) => {}
-                Some(FindingState::Persisting) => all.add(f.severity),
+                Some(FindingState::Resolved | FindingState::Accepted) => {}
+                Some(FindingState::Persisting | FindingState::Refuted | FindingState::Upheld) => {
+                    all.add(f.severity)
+                }
                 Some(FindingState::New) | None => {
                     all.add(f.severity);
                     new.add(f.severity);
@@ -113,6 +116,7 @@ mod tests {
             message: "m".into(),
             fingerprint: None,
             state,
+            dialogue: None,
         }
     }
 

@@ -200,6 +200,16 @@ pub fn contract() -> StageContract {
         )
         .child(
             ChildSpec::new(
+                "responses",
+                Role::Data,
+                "the author's answers to the last review's findings (std/gather's `responses`), fenced likewise: the reviewer decides on each refutation",
+            )
+            .arg(ValueType::Reference)
+            .accepts(&[OutputType::Json])
+            .fenced(),
+        )
+        .child(
+            ChildSpec::new(
                 "input",
                 Role::Data,
                 "other inputs given to the reviewer, unfenced: nothing from the change",
@@ -249,6 +259,14 @@ pub fn contract() -> StageContract {
                 .removing(LabelKind::Private),
         )
         .output(
+            "decisions",
+            OutputType::Json,
+            "the reviewer's decision on each refutation it was given (accepted or upheld)",
+            LabelRule::all()
+                .adding(LabelAdd::ProgramSecrets)
+                .removing(LabelKind::Private),
+        )
+        .output(
             "conversation",
             OutputType::Conversation,
             "the reviewer's conversation, to be sealed",
@@ -281,6 +299,7 @@ pub fn contract() -> StageContract {
         .verdict("clean")
         .fallback("comment", FallbackValue::Absent)
         .fallback("findings", FallbackValue::Absent)
+        .fallback("decisions", FallbackValue::Absent)
         .fallback("conversation", FallbackValue::Absent)
         .fallback("lens", FallbackValue::Absent)
         .fallback("commented", FallbackValue::Bool(false))

@@ -26,6 +26,15 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
     let lens = lens_of(&cx).await?;
     let mut inputs = inputs_of(&cx, "untrusted", true).await?;
     inputs.extend(inputs_of(&cx, "input", false).await?);
+    // The author's answers: given in every try, fresh or resumed (docs/findings.md).
+    let (responses, refutations) = responses_of(&cx, model_cli.is_some()).await?;
+    inputs.extend(responses.iter().cloned());
+    let decide = |text: &mut String| {
+        if refutations {
+            text.push_str("\n\n");
+            text.push_str(crate::reviewer::model::DECISIONS_FORMAT);
+        }
+    };
     let resume = match arg(&cx, "resume") {
         // A verified copy in the stage's own folder: the kept one may have changed since.
         Some(Resolved::Output(Some(OutputValue::File(f)))) => {
@@ -80,6 +89,8 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
                 spec.instructions = lens.instructions(&spec.instructions);
                 spec.later_instructions = lens.instructions(&spec.later_instructions);
             }
+            decide(&mut spec.instructions);
+            decide(&mut spec.later_instructions);
             let later = inputs_of(&cx, "since-last-review", true).await?;
             let later = if later.is_empty() {
                 Vec::new()
@@ -88,6 +99,7 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
                 // change, and the other (trusted) inputs as before.
                 let mut l = later;
                 l.extend(inputs.iter().filter(|i| !i.untrusted).cloned());
+                l.extend(responses.iter().cloned());
                 l
             };
             run_model_reviewer(
@@ -150,6 +162,7 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
             if let Some(lens) = &lens {
                 spec.instructions = lens.instructions(&spec.instructions);
             }
+            decide(&mut spec.instructions);
             run_command_reviewer(
                 &spec,
                 &inputs,
@@ -182,6 +195,9 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
     let findings = serde_json::to_value(&outcome.findings)
         .map_err(|e| StageError::failed(format!("cannot encode the findings: {e}")))?;
     out.insert("findings".into(), OutputValue::Json(findings));
+    let decisions = serde_json::to_value(&outcome.decisions)
+        .map_err(|e| StageError::failed(format!("cannot encode the decisions: {e}")))?;
+    out.insert("decisions".into(), OutputValue::Json(decisions));
     if let Some(c) = outcome.conversation {
         out.insert("conversation".into(), cx.output_file(&c).await?);
     }
@@ -204,6 +220,32 @@ fn inherited_path(cx: &StageCx<'_>) -> Option<String> {
         .ok()
         .map(|p| trusted_path(&p, cx.checkout))
         .filter(|p| !p.is_empty())
+}
+
+/// The `responses` input when it holds any, and whether one is a refutation to decide on. A
+/// model reads it as text (each finding, then what its author said); a `command` reviewer's
+/// program as the JSON `std/gather` wrote.
+async fn responses_of(
+    cx: &StageCx<'_>,
+    as_text: bool,
+) -> Result<(Vec<ReviewInput>, bool), StageError> {
+    let mut out = Vec::new();
+    let mut refutations = false;
+    for mut input in inputs_of(cx, "responses", true).await? {
+        let parsed: crate::forge::Responses =
+            serde_json::from_slice(&input.bytes).map_err(|e| {
+                StageError::failed(format!("`responses` is not std/gather's responses: {e}"))
+            })?;
+        if parsed.responses.is_empty() {
+            continue;
+        }
+        refutations |= parsed.refutations().next().is_some();
+        if as_text {
+            input.bytes = parsed.to_prompt().into_bytes();
+        }
+        out.push(input);
+    }
+    Ok((out, refutations))
 }
 
 /// The inputs of every `child` child, named by the reference that gave them (`gather.diff`).

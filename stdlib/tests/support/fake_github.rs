@@ -46,6 +46,8 @@ pub enum RouteKind {
     CreateCheckRun,
     UpdateCheckRun,
     CreateReview,
+    /// `GET /repos/{o}/{r}/pulls/{n}/comments`: the review comments and their replies.
+    ListReviewComments,
     ListArtifacts,
     ArtifactZip,
     WorkflowRun,
@@ -213,6 +215,8 @@ struct State {
     next_id: u64,
     check_runs: BTreeMap<u64, Value>,
     reviews: Vec<Value>,
+    /// Review (inline) comments and replies by pull request, oldest first.
+    review_comments: BTreeMap<u64, Vec<Value>>,
     runs: BTreeMap<u64, RunSeed>,
     artifacts: BTreeMap<u64, (ArtifactSeed, Value)>,
     /// Commits by SHA, as `GET …/commits/{sha}` answers them.
@@ -353,6 +357,40 @@ impl FakeGithub {
         self.state()
             .compare_diffs
             .insert((base.into(), head.into()), diff.into());
+    }
+
+    /// A reply by `login` in the thread of review comment `to`; returns its id.
+    pub fn add_review_reply(&self, number: u64, to: u64, body: &str, login: &str) -> u64 {
+        let mut s = self.state();
+        let id = s.next_id();
+        let parent = s
+            .review_comments
+            .get(&number)
+            .and_then(|all| all.iter().find(|c| c["id"] == to))
+            .cloned()
+            .unwrap_or(json!({}));
+        let reply = json!({ "path": parent["path"], "line": parent["line"], "body": body });
+        let review = parent["pull_request_review_id"].as_u64().unwrap_or(0);
+        let comment = review_comment_json(
+            &s.api_base,
+            number,
+            id,
+            review,
+            &reply,
+            (login, "User"),
+            Some(to),
+        );
+        s.review_comments.entry(number).or_default().push(comment);
+        id
+    }
+
+    /// The review comments of a pull request, oldest first.
+    pub fn review_comments(&self, number: u64) -> Vec<Value> {
+        self.state()
+            .review_comments
+            .get(&number)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// A comment already on the issue or pull request; returns its id.
@@ -633,6 +671,7 @@ fn classify(method: &Method, path: &str, accept: Option<&str>) -> RouteKind {
         ("GET", ["pulls", _]) if wants_diff(accept) => RouteKind::PullDiff,
         ("GET", ["pulls", _]) => RouteKind::PullRequest,
         ("POST", ["pulls", _, "reviews"]) => RouteKind::CreateReview,
+        ("GET", ["pulls", _, "comments"]) => RouteKind::ListReviewComments,
         ("GET", ["compare", _]) if wants_diff(accept) => RouteKind::CompareDiff,
         ("GET", ["compare", _]) => RouteKind::Compare,
         ("GET", ["issues", _, "comments"]) => RouteKind::ListComments,
@@ -782,6 +821,17 @@ fn answer(
                 Value::Array(items)
             })
         }
+        RouteKind::ListReviewComments => {
+            let n = number(1).unwrap_or(0);
+            let all = s.review_comments.get(&n).cloned().unwrap_or_default();
+            let link_path = format!(
+                "{}/repositories/{REPO_ID}/pulls/{n}/comments",
+                s.link_base(foreign_link)
+            );
+            page(&all, &query, &link_path, &[], |items, _| {
+                Value::Array(items)
+            })
+        }
         RouteKind::CreateComment => {
             let n = number(1).unwrap_or(0);
             if !s.pulls.contains_key(&n) {
@@ -864,6 +914,25 @@ fn answer(
                 "author_association": "NONE",
                 "comments": body.get("comments").cloned().unwrap_or(json!([])),
             });
+            // Each inline comment becomes a review comment of its own, as GitHub lists them.
+            let inline: Vec<Value> = body
+                .get("comments")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for c in inline {
+                let cid = s.next_id();
+                let comment = review_comment_json(
+                    &s.api_base,
+                    n,
+                    cid,
+                    id,
+                    &c,
+                    ("github-actions[bot]", "Bot"),
+                    None,
+                );
+                s.review_comments.entry(n).or_default().push(comment);
+            }
             s.reviews.push(review.clone());
             ok_json(200, &review)
         }
@@ -1240,6 +1309,44 @@ fn pull_json(api: &str, number: u64, head_sha: &str, base_sha: &str) -> Value {
         "author_association": "CONTRIBUTOR",
         "auto_merge": Value::Null,
     })
+}
+
+/// A review comment as `GET …/pulls/{n}/comments` lists it, from the comment `c` a review
+/// request carried (`path`, `line`, `body`, …).
+fn review_comment_json(
+    api: &str,
+    number: u64,
+    id: u64,
+    review: u64,
+    c: &Value,
+    (login, kind): (&str, &str),
+    in_reply_to: Option<u64>,
+) -> Value {
+    let mut comment = json!({
+        "url": format!("{api}/repos/{OWNER}/{REPO}/pulls/comments/{id}"),
+        "pull_request_review_id": review,
+        "id": id,
+        "node_id": format!("PRRC_kwDO{id}"),
+        "diff_hunk": "@@ -1 +1 @@",
+        "path": c["path"],
+        "commit_id": "",
+        "original_commit_id": "",
+        "user": user_json(login, kind),
+        "body": c["body"],
+        "created_at": timestamp(id % 3600),
+        "updated_at": timestamp(id % 3600),
+        "html_url": format!("https://github.com/{OWNER}/{REPO}/pull/{number}#discussion_r{id}"),
+        "pull_request_url": format!("{api}/repos/{OWNER}/{REPO}/pulls/{number}"),
+        "author_association": "NONE",
+        "line": c["line"],
+        "side": "RIGHT",
+        "start_line": c.get("start_line").cloned().unwrap_or(Value::Null),
+        "subject_type": "line",
+    });
+    if let Some(to) = in_reply_to {
+        comment["in_reply_to_id"] = json!(to);
+    }
+    comment
 }
 
 fn comment_json(api: &str, number: u64, id: u64, body: &str, login: &str, kind: &str) -> Value {

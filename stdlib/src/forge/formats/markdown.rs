@@ -72,11 +72,7 @@ pub(crate) fn findings_section(review: &Review) -> String {
     let mut out = String::new();
     let _ = write!(out, "## Findings ({})", review.findings.len());
     if let Some(c) = review.state_counts() {
-        let _ = write!(
-            out,
-            ": {} new, {} persisting, {} resolved",
-            c.new, c.persisting, c.resolved
-        );
+        let _ = write!(out, ": {}", c.phrase());
     }
     out.push_str("\n\n");
     if review.findings.is_empty() {
@@ -111,17 +107,46 @@ fn item(f: &ReviewFinding) -> String {
         (None, _) => f.path.clone(),
     };
     let state = match f.state {
-        Some(FindingState::New) => " _new_",
-        Some(FindingState::Persisting) => " _persisting_",
-        Some(FindingState::Resolved) | None => "",
+        Some(FindingState::Resolved) | None => String::new(),
+        Some(s) => format!(" _{}_", s.as_str()),
     };
-    format!(
-        "- **{}**{state} {} {}: {}",
+    // The id the author answers with (docs/findings.md, "Answering a finding").
+    let id = match &f.fingerprint {
+        Some(print) => format!(" {}", code(&crate::forge::finding_id(print))),
+        None => String::new(),
+    };
+    let mut out = format!(
+        "- **{}**{state}{id} {} {}: {}",
         f.severity,
         code(&location),
         code(&f.rule),
         inline(&f.message)
-    )
+    );
+    if let Some(d) = f.dialogue.as_ref().filter(|d| d.state.is_some()) {
+        out.push_str(&dialogue_line(d));
+    }
+    out
+}
+
+/// The dialogue under its finding, on one line: who refuted it and why, and the reviewer's
+/// answer when there is one. The author's words are quoted as text, never as markdown.
+fn dialogue_line(d: &crate::forge::Dialogue) -> String {
+    let mut out = String::from("\n  - refuted");
+    if !d.by.is_empty() {
+        let _ = write!(out, " by {}", code(&d.by));
+    }
+    if !d.reason.is_empty() {
+        let _ = write!(out, ": {}", code(&d.reason));
+    }
+    match d.state {
+        Some(FindingState::Accepted) => out.push_str(" — the reviewer accepted"),
+        Some(FindingState::Upheld) => out.push_str(" — the reviewer upheld the finding"),
+        _ => out.push_str(" — awaiting the reviewer's answer"),
+    }
+    if !d.answer.is_empty() {
+        let _ = write!(out, ": {}", inline(&d.answer));
+    }
+    out
 }
 
 /// `comment` without the `rules` reviewer's findings table: its header and delimiter rows, the
@@ -351,6 +376,7 @@ mod tests {
             message: "`TODO` added".into(),
             fingerprint: Some("a".repeat(32)),
             state,
+            dialogue: None,
         };
         let sha = crate::git::Sha::parse(&"1".repeat(40)).unwrap();
         let mut review = Review {
@@ -375,10 +401,10 @@ mod tests {
         assert_eq!(
             findings_section(&review),
             "## Findings (2): 1 new, 1 persisting, 2 resolved\n\n\
-             - **info** _new_ `a.rs:1` `todo-added`: `TODO` added\n\
-             - **info** _persisting_ `a.rs:2` `todo-added`: `TODO` added\n\
+             - **info** _new_ `rf-aaaaaaaa` `a.rs:1` `todo-added`: `TODO` added\n\
+             - **info** _persisting_ `rf-aaaaaaaa` `a.rs:2` `todo-added`: `TODO` added\n\
              \n## Resolved (2)\n\n\
-             - **info** `a.rs:3` `todo-added`: `TODO` added\n\
+             - **info** `rf-aaaaaaaa` `a.rs:3` `todo-added`: `TODO` added\n\
              - **info** `aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa`: a finding of the last review (its details were not kept)\n"
         );
         // No earlier review: no counts, no marks.
@@ -386,7 +412,10 @@ mod tests {
         for f in &mut review.findings {
             f.state = None;
         }
-        assert!(findings_section(&review).starts_with("## Findings (2)\n\n- **info** `a.rs:1`"));
+        assert!(
+            findings_section(&review)
+                .starts_with("## Findings (2)\n\n- **info** `rf-aaaaaaaa` `a.rs:1`")
+        );
     }
 
     #[test]

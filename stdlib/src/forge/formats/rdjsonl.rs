@@ -19,7 +19,12 @@ use crate::rules::Severity;
 
 pub(super) fn render(review: &Review) -> Result<Vec<u8>, LocalForgeError> {
     let mut out = Vec::new();
-    for finding in &review.findings {
+    // reviewdog reads every diagnostic as live: an accepted finding is not one.
+    let counted = review.findings.iter().filter(|f| {
+        f.state
+            .is_none_or(super::super::review::FindingState::fails)
+    });
+    for finding in counted {
         serde_json::to_writer(&mut out, &diagnostic(finding)).map_err(|source| {
             LocalForgeError::Encode {
                 what: "rdjsonl diagnostic",
@@ -58,8 +63,14 @@ fn original_output(f: &ReviewFinding, line: u32) -> String {
     } else {
         ""
     };
+    use super::super::review::FindingState;
+    // The dialogue's state, which no field of reviewdog's can carry.
+    let state = match f.state {
+        Some(s @ (FindingState::Refuted | FindingState::Upheld)) => format!(" ({})", s.as_str()),
+        _ => String::new(),
+    };
     format!(
-        "{}:{line}: {}: {}{whole} [{}]",
+        "{}:{line}: {}: {}{whole} [{}]{state}",
         f.path,
         f.severity.as_str(),
         f.message,
@@ -134,6 +145,7 @@ mod tests {
             message: "`TODO` added".into(),
             fingerprint: Some("f".repeat(32)),
             state,
+            dialogue: None,
         }
     }
 

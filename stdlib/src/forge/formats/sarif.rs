@@ -145,8 +145,27 @@ fn result(f: &ReviewFinding) -> SarifResult {
     if let Some(state) = f.state.and_then(baseline_state) {
         extra.insert("baselineState".into(), state.into());
     }
+    let mut properties = Map::new();
     if f.line.is_none() {
-        extra.insert("properties".into(), json!({ "wholeFile": true }));
+        properties.insert("wholeFile".into(), true.into());
+    }
+    // The dialogue's state (docs/findings.md): an accepted finding is suppressed, as SARIF's
+    // consumers read a result without a suppression as live.
+    if let Some(state @ (FindingState::Refuted | FindingState::Accepted | FindingState::Upheld)) =
+        f.state
+    {
+        properties.insert("reviewflowState".into(), state.as_str().into());
+    }
+    if f.state == Some(FindingState::Accepted) {
+        let answer = f.dialogue.as_ref().map(|d| d.answer.as_str()).unwrap_or("");
+        let mut suppression = json!({ "kind": "external", "status": "accepted" });
+        if !answer.is_empty() {
+            suppression["justification"] = answer.into();
+        }
+        extra.insert("suppressions".into(), json!([suppression]));
+    }
+    if !properties.is_empty() {
+        extra.insert("properties".into(), properties.into());
     }
     let fingerprint = match &f.fingerprint {
         Some(identity) => Fingerprint {
@@ -174,7 +193,10 @@ fn result(f: &ReviewFinding) -> SarifResult {
 fn baseline_state(state: FindingState) -> Option<&'static str> {
     match state {
         FindingState::New => Some("new"),
-        FindingState::Persisting => Some("unchanged"),
+        FindingState::Persisting
+        | FindingState::Refuted
+        | FindingState::Accepted
+        | FindingState::Upheld => Some("unchanged"),
         FindingState::Resolved => None,
     }
 }
@@ -215,6 +237,7 @@ mod tests {
             message: message.into(),
             fingerprint: None,
             state: None,
+            dialogue: None,
         }
     }
 

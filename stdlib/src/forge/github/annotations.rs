@@ -60,8 +60,13 @@ pub struct Annotation {
 /// ignored. The title is the rule, at most 255 characters; the message is cut to 64 KiB.
 /// Paths are not checked against the diff here: filter the findings first
 /// ([`crate::forge::filter_findings_in`]).
+/// An accepted finding (docs/findings.md) no longer counts and gets none.
 pub fn annotations(findings: &[ReviewFinding]) -> Vec<Annotation> {
-    let mut out: Vec<Annotation> = findings.iter().map(annotation).collect();
+    let mut out: Vec<Annotation> = findings
+        .iter()
+        .filter(|f| f.state.is_none_or(crate::forge::FindingState::fails))
+        .map(annotation)
+        .collect();
     out.sort_by_key(|a| std::cmp::Reverse(a.annotation_level));
     out
 }
@@ -135,6 +140,7 @@ mod tests {
             message: "a message".into(),
             fingerprint: None,
             state: None,
+            dialogue: None,
         }
     }
 

@@ -85,12 +85,15 @@ pub enum ReviewState {
 impl ReviewState {
     /// A review that ran, its blocking findings counted under `block_on`.
     pub fn reviewed(findings: &[ReviewFinding], block_on: BlockOn) -> ReviewState {
-        ReviewState::Reviewed {
-            blocking: findings
+        // An accepted finding no longer counts (docs/findings.md, "Answering a finding").
+        let counted = || {
+            findings
                 .iter()
-                .filter(|f| block_on.blocks(f.severity))
-                .count(),
-            findings: findings.len(),
+                .filter(|f| f.state.is_none_or(crate::forge::FindingState::fails))
+        };
+        ReviewState::Reviewed {
+            blocking: counted().filter(|f| block_on.blocks(f.severity)).count(),
+            findings: counted().count(),
         }
     }
 }
@@ -209,6 +212,7 @@ mod tests {
             message: "m".into(),
             fingerprint: None,
             state: None,
+            dialogue: None,
         }
     }
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::body::{COMMENT_MAX_CHARS, fit, fit_line};
 use crate::diff::LineRange;
-use crate::forge::{FileRanges, ReviewFinding};
+use crate::forge::{FileRanges, FindingState, ReviewFinding};
 use crate::git::Sha;
 
 /// Which findings may become inline comments.
@@ -115,7 +115,11 @@ pub struct Inline {
 /// comment on its line.
 pub fn inline(findings: &[ReviewFinding], ranges: &[FileRanges], mode: FilterMode) -> Inline {
     let mut out = Inline::default();
-    for f in findings {
+    // An accepted finding no longer counts: nothing to say on its line.
+    for f in findings
+        .iter()
+        .filter(|f| f.state.is_none_or(FindingState::fails))
+    {
         let file = ranges.iter().find(|r| r.path == f.path);
         let line = f.line.filter(|&l| l > 0);
         let passes = match mode {
@@ -149,10 +153,15 @@ fn comment(f: &ReviewFinding, line: u32, hunk: LineRange) -> InlineComment {
     }
 }
 
-/// `**warning** · rule` then the message, within GitHub's comment limit.
+/// `**warning** · rule · rf-3f2a9c1b` then the message, within GitHub's comment limit. The id
+/// is how a reply in the comment's thread is matched to its finding.
 fn comment_body(f: &ReviewFinding) -> String {
     let rule = fit_line(&f.rule, 200);
-    let text = format!("**{}** · {rule}\n\n{}", f.severity, f.message);
+    let id = match &f.fingerprint {
+        Some(print) => format!(" · `{}`", crate::forge::finding_id(print)),
+        None => String::new(),
+    };
+    let text = format!("**{}** · {rule}{id}\n\n{}", f.severity, f.message);
     fit(&text, COMMENT_MAX_CHARS).into_owned()
 }
 
@@ -233,6 +242,7 @@ mod tests {
             message: "msg".into(),
             fingerprint: None,
             state: None,
+            dialogue: None,
         }
     }
 

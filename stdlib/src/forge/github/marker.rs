@@ -538,6 +538,7 @@ mod tests {
                 line: Some(1),
                 message: "m".into(),
                 moved: None,
+                dialogue: None,
             }],
         };
         let line = render_line(&baseline);

@@ -12,13 +12,15 @@ use crate::rules::Severity;
 
 /// The fence's info string.
 pub const FINDINGS_FENCE: &str = "```reviewflow-findings";
+/// The info string of the optional block of decisions on refutations, before the findings.
+pub const DECISIONS_FENCE: &str = "```reviewflow-decisions";
 
 /// Why an answer is not a review.
 #[derive(Debug, thiserror::Error)]
 pub enum AnswerError {
     #[error("the answer has no ```reviewflow-findings block")]
     NoBlock,
-    #[error("the ```reviewflow-findings block is not closed")]
+    #[error("a ```reviewflow-findings or ```reviewflow-decisions block is not closed")]
     Unclosed,
     #[error("the findings block is not a JSON array of findings: {0}")]
     Json(String),
@@ -46,6 +48,7 @@ struct ModelFinding {
 pub struct Answer {
     pub comment: String,
     pub findings: Vec<ReviewFinding>,
+    pub decisions: Vec<crate::forge::Decision>,
 }
 
 /// Reads `text`: the last findings block is the findings, everything before it the comment.
@@ -69,20 +72,49 @@ pub fn parse_answer(text: &str) -> Result<Answer, AnswerError> {
             message: f.message,
         })
         .collect();
-    let comment = text[..start].trim().to_owned();
+    let (comment, decisions) = decisions_of(&text[..start])?;
     // The same validation as a `result.json`: caps, paths, control characters, a comment.
     let json = serde_json::json!({
         "version": 1,
-        "comment": comment,
+        "comment": comment.trim(),
         "findings": findings,
         "conversation": null,
         "resumed": false,
+        "decisions": decisions,
     });
     let checked = ReviewResult::parse(json.to_string().as_bytes())?;
     Ok(Answer {
         comment: checked.comment,
         findings: checked.findings,
+        decisions: checked.decisions,
     })
+}
+
+/// The comment without its decisions block, and the decisions: the last block of the comment
+/// part, when there is one.
+fn decisions_of(text: &str) -> Result<(String, Vec<crate::forge::Decision>), AnswerError> {
+    let mut start = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim() == DECISIONS_FENCE {
+            start = Some(offset);
+        }
+        offset += line.len();
+    }
+    let Some(start) = start else {
+        return Ok((text.to_owned(), Vec::new()));
+    };
+    let body_start = text[start..]
+        .find('\n')
+        .map_or(text.len(), |i| start + i + 1);
+    let body_len = closing_fence(&text[body_start..]).ok_or(AnswerError::Unclosed)?;
+    let body = &text[body_start..body_start + body_len];
+    let decisions = serde_json::from_str(body)
+        .map_err(|e| AnswerError::Json(format!("the decisions block: {e}")))?;
+    let after = text[body_start + body_len..]
+        .split_once('\n')
+        .map_or("", |(_, rest)| rest);
+    Ok((format!("{}{after}", &text[..start]), decisions))
 }
 
 /// The byte offset of the last line that opens a findings block.
@@ -133,6 +165,24 @@ mod tests {
         let answer = parse_answer(text).unwrap();
         assert!(answer.findings.is_empty());
         assert!(answer.comment.ends_with("No findings."));
+    }
+
+    #[test]
+    fn decisions_come_before_the_findings_and_leave_the_comment() {
+        let text = "Round 2.\n\n```reviewflow-decisions\n\
+                    [{\"finding\": \"rf-3f2a9c1b\", \"decision\": \"accepted\", \"reason\": \"the caller checks\"}]\n```\n\
+                    Still one problem.\n```reviewflow-findings\n[]\n```\n";
+        let answer = parse_answer(text).unwrap();
+        assert_eq!(answer.comment, "Round 2.\n\nStill one problem.");
+        assert_eq!(answer.decisions.len(), 1);
+        assert_eq!(
+            answer.decisions[0].decision,
+            crate::forge::Verdict::Accepted
+        );
+        let bad = text.replace("rf-3f2a9c1b", "3f2a9c1b");
+        assert!(matches!(parse_answer(&bad), Err(AnswerError::Invalid(_))));
+        let unknown = text.replace("accepted", "maybe");
+        assert!(matches!(parse_answer(&unknown), Err(AnswerError::Json(_))));
     }
 
     #[test]

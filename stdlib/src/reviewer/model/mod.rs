@@ -37,7 +37,7 @@ use super::conversation::Conversation;
 use super::error::ReviewerError;
 use super::outcome::{ReviewEvent, ReviewInput, ReviewOutcome};
 use super::program::{ReviewerPath, locate};
-use super::prompt::{Nonce, build_prompt};
+use super::prompt::{Nonce, build_prompt, build_resumed_prompt};
 use super::result::ReviewFinding;
 use super::tries::{Attempt, DEFAULT_TRIES, Reviewed, TryFailure, TryKind, TrySequence};
 use super::try_folder::check_input_names;
@@ -47,8 +47,13 @@ use home::TryHome;
 pub const DEFAULT_PROMPT: &str = include_str!("prompts/review.md");
 /// The default instructions of a review that resumes an earlier one (a later push).
 pub const DEFAULT_LATER_PROMPT: &str = include_str!("prompts/later.md");
-/// The answer format, appended to every prompt (not overridable: the answer is parsed).
+/// The answer format, appended to every fresh prompt (not overridable: the answer is parsed).
 pub const ANSWER_FORMAT: &str = include_str!("prompts/answer.md");
+/// What a resumed prompt says of the answer, which its conversation already holds in full.
+pub const ANSWER_REMINDER: &str = "Answer as before, ending with one ```reviewflow-findings block.";
+/// What a reviewer given the author's refutations is asked to decide, and how to write it:
+/// added to the instructions when there is a refutation to decide on.
+pub const DECISIONS_FORMAT: &str = include_str!("prompts/decisions.md");
 
 /// Stdout kept from a CLI: Claude's one JSON result, Codex's events (the answer itself comes
 /// from a file).
@@ -297,7 +302,17 @@ where
                 facts.push(("reviewer.model-asked".to_owned(), asked.clone()));
             }
             facts.push(("reviewer.session".to_owned(), review.cli.session_id.clone()));
+            let decisions = review
+                .answer
+                .decisions
+                .into_iter()
+                .map(|d| crate::forge::Decision {
+                    reason: redact(redactor, &d.reason),
+                    ..d
+                })
+                .collect();
             return Ok(ReviewOutcome {
+                decisions,
                 comment: redact(redactor, &review.answer.comment),
                 clean: findings.is_empty(),
                 findings,
@@ -435,6 +450,29 @@ async fn cli_version(
     (!line.is_empty()).then_some(line)
 }
 
+/// The prompt of a try: a fresh one whole; a resumed one without what its conversation already
+/// holds (the preamble and the answer format: docs/reviewers.md, "Prompts").
+pub fn prompt_of(
+    spec: &ModelReviewer,
+    kind: TryKind,
+    inputs: &[ReviewInput],
+    nonce: &Nonce,
+) -> String {
+    match kind {
+        TryKind::Resumed => {
+            let instructions = format!(
+                "{}\n\n{ANSWER_REMINDER}",
+                spec.later_instructions.trim_end()
+            );
+            build_resumed_prompt(&instructions, inputs, nonce)
+        }
+        TryKind::Fresh => {
+            let instructions = format!("{}\n\n{ANSWER_FORMAT}", spec.instructions.trim_end());
+            build_prompt(&instructions, inputs, nonce)
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn one_try<C: Future<Output = ()>>(
     spec: &ModelReviewer,
@@ -448,12 +486,7 @@ async fn one_try<C: Future<Output = ()>>(
     on_event: &mut impl FnMut(ReviewEvent),
 ) -> Result<TryReview, TryError> {
     let nonce = Nonce::generate().map_err(|e| TryError::Prepare(e.to_string()))?;
-    let instructions = match attempt.kind {
-        TryKind::Resumed => &spec.later_instructions,
-        TryKind::Fresh => &spec.instructions,
-    };
-    let instructions = format!("{}\n\n{ANSWER_FORMAT}", instructions.trim_end());
-    let prompt = build_prompt(&instructions, inputs, &nonce);
+    let prompt = prompt_of(spec, attempt.kind, inputs, &nonce);
 
     // A private home per try; a resumed try gets a copy of the session where the CLI looks.
     let (home, resume_id) = {
@@ -546,4 +579,57 @@ async fn one_try<C: Future<Output = ()>>(
     };
     let answer = parse_answer(&cli.text)?;
     Ok(TryReview { answer, cli })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A diff of about `bytes` bytes.
+    fn diff(bytes: usize) -> ReviewInput {
+        let line = "+    let value = compute(input, 42); // a changed line of code\n";
+        let text = line.repeat(bytes.div_ceil(line.len()));
+        ReviewInput::untrusted("gather.diff", text)
+    }
+
+    fn sizes(bytes: usize) -> (usize, usize) {
+        let spec = ModelReviewer::new(ModelCli::Claude, "/nonexistent");
+        let nonce = Nonce::generate().unwrap();
+        let inputs = [diff(bytes)];
+        (
+            prompt_of(&spec, TryKind::Fresh, &inputs, &nonce).len(),
+            prompt_of(&spec, TryKind::Resumed, &inputs, &nonce).len(),
+        )
+    }
+
+    #[test]
+    fn a_resumed_prompt_sends_a_few_hundred_bytes_besides_its_inputs() {
+        let spec = ModelReviewer::new(ModelCli::Claude, "/nonexistent");
+        let nonce = Nonce::generate().unwrap();
+        let empty = ReviewInput::untrusted("gather.since-last-review", Vec::new());
+        let resumed = prompt_of(
+            &spec,
+            TryKind::Resumed,
+            std::slice::from_ref(&empty),
+            &nonce,
+        );
+        let fence = super::super::prompt::fence(&empty.name, &[], true, &nonce);
+        let fixed = resumed.len() - fence.len();
+        assert!(fixed <= 500, "{fixed} bytes: {resumed}");
+        // It still declares this try's fences, and the answer it expects.
+        assert!(
+            resumed.contains(&format!("<<<END-{nonce}>>>`")),
+            "{resumed}"
+        );
+        assert!(resumed.contains(FINDINGS_FENCE), "{resumed}");
+        let fresh = prompt_of(&spec, TryKind::Fresh, std::slice::from_ref(&empty), &nonce);
+        assert!(fresh.len() - fence.len() > 3 * fixed, "{fresh}");
+        for kb in [512, 2048, 10240] {
+            let (fresh, resumed) = sizes(kb);
+            println!(
+                "diff of {kb} bytes: fresh {fresh} bytes, resumed {resumed} bytes ({:.0} %)",
+                100.0 * resumed as f64 / fresh as f64
+            );
+        }
+    }
 }
