@@ -55,42 +55,48 @@ impl Check for ReviewerCredential {
                 else {
                     continue;
                 };
-                let Some(secret) = child.args.iter().find_map(|a| match &a.value {
-                    Value::Secret(s) => Some(s.as_str()),
-                    _ => None,
-                }) else {
-                    continue;
-                };
+                // Every secret of the line: several are a model key's accounts.
+                let secrets: Vec<&str> = child
+                    .args
+                    .iter()
+                    .filter_map(|a| match &a.value {
+                        Value::Secret(s) => Some(s.as_str()),
+                        _ => None,
+                    })
+                    .collect();
                 let var_name = var.value.as_str().unwrap_or_default();
-                if credentials.contains(&var_name) || reported_by_secret_scope(cx, p, secret, name)
-                {
+                if credentials.contains(&var_name) {
                     continue;
                 }
-                let own = either(credentials);
-                let owner = reviewer
-                    .contract
-                    .reviewers()
-                    .iter()
-                    .find(|k| k.credentials.contains(&var_name));
-                let (at, help) = match owner {
-                    Some(other) => (
-                        format!("`{var_name}` is `{}`'s credential", other.name),
-                        format!(
-                            "give `{kind}` its own credential ({own}), or use `reviewer \"{}\"` with this one",
-                            other.name
-                        ),
-                    ),
-                    None => (
-                        format!("`{var_name}` is not a credential of `{kind}`"),
-                        match help_text(&did_you_mean(var_name, credentials.iter().copied())) {
-                            Some(typo) => format!("{typo} `{kind}` reads only {own}"),
-                            None => format!(
-                                "give `{kind}` only its own credential ({own}); use `{secret}` in a stage of its own, and take `{name}` out of its `visible-to`"
+                for secret in secrets {
+                    if reported_by_secret_scope(cx, p, secret, name) {
+                        continue;
+                    }
+                    let own = either(credentials);
+                    let owner = reviewer
+                        .contract
+                        .reviewers()
+                        .iter()
+                        .find(|k| k.credentials.contains(&var_name));
+                    let (at, help) = match owner {
+                        Some(other) => (
+                            format!("`{var_name}` is `{}`'s credential", other.name),
+                            format!(
+                                "give `{kind}` its own credential ({own}), or use `reviewer \"{}\"` with this one",
+                                other.name
                             ),
-                        },
-                    ),
-                };
-                out.push(
+                        ),
+                        None => (
+                            format!("`{var_name}` is not a credential of `{kind}`"),
+                            match help_text(&did_you_mean(var_name, credentials.iter().copied())) {
+                                Some(typo) => format!("{typo} `{kind}` reads only {own}"),
+                                None => format!(
+                                    "give `{kind}` only its own credential ({own}); use `{secret}` in a stage of its own, and take `{name}` out of its `visible-to`"
+                                ),
+                            },
+                        ),
+                    };
+                    out.push(
                     Finding::new(
                         self.id(),
                         self.severity(),
@@ -107,6 +113,7 @@ impl Check for ReviewerCredential {
                     .confidence(Confidence::High)
                     .stage(name),
                 );
+                }
             }
         }
     }
