@@ -34,9 +34,8 @@ pub fn accounts_refusal(reviewer: &str, var: &str, secrets: usize) -> Option<Str
         .collect();
     (!credentials.contains(&var)).then(|| {
         format!(
-            "several secrets on one `secret-env` line are accounts of a model's key, which \
-             reviewflow's proxy holds and switches: {var} is not a model's credential variable \
-             ({}), so the program would hold one key and never switch: give it one secret",
+            "{var} is no model's credential ({}): several secrets on it are accounts only the \
+             model API proxy can switch; give it one secret",
             credentials.join(", ")
         )
     })
