@@ -34,10 +34,18 @@ struct FakeApi {
 
 impl FakeApi {
     fn start(dir: &Path) -> Self {
+        Self::limiting(dir, &[])
+    }
+
+    /// The fake API, answering 429 to the keys `limited`, as to accounts past their limit.
+    fn limiting(dir: &Path, limited: &[&str]) -> Self {
         let log = dir.join("api.jsonl");
-        let mut child = Command::new(fakes().join("model-api"))
-            .arg("--log")
-            .arg(&log)
+        let mut command = Command::new(fakes().join("model-api"));
+        command.arg("--log").arg(&log);
+        for key in limited {
+            command.arg("--limited").arg(key);
+        }
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .spawn()
@@ -186,6 +194,11 @@ impl Checkout {
     }
 
     fn run(&self, path_first: Option<&Path>) -> Out {
+        self.run_with(path_first, &[])
+    }
+
+    /// A run with `env` added to reviewflow's environment.
+    fn run_with(&self, path_first: Option<&Path>, env: &[(&str, &str)]) -> Out {
         let path = match path_first {
             Some(dir) => format!(
                 "{}:{}",
@@ -202,6 +215,7 @@ impl Checkout {
             .env("REVIEW_CONVERSATION_KEY", CONVERSATION_KEY)
             .env("ANTHROPIC_API_KEY", KEY)
             .env("OPENAI_API_KEY", KEY)
+            .envs(env.iter().copied())
             .output()
             .expect("the binary runs");
         Out {
@@ -545,4 +559,72 @@ fn the_real_claude_code_loads_no_instructions_of_the_checkout() {
 #[test]
 fn the_real_codex_loads_no_instructions_of_the_checkout() {
     real_cli_loads_no_instructions_of_the_checkout("codex", "REVIEWFLOW_CODEX");
+}
+
+/// The spare account of the tests of accounts: only the fake API may see it.
+const SPARE: &str = "sk-ant-api03-e2e-spare-key-0123456789abcdefghijklmn";
+
+/// `text` (a pipeline of [`pipeline`] for `claude`) with a second account, `anthropic-spare`,
+/// read from `ANTHROPIC_API_KEY_SPARE`.
+fn with_a_spare_account(text: &str) -> String {
+    let declared =
+        "secret \"anthropic-key\" env=\"ANTHROPIC_API_KEY\" {\n    visible-to \"review\"\n}\n";
+    assert!(text.contains(declared), "{text}");
+    text.replacen(
+        declared,
+        &format!(
+            "{declared}secret \"anthropic-spare\" env=\"ANTHROPIC_API_KEY_SPARE\" can=\"\" {{\n    visible-to \"review\"\n}}\n"
+        ),
+        1,
+    )
+    .replacen(
+        "secret-env \"ANTHROPIC_API_KEY\" \"anthropic-key\"",
+        "secret-env \"ANTHROPIC_API_KEY\" \"anthropic-key\" \"anthropic-spare\"",
+        1,
+    )
+}
+
+/// The first account is past its limit: the proxy sends the refused request again with the
+/// spare one, the review is made with it, the manifest names it, and neither key reaches the
+/// CLI's environment or the log.
+#[test]
+fn a_rate_limited_account_hands_the_review_to_the_next() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let api = FakeApi::limiting(dir.path(), &[KEY]);
+    let text = with_a_spare_account(&pipeline("claude", &api.url, &fake_env("ok", &[])));
+    // `run` refuses a pipeline that fails `check`: an account's secret is scoped as any.
+    let c = Checkout::new(&text);
+    c.repo.commit("src/lib.rs", "pub fn f() {}\n", "one");
+    let out = c.run_with(None, &[("ANTHROPIC_API_KEY_SPARE", SPARE)]);
+    assert_eq!(out.code, 0, "{}", out.log);
+    assert!(
+        c.review_md().contains("The fake model API reviewed this"),
+        "{}",
+        c.review_md()
+    );
+    let credentials = api.credentials();
+    assert_eq!(
+        credentials.first().map(String::as_str),
+        Some(KEY),
+        "{credentials:?}"
+    );
+    assert!(
+        credentials.len() > 1 && credentials[1..].iter().all(|c| c == SPARE),
+        "{credentials:?}"
+    );
+    assert_eq!(c.review_facts()["reviewer.account"], "anthropic-spare");
+    let spied = spied(&out.log);
+    assert!(!spied.is_empty(), "{}", out.log);
+    for call in spied {
+        let env = call["env"].to_string();
+        assert!(
+            !env.contains(KEY) && !env.contains(SPARE),
+            "the CLI held a key: {env}"
+        );
+    }
+    assert!(
+        !holds_key(&out.log) && !out.log.contains(SPARE),
+        "{}",
+        out.log
+    );
 }
