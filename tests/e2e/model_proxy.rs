@@ -564,45 +564,61 @@ fn the_real_codex_loads_no_instructions_of_the_checkout() {
 /// The spare account of the tests of accounts: only the fake API may see it.
 const SPARE: &str = "sk-ant-api03-e2e-spare-key-0123456789abcdefghijklmn";
 
-/// `text` (a pipeline of [`pipeline`] for `claude`) with a second account, `anthropic-spare`,
-/// read from `ANTHROPIC_API_KEY_SPARE`.
-fn with_a_spare_account(text: &str) -> String {
-    let declared =
-        "secret \"anthropic-key\" env=\"ANTHROPIC_API_KEY\" {\n    visible-to \"review\"\n}\n";
-    assert!(text.contains(declared), "{text}");
+/// `text` (a pipeline of [`pipeline`]) with a second account of `reviewer`'s key, `spare-key`,
+/// read from `SPARE_MODEL_KEY`.
+fn with_a_spare_account(reviewer: &str, text: &str) -> String {
+    let (secret, var) = match reviewer {
+        "codex" => ("openai-key", "OPENAI_API_KEY"),
+        _ => ("anthropic-key", "ANTHROPIC_API_KEY"),
+    };
+    let declared = format!("secret \"{secret}\" env=\"{var}\" {{\n    visible-to \"review\"\n}}\n");
+    assert!(text.contains(&declared), "{text}");
     text.replacen(
-        declared,
+        &declared,
         &format!(
-            "{declared}secret \"anthropic-spare\" env=\"ANTHROPIC_API_KEY_SPARE\" can=\"\" {{\n    visible-to \"review\"\n}}\n"
+            "{declared}secret \"spare-key\" env=\"SPARE_MODEL_KEY\" can=\"\" {{\n    visible-to \"review\"\n}}\n"
         ),
         1,
     )
     .replacen(
-        "secret-env \"ANTHROPIC_API_KEY\" \"anthropic-key\"",
-        "secret-env \"ANTHROPIC_API_KEY\" \"anthropic-key\" \"anthropic-spare\"",
+        &format!("secret-env \"{var}\" \"{secret}\""),
+        &format!("secret-env \"{var}\" \"{secret}\" \"spare-key\""),
         1,
     )
 }
 
-/// The first account is past its limit: the proxy sends the refused request again with the
-/// spare one, the review is made with it, the manifest names it, and neither key reaches the
-/// CLI's environment or the log.
-#[test]
-fn a_rate_limited_account_hands_the_review_to_the_next() {
+/// A review by `reviewer` found in `bin` (the fake CLIs when `None`), its first account past its
+/// limit: the proxy sends the refused request again with the spare one, the review is made with
+/// it, the manifest names it, and neither key reaches the CLI's environment or the log.
+fn review_with_the_spare_account(reviewer: &str, bin: Option<&Path>) {
     let dir = tempfile::tempdir().expect("tempdir");
     let api = FakeApi::limiting(dir.path(), &[KEY]);
-    let text = with_a_spare_account(&pipeline("claude", &api.url, &fake_env("ok", &[])));
+    let base = if reviewer == "codex" {
+        format!("{}/v1", api.url)
+    } else {
+        api.url.clone()
+    };
+    let extra = if bin.is_some() {
+        String::new()
+    } else {
+        fake_env("ok", &[])
+    };
+    let text = with_a_spare_account(reviewer, &pipeline(reviewer, &base, &extra));
     // `run` refuses a pipeline that fails `check`: an account's secret is scoped as any.
     let c = Checkout::new(&text);
     c.repo.commit("src/lib.rs", "pub fn f() {}\n", "one");
-    let out = c.run_with(None, &[("ANTHROPIC_API_KEY_SPARE", SPARE)]);
+    let out = c.run_with(bin, &[("SPARE_MODEL_KEY", SPARE)]);
     assert_eq!(out.code, 0, "{}", out.log);
     assert!(
         c.review_md().contains("The fake model API reviewed this"),
         "{}",
         c.review_md()
     );
-    let credentials = api.credentials();
+    let credentials: Vec<String> = api
+        .credentials()
+        .into_iter()
+        .map(|c| c.strip_prefix("Bearer ").map(str::to_owned).unwrap_or(c))
+        .collect();
     assert_eq!(
         credentials.first().map(String::as_str),
         Some(KEY),
@@ -612,10 +628,8 @@ fn a_rate_limited_account_hands_the_review_to_the_next() {
         credentials.len() > 1 && credentials[1..].iter().all(|c| c == SPARE),
         "{credentials:?}"
     );
-    assert_eq!(c.review_facts()["reviewer.account"], "anthropic-spare");
-    let spied = spied(&out.log);
-    assert!(!spied.is_empty(), "{}", out.log);
-    for call in spied {
+    assert_eq!(c.review_facts()["reviewer.account"], "spare-key");
+    for call in spied(&out.log) {
         let env = call["env"].to_string();
         assert!(
             !env.contains(KEY) && !env.contains(SPARE),
@@ -627,4 +641,26 @@ fn a_rate_limited_account_hands_the_review_to_the_next() {
         "{}",
         out.log
     );
+}
+
+/// The fake CLIs: their first account past its limit, the spare one reviews.
+#[test]
+fn a_rate_limited_account_hands_the_review_to_the_next() {
+    for reviewer in ["claude", "codex"] {
+        review_with_the_spare_account(reviewer, None);
+    }
+}
+
+/// The real CLIs never see the 429: the proxy answered it with the spare account.
+#[test]
+fn the_real_clis_review_with_the_spare_account_when_the_first_is_limited() {
+    for (reviewer, var) in [
+        ("claude", "REVIEWFLOW_CLAUDE_CODE"),
+        ("codex", "REVIEWFLOW_CODEX"),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        if let Some(bin) = real_cli(var, reviewer, dir.path()) {
+            review_with_the_spare_account(reviewer, Some(&bin));
+        }
+    }
 }
