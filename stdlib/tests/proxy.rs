@@ -1094,3 +1094,56 @@ async fn a_streamed_answer_after_a_switch_of_account_passes_event_by_event() {
     streams_event_by_event(&mut api, &proxy).await;
     assert_eq!(api.credentials(), [FIRST, SECOND]);
 }
+
+/// A `command` reviewer given its model key's accounts under the key's variable gets the same
+/// switch: the program holds a stand-in, the API sees the second account after the first's 429.
+#[tokio::test]
+async fn a_command_reviewers_accounts_switch_as_a_model_reviewers() {
+    let s = Setup::new();
+    let api = FakeApi::limiting(s.path(), false, &[FIRST]);
+    let program = fakes().join("api-reviewer").to_string_lossy().into_owned();
+    let mut spec = CommandReviewer::new(vec![program], s.path().join("ws"));
+    spec.env = vec![
+        (
+            "PATH".into(),
+            format!("{}:/usr/local/bin:/usr/bin:/bin", fakes().display()),
+        ),
+        ("ANTHROPIC_BASE_URL".into(), api.url()),
+        ("FAKE_SPY_FILE".into(), "stderr:FAKE-SPY".into()),
+    ];
+    spec.secret_env = vec![SecretEnv::new("ANTHROPIC_API_KEY", accounts())];
+    spec.tries = 1;
+    spec.timeout = Some(Duration::from_secs(60));
+    let mut lines = Vec::new();
+    let inputs = vec![ReviewInput::untrusted("gather.diff", DIFF.to_vec())];
+    let result = run_command_reviewer(
+        &spec,
+        &inputs,
+        None,
+        &s.path().join("work"),
+        &Redactor::empty(),
+        std::future::pending(),
+        |e| match e {
+            ReviewEvent::Status(s) => lines.push(s),
+            ReviewEvent::Output { line, .. } => lines.push(line),
+        },
+    )
+    .await;
+    let r = Reviewed { result, lines };
+    let outcome = r.outcome();
+    assert!(
+        outcome.comment.contains("The fake model API reviewed this"),
+        "{}",
+        outcome.comment
+    );
+    assert_eq!(api.credentials(), [FIRST, SECOND]);
+    let account = outcome
+        .facts
+        .iter()
+        .find(|(k, _)| k == "reviewer.account")
+        .map(|(_, v)| v.as_str());
+    assert_eq!(account, Some("anthropic-second"));
+    let env = r.spied().pop().expect("a spy line")["env"].to_string();
+    assert!(!holds_an_account(&env), "the program held a key: {env}");
+    assert!(env.contains("reviewflow-"), "{env}");
+}
