@@ -1023,6 +1023,12 @@ async fn a_review_whose_first_account_is_limited_is_made_with_the_second() {
         .find(|(k, _)| k == "reviewer.account")
         .map(|(_, v)| v.as_str());
     assert_eq!(account, Some("anthropic-second"));
+    assert!(
+        r.lines.iter().any(|l| l
+            == "try 1: `anthropic-first` has reached its rate or usage limit (HTTP 429): `anthropic-second` from here on"),
+        "{:?}",
+        r.lines
+    );
     let spied = r.spied();
     assert!(!spied.is_empty(), "{:?}", r.lines);
     for call in &spied {

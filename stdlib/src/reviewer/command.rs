@@ -338,6 +338,7 @@ async fn one_try<C: Future<Output = ()>>(
     let number = attempt.number;
     let every: Vec<(String, Arc<AccountPool>)> =
         pools.iter().flat_map(|(_, p)| p.iter().cloned()).collect();
+    let positions: Vec<usize> = every.iter().map(|(_, p)| p.position()).collect();
     // Once every account of a key has reached its limit the program can only wait and retry:
     // it is stopped, and the try fails naming the accounts.
     let stop = async {
@@ -356,11 +357,17 @@ async fn one_try<C: Future<Output = ()>>(
     })
     .await?;
     for (_, proxy) in &proxies {
-        if proxy.tally().refused() > 0 || proxy.tally().failed() > 0 {
+        let tally = proxy.tally();
+        if tally.refused() > 0 || tally.failed() > 0 || tally.limited() > 0 {
             on_event(ReviewEvent::Status(format!(
                 "try {number}: {}",
                 proxy.summary()
             )));
+        }
+    }
+    for ((_, pool), from) in every.iter().zip(positions) {
+        if let Some(line) = pool.switched_since(from) {
+            on_event(ReviewEvent::Status(format!("try {number}: {line}")));
         }
     }
     // The stand-ins open nothing from here on.

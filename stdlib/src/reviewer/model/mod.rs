@@ -502,6 +502,7 @@ async fn one_try<C: Future<Output = ()>>(
 
     // The try's proxy: the CLI's only way to its API, holding the key the CLI never sees.
     let proxy = provider::start_proxy(spec, pools).map_err(TryError::Prepare)?;
+    let positions: Vec<usize> = pools.iter().map(|(_, p)| p.position()).collect();
     let mut child = provider::point_at(base_child(spec, cwd, &home), spec.cli, &home, &proxy)
         .map_err(TryError::Prepare)?;
     match spec.cli {
@@ -540,12 +541,19 @@ async fn one_try<C: Future<Output = ()>>(
         });
     })
     .await?;
-    // What the proxy refused, or could not forward, explains a try that went wrong.
-    if proxy.tally().refused() > 0 || proxy.tally().failed() > 0 {
+    // What the proxy refused, or could not forward, explains a try that went wrong; an
+    // account's limit explains which account reviewed.
+    let tally = proxy.tally();
+    if tally.refused() > 0 || tally.failed() > 0 || tally.limited() > 0 {
         on_event(ReviewEvent::Status(format!(
             "try {number}: {}",
             proxy.summary()
         )));
+    }
+    for ((_, pool), from) in pools.iter().zip(positions) {
+        if let Some(line) = pool.switched_since(from) {
+            on_event(ReviewEvent::Status(format!("try {number}: {line}")));
+        }
     }
     // The stand-in opens nothing from here on.
     drop(proxy);

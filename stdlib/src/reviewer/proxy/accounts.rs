@@ -70,6 +70,39 @@ impl AccountPool {
         self.accounts.get(i).map(|a| (i, a))
     }
 
+    /// How many accounts were skipped so far: the index of the current one.
+    pub fn position(&self) -> usize {
+        self.current.load(Ordering::Acquire)
+    }
+
+    /// What changed since the pool stood at `from` ([`Self::position`]): the accounts skipped
+    /// and the one used from here on, by name; `None` when nothing was skipped.
+    pub fn switched_since(&self, from: usize) -> Option<String> {
+        let now = self.position();
+        let skipped: Vec<&str> = self
+            .accounts
+            .get(from..now.min(self.accounts.len()))?
+            .iter()
+            .map(|a| a.name.as_str())
+            .collect();
+        if skipped.is_empty() {
+            return None;
+        }
+        let reached = if skipped.len() == 1 {
+            "has reached its rate or usage limit"
+        } else {
+            "have reached their rate or usage limits"
+        };
+        let next = match self.current() {
+            Some((_, a)) => format!("`{}` from here on", a.name),
+            None => "no account left".to_owned(),
+        };
+        Some(format!(
+            "{} {reached} (HTTP 429): {next}",
+            say_names(&skipped)
+        ))
+    }
+
     /// Skips the account at `index` for the rest of the run (the API answered its key with
     /// 429). Requests under way with the same account skip it once between them.
     pub fn skip(&self, index: usize) {
@@ -210,11 +243,20 @@ mod tests {
         // A second request refused with the first account does not skip the second.
         p.skip(0);
         assert_eq!(p.current().map(|(i, _)| i), Some(1));
+        assert_eq!(
+            p.switched_since(0).as_deref(),
+            Some("`a` has reached its rate or usage limit (HTTP 429): `b` from here on")
+        );
+        assert_eq!(p.switched_since(1), None);
         p.skip(1);
         assert!(!p.has_after(2));
         assert!(!p.is_exhausted());
         p.skip(2);
         assert!(p.is_exhausted());
+        assert_eq!(
+            p.switched_since(1).as_deref(),
+            Some("`b` and `c` have reached their rate or usage limits (HTTP 429): no account left")
+        );
         assert_eq!(p.current().map(|(i, _)| i), None);
     }
 
