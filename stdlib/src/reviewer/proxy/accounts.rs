@@ -47,7 +47,8 @@ pub struct AccountPool {
     /// The first account not skipped: accounts are tried in order, so every one before it was
     /// refused for its limit. `accounts.len()` when all were.
     current: AtomicUsize,
-    /// The account whose key the API last answered with something else than its limit.
+    /// The latest account (in order) whose key the API answered with something else than its
+    /// limit.
     answered: Mutex<Option<usize>>,
     /// Set once every account is skipped: a try then stops its reviewer at once.
     exhausted: watch::Sender<bool>,
@@ -117,13 +118,15 @@ impl AccountPool {
     }
 
     /// Records that the API answered the key of the account at `index` (not with its limit).
+    /// Accounts only move forward: a late answer to a request sent with an account skipped
+    /// since does not name it again.
     pub fn answered(&self, index: usize) {
         if let Ok(mut a) = self.answered.lock() {
-            *a = Some(index);
+            *a = Some(a.map_or(index, |was| was.max(index)));
         }
     }
 
-    /// The name of the account the API last answered, when it answered one.
+    /// The name of the latest account the API answered, when it answered one.
     pub fn answered_by(&self) -> Option<&str> {
         let i = (*self.answered.lock().ok()?)?;
         self.accounts.get(i).map(|a| a.name.as_str())
@@ -266,6 +269,12 @@ mod tests {
         assert_eq!(p.answered_by(), None);
         p.answered(1);
         assert_eq!(p.answered_by(), Some("second"));
+        p.answered(0);
+        assert_eq!(
+            p.answered_by(),
+            Some("second"),
+            "a late answer of the first"
+        );
         let shown = format!("{p:?} {:?}", p.current());
         assert!(!shown.contains("key-"), "{shown}");
         assert_eq!(say_names(&["a", "b", "c"]), "`a`, `b` and `c`");
