@@ -664,3 +664,45 @@ fn the_real_clis_review_with_the_spare_account_when_the_first_is_limited() {
         }
     }
 }
+
+/// Every account past its limit: the stage fails with a reason naming the accounts by their
+/// secrets' names, no key in sight, and nothing is posted.
+#[test]
+fn when_every_account_is_limited_the_review_fails_naming_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let api = FakeApi::limiting(dir.path(), &[KEY, SPARE]);
+    let text = with_a_spare_account(
+        "claude",
+        &pipeline("claude", &api.url, &fake_env("ok", &[]))
+            .replace("    tries 1\n", "    tries 2\n"),
+    );
+    let c = Checkout::new(&text);
+    c.repo.commit("src/lib.rs", "pub fn f() {}\n", "one");
+    let out = c.run_with(None, &[("SPARE_MODEL_KEY", SPARE)]);
+    assert_ne!(out.code, 0, "{}", out.log);
+    assert!(
+        out.log.contains(
+            "every account has reached its rate or usage limit (HTTP 429): `anthropic-key` and `spare-key`"
+        ),
+        "{}",
+        out.log
+    );
+    assert!(out.log.contains("no further try"), "{}", out.log);
+    assert_eq!(
+        api.credentials(),
+        [KEY, SPARE],
+        "one request each, then none"
+    );
+    assert!(
+        !holds_key(&out.log) && !out.log.contains(SPARE),
+        "{}",
+        out.log
+    );
+    assert!(
+        !c.repo
+            .path()
+            .join(".reviewflow/forge/branch-feature/proxied-review/review.md")
+            .exists(),
+        "nothing was posted"
+    );
+}
