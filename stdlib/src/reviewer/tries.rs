@@ -11,7 +11,8 @@
 //! - any failure of a try is followed by the next try, if one is left;
 //! - a resumed try whose review says it did not resume is a refused resume: a failure;
 //! - a fresh try whose review says it resumed is a failure too (nothing was given to resume);
-//! - a cancelled try ends the sequence.
+//! - a cancelled try ends the sequence, and so does a failure no later try could better
+//!   ([`TryFailure::ends_tries`]: every account of the reviewer at its limit).
 //!
 //! Status lines carry no stage name: the caller prefixes them (`review: …`).
 
