@@ -52,7 +52,7 @@ mod tests {
         assert!(accounts_refusal("command", "LLM_API_KEY", 1).is_none());
         let why = accounts_refusal("command", "LLM_API_KEY", 2).expect("refused");
         assert!(
-            why.contains("LLM_API_KEY is not a model's credential"),
+            why.starts_with("LLM_API_KEY is no model's credential"),
             "{why}"
         );
         // A model CLI's other variables are `reviewer-credential`'s to report.
