@@ -16,7 +16,8 @@ use reviewflow_engine::exec::secret::SecretValue;
 use reviewflow_stdlib::reviewer::kinds::ModelCli;
 use reviewflow_stdlib::reviewer::model::{ModelReviewer, run_model_reviewer};
 use reviewflow_stdlib::reviewer::{
-    Conversation, ReviewEvent, ReviewInput, ReviewOutcome, ReviewerError, TryKind, TryOutcome,
+    Conversation, ReviewEvent, ReviewInput, ReviewOutcome, ReviewerError, SecretEnv, TryKind,
+    TryOutcome,
 };
 use sha2::{Digest as _, Sha256};
 use tempfile::TempDir;
@@ -52,7 +53,11 @@ impl Setup {
             ("FAKE_SPY_FILE".into(), self.spy.to_string_lossy().into()),
         ];
         let credential = cli.credentials()[0];
-        spec.secret_env = vec![(credential.into(), SecretValue::from(KEY.to_owned()))];
+        spec.secret_env = vec![SecretEnv::one(
+            credential,
+            "model-key",
+            SecretValue::from(KEY.to_owned()),
+        )];
         spec.grace = Duration::from_millis(300);
         spec.timeout = Some(Duration::from_secs(60));
         spec
@@ -377,8 +382,11 @@ async fn when_every_try_fails_there_is_no_review() {
 async fn only_the_models_credential_may_be_a_secret() {
     let s = Setup::new();
     let mut spec = s.spec(ModelCli::Claude, "ok");
-    spec.secret_env
-        .push(("GITHUB_TOKEN".into(), SecretValue::from("ghs_x".to_owned())));
+    spec.secret_env.push(SecretEnv::one(
+        "GITHUB_TOKEN",
+        "github-token",
+        SecretValue::from("ghs_x".to_owned()),
+    ));
     let out = run(&spec, None, &s.dir.path().join("w")).await;
     let err = out.result.unwrap_err().to_string();
     assert!(err.contains("only its credential"), "{err}");

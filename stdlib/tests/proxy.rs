@@ -22,10 +22,10 @@ use reviewflow_engine::exec::redact::Redactor;
 use reviewflow_engine::exec::secret::SecretValue;
 use reviewflow_stdlib::reviewer::kinds::ModelCli;
 use reviewflow_stdlib::reviewer::model::{ModelReviewer, run_model_reviewer};
-use reviewflow_stdlib::reviewer::proxy::{ModelProxy, Upstream};
+use reviewflow_stdlib::reviewer::proxy::{Account, AccountPool, ModelProxy, Upstream};
 use reviewflow_stdlib::reviewer::{
     CommandReviewer, Conversation, ReviewEvent, ReviewInput, ReviewOutcome, ReviewerError,
-    run_command_reviewer,
+    SecretEnv, run_command_reviewer,
 };
 use serde_json::Value;
 use tempfile::TempDir;
@@ -61,9 +61,17 @@ struct FakeApi {
 
 impl FakeApi {
     fn start(dir: &Path, gate: bool) -> Self {
+        Self::limiting(dir, gate, &[])
+    }
+
+    /// The fake API, answering 429 to the keys `limited`, as to accounts past their limit.
+    fn limiting(dir: &Path, gate: bool, limited: &[&str]) -> Self {
         let log = dir.join(format!("api-{}.jsonl", rand_suffix()));
         let mut command = Command::new(fakes().join("model-api"));
         command.arg("--log").arg(&log);
+        for key in limited {
+            command.arg("--limited").arg(key);
+        }
         if gate {
             command.arg("--gate");
         }
@@ -180,7 +188,11 @@ impl Setup {
             ("FAKE_SPY_FILE".into(), "stderr:FAKE-SPY".into()),
             (var.into(), format!("{}{path}", api.url())),
         ];
-        spec.secret_env = vec![(credential_of(cli).into(), SecretValue::from(KEY))];
+        spec.secret_env = vec![SecretEnv::one(
+            credential_of(cli),
+            "model-key",
+            SecretValue::from(KEY),
+        )];
         spec.grace = Duration::from_millis(300);
         spec.timeout = Some(Duration::from_secs(120));
         spec.tries = 1;
@@ -396,7 +408,7 @@ async fn a_command_reviewer_given_a_model_key_under_its_variable_holds_a_stand_i
             ("FAKE_MODE".into(), "leak-credential".into()),
             ("FAKE_SPY_FILE".into(), "stderr:FAKE-SPY".into()),
         ];
-        spec.secret_env = vec![(var.into(), SecretValue::from(KEY))];
+        spec.secret_env = vec![SecretEnv::one(var, "model-key", SecretValue::from(KEY))];
         spec.tries = 1;
         spec.timeout = Some(Duration::from_secs(60));
         let mut lines = Vec::new();
@@ -492,7 +504,7 @@ fn post(target: &str, host: &str, auth: &str, body: &str) -> String {
 fn proxy_to(api: &FakeApi) -> ModelProxy {
     ModelProxy::start(
         Upstream::parse(&api.url()).expect("a loopback URL"),
-        &[("ANTHROPIC_API_KEY".into(), SecretValue::from(KEY))],
+        &[SecretEnv::one("ANTHROPIC_API_KEY", "model-key", SecretValue::from(KEY)).pool()],
     )
     .expect("the proxy starts")
 }
@@ -634,6 +646,12 @@ async fn a_streamed_answer_passes_event_by_event() {
     let s = Setup::new();
     let mut api = FakeApi::start(s.path(), true);
     let proxy = proxy_to(&api);
+    streams_event_by_event(&mut api, &proxy).await;
+}
+
+/// A streamed request through `proxy`: its first event must reach the client before `api`'s
+/// gate opens.
+async fn streams_event_by_event(api: &mut FakeApi, proxy: &ModelProxy) {
     let (port, stand_in) = (proxy.port(), proxy.stand_ins()[0].1.as_str().to_owned());
     let own = format!("127.0.0.1:{port}");
     let request = post(
@@ -813,7 +831,11 @@ async fn real_cli_reviews_and_resumes(cli: ModelCli, program: PathBuf) {
     spec.program = program.to_string_lossy().into_owned();
     let (var, path) = base_url_var(cli);
     spec.env = vec![(var.into(), format!("{}{path}", api.url()))];
-    spec.secret_env = vec![(credential_of(cli).into(), SecretValue::from(KEY))];
+    spec.secret_env = vec![SecretEnv::one(
+        credential_of(cli),
+        "model-key",
+        SecretValue::from(KEY),
+    )];
     spec.timeout = Some(Duration::from_secs(240));
     spec.tries = 1;
     let first = review(&spec, &s.path().join("w1"), None, true).await;
@@ -865,4 +887,269 @@ async fn the_real_codex_reviews_and_resumes_through_the_proxy() {
     if let Some(program) = real_cli("REVIEWFLOW_CODEX") {
         real_cli_reviews_and_resumes(ModelCli::Codex, program).await;
     }
+}
+
+/// Two accounts of one key: the first past its limit at the fake API.
+const FIRST: &str = "sk-ant-api03-first-account-0123456789abcdefghij";
+const SECOND: &str = "sk-ant-api03-second-account-0123456789abcdefgh";
+
+fn holds_an_account(text: &str) -> bool {
+    text.contains(FIRST) || text.contains(SECOND)
+}
+
+fn accounts() -> Vec<Account> {
+    vec![
+        Account::new("anthropic-first", SecretValue::from(FIRST)),
+        Account::new("anthropic-second", SecretValue::from(SECOND)),
+    ]
+}
+
+/// The API answers the first account 429: the proxy sends the same request again with the
+/// second before passing anything back, and keeps to the second from then on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_refused_for_an_accounts_limit_is_sent_again_with_the_next() {
+    let s = Setup::new();
+    let api = FakeApi::limiting(s.path(), false, &[FIRST]);
+    let pool = Arc::new(AccountPool::new(accounts()));
+    let proxy = ModelProxy::start(
+        Upstream::parse(&api.url()).expect("a loopback URL"),
+        &[("ANTHROPIC_API_KEY".into(), Arc::clone(&pool))],
+    )
+    .expect("the proxy starts");
+    let (port, stand_in) = (proxy.port(), proxy.stand_ins()[0].1.as_str().to_owned());
+    let own = format!("127.0.0.1:{port}");
+    let body = r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#;
+    let request = post(
+        "/v1/messages",
+        &own,
+        &format!("x-api-key: {stand_in}\r\n"),
+        body,
+    );
+    let again = request.clone();
+    let (first, second) =
+        tokio::task::spawn_blocking(move || (exchange(port, &request), exchange(port, &again)))
+            .await
+            .expect("the client ran");
+    for (status, text) in [&first, &second] {
+        assert_eq!(*status, 200, "{text}");
+        assert!(text.contains("The fake model API reviewed this"), "{text}");
+        assert!(!holds_an_account(text), "{text}");
+    }
+    assert_eq!(
+        api.credentials(),
+        [FIRST, SECOND, SECOND],
+        "refused once with the first account, then the second only"
+    );
+    // The request went again whole: the API got the same body both times.
+    let bodies: Vec<Value> = api.requests().iter().map(|r| r["body"].clone()).collect();
+    assert_eq!(bodies[0], bodies[1]);
+    assert_eq!(pool.answered_by(), Some("anthropic-second"));
+    assert!(!pool.is_exhausted());
+    assert_eq!(proxy.tally().limited(), 1);
+    let summary = proxy.summary().to_string();
+    assert!(
+        summary.contains("rate or usage limit (HTTP 429)"),
+        "{summary}"
+    );
+    assert!(!holds_an_account(&summary), "{summary}");
+}
+
+/// Every account past its limit: the last 429 reaches the client, and a later request is
+/// answered 429 by the proxy itself, naming the accounts and forwarding nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_every_account_is_limited_the_proxy_says_so_and_forwards_nothing_more() {
+    let s = Setup::new();
+    let api = FakeApi::limiting(s.path(), false, &[FIRST, SECOND]);
+    let pool = Arc::new(AccountPool::new(accounts()));
+    let proxy = ModelProxy::start(
+        Upstream::parse(&api.url()).expect("a loopback URL"),
+        &[("ANTHROPIC_API_KEY".into(), Arc::clone(&pool))],
+    )
+    .expect("the proxy starts");
+    let (port, stand_in) = (proxy.port(), proxy.stand_ins()[0].1.as_str().to_owned());
+    let request = post(
+        "/v1/messages",
+        &format!("127.0.0.1:{port}"),
+        &format!("x-api-key: {stand_in}\r\n"),
+        r#"{"model":"m","messages":[]}"#,
+    );
+    let again = request.clone();
+    let (first, later) =
+        tokio::task::spawn_blocking(move || (exchange(port, &request), exchange(port, &again)))
+            .await
+            .expect("the client ran");
+    assert_eq!(first.0, 429, "{}", first.1);
+    assert!(first.1.contains("rate_limit_error"), "{}", first.1);
+    assert_eq!(later.0, 429, "{}", later.1);
+    assert!(
+        later
+            .1
+            .contains("every account has reached its rate or usage limit (`anthropic-first` and `anthropic-second`)"),
+        "{}",
+        later.1
+    );
+    assert_eq!(api.credentials(), [FIRST, SECOND], "nothing more was sent");
+    assert!(pool.is_exhausted());
+    for (_, text) in [&first, &later] {
+        assert!(!holds_an_account(text), "{text}");
+    }
+}
+
+/// A review by the fake Claude Code through the proxy, given two accounts, the first limited:
+/// the API sees the second key, the CLI neither (only its stand-in), and the outcome names the
+/// second account by its secret's name.
+#[tokio::test]
+async fn a_review_whose_first_account_is_limited_is_made_with_the_second() {
+    let s = Setup::new();
+    let api = FakeApi::limiting(s.path(), false, &[FIRST]);
+    let mut spec = s.fake(ModelCli::Claude, "ok", &api);
+    spec.secret_env = vec![SecretEnv::new("ANTHROPIC_API_KEY", accounts())];
+    let r = review(&spec, &s.path().join("work"), None, false).await;
+    let outcome = r.outcome();
+    assert!(
+        outcome.comment.contains("The fake model API reviewed this"),
+        "{}",
+        outcome.comment
+    );
+    let credentials = api.credentials();
+    assert_eq!(credentials.first().map(String::as_str), Some(FIRST));
+    assert!(
+        credentials[1..].iter().all(|c| c == SECOND) && credentials.len() > 1,
+        "{credentials:?}"
+    );
+    let account = outcome
+        .facts
+        .iter()
+        .find(|(k, _)| k == "reviewer.account")
+        .map(|(_, v)| v.as_str());
+    assert_eq!(account, Some("anthropic-second"));
+    assert!(
+        r.lines.iter().any(|l| l
+            == "try 1: `anthropic-first` has reached its rate or usage limit (HTTP 429): `anthropic-second` from here on"),
+        "{:?}",
+        r.lines
+    );
+    let spied = r.spied();
+    assert!(!spied.is_empty(), "{:?}", r.lines);
+    for call in &spied {
+        let env = call["env"].to_string();
+        assert!(!holds_an_account(&env), "the CLI held a key: {env}");
+    }
+    for line in &r.lines {
+        assert!(!holds_an_account(line), "{line}");
+    }
+    assert_no_account_in(&s.path().join("work"));
+}
+
+fn assert_no_account_in(dir: &Path) {
+    for (path, bytes) in files_under(dir) {
+        assert!(
+            !holds_an_account(&String::from_utf8_lossy(&bytes)),
+            "{} holds a key",
+            path.display()
+        );
+    }
+}
+
+/// Both accounts limited: the try fails naming them, and no other try runs (none would have
+/// an account left), though the stage allows two.
+#[tokio::test]
+async fn when_every_account_is_limited_the_review_fails_naming_them() {
+    let s = Setup::new();
+    let api = FakeApi::limiting(s.path(), false, &[FIRST, SECOND]);
+    let mut spec = s.fake(ModelCli::Claude, "ok", &api);
+    spec.secret_env = vec![SecretEnv::new("ANTHROPIC_API_KEY", accounts())];
+    spec.tries = 2;
+    let r = review(&spec, &s.path().join("work"), None, false).await;
+    let error = match &r.result {
+        Ok(o) => panic!("reviewed: {}", o.comment),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        error.contains(
+            "every account has reached its rate or usage limit (HTTP 429): `anthropic-first` and `anthropic-second`"
+        ),
+        "{error}\n{}",
+        r.lines.join("\n")
+    );
+    assert!(
+        r.lines.iter().any(|l| l.ends_with("no further try")),
+        "{:?}",
+        r.lines
+    );
+    assert!(
+        !r.lines.iter().any(|l| l.contains("another fresh review")),
+        "{:?}",
+        r.lines
+    );
+    assert_eq!(api.credentials(), [FIRST, SECOND]);
+    assert!(!holds_an_account(&error), "{error}");
+}
+
+/// The answer of a request sent again with the next account still streams event by event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_answer_after_a_switch_of_account_passes_event_by_event() {
+    let s = Setup::new();
+    let mut api = FakeApi::limiting(s.path(), true, &[FIRST]);
+    let pool = Arc::new(AccountPool::new(accounts()));
+    let proxy = ModelProxy::start(
+        Upstream::parse(&api.url()).expect("a loopback URL"),
+        &[("ANTHROPIC_API_KEY".into(), Arc::clone(&pool))],
+    )
+    .expect("the proxy starts");
+    streams_event_by_event(&mut api, &proxy).await;
+    assert_eq!(api.credentials(), [FIRST, SECOND]);
+}
+
+/// A `command` reviewer given its model key's accounts under the key's variable gets the same
+/// switch: the program holds a stand-in, the API sees the second account after the first's 429.
+#[tokio::test]
+async fn a_command_reviewers_accounts_switch_as_a_model_reviewers() {
+    let s = Setup::new();
+    let api = FakeApi::limiting(s.path(), false, &[FIRST]);
+    let program = fakes().join("api-reviewer").to_string_lossy().into_owned();
+    let mut spec = CommandReviewer::new(vec![program], s.path().join("ws"));
+    spec.env = vec![
+        (
+            "PATH".into(),
+            format!("{}:/usr/local/bin:/usr/bin:/bin", fakes().display()),
+        ),
+        ("ANTHROPIC_BASE_URL".into(), api.url()),
+        ("FAKE_SPY_FILE".into(), "stderr:FAKE-SPY".into()),
+    ];
+    spec.secret_env = vec![SecretEnv::new("ANTHROPIC_API_KEY", accounts())];
+    spec.tries = 1;
+    spec.timeout = Some(Duration::from_secs(60));
+    let mut lines = Vec::new();
+    let inputs = vec![ReviewInput::untrusted("gather.diff", DIFF.to_vec())];
+    let result = run_command_reviewer(
+        &spec,
+        &inputs,
+        None,
+        &s.path().join("work"),
+        &Redactor::empty(),
+        std::future::pending(),
+        |e| match e {
+            ReviewEvent::Status(s) => lines.push(s),
+            ReviewEvent::Output { line, .. } => lines.push(line),
+        },
+    )
+    .await;
+    let r = Reviewed { result, lines };
+    let outcome = r.outcome();
+    assert!(
+        outcome.comment.contains("The fake model API reviewed this"),
+        "{}",
+        outcome.comment
+    );
+    assert_eq!(api.credentials(), [FIRST, SECOND]);
+    let account = outcome
+        .facts
+        .iter()
+        .find(|(k, _)| k == "reviewer.account")
+        .map(|(_, v)| v.as_str());
+    assert_eq!(account, Some("anthropic-second"));
+    let env = r.spied().pop().expect("a spy line")["env"].to_string();
+    assert!(!holds_an_account(&env), "the program held a key: {env}");
+    assert!(env.contains("reviewflow-"), "{env}");
 }

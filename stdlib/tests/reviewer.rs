@@ -16,7 +16,8 @@ use reviewflow_stdlib::reviewer::prompt::{NONCE_REMOVED, Nonce, build_prompt};
 use reviewflow_stdlib::reviewer::result::{ResultError, ReviewResult};
 use reviewflow_stdlib::reviewer::{
     CommandReviewer, Conversation, ReviewEvent, ReviewInput, ReviewOutcome, ReviewerError,
-    RulesReviewer, Transcript, TryKind, TryOutcome, run_command_reviewer, run_rules_reviewer,
+    RulesReviewer, SecretEnv, Transcript, TryKind, TryOutcome, run_command_reviewer,
+    run_rules_reviewer,
 };
 use reviewflow_stdlib::rules::Severity;
 use tempfile::TempDir;
@@ -435,7 +436,7 @@ async fn the_reviewer_sees_only_declared_variables() {
     let mut spec = reviewer("spy", &dir);
     spec.env.push(("DECLARED".to_owned(), "yes".to_owned()));
     spec.secret_env
-        .push(("TOKEN".to_owned(), SecretValue::from(TOKEN)));
+        .push(SecretEnv::one("TOKEN", "token", SecretValue::from(TOKEN)));
     for resume in [None, Some(restored(&dir))] {
         let resumed = resume.is_some();
         let run = run(&spec, resume, &dir).await;
@@ -492,7 +493,7 @@ async fn the_comment_and_findings_are_redacted() {
     let dir = TempDir::new().unwrap();
     let mut spec = reviewer("leak", &dir);
     spec.secret_env
-        .push(("TOKEN".to_owned(), SecretValue::from(TOKEN)));
+        .push(SecretEnv::one("TOKEN", "token", SecretValue::from(TOKEN)));
     let outcome = run(&spec, None, &dir).await.result.unwrap();
     assert!(!outcome.comment.contains(TOKEN));
     assert!(outcome.comment.contains("[redacted:token]"));

@@ -34,10 +34,18 @@ struct FakeApi {
 
 impl FakeApi {
     fn start(dir: &Path) -> Self {
+        Self::limiting(dir, &[])
+    }
+
+    /// The fake API, answering 429 to the keys `limited`, as to accounts past their limit.
+    fn limiting(dir: &Path, limited: &[&str]) -> Self {
         let log = dir.join("api.jsonl");
-        let mut child = Command::new(fakes().join("model-api"))
-            .arg("--log")
-            .arg(&log)
+        let mut command = Command::new(fakes().join("model-api"));
+        command.arg("--log").arg(&log);
+        for key in limited {
+            command.arg("--limited").arg(key);
+        }
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .spawn()
@@ -186,6 +194,11 @@ impl Checkout {
     }
 
     fn run(&self, path_first: Option<&Path>) -> Out {
+        self.run_with(path_first, &[])
+    }
+
+    /// A run with `env` added to reviewflow's environment.
+    fn run_with(&self, path_first: Option<&Path>, env: &[(&str, &str)]) -> Out {
         let path = match path_first {
             Some(dir) => format!(
                 "{}:{}",
@@ -202,6 +215,7 @@ impl Checkout {
             .env("REVIEW_CONVERSATION_KEY", CONVERSATION_KEY)
             .env("ANTHROPIC_API_KEY", KEY)
             .env("OPENAI_API_KEY", KEY)
+            .envs(env.iter().copied())
             .output()
             .expect("the binary runs");
         Out {
@@ -545,4 +559,150 @@ fn the_real_claude_code_loads_no_instructions_of_the_checkout() {
 #[test]
 fn the_real_codex_loads_no_instructions_of_the_checkout() {
     real_cli_loads_no_instructions_of_the_checkout("codex", "REVIEWFLOW_CODEX");
+}
+
+/// The spare account of the tests of accounts: only the fake API may see it.
+const SPARE: &str = "sk-ant-api03-e2e-spare-key-0123456789abcdefghijklmn";
+
+/// `text` (a pipeline of [`pipeline`]) with a second account of `reviewer`'s key, `spare-key`,
+/// read from `SPARE_MODEL_KEY`.
+fn with_a_spare_account(reviewer: &str, text: &str) -> String {
+    let (secret, var) = match reviewer {
+        "codex" => ("openai-key", "OPENAI_API_KEY"),
+        _ => ("anthropic-key", "ANTHROPIC_API_KEY"),
+    };
+    let declared = format!("secret \"{secret}\" env=\"{var}\" {{\n    visible-to \"review\"\n}}\n");
+    assert!(text.contains(&declared), "{text}");
+    text.replacen(
+        &declared,
+        &format!(
+            "{declared}secret \"spare-key\" env=\"SPARE_MODEL_KEY\" can=\"\" {{\n    visible-to \"review\"\n}}\n"
+        ),
+        1,
+    )
+    .replacen(
+        &format!("secret-env \"{var}\" \"{secret}\""),
+        &format!("secret-env \"{var}\" \"{secret}\" \"spare-key\""),
+        1,
+    )
+}
+
+/// A review by `reviewer` found in `bin` (the fake CLIs when `None`), its first account past its
+/// limit: the proxy sends the refused request again with the spare one, the review is made with
+/// it, the manifest names it, and neither key reaches the CLI's environment or the log.
+fn review_with_the_spare_account(reviewer: &str, bin: Option<&Path>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let api = FakeApi::limiting(dir.path(), &[KEY]);
+    let base = if reviewer == "codex" {
+        format!("{}/v1", api.url)
+    } else {
+        api.url.clone()
+    };
+    let extra = if bin.is_some() {
+        String::new()
+    } else {
+        fake_env("ok", &[])
+    };
+    let text = with_a_spare_account(reviewer, &pipeline(reviewer, &base, &extra));
+    // `run` refuses a pipeline that fails `check`: an account's secret is scoped as any.
+    let c = Checkout::new(&text);
+    c.repo.commit("src/lib.rs", "pub fn f() {}\n", "one");
+    let out = c.run_with(bin, &[("SPARE_MODEL_KEY", SPARE)]);
+    assert_eq!(out.code, 0, "{}", out.log);
+    assert!(
+        c.review_md().contains("The fake model API reviewed this"),
+        "{}",
+        c.review_md()
+    );
+    let credentials: Vec<String> = api
+        .credentials()
+        .into_iter()
+        .map(|c| c.strip_prefix("Bearer ").map(str::to_owned).unwrap_or(c))
+        .collect();
+    assert_eq!(
+        credentials.first().map(String::as_str),
+        Some(KEY),
+        "{credentials:?}"
+    );
+    assert!(
+        credentials.len() > 1 && credentials[1..].iter().all(|c| c == SPARE),
+        "{credentials:?}"
+    );
+    assert_eq!(c.review_facts()["reviewer.account"], "spare-key");
+    for call in spied(&out.log) {
+        let env = call["env"].to_string();
+        assert!(
+            !env.contains(KEY) && !env.contains(SPARE),
+            "the CLI held a key: {env}"
+        );
+    }
+    assert!(
+        !holds_key(&out.log) && !out.log.contains(SPARE),
+        "{}",
+        out.log
+    );
+}
+
+/// The fake CLIs: their first account past its limit, the spare one reviews.
+#[test]
+fn a_rate_limited_account_hands_the_review_to_the_next() {
+    for reviewer in ["claude", "codex"] {
+        review_with_the_spare_account(reviewer, None);
+    }
+}
+
+/// The real CLIs never see the 429: the proxy answered it with the spare account.
+#[test]
+fn the_real_clis_review_with_the_spare_account_when_the_first_is_limited() {
+    for (reviewer, var) in [
+        ("claude", "REVIEWFLOW_CLAUDE_CODE"),
+        ("codex", "REVIEWFLOW_CODEX"),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        if let Some(bin) = real_cli(var, reviewer, dir.path()) {
+            review_with_the_spare_account(reviewer, Some(&bin));
+        }
+    }
+}
+
+/// Every account past its limit: the stage fails with a reason naming the accounts by their
+/// secrets' names, no key in sight, and nothing is posted.
+#[test]
+fn when_every_account_is_limited_the_review_fails_naming_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let api = FakeApi::limiting(dir.path(), &[KEY, SPARE]);
+    let text = with_a_spare_account(
+        "claude",
+        &pipeline("claude", &api.url, &fake_env("ok", &[]))
+            .replace("    tries 1\n", "    tries 2\n"),
+    );
+    let c = Checkout::new(&text);
+    c.repo.commit("src/lib.rs", "pub fn f() {}\n", "one");
+    let out = c.run_with(None, &[("SPARE_MODEL_KEY", SPARE)]);
+    assert_ne!(out.code, 0, "{}", out.log);
+    assert!(
+        out.log.contains(
+            "every account has reached its rate or usage limit (HTTP 429): `anthropic-key` and `spare-key`"
+        ),
+        "{}",
+        out.log
+    );
+    assert!(out.log.contains("no further try"), "{}", out.log);
+    assert_eq!(
+        api.credentials(),
+        [KEY, SPARE],
+        "one request each, then none"
+    );
+    assert!(
+        !holds_key(&out.log) && !out.log.contains(SPARE),
+        "{}",
+        out.log
+    );
+    assert!(
+        !c.repo
+            .path()
+            .join(".reviewflow/forge/branch-feature/proxied-review/review.md")
+            .exists(),
+        "nothing was posted"
+    );
 }

@@ -34,6 +34,7 @@ impl Check for ReviewerCredential {
             };
             self.settings(stage, &reviewer, out);
             self.moved_keys(cx, stage, &reviewer, out);
+            self.crossed_keys(cx, stage, &reviewer, out);
             let credentials = reviewer.kind.credentials;
             if credentials.is_empty() {
                 continue;
@@ -55,42 +56,48 @@ impl Check for ReviewerCredential {
                 else {
                     continue;
                 };
-                let Some(secret) = child.args.iter().find_map(|a| match &a.value {
-                    Value::Secret(s) => Some(s.as_str()),
-                    _ => None,
-                }) else {
-                    continue;
-                };
+                // Every secret of the line: several are a model key's accounts.
+                let secrets: Vec<&str> = child
+                    .args
+                    .iter()
+                    .filter_map(|a| match &a.value {
+                        Value::Secret(s) => Some(s.as_str()),
+                        _ => None,
+                    })
+                    .collect();
                 let var_name = var.value.as_str().unwrap_or_default();
-                if credentials.contains(&var_name) || reported_by_secret_scope(cx, p, secret, name)
-                {
+                if credentials.contains(&var_name) {
                     continue;
                 }
-                let own = either(credentials);
-                let owner = reviewer
-                    .contract
-                    .reviewers()
-                    .iter()
-                    .find(|k| k.credentials.contains(&var_name));
-                let (at, help) = match owner {
-                    Some(other) => (
-                        format!("`{var_name}` is `{}`'s credential", other.name),
-                        format!(
-                            "give `{kind}` its own credential ({own}), or use `reviewer \"{}\"` with this one",
-                            other.name
-                        ),
-                    ),
-                    None => (
-                        format!("`{var_name}` is not a credential of `{kind}`"),
-                        match help_text(&did_you_mean(var_name, credentials.iter().copied())) {
-                            Some(typo) => format!("{typo} `{kind}` reads only {own}"),
-                            None => format!(
-                                "give `{kind}` only its own credential ({own}); use `{secret}` in a stage of its own, and take `{name}` out of its `visible-to`"
+                for secret in secrets {
+                    if reported_by_secret_scope(cx, p, secret, name) {
+                        continue;
+                    }
+                    let own = either(credentials);
+                    let owner = reviewer
+                        .contract
+                        .reviewers()
+                        .iter()
+                        .find(|k| k.credentials.contains(&var_name));
+                    let (at, help) = match owner {
+                        Some(other) => (
+                            format!("`{var_name}` is `{}`'s credential", other.name),
+                            format!(
+                                "give `{kind}` its own credential ({own}), or use `reviewer \"{}\"` with this one",
+                                other.name
                             ),
-                        },
-                    ),
-                };
-                out.push(
+                        ),
+                        None => (
+                            format!("`{var_name}` is not a credential of `{kind}`"),
+                            match help_text(&did_you_mean(var_name, credentials.iter().copied())) {
+                                Some(typo) => format!("{typo} `{kind}` reads only {own}"),
+                                None => format!(
+                                    "give `{kind}` only its own credential ({own}); use `{secret}` in a stage of its own, and take `{name}` out of its `visible-to`"
+                                ),
+                            },
+                        ),
+                    };
+                    out.push(
                     Finding::new(
                         self.id(),
                         self.severity(),
@@ -107,6 +114,7 @@ impl Check for ReviewerCredential {
                     .confidence(Confidence::High)
                     .stage(name),
                 );
+                }
             }
         }
     }
@@ -127,6 +135,94 @@ fn on_this_machine(url: &str) -> bool {
 }
 
 impl ReviewerCredential {
+    /// A key given under a model's credential goes to that model's API, by the proxy: a secret
+    /// known by its variable as another vendor's key (`secret … env="ANTHROPIC_API_KEY"` given
+    /// as `secret-env "OPENAI_API_KEY" …`, an account among others included) would reach a
+    /// vendor whose key it is not. An API an `env` moves elsewhere is `moved_keys`'s, and a
+    /// variable the reviewer does not read is reported as such below.
+    fn crossed_keys(
+        &self,
+        cx: &Context<'_>,
+        stage: &crate::model::Stage,
+        reviewer: &StageReviewer<'_>,
+        out: &mut Vec<Finding>,
+    ) {
+        let p = cx.pipeline;
+        let name = stage.name.value.as_str();
+        let own = reviewer.kind.credentials;
+        for child in &stage.children {
+            let slot = reviewer
+                .contract
+                .child_spec(&child.name.value)
+                .is_some_and(|s| s.role == Role::SecretSlot);
+            let ([var, given @ ..], true) = (child.args.as_slice(), slot) else {
+                continue;
+            };
+            let Some(var_name) = var.value.as_str() else {
+                continue;
+            };
+            if !own.is_empty() && !own.contains(&var_name) {
+                continue;
+            }
+            let Some(api) = reviewer
+                .contract
+                .reviewers()
+                .iter()
+                .find(|k| k.vendor.is_some() && k.credentials.contains(&var_name))
+            else {
+                continue;
+            };
+            let (Some(api_vendor), moved) = (
+                api.vendor,
+                api.api_url.is_some_and(|url| {
+                    stage.children.iter().any(|c| {
+                        reviewer
+                            .contract
+                            .child_spec(&c.name.value)
+                            .is_some_and(|s| s.role == Role::Environment)
+                            && c.args.first().and_then(|a| a.value.as_str()) == Some(url)
+                    })
+                }),
+            ) else {
+                continue;
+            };
+            if moved {
+                continue;
+            }
+            for value in given {
+                let Value::Secret(secret_name) = &value.value else {
+                    continue;
+                };
+                let Some(secret) = p.secret(secret_name) else {
+                    continue;
+                };
+                let source = secret.env.value.as_str();
+                let Some(vendor) = reviewer.contract.keys_vendor([source]) else {
+                    continue;
+                };
+                if vendor == api_vendor || reported_by_secret_scope(cx, p, secret_name, name) {
+                    continue;
+                }
+                out.push(
+                    Finding::new(
+                        self.id(),
+                        self.severity(),
+                        format!(
+                            "`{name}` sends secret `{secret_name}`, read from `${source}` (a key of `{vendor}`), to `{api_vendor}`'s API as `{var_name}`: the key is another vendor's (principle 2)"
+                        ),
+                        Label::new(value.span, format!("a key of `{vendor}` given to `{api_vendor}`")),
+                    )
+                    .related(Label::new(secret.env.span, format!("a key of `{vendor}`, by its variable")))
+                    .help(format!(
+                        "give `{var_name}` only keys of `{api_vendor}` (each account a secret read from a variable of its own); a key of `{vendor}` goes to a reviewer of `{vendor}`"
+                    ))
+                    .confidence(Confidence::High)
+                    .stage(name),
+                );
+            }
+        }
+    }
+
     /// A reviewer whose model API an `env` moves to another host sends its key there: a key
     /// read from a vendor's own variable (`secret … env="ANTHROPIC_API_KEY"`: a key known by the
     /// variable it comes from, principle 2) then reaches a host that is not the vendor's. A key

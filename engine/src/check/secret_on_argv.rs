@@ -611,11 +611,16 @@ impl Check for SecretOnArgv {
                 if role(&child.name.value) != Some(Role::SecretSlot) {
                     continue;
                 }
-                if let [var, secret] = child.args.as_slice()
-                    && let (Value::String(name), Value::Secret(secret)) =
-                        (&var.value, &secret.value)
+                // `secret-env "VAR" "a" "b"`: each secret of the line (a reviewer's accounts)
+                // is held under the one variable.
+                if let [var, secrets @ ..] = child.args.as_slice()
+                    && let Value::String(name) = &var.value
                 {
-                    vars.push((name, secret, var.span));
+                    for secret in secrets {
+                        if let Value::Secret(secret) = &secret.value {
+                            vars.push((name, secret, var.span));
+                        }
+                    }
                 }
             }
             if vars.is_empty() {

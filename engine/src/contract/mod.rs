@@ -654,6 +654,12 @@ impl ChildSpec {
         self
     }
 
+    /// The last argument may be given again, any number of times (`secret-env "VAR" "a" "b"`).
+    pub fn last_repeats(mut self) -> Self {
+        self.max_args = None;
+        self
+    }
+
     /// One or more arguments of this type.
     pub fn many(mut self, ty: ValueType) -> Self {
         self.args = vec![ty];

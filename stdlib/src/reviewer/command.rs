@@ -9,11 +9,13 @@
 //! A model's key given under its credential's variable (`ANTHROPIC_API_KEY`, …) never reaches
 //! the program: each try starts that API's [`ModelProxy`], and the program gets a stand-in and
 //! the proxy as the API's base URL (`ANTHROPIC_BASE_URL`, …), as a model reviewer does. Under
-//! any other name a secret reaches the program as it is, and the program holds it.
+//! any other name a secret reaches the program as it is, and the program holds it. Several
+//! secrets on a model key's line are accounts the proxy tries in turn, as a model reviewer's.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -27,8 +29,11 @@ use super::error::ReviewerError;
 use super::outcome::{ReviewEvent, ReviewInput, ReviewOutcome};
 use super::program::{PathOrigin, ReviewerPath, locate};
 use super::prompt::{Nonce, RandomError, build_prompt};
-use super::proxy::{ModelApi, ModelProxy, model_keys};
+use super::proxy::{
+    AccountPool, ModelApi, ModelProxy, account_fact, any_exhausted, limited_accounts, model_keys,
+};
 use super::result::{ResultError, ReviewFinding, ReviewResult, read_result};
+use super::secret_env::SecretEnv;
 use super::tries::{Attempt, DEFAULT_TRIES, Reviewed, TryFailure, TryKind, TrySequence};
 use super::try_folder::{PrepareError, TryFolder, check_input_names};
 
@@ -47,8 +52,8 @@ pub struct CommandReviewer {
     /// The child's `PATH` when none is declared (reviewflow's own, without the checkout's
     /// entries); `None`: the minimal one.
     pub path: Option<String>,
-    /// Secret environment variables.
-    pub secret_env: Vec<(String, SecretValue)>,
+    /// Secret environment variables; several secrets on a model key's line are accounts.
+    pub secret_env: Vec<SecretEnv>,
     /// Limit of each try besides its share of [`Self::deadline`]; `None` for none.
     pub timeout: Option<Duration>,
     /// When the stage's timeout ends: the tries share the time up to it
@@ -94,6 +99,18 @@ impl CommandReviewer {
             }
             seen.push(name);
         }
+        for line in &self.secret_env {
+            let var = &line.var;
+            if line.accounts.is_empty() {
+                return Err(ReviewerError::settings(format!("{var} is given no secret")));
+            }
+            // Only a proxy can switch accounts: a program holding the keys would use one.
+            if let Some(why) =
+                super::declared_env::accounts_refusal("command", var, line.accounts.len())
+            {
+                return Err(ReviewerError::settings(why));
+            }
+        }
         // A declared base URL of an API whose key is proxied names the proxy's upstream.
         for (api, _) in model_keys(&self.secret_env) {
             api.upstream(&self.env)
@@ -111,7 +128,7 @@ impl CommandReviewer {
         self.env
             .iter()
             .map(|(n, _)| n.as_str())
-            .chain(self.secret_env.iter().map(|(n, _)| n.as_str()))
+            .chain(self.secret_env.iter().map(|l| l.var.as_str()))
     }
 }
 
@@ -130,6 +147,9 @@ impl Reviewed for TryReview {
 /// Why one try ended without a review.
 #[derive(Debug, thiserror::Error)]
 enum TryError {
+    // Names the secrets, never a key.
+    #[error("every account has reached its rate or usage limit (HTTP 429): {0}")]
+    Limited(String),
     #[error(transparent)]
     Prepare(#[from] PrepareError),
     #[error("no nonce for the prompt: {0}")]
@@ -158,7 +178,14 @@ impl TryFailure for TryError {
     fn is_cancelled(&self) -> bool {
         matches!(self, TryError::Cancelled)
     }
+
+    fn ends_tries(&self) -> bool {
+        matches!(self, TryError::Limited(_))
+    }
 }
+
+/// The accounts of each proxied API, for every try of the run.
+type Pools = Vec<(&'static ModelApi, Vec<(String, Arc<AccountPool>)>)>;
 
 /// Runs the `command` reviewer: up to `spec.tries` tries, the first resuming `resume` when
 /// there is one. `workdir` receives one folder per try (the successful try's conversation stays
@@ -201,7 +228,7 @@ where
             .upstream(&spec.env)
             .map(|u| u.to_string())
             .unwrap_or_default();
-        let vars: Vec<&str> = keys.iter().map(|(v, _)| v.as_str()).collect();
+        let vars: Vec<&str> = keys.iter().map(|l| l.var.as_str()).collect();
         on_event(ReviewEvent::Status(format!(
             "{} reaches the program as a stand-in: {} is reviewflow's proxy to {upstream}",
             vars.join(" and "),
@@ -210,12 +237,18 @@ where
         facts.push(("reviewer.api".to_owned(), upstream));
     }
 
+    // The accounts live across the tries: one skipped for its limit stays skipped.
+    let pools: Pools = model_keys(&spec.secret_env)
+        .into_iter()
+        .map(|(api, lines)| (api, lines.iter().map(|l| l.pool()).collect()))
+        .collect();
     let budget = super::budget::TryBudget::new(spec.deadline, spec.timeout, spec.grace);
     let mut sequence = TrySequence::new(spec.tries, resume);
     while let Some(attempt) = sequence.next_attempt(&mut |l| on_event(ReviewEvent::Status(l))) {
         let timeout = budget.next(sequence.left());
         let result = one_try(
             spec,
+            &pools,
             timeout,
             inputs,
             &attempt,
@@ -249,6 +282,11 @@ where
                     ..d
                 })
                 .collect();
+            let every: Vec<(String, Arc<AccountPool>)> =
+                pools.iter().flat_map(|(_, p)| p.iter().cloned()).collect();
+            if let Some(account) = account_fact(&every) {
+                facts.push(("reviewer.account".to_owned(), account));
+            }
             return Ok(ReviewOutcome {
                 decisions,
                 comment: redact(redactor, &review.result.comment),
@@ -273,6 +311,7 @@ fn redact(redactor: &Redactor, text: &str) -> String {
 #[allow(clippy::too_many_arguments)]
 async fn one_try<C: Future<Output = ()>>(
     spec: &CommandReviewer,
+    pools: &Pools,
     timeout: Option<Duration>,
     inputs: &[ReviewInput],
     attempt: &Attempt,
@@ -297,17 +336,28 @@ async fn one_try<C: Future<Output = ()>>(
 
     // The proxies of the model keys: the program's only way to those APIs, for this try only.
     let mut proxies = Vec::new();
-    for (api, keys) in model_keys(&spec.secret_env) {
+    for (api, keys) in pools {
         let upstream = api
             .upstream(&spec.env)
             .map_err(|e| TryError::Proxy(format!("{}: {e}", api.base_url_var)))?;
         let proxy =
-            ModelProxy::start(upstream, &keys).map_err(|e| TryError::Proxy(e.to_string()))?;
-        proxies.push((api, proxy));
+            ModelProxy::start(upstream, keys).map_err(|e| TryError::Proxy(e.to_string()))?;
+        proxies.push((*api, proxy));
     }
     let child = child_spec(spec, timeout, attempt, &folder, &proxies);
     let number = attempt.number;
-    let ran = process::run(child, redactor, cancel, |stream, line| {
+    let every: Vec<(String, Arc<AccountPool>)> =
+        pools.iter().flat_map(|(_, p)| p.iter().cloned()).collect();
+    let positions: Vec<usize> = every.iter().map(|(_, p)| p.position()).collect();
+    // Once every account of a key has reached its limit the program can only wait and retry:
+    // it is stopped, and the try fails naming the accounts.
+    let stop = async {
+        tokio::select! {
+            () = &mut *cancel => {}
+            () = any_exhausted(every.iter().map(|(_, p)| &**p)) => {}
+        }
+    };
+    let ran = process::run(child, redactor, stop, |stream, line| {
         let line = String::from_utf8_lossy(&line).into_owned();
         on_event(ReviewEvent::Output {
             try_number: number,
@@ -317,15 +367,27 @@ async fn one_try<C: Future<Output = ()>>(
     })
     .await?;
     for (_, proxy) in &proxies {
-        if proxy.tally().refused() > 0 || proxy.tally().failed() > 0 {
+        let tally = proxy.tally();
+        if tally.refused() > 0 || tally.failed() > 0 || tally.limited() > 0 {
             on_event(ReviewEvent::Status(format!(
                 "try {number}: {}",
                 proxy.summary()
             )));
         }
     }
+    for ((_, pool), from) in every.iter().zip(positions) {
+        if let Some(line) = pool.switched_since(from) {
+            on_event(ReviewEvent::Status(format!("try {number}: {line}")));
+        }
+    }
     // The stand-ins open nothing from here on.
     drop(proxies);
+    // A program that answered before it was stopped keeps its review.
+    if ran.outcome != Outcome::Exited(0)
+        && let Some(names) = limited_accounts(&every)
+    {
+        return Err(TryError::Limited(names));
+    }
     match ran.outcome {
         Outcome::Exited(0) => {}
         Outcome::Exited(code) => return Err(TryError::Exit { code }),
@@ -393,9 +455,12 @@ fn child_spec(
     child
         .env
         .extend(spec.env.iter().filter(|(n, _)| !base_url(n)).cloned());
-    child
-        .secret_env
-        .extend(spec.secret_env.iter().filter(|(n, _)| !proxied(n)).cloned());
+    child.secret_env.extend(
+        spec.secret_env
+            .iter()
+            .filter(|l| !proxied(&l.var))
+            .filter_map(|l| Some((l.var.clone(), l.first_key()?.clone()))),
+    );
     // Inside a run, the program is confined like every child of its stage, with the try's
     // folder as its own (the only place it writes; its TMPDIR), and the proxies' ports.
     child.confine = confine::stage_confinement().map(|c| {

@@ -11,7 +11,8 @@
 //! - any failure of a try is followed by the next try, if one is left;
 //! - a resumed try whose review says it did not resume is a refused resume: a failure;
 //! - a fresh try whose review says it resumed is a failure too (nothing was given to resume);
-//! - a cancelled try ends the sequence.
+//! - a cancelled try ends the sequence, and so does a failure no later try could better
+//!   ([`TryFailure::ends_tries`]: every account of the reviewer at its limit).
 //!
 //! Status lines carry no stage name: the caller prefixes them (`review: …`).
 
@@ -92,6 +93,12 @@ pub trait Reviewed {
 pub trait TryFailure: fmt::Display {
     /// True when the run was cancelled: no further try runs.
     fn is_cancelled(&self) -> bool {
+        false
+    }
+
+    /// True when no later try could do better (every account of the reviewer reached its
+    /// limit): the sequence ends with it.
+    fn ends_tries(&self) -> bool {
         false
     }
 }
@@ -186,12 +193,14 @@ impl TrySequence {
                     ));
                     return Some(review);
                 }
-                (TryKind::Resumed, false) => {
-                    "the reviewer did not resume the conversation (a refused resume)".to_owned()
-                }
-                (TryKind::Fresh, true) => {
-                    "the result says resumed, but there was nothing to resume".to_owned()
-                }
+                (TryKind::Resumed, false) => (
+                    "the reviewer did not resume the conversation (a refused resume)".to_owned(),
+                    false,
+                ),
+                (TryKind::Fresh, true) => (
+                    "the result says resumed, but there was nothing to resume".to_owned(),
+                    false,
+                ),
             },
             Err(error) if error.is_cancelled() => {
                 self.push(attempt, TryOutcome::Cancelled, Some(error.to_string()));
@@ -202,15 +211,18 @@ impl TrySequence {
                 ));
                 return None;
             }
-            Err(error) => error.to_string(),
+            Err(error) => (error.to_string(), error.ends_tries()),
         };
+        let (failure, last) = failure;
         let reason = one_line(&failure);
-        let left = (self.reports.len() as u32 + 1) < self.max;
+        let left = !last && (self.reports.len() as u32 + 1) < self.max;
         let then = if left {
             match attempt.kind {
                 TryKind::Resumed => "a fresh review",
                 TryKind::Fresh => "another fresh review",
             }
+        } else if last && (self.reports.len() as u32 + 1) < self.max {
+            "no further try"
         } else {
             "no try left"
         };
@@ -428,6 +440,38 @@ mod tests {
         assert_eq!(kinds, [TryKind::Resumed, TryKind::Fresh]);
         assert!(lines[1].contains("refused resume"), "{lines:?}");
         assert!(!out.unwrap().resumed);
+    }
+
+    /// A failure no later try could better (every account at its limit) ends the sequence.
+    #[test]
+    fn a_failure_that_ends_the_tries_is_not_followed_by_another() {
+        #[derive(Debug)]
+        struct Limited;
+        impl fmt::Display for Limited {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("every account has reached its limit")
+            }
+        }
+        impl TryFailure for Limited {
+            fn ends_tries(&self) -> bool {
+                true
+            }
+        }
+        let mut lines = Vec::new();
+        let mut ran = 0;
+        let out = run_tries_blocking(3, None, &mut |l| lines.push(l), |_| {
+            ran += 1;
+            Err::<Review, _>(Limited)
+        });
+        assert_eq!(ran, 1);
+        assert_eq!(
+            lines[1..],
+            [
+                "the fresh review ended without a review (every account has reached its limit): no further try",
+                "no review after 1 try",
+            ]
+        );
+        assert!(!out.unwrap_err().cancelled);
     }
 
     #[test]

@@ -58,6 +58,29 @@ fn refusals(
             (c.name.value == "env" || why.contains("set by reviewflow")).then_some((name.span, why))
         })
         .collect();
+    // Several secrets on a line the proxy does not hold: refused when the reviewer starts.
+    for child in stage
+        .children
+        .iter()
+        .filter(|c| c.name.value == "secret-env")
+    {
+        let Some(var) = child.args.first() else {
+            continue;
+        };
+        let secrets = child
+            .args
+            .iter()
+            .filter(|a| matches!(a.value, Value::Secret(_)))
+            .count();
+        let Some(name) = literal(&var.value) else {
+            continue;
+        };
+        if let Some(why) =
+            crate::reviewer::declared_env::accounts_refusal(&reviewer, &name, secrets)
+        {
+            out.push((var.span, why));
+        }
+    }
     // The API's base URL the proxy would forward to: refused when the proxy starts, by the
     // same parser (`Upstream::parse`).
     let base_url_var = REVIEWER_KINDS
@@ -237,9 +260,10 @@ pub fn contract() -> StageContract {
             ChildSpec::new(
                 "secret-env",
                 Role::SecretSlot,
-                "a secret given to the reviewer as an environment variable",
+                "a secret given to the reviewer as an environment variable; several under a model's credential are its accounts, tried in order",
             )
             .args(vec![ValueType::String, ValueType::Secret])
+            .last_repeats()
             .repeatable(),
         )
         .output(

@@ -1,16 +1,16 @@
 //! How `std/review` runs: reads its children, picks the reviewer, and turns its outcome into
 //! the stage's outputs. The contract is in `review.rs`.
 
-use reviewflow_engine::exec::secret::SecretValue;
 use reviewflow_engine::run::{OutputValue, Resolved, StageCx, StageError, StageOutputs};
 
 use super::runtime::{arg, kept_copy, value_bytes};
 use crate::reviewer::instructions::Base;
 use crate::reviewer::kinds::ModelCli;
 use crate::reviewer::model::{Access, ModelReviewer, run_model_reviewer, trusted_path};
+use crate::reviewer::proxy::Account;
 use crate::reviewer::{
-    CommandReviewer, Conversation, ReviewEvent, ReviewInput, RulesReviewer, run_command_reviewer,
-    run_rules_reviewer,
+    CommandReviewer, Conversation, ReviewEvent, ReviewInput, RulesReviewer, SecretEnv,
+    run_command_reviewer, run_rules_reviewer,
 };
 
 /// Runs the stage.
@@ -326,15 +326,25 @@ fn env_of(cx: &StageCx<'_>) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The declared `secret-env` variables whose secrets are set.
-fn secret_env_of(cx: &StageCx<'_>) -> Vec<(String, SecretValue)> {
+/// The declared `secret-env` lines, each with those of its secrets that are set (several on a
+/// model key's line: its accounts, in order).
+fn secret_env_of(cx: &StageCx<'_>) -> Vec<SecretEnv> {
     let mut out = Vec::new();
     for c in cx.children.iter().filter(|c| c.name == "secret-env") {
-        if let (Some(k), Some(Resolved::Secret(s))) =
-            (c.args.first().and_then(Resolved::text), c.args.get(1))
-            && let Some(v) = cx.secrets.get(s)
-        {
-            out.push((k, v.clone()));
+        let Some(var) = c.args.first().and_then(Resolved::text) else {
+            continue;
+        };
+        let accounts: Vec<Account> = c
+            .args
+            .iter()
+            .skip(1)
+            .filter_map(|a| match a {
+                Resolved::Secret(s) => Some(Account::new(s.clone(), cx.secrets.get(s)?.clone())),
+                _ => None,
+            })
+            .collect();
+        if !accounts.is_empty() {
+            out.push(SecretEnv::new(var, accounts));
         }
     }
     out

@@ -20,14 +20,16 @@ mod provider;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use reviewflow_engine::exec::confine;
 use reviewflow_engine::exec::process::{self, ChildSpec, DEFAULT_GRACE, Outcome, Stdin, Stream};
 use reviewflow_engine::exec::redact::Redactor;
-use reviewflow_engine::exec::secret::SecretValue;
 
 use crate::reviewer::kinds::ModelCli;
+use crate::reviewer::proxy::{AccountPool, account_fact, any_exhausted, limited_accounts};
+use crate::reviewer::secret_env::SecretEnv;
 
 pub use answer::{Answer, AnswerError, FINDINGS_FENCE, parse_answer};
 pub use home::encode_project_dir;
@@ -94,9 +96,10 @@ pub struct ModelReviewer {
     pub path: Option<String>,
     /// Folders the CLI may read besides the checkout and the system (an exported workspace).
     pub readable: Vec<PathBuf>,
-    /// The credential (and only it: [`ModelCli::credentials`]). The CLI never gets it: the
-    /// try's proxy does, and the CLI a stand-in.
-    pub secret_env: Vec<(String, SecretValue)>,
+    /// The credential (and only it: [`ModelCli::credentials`]), each line's secrets the
+    /// accounts tried in order. The CLI never gets them: the try's proxy does, and the CLI a
+    /// stand-in.
+    pub secret_env: Vec<SecretEnv>,
     /// Limit of each try besides its share of [`Self::deadline`]; `None` for none.
     pub timeout: Option<Duration>,
     /// When the stage's timeout ends: the tries share the time up to it
@@ -140,7 +143,13 @@ impl ModelReviewer {
                 self.cli.credentials().first().copied().unwrap_or("…")
             )));
         }
-        for (name, _) in &self.secret_env {
+        for line in &self.secret_env {
+            let name = &line.var;
+            if line.accounts.is_empty() {
+                return Err(ReviewerError::settings(format!(
+                    "{name} is given no secret"
+                )));
+            }
             if !self.cli.credentials().contains(&name.as_str()) {
                 return Err(ReviewerError::settings(format!(
                     "the `{}` reviewer takes only its credential as a secret ({}), not {name}",
@@ -206,11 +215,19 @@ enum TryError {
     Output(String),
     #[error("no review: {0}")]
     Answer(#[from] AnswerError),
+    // Names the secrets, never a key: the accounts are skipped for the run, so no later try
+    // would fare better.
+    #[error("every account has reached its rate or usage limit (HTTP 429): {0}")]
+    Limited(String),
 }
 
 impl TryFailure for TryError {
     fn is_cancelled(&self) -> bool {
         matches!(self, TryError::Cancelled)
+    }
+
+    fn ends_tries(&self) -> bool {
+        matches!(self, TryError::Limited(_))
     }
 }
 
@@ -259,6 +276,8 @@ where
         facts.push(("reviewer.cli-version".to_owned(), version));
     }
 
+    // The accounts live across the tries: one skipped for its limit stays skipped.
+    let pools = provider::pools(spec);
     let budget = crate::reviewer::budget::TryBudget::new(spec.deadline, spec.timeout, spec.grace);
     let mut sequence = TrySequence::new(spec.tries, resume);
     while let Some(attempt) = sequence.next_attempt(&mut |l| on_event(ReviewEvent::Status(l))) {
@@ -270,6 +289,7 @@ where
         };
         let result = one_try(
             spec,
+            &pools,
             timeout,
             given,
             &attempt,
@@ -311,6 +331,9 @@ where
                     ..d
                 })
                 .collect();
+            if let Some(account) = account_fact(&pools) {
+                facts.push(("reviewer.account".to_owned(), account));
+            }
             return Ok(ReviewOutcome {
                 decisions,
                 comment: redact(redactor, &review.answer.comment),
@@ -476,6 +499,7 @@ pub fn prompt_of(
 #[allow(clippy::too_many_arguments)]
 async fn one_try<C: Future<Output = ()>>(
     spec: &ModelReviewer,
+    pools: &[(String, Arc<AccountPool>)],
     timeout: Option<Duration>,
     inputs: &[ReviewInput],
     attempt: &Attempt,
@@ -510,7 +534,8 @@ async fn one_try<C: Future<Output = ()>>(
     };
 
     // The try's proxy: the CLI's only way to its API, holding the key the CLI never sees.
-    let proxy = provider::start_proxy(spec).map_err(TryError::Prepare)?;
+    let proxy = provider::start_proxy(spec, pools).map_err(TryError::Prepare)?;
+    let positions: Vec<usize> = pools.iter().map(|(_, p)| p.position()).collect();
     let mut child = provider::point_at(base_child(spec, cwd, &home), spec.cli, &home, &proxy)
         .map_err(TryError::Prepare)?;
     match spec.cli {
@@ -528,7 +553,15 @@ async fn one_try<C: Future<Output = ()>>(
     child.capture_stdout = Some(MAX_STDOUT);
 
     let number = attempt.number;
-    let ran = process::run(child, redactor, cancel, |stream, line| {
+    // Once every account has reached its limit the CLI can only wait and retry: it is
+    // stopped, and the try fails naming the accounts.
+    let stop = async {
+        tokio::select! {
+            () = &mut *cancel => {}
+            () = any_exhausted(pools.iter().map(|(_, p)| &**p)) => {}
+        }
+    };
+    let ran = process::run(child, redactor, stop, |stream, line| {
         // Stdout is the CLI's machine output (kept, parsed below); stderr is for people.
         if stream == Stream::Stdout {
             return;
@@ -541,15 +574,28 @@ async fn one_try<C: Future<Output = ()>>(
         });
     })
     .await?;
-    // What the proxy refused, or could not forward, explains a try that went wrong.
-    if proxy.tally().refused() > 0 || proxy.tally().failed() > 0 {
+    // What the proxy refused, or could not forward, explains a try that went wrong; an
+    // account's limit explains which account reviewed.
+    let tally = proxy.tally();
+    if tally.refused() > 0 || tally.failed() > 0 || tally.limited() > 0 {
         on_event(ReviewEvent::Status(format!(
             "try {number}: {}",
             proxy.summary()
         )));
     }
+    for ((_, pool), from) in pools.iter().zip(positions) {
+        if let Some(line) = pool.switched_since(from) {
+            on_event(ReviewEvent::Status(format!("try {number}: {line}")));
+        }
+    }
     // The stand-in opens nothing from here on.
     drop(proxy);
+    // A CLI that answered before it was stopped keeps its review.
+    if ran.outcome != Outcome::Exited(0)
+        && let Some(names) = limited_accounts(pools)
+    {
+        return Err(TryError::Limited(names));
+    }
     match ran.outcome {
         Outcome::Exited(0) => {}
         Outcome::Exited(code) => return Err(TryError::Exit { code }),

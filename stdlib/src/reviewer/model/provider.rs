@@ -13,14 +13,16 @@
 
 use std::io::Write as _;
 use std::os::unix::fs::OpenOptionsExt as _;
+use std::sync::Arc;
 
 use reviewflow_engine::exec::process::ChildSpec;
 use reviewflow_engine::exec::secret::SecretValue;
 
 use super::ModelReviewer;
 use super::home::TryHome;
+use crate::reviewer::SecretEnv;
 use crate::reviewer::kinds::ModelCli;
-use crate::reviewer::proxy::{ModelApi, ModelProxy, Upstream};
+use crate::reviewer::proxy::{AccountPool, ModelApi, ModelProxy, Upstream};
 
 /// The provider reviewflow writes into a try's Codex configuration.
 pub(crate) const CODEX_PROVIDER: &str = "reviewflow";
@@ -39,10 +41,18 @@ pub(crate) fn upstream(spec: &ModelReviewer) -> Result<Upstream, String> {
         .map_err(|e| format!("{}: {e}", api.base_url_var))
 }
 
-/// Starts the proxy of one try, for the credentials the stage gives.
-pub(crate) fn start_proxy(spec: &ModelReviewer) -> Result<ModelProxy, String> {
-    let keys: Vec<(String, SecretValue)> = spec.secret_env.clone();
-    ModelProxy::start(upstream(spec)?, &keys).map_err(|e| e.to_string())
+/// The accounts of each credential the stage gives, for every try of the run: an account
+/// skipped for its limit stays skipped.
+pub(crate) fn pools(spec: &ModelReviewer) -> Vec<(String, Arc<AccountPool>)> {
+    spec.secret_env.iter().map(SecretEnv::pool).collect()
+}
+
+/// Starts the proxy of one try, for the run's accounts.
+pub(crate) fn start_proxy(
+    spec: &ModelReviewer,
+    pools: &[(String, Arc<AccountPool>)],
+) -> Result<ModelProxy, String> {
+    ModelProxy::start(upstream(spec)?, pools).map_err(|e| e.to_string())
 }
 
 /// `child` pointed at `proxy`: stand-ins in the credential variables, the proxy as the base

@@ -3,9 +3,9 @@
 //! what the proxy adds to them.
 
 use reviewflow_engine::contract::ReviewerKind;
-use reviewflow_engine::exec::secret::SecretValue;
 
 use super::{Upstream, UpstreamError};
+use crate::reviewer::SecretEnv;
 
 /// One vendor's API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,21 +60,19 @@ impl ModelApi {
     }
 }
 
-/// The keys among `secret_env` that a model API's proxy holds instead of the program: each
-/// given under a variable the contract names as a model's credential, grouped by API, in the
-/// order given.
-pub fn model_keys(
-    secret_env: &[(String, SecretValue)],
-) -> Vec<(&'static ModelApi, Vec<(String, SecretValue)>)> {
+/// The lines among `secret_env` whose keys a model API's proxy holds instead of the program:
+/// each given under a variable the contract names as a model's credential, grouped by API, in
+/// the order given.
+pub fn model_keys(secret_env: &[SecretEnv]) -> Vec<(&'static ModelApi, Vec<&SecretEnv>)> {
     let kinds = crate::reviewer::kinds::REVIEWER_KINDS;
-    let mut out: Vec<(&'static ModelApi, Vec<(String, SecretValue)>)> = Vec::new();
-    for (var, key) in secret_env {
-        let Some(api) = ModelApi::of_credential(kinds, var) else {
+    let mut out: Vec<(&'static ModelApi, Vec<&SecretEnv>)> = Vec::new();
+    for line in secret_env {
+        let Some(api) = ModelApi::of_credential(kinds, &line.var) else {
             continue;
         };
         match out.iter_mut().find(|(a, _)| *a == api) {
-            Some((_, keys)) => keys.push((var.clone(), key.clone())),
-            None => out.push((api, vec![(var.clone(), key.clone())])),
+            Some((_, keys)) => keys.push(line),
+            None => out.push((api, vec![line])),
         }
     }
     out
@@ -102,16 +100,23 @@ mod tests {
 
     #[test]
     fn model_keys_are_found_by_their_variables_and_grouped_by_api() {
-        let s = |v: &str| (v.to_owned(), SecretValue::from("k"));
-        let keys = model_keys(&[
+        let s = |v: &str| {
+            SecretEnv::one(
+                v,
+                "k",
+                reviewflow_engine::exec::secret::SecretValue::from("k"),
+            )
+        };
+        let lines = [
             s("JIRA_TOKEN"),
             s("OPENAI_API_KEY"),
             s("ANTHROPIC_API_KEY"),
             s("CODEX_API_KEY"),
-        ]);
+        ];
+        let keys = model_keys(&lines);
         let found: Vec<(&str, Vec<&str>)> = keys
             .iter()
-            .map(|(a, k)| (a.vendor, k.iter().map(|(v, _)| v.as_str()).collect()))
+            .map(|(a, k)| (a.vendor, k.iter().map(|l| l.var.as_str()).collect()))
             .collect();
         assert_eq!(
             found,

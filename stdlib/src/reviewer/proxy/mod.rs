@@ -8,11 +8,16 @@
 //! ([`swap`]); the answer streams back unbuffered. It keeps nothing but counts and reasons
 //! ([`Tally`]), and ends with the try: the stand-in then opens nothing.
 //!
+//! The key it writes is the current account's of an [`AccountPool`] that outlives the try
+//! ([`accounts`]): a request the API refuses for that account's limit (HTTP 429) is sent
+//! again, before anything was passed back, with the next account.
+//!
 //! A reviewer's comment is published; a reviewer holding its key could write it there reversed
 //! or encoded, past any redactor. Holding a stand-in, it has nothing worth writing.
 //!
 //! [`listen_loopback`]: reviewflow_engine::exec::confine::listen_loopback
 
+mod accounts;
 mod api;
 mod serve;
 mod swap;
@@ -22,8 +27,10 @@ use std::fmt;
 use std::sync::Arc;
 
 use reviewflow_engine::exec::confine;
-use reviewflow_engine::exec::secret::SecretValue;
 
+pub use accounts::{
+    Account, AccountPool, account_fact, any_exhausted, limited_accounts, say_names,
+};
 pub use api::{MODEL_APIS, ModelApi, model_keys};
 pub use serve::Tally;
 pub use swap::StandIn;
@@ -56,22 +63,25 @@ pub struct ModelProxy {
 }
 
 impl ModelProxy {
-    /// Starts a proxy to `upstream` for the keys `keys` (each with the variable it is given
-    /// in), on a loopback socket the calling stage's children can reach. Must run inside the
-    /// stage's task and a Tokio runtime.
-    pub fn start(upstream: Upstream, keys: &[(String, SecretValue)]) -> Result<Self, ProxyError> {
+    /// Starts a proxy to `upstream` for the accounts `keys` (each pool with the variable it is
+    /// given in), on a loopback socket the calling stage's children can reach. Must run inside
+    /// the stage's task and a Tokio runtime.
+    pub fn start(
+        upstream: Upstream,
+        keys: &[(String, Arc<AccountPool>)],
+    ) -> Result<Self, ProxyError> {
         let forwarder = upstream::Forwarder::new(&upstream).map_err(|source| ProxyError::Tls {
             upstream: upstream.clone(),
             source,
         })?;
         let mut credentials = Vec::with_capacity(keys.len());
         let mut stand_ins = Vec::with_capacity(keys.len());
-        for (var, key) in keys {
+        for (var, accounts) in keys {
             let stand_in = StandIn::generate()?;
             stand_ins.push((var.clone(), stand_in.clone()));
             credentials.push(Credential {
                 stand_in,
-                key: key.clone(),
+                accounts: Arc::clone(accounts),
             });
         }
         let listener = confine::listen_loopback().map_err(ProxyError::Listen)?;
@@ -165,6 +175,13 @@ impl fmt::Display for Summary<'_> {
             if let Some(reason) = tally.last_refusal() {
                 write!(f, " (the last: {reason})")?;
             }
+        }
+        let limited = tally.limited();
+        if limited > 0 {
+            write!(
+                f,
+                "; the API answered {limited} with an account's rate or usage limit (HTTP 429)"
+            )?;
         }
         let failed = tally.failed();
         if failed > 0 {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HOST, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Version};
-use http_body_util::{Either, Full};
+use http_body_util::{BodyExt as _, Either, Full, Limited};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -21,11 +21,16 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
-use super::swap::{Credential, strip_hop_by_hop, swap_credentials};
-use super::upstream::{Forwarder, Upstream};
+use super::accounts::say_names;
+use super::swap::{AuthRefusal, Credential, strip_hop_by_hop, swap_credentials};
+use super::upstream::{Forwarder, OutBody, Upstream};
 
 /// An answer: the API's body as it streams, or the proxy's own refusal.
 type Answer = Response<Either<Incoming, Full<Bytes>>>;
+
+/// The most of a request's body kept to send it again with the next account (both vendors
+/// refuse requests past 32 MB).
+const MAX_REPLAYED_BODY: usize = 64 * 1024 * 1024;
 
 /// What one proxy serves with.
 pub(super) struct State {
@@ -43,6 +48,7 @@ pub struct Tally {
     forwarded: AtomicU64,
     refused: AtomicU64,
     failed: AtomicU64,
+    limited: AtomicU64,
     last_refusal: Mutex<Option<&'static str>>,
     last_failure: Mutex<Option<String>>,
 }
@@ -70,6 +76,11 @@ impl Tally {
     /// Requests refused by the proxy.
     pub fn refused(&self) -> u64 {
         self.refused.load(Ordering::Relaxed)
+    }
+
+    /// Requests the API answered with an account's rate or usage limit (HTTP 429).
+    pub fn limited(&self) -> u64 {
+        self.limited.load(Ordering::Relaxed)
     }
 
     /// Requests the API could not be reached for.
@@ -124,18 +135,13 @@ async fn handle(request: Request<Incoming>, state: Arc<State>) -> Result<Answer,
     }
     let (mut parts, body) = request.into_parts();
     strip_hop_by_hop(&mut parts.headers);
-    if let Err(refused) = swap_credentials(&mut parts.headers, &state.credentials) {
-        state.tally.refuse(refused.reason());
-        let message = format!(
-            "reviewflow's model API proxy refused the request: {}",
-            refused.reason()
-        );
-        return Ok(refusal(
-            StatusCode::UNAUTHORIZED,
-            "authentication_error",
-            &message,
-        ));
-    }
+    // The headers as asked, stand-ins and all (nothing secret): a request sent again with the
+    // next account is swapped afresh from them.
+    let asked = parts.headers.clone();
+    let mut used = match swap_credentials(&mut parts.headers, &state.credentials) {
+        Ok(used) => used,
+        Err(refused) => return Ok(refuse_credential(&state, refused)),
+    };
     let target = parts
         .uri
         .path_and_query()
@@ -151,27 +157,129 @@ async fn handle(request: Request<Incoming>, state: Arc<State>) -> Result<Answer,
             "reviewflow's model API proxy takes a path",
         ));
     };
-    parts.uri = target;
-    parts.version = Version::HTTP_11;
-    parts.headers.insert(HOST, host);
-    match state.forwarder.send(Request::from_parts(parts, body)).await {
-        Ok(answer) => {
-            state.tally.forwarded.fetch_add(1, Ordering::Relaxed);
-            let (mut parts, body) = answer.into_parts();
-            strip_hop_by_hop(&mut parts.headers);
-            Ok(Response::from_parts(parts, Either::Left(body)))
+    // A request another account could take if this one's limit refuses it is read whole
+    // first, so it can be sent again; any other streams upstream as it comes. The answer
+    // streams back either way: a 429 arrives before anything is passed back.
+    let mut outgoing = if used.iter().any(|u| u.pool.has_after(u.index)) {
+        match Limited::new(body, MAX_REPLAYED_BODY).collect().await {
+            Ok(collected) => Outgoing::Replay(collected.to_bytes()),
+            Err(_) => {
+                state
+                    .tally
+                    .refuse("its body was larger than the proxy keeps to send it again");
+                return Ok(refusal(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "request_too_large",
+                    "reviewflow's model API proxy keeps at most 64 MiB of a request to send it again with another account",
+                ));
+            }
         }
-        Err(e) => {
-            // The error names the connection's failure (refused, TLS, DNS), never a header.
-            let reason = error_chain(&e);
-            state.tally.fail(reason.clone());
-            let message = format!(
-                "reviewflow's model API proxy could not reach {}: {reason}",
-                state.upstream
-            );
-            Ok(refusal(StatusCode::BAD_GATEWAY, "api_error", &message))
+    } else {
+        Outgoing::Stream(Some(body))
+    };
+    loop {
+        let Some(body) = outgoing.next() else {
+            // Not reached: only a replayed body is sent twice.
+            return Ok(refusal(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "api_error",
+                "reviewflow's model API proxy cannot send a streamed request twice",
+            ));
+        };
+        let mut request = Request::new(body);
+        *request.method_mut() = parts.method.clone();
+        *request.uri_mut() = target.clone();
+        *request.version_mut() = Version::HTTP_11;
+        *request.headers_mut() = parts.headers.clone();
+        request.headers_mut().insert(HOST, host.clone());
+        let answer = match state.forwarder.send(request).await {
+            Ok(answer) => answer,
+            Err(e) => {
+                // The error names the connection's failure (refused, TLS, DNS), never a header.
+                let reason = error_chain(&e);
+                state.tally.fail(reason.clone());
+                let message = format!(
+                    "reviewflow's model API proxy could not reach {}: {reason}",
+                    state.upstream
+                );
+                return Ok(refusal(StatusCode::BAD_GATEWAY, "api_error", &message));
+            }
+        };
+        state.tally.forwarded.fetch_add(1, Ordering::Relaxed);
+        if answer.status() != StatusCode::TOO_MANY_REQUESTS {
+            for u in &used {
+                u.pool.answered(u.index);
+            }
+            return Ok(pass_back(answer));
+        }
+        // The account's rate or usage limit: skipped for the rest of the run.
+        state.tally.limited.fetch_add(1, Ordering::Relaxed);
+        for u in &used {
+            u.pool.skip(u.index);
+        }
+        if !outgoing.replays() || used.iter().any(|u| u.pool.is_exhausted()) {
+            return Ok(pass_back(answer));
+        }
+        // Nothing was passed back yet: the same request goes again, with the next account.
+        let mut headers = asked.clone();
+        match swap_credentials(&mut headers, &state.credentials) {
+            Ok(next) => {
+                used = next;
+                parts.headers = headers;
+            }
+            Err(_) => return Ok(pass_back(answer)),
         }
     }
+}
+
+/// A request's body on its way upstream: streamed once, or kept whole to be sent again.
+enum Outgoing {
+    Stream(Option<Incoming>),
+    Replay(Bytes),
+}
+
+impl Outgoing {
+    /// The body to send now; `None` for a streamed one already sent.
+    fn next(&mut self) -> Option<OutBody> {
+        match self {
+            Self::Stream(body) => body.take().map(Either::Left),
+            Self::Replay(bytes) => Some(Either::Right(Full::new(bytes.clone()))),
+        }
+    }
+
+    fn replays(&self) -> bool {
+        matches!(self, Self::Replay(_))
+    }
+}
+
+/// The API's answer, as it streams, without its hop-by-hop headers.
+fn pass_back(answer: Response<Incoming>) -> Answer {
+    let (mut parts, body) = answer.into_parts();
+    strip_hop_by_hop(&mut parts.headers);
+    Response::from_parts(parts, Either::Left(body))
+}
+
+/// The proxy's answer to a request whose credential it refused.
+fn refuse_credential(state: &State, refused: AuthRefusal) -> Answer {
+    state.tally.refuse(refused.reason());
+    if refused == AuthRefusal::Limited {
+        // Said as the API says a limit, so the client reads it as one.
+        let names: Vec<&str> = state
+            .credentials
+            .iter()
+            .flat_map(|c| c.accounts.names())
+            .collect();
+        let message = format!(
+            "reviewflow's model API proxy: every account has reached its rate or usage limit ({})",
+            say_names(&names)
+        );
+        return refusal(StatusCode::TOO_MANY_REQUESTS, "rate_limit_error", &message);
+    }
+    let message = format!(
+        "reviewflow's model API proxy refused the request: {}",
+        refused.reason()
+    );
+    refusal(StatusCode::UNAUTHORIZED, "authentication_error", &message)
 }
 
 /// Whether the request is addressed to the proxy itself, else why not.

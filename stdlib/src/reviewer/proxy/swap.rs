@@ -7,12 +7,12 @@
 //! that quotes the stand-in goes out quoting the stand-in.
 
 use std::fmt;
+use std::sync::Arc;
 
+use super::accounts::AccountPool;
+use crate::reviewer::prompt::{RandomError, random_hex};
 use http::HeaderMap;
 use http::header::{AUTHORIZATION, CONNECTION, HeaderName, HeaderValue};
-use reviewflow_engine::exec::secret::SecretValue;
-
-use crate::reviewer::prompt::{RandomError, random_hex};
 
 /// The header Anthropic's API reads its key from.
 const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
@@ -43,10 +43,18 @@ impl fmt::Debug for StandIn {
     }
 }
 
-/// A key and the stand-in that unlocks it.
+/// The accounts of one variable and the stand-in that unlocks them: the key written is the
+/// pool's current account's.
 pub(super) struct Credential {
     pub stand_in: StandIn,
-    pub key: SecretValue,
+    pub accounts: Arc<AccountPool>,
+}
+
+/// An account a request was sent with: its pool and its index there.
+#[derive(Clone)]
+pub(super) struct Used {
+    pub pool: Arc<AccountPool>,
+    pub index: usize,
 }
 
 /// Why a request's authentication was refused. Carries no header value.
@@ -58,6 +66,8 @@ pub(super) enum AuthRefusal {
     NotTheStandIn,
     /// The key cannot be written in a header (a line break in it).
     UnusableKey,
+    /// Every account of the stand-in was refused for its limit earlier in the run.
+    Limited,
 }
 
 impl AuthRefusal {
@@ -66,16 +76,19 @@ impl AuthRefusal {
             Self::Missing => "it carried no credential",
             Self::NotTheStandIn => "its credential was not the try's stand-in",
             Self::UnusableKey => "the key cannot be written in a header",
+            Self::Limited => "every account of its credential has reached its limit",
         }
     }
 }
 
-/// Swaps each stand-in in the authentication headers for its key, or refuses the request.
+/// Swaps each stand-in in the authentication headers for the key of its pool's current
+/// account, or refuses the request. Returns the accounts used.
 pub(super) fn swap_credentials(
     headers: &mut HeaderMap,
     credentials: &[Credential],
-) -> Result<(), AuthRefusal> {
+) -> Result<Vec<Used>, AuthRefusal> {
     let mut found = false;
+    let mut used: Vec<Used> = Vec::new();
     for name in [X_API_KEY, AUTHORIZATION] {
         let bearer = name == AUTHORIZATION;
         let values: Vec<HeaderValue> = headers.get_all(&name).iter().cloned().collect();
@@ -94,21 +107,31 @@ pub(super) fn swap_credentials(
                 .iter()
                 .find(|c| same(given, c.stand_in.as_str().as_bytes()))
                 .ok_or(AuthRefusal::NotTheStandIn)?;
-            let mut out = Vec::with_capacity(BEARER.len() + credential.key.len());
+            let (index, account) = credential.accounts.current().ok_or(AuthRefusal::Limited)?;
+            let mut out = Vec::with_capacity(BEARER.len() + account.key.len());
             if bearer {
                 out.extend_from_slice(BEARER);
             }
-            out.extend_from_slice(credential.key.expose_secret());
+            out.extend_from_slice(account.key.expose_secret());
             let mut swapped =
                 HeaderValue::from_bytes(&out).map_err(|_| AuthRefusal::UnusableKey)?;
             zeroize::Zeroize::zeroize(&mut out);
             // Kept out of HPACK tables and of any debug print of the request.
             swapped.set_sensitive(true);
             headers.append(&name, swapped);
+            if !used
+                .iter()
+                .any(|u| Arc::ptr_eq(&u.pool, &credential.accounts))
+            {
+                used.push(Used {
+                    pool: Arc::clone(&credential.accounts),
+                    index,
+                });
+            }
         }
     }
     if found {
-        Ok(())
+        Ok(used)
     } else {
         Err(AuthRefusal::Missing)
     }
@@ -156,14 +179,20 @@ pub(super) fn strip_hop_by_hop(headers: &mut HeaderMap) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reviewer::proxy::Account;
+    use reviewflow_engine::exec::secret::SecretValue;
 
     fn credential() -> (Credential, String) {
         let stand_in = StandIn::generate().unwrap();
         let text = stand_in.as_str().to_owned();
+        let accounts = AccountPool::new(vec![Account::new(
+            "anthropic-key",
+            SecretValue::from("sk-real-key"),
+        )]);
         (
             Credential {
                 stand_in,
-                key: SecretValue::from("sk-real-key"),
+                accounts: Arc::new(accounts),
             },
             text,
         )
@@ -200,31 +229,60 @@ mod tests {
     }
 
     #[test]
+    fn the_key_is_the_current_accounts_and_none_once_all_are_limited() {
+        let stand_in = StandIn::generate().unwrap();
+        let s = stand_in.as_str().to_owned();
+        let pool = Arc::new(AccountPool::new(vec![
+            Account::new("first", SecretValue::from("sk-first")),
+            Account::new("second", SecretValue::from("sk-second")),
+        ]));
+        let cs = [Credential {
+            stand_in,
+            accounts: Arc::clone(&pool),
+        }];
+        let mut h = headers(&[("x-api-key", &s)]);
+        let used = swap_credentials(&mut h, &cs).unwrap();
+        assert_eq!(h["x-api-key"], "sk-first");
+        assert_eq!(used.iter().map(|u| u.index).collect::<Vec<_>>(), [0]);
+        pool.skip(0);
+        let mut h = headers(&[("x-api-key", &s)]);
+        let used = swap_credentials(&mut h, &cs).unwrap();
+        assert_eq!(h["x-api-key"], "sk-second");
+        assert_eq!(used.iter().map(|u| u.index).collect::<Vec<_>>(), [1]);
+        pool.skip(1);
+        let mut h = headers(&[("x-api-key", &s)]);
+        assert_eq!(
+            swap_credentials(&mut h, &cs).err(),
+            Some(AuthRefusal::Limited)
+        );
+    }
+
+    #[test]
     fn anything_but_the_stand_in_is_refused() {
         let (c, s) = credential();
         let cs = [c];
-        let refused = |pairs: &[(&str, &str)]| swap_credentials(&mut headers(pairs), &cs);
-        assert_eq!(refused(&[]), Err(AuthRefusal::Missing));
+        let refused = |pairs: &[(&str, &str)]| swap_credentials(&mut headers(pairs), &cs).err();
+        assert_eq!(refused(&[]), Some(AuthRefusal::Missing));
         assert_eq!(
             refused(&[("x-api-key", "sk-other")]),
-            Err(AuthRefusal::NotTheStandIn)
+            Some(AuthRefusal::NotTheStandIn)
         );
         assert_eq!(
             refused(&[("x-api-key", &format!("{s} "))]),
-            Err(AuthRefusal::NotTheStandIn)
+            Some(AuthRefusal::NotTheStandIn)
         );
         assert_eq!(
             refused(&[("authorization", &format!("Basic {s}"))]),
-            Err(AuthRefusal::NotTheStandIn)
+            Some(AuthRefusal::NotTheStandIn)
         );
         // One good header does not carry a second, foreign one.
         assert_eq!(
             refused(&[("x-api-key", &s), ("authorization", "Bearer sk-other")]),
-            Err(AuthRefusal::NotTheStandIn)
+            Some(AuthRefusal::NotTheStandIn)
         );
         assert_eq!(
             refused(&[("x-api-key", &s), ("x-api-key", "sk-other")]),
-            Err(AuthRefusal::NotTheStandIn)
+            Some(AuthRefusal::NotTheStandIn)
         );
     }
 

@@ -15,8 +15,9 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
-/// The body the proxy sends upstream: the reviewer's request body, streamed as it comes.
-pub(super) type OutBody = Incoming;
+/// The body the proxy sends upstream: the reviewer's request body, streamed as it comes, or
+/// kept whole to be sent again with the next account.
+pub(super) type OutBody = http_body_util::Either<Incoming, http_body_util::Full<bytes::Bytes>>;
 
 /// A model API's origin and the path its clients put before their endpoints.
 #[derive(Clone, PartialEq, Eq)]
