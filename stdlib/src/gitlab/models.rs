@@ -51,6 +51,19 @@ pub struct MergeRequest {
     pub diff_refs: Option<DiffRefs>,
     #[serde(default)]
     pub web_url: String,
+    /// A draft merge request (GitLab 13.2 on); older instances say it only in
+    /// `work_in_progress`, which newer ones still send alongside.
+    #[serde(default)]
+    pub draft: Option<bool>,
+    #[serde(default)]
+    pub work_in_progress: Option<bool>,
+}
+
+impl MergeRequest {
+    /// Whether GitLab marks it a draft, in either field.
+    pub fn is_draft(&self) -> bool {
+        self.draft.or(self.work_in_progress).unwrap_or(false)
+    }
 }
 
 /// One file of `GET …/merge_requests/:iid/diffs` (and of a comparison's `diffs`): its hunks

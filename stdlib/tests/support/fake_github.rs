@@ -284,6 +284,13 @@ impl FakeGithub {
         }
     }
 
+    /// The pull request's `draft` flag: a draft, or marked ready for review.
+    pub fn set_draft(&self, number: u64, draft: bool) {
+        if let Some(pr) = self.state().pulls.get_mut(&number) {
+            pr["draft"] = json!(draft);
+        }
+    }
+
     /// The ids of the artifacts named `name`, oldest first.
     pub fn artifact_ids(&self, name: &str) -> Vec<u64> {
         self.state()
