@@ -108,3 +108,25 @@ async fn a_draft_merge_request_is_skipped_with_the_reason_and_reviewed_once_read
         "a TODO does not block: {statuses:?}"
     );
 }
+
+/// `check` takes the draft gate alone as routed (`std/post` says why the review did not run),
+/// and any other condition as a skip nobody reports (`fail-closed`).
+#[test]
+fn check_admits_the_draft_gate_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (when, clean) in [
+        ("!gather.draft", true),
+        ("!gather.draft && gather.changed", false),
+        ("gather.changed", false),
+    ] {
+        let review = RULES.replace(
+            "stage \"review\" uses=\"std/review\" {",
+            &format!("stage \"review\" uses=\"std/review\" when=\"{when}\" {{"),
+        );
+        std::fs::write(dir.path().join("review.kdl"), pipeline(&review, "")).expect("write");
+        let out = crate::support::reviewflow_in(dir.path(), &["check", "review.kdl"]);
+        let log = out.transcript();
+        assert_eq!(out.code == 0, clean, "{when}: {log}");
+        assert_eq!(!log.contains("fail-closed"), clean, "{when}: {log}");
+    }
+}

@@ -147,6 +147,8 @@ pub fn contract() -> StageContract {
         "the forge marks the change a draft (`when=\"!gather.draft\"` skips a stage until it is marked ready)",
         LabelRule::none(),
     )
+    // `std/post` says a draft first when the review did not run (`stages/draft.rs`).
+    .skip_reported("draft")
     .permission("contents:read")
     .permission("pull-requests:read")
     .effect(Effect::Reads)
