@@ -130,3 +130,36 @@ fn check_admits_the_draft_gate_alone() {
         assert_eq!(!log.contains("fail-closed"), clean, "{when}: {log}");
     }
 }
+
+/// A trigger whose `types` leave out `ready_for_review` never reviews a skipped draft once it is
+/// ready: `check` warns (`trigger`); the default types, or a list with it, are clean.
+#[test]
+fn check_warns_of_a_trigger_that_never_sees_a_draft_marked_ready() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let review = RULES.replace(
+        "stage \"review\" uses=\"std/review\" {",
+        "stage \"review\" uses=\"std/review\" when=\"!gather.draft\" {",
+    );
+    for (trigger, warned) in [
+        (
+            r#"trigger "pull_request_target" branches="main" types="opened synchronize""#,
+            true,
+        ),
+        (
+            r#"trigger "pull_request_target" branches="main" types="opened synchronize ready_for_review""#,
+            false,
+        ),
+        (r#"trigger "pull_request_target" branches="main""#, false),
+    ] {
+        let text = format!("{}{trigger}\n", pipeline(&review, ""));
+        std::fs::write(dir.path().join("review.kdl"), text).expect("write");
+        let out = crate::support::reviewflow_in(dir.path(), &["check", "review.kdl"]);
+        let log = out.transcript();
+        assert_eq!(
+            log.contains("starts no review when a draft pull request is marked ready")
+                && log.contains("help: add `ready_for_review` to `types`"),
+            warned,
+            "{trigger}: {log}"
+        );
+    }
+}
