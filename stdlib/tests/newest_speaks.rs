@@ -124,7 +124,7 @@ async fn a_newer_note_written_after_the_last_review_was_read_still_stands() {
     assert!(matches!(e, ForgeError::Superseded(_)), "{e:?}");
     assert!(
         e.to_string().contains(
-            "is by a newer run (run 81 attempt 500; this is run 80 attempt 400): nothing was posted or kept, and that review stands"
+            "is by a newer run (run 81 attempt 500; this is run 80 attempt 400): nothing was posted, and that review stands"
         ),
         "{e}"
     );

@@ -80,7 +80,7 @@ async fn a_rerun_of_an_older_run_leaves_the_newer_review_alone() {
     );
     assert!(
         log.contains(
-            "the review posted for this head is by a newer run (run 501 attempt 1; this is run 500 attempt 2): nothing was posted or kept, and that review stands"
+            "the review posted for this head is by a newer run (run 501 attempt 1; this is run 500 attempt 2): nothing was posted, and that review stands"
         ),
         "{log}"
     );
