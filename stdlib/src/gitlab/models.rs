@@ -177,3 +177,25 @@ pub struct DiffVersion {
     pub base_commit_sha: String,
     pub start_commit_sha: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::MergeRequest;
+
+    fn merge_request(flags: &str) -> MergeRequest {
+        let text = format!(
+            r#"{{"id": 1, "iid": 7, "project_id": 42, "title": "t", "state": "opened",
+                "source_branch": "f", "target_branch": "main"{flags}}}"#
+        );
+        serde_json::from_str(&text).expect("a merge request")
+    }
+
+    #[test]
+    fn a_draft_is_read_from_either_field() {
+        assert!(merge_request(r#", "draft": true, "work_in_progress": true"#).is_draft());
+        // An instance older than 13.2 sends only `work_in_progress`.
+        assert!(merge_request(r#", "work_in_progress": true"#).is_draft());
+        assert!(!merge_request(r#", "draft": false, "work_in_progress": false"#).is_draft());
+        assert!(!merge_request("").is_draft());
+    }
+}
