@@ -216,3 +216,26 @@ async fn on_gitlab_an_older_pipeline_is_refused_and_a_retried_job_replaces() {
         "{first}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_run_that_posts_during_this_one_still_stands() {
+    let fake = fake().await;
+    // Run 801 posts its review of the same head after run 800 read the comments (gather) and
+    // before it writes: the write-time read finds it.
+    let newer = format!(
+        "<!-- reviewflow:v1 pipeline=gh-fail-on project=- head={HEAD} run=20261201T000000Z-00000001 conversation=- findings=0.0.0 new=0.0.0 order=801.1 -->\nthe newer review"
+    );
+    fake.comment_after(PR, 1, &newer, "github-actions[bot]", "Bot");
+    let out = step(&fake, 800, 1).await;
+    let log = out.transcript();
+    assert_eq!(out.code, 1, "{log}");
+    assert!(
+        log.contains("is by a newer run (run 801 attempt 1; this is run 800 attempt 1)"),
+        "{log}"
+    );
+    assert_eq!(comment(&fake), newer, "the newer comment is unchanged");
+    assert!(
+        fake.check_runs().is_empty(),
+        "no check run over the newer one"
+    );
+}
