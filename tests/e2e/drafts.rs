@@ -55,6 +55,17 @@ async fn a_draft_pull_request_is_skipped_with_the_reason_and_reviewed_once_ready
         "{title}"
     );
 
+    // Under `--fail-on` a skipped draft is not reviewed: exit 4, never a pass.
+    let judged = run_on(
+        &fake,
+        &skipping_drafts(),
+        &["--fail-on", "error"],
+        "pull_request_target",
+        &payload("synchronize"),
+    )
+    .await;
+    assert_eq!(judged.code, 4, "{}", judged.transcript());
+
     // Marked ready for review: the workflow runs again, and the review runs.
     fake.set_draft(PR, false);
     let ready = run_on(
@@ -70,9 +81,9 @@ async fn a_draft_pull_request_is_skipped_with_the_reason_and_reviewed_once_ready
     assert!(!log.contains("is a draft"), "{log}");
     assert_eq!(fake.comments(PR).len(), 1, "{log}");
     let runs = fake.check_runs();
-    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_eq!(runs.len(), 3, "{runs:?}");
     assert_eq!(
-        runs[1]["conclusion"], "failure",
+        runs[2]["conclusion"], "failure",
         "reviewed: its findings block"
     );
 }
