@@ -6,10 +6,10 @@
 
 use crate::kinds::{ChangeInfo, ReviewState};
 
-/// What `std/gather` says of a draft, once: what a gated review does with it.
-pub fn gathered(change: &ChangeInfo) -> Option<String> {
+/// What `std/gather` (the stage `stage`) says of a draft, once: what a gated review does with it.
+pub fn gathered(change: &ChangeInfo, stage: &str) -> Option<String> {
     change.draft.then(|| {
-        "the change is a draft: a stage gated on `!gather.draft` is skipped until it is marked ready for review".to_owned()
+        format!("the change is a draft: a stage gated on `!{stage}.draft` is skipped until it is marked ready for review")
     })
 }
 
@@ -60,7 +60,12 @@ mod tests {
             state(&change(true), ReviewState::Reviewed),
             ReviewState::Reviewed
         );
-        assert!(gathered(&change(true)).is_some());
-        assert_eq!(gathered(&change(false)), None);
+        assert_eq!(
+            gathered(&change(true), "collect").as_deref(),
+            Some(
+                "the change is a draft: a stage gated on `!collect.draft` is skipped until it is marked ready for review"
+            )
+        );
+        assert_eq!(gathered(&change(false), "gather"), None);
     }
 }

@@ -224,7 +224,7 @@ async fn run(
         if let Some(note) = &gathered.since_note {
             cx.status.status(note.clone());
         }
-        if let Some(line) = super::draft::gathered(forge.change()) {
+        if let Some(line) = super::draft::gathered(forge.change(), &cx.stage.name.value) {
             cx.status.status(line);
         }
         match &gathered.gate_outcome {
