@@ -62,6 +62,9 @@ pub struct Event {
     pub default_types: &'static [&'static str],
     /// The type a push to the change fires: `types` without it start no review of a push.
     pub push_type: Option<&'static str>,
+    /// The type fired when a draft change is marked ready for review: `types` without it leave
+    /// a draft a pipeline skipped unreviewed until the next push.
+    pub ready_type: Option<&'static str>,
 }
 
 impl Event {
@@ -274,6 +277,7 @@ pub(crate) mod testing {
             types: TYPES,
             default_types: &["opened", "pushed"],
             push_type: Some("pushed"),
+            ready_type: None,
         },
         Event {
             name: "change-own",
@@ -282,6 +286,7 @@ pub(crate) mod testing {
             types: TYPES,
             default_types: &["opened", "pushed"],
             push_type: Some("pushed"),
+            ready_type: None,
         },
         Event {
             name: "by-hand",
@@ -290,6 +295,7 @@ pub(crate) mod testing {
             types: &[],
             default_types: &[],
             push_type: None,
+            ready_type: None,
         },
     ];
 

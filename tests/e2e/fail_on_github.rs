@@ -187,7 +187,8 @@ async fn on_github_a_rerun_on_a_reviewed_head_fails_what_failed() {
     assert!(
         body.lines()
             .next()
-            .is_some_and(|l| l.ends_with(" findings=3.0.0 new=3.0.0 -->")),
+            // The counts, then the run that posted (`GITHUB_RUN_ID` 300, attempt 1).
+            .is_some_and(|l| l.ends_with(" findings=3.0.0 new=3.0.0 order=300.1 -->")),
         "{body}"
     );
 

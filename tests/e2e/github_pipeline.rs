@@ -1381,3 +1381,52 @@ stage "make" uses="run" {
         out.transcript()
     );
 }
+
+/// `examples/review.kdl` with its review gated on drafts (docs/github.md, "Drafts"): a draft is
+/// skipped with a neutral check run and no comment, and reviewed once marked ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_gated_on_drafts_skips_a_draft_and_reviews_it_once_ready() {
+    let gated = |text: String| {
+        let edited = text.replace(
+            "stage \"review\" uses=\"std/review\" timeout=\"45m\" {",
+            "stage \"review\" uses=\"std/review\" timeout=\"45m\" when=\"!gather.draft\" {",
+        );
+        assert_ne!(
+            edited, text,
+            "the review stage is where the test expects it"
+        );
+        edited
+    };
+    let fake = FakeGithub::start().await;
+    seed_first_push(&fake);
+    fake.set_draft(PR, true);
+    let draft = Job::for_pull_request(100, PR, &pipeline(gated))
+        .run(&fake, &[])
+        .await;
+    let log = draft.log();
+    assert_eq!(draft.code, 0, "{log}");
+    assert!(fake.comments(PR).is_empty(), "{log}");
+    let runs = fake.check_runs();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["conclusion"], "neutral");
+    assert!(
+        runs[0]["output"]["title"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Not reviewed: the change is a draft"),
+        "{runs:?}"
+    );
+
+    fake.set_draft(PR, false);
+    fake.add_workflow_run(RunSeed::trusted(101, BASE));
+    let ready = Job::for_pull_request(101, PR, &pipeline(gated))
+        .run(&fake, &[])
+        .await;
+    let log = ready.log();
+    assert_eq!(ready.code, 0, "{log}");
+    let comments = fake.comments(PR);
+    assert_eq!(comments.len(), 1, "{log}");
+    let body = comments[0]["body"].as_str().unwrap_or_default();
+    assert_eq!(marker_head(body).as_deref(), Some(HEAD1), "{body}");
+    assert_eq!(fake.check_runs().len(), 2);
+}

@@ -73,6 +73,7 @@ impl Check for Trigger {
         self.every_branch(cx, out);
         self.unread_store(cx, out);
         self.unreviewed_pushes(cx, out);
+        self.unreviewed_ready(cx, out);
     }
 }
 
@@ -213,6 +214,58 @@ impl Trigger {
                 )
                 .help(format!(
                     "add `{push}` to `types` (the default types have it: `{}`)",
+                    event.default_types.join(" ")
+                ))
+                .confidence(Confidence::High),
+            );
+        }
+    }
+
+    /// Principle 4: a stage gated off on a draft (its `when` reads an output whose skip is
+    /// reported: `gather.draft`) is reviewed when the change is marked ready; with `types` that
+    /// leave out the event's ready type, that starts no run, and the draft stays unreviewed
+    /// until the next push.
+    fn unreviewed_ready(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let p = cx.pipeline;
+        let gates_on_draft = p.stages.iter().any(|s| {
+            let mut refs = Vec::new();
+            if let Some(w) = &s.when {
+                w.value.collect_references(&mut refs);
+            }
+            refs.iter().any(|r| {
+                p.stage(&r.stage)
+                    .and_then(|producer| cx.registry.get(&producer.uses.value))
+                    .and_then(|c| c.outputs.iter().find(|o| o.name == r.output))
+                    .is_some_and(|o| o.skip_reported)
+            })
+        });
+        if !gates_on_draft {
+            return;
+        }
+        for t in &p.triggers {
+            let Some(types) = &t.types else { continue };
+            let Some(event) = cx.registry.event(&t.event.value) else {
+                continue;
+            };
+            let Some(ready) = event.ready_type else {
+                continue;
+            };
+            if types.value.iter().any(|ty| ty == ready) {
+                continue;
+            }
+            out.push(
+                Finding::new(
+                    self.id(),
+                    self.severity(),
+                    format!(
+                        "`{}` starts no review when a draft {} is marked ready (`types` leaves out `{ready}`): a draft the pipeline skipped stays unreviewed until the next push (principle 4, coverage is a promise)",
+                        event.name,
+                        cx.registry.words_of(event.name).change
+                    ),
+                    Label::new(types.span, format!("no `{ready}`")),
+                )
+                .help(format!(
+                    "add `{ready}` to `types` (the default types have it: `{}`)",
                     event.default_types.join(" ")
                 ))
                 .confidence(Confidence::High),

@@ -267,6 +267,10 @@ pub struct OutputSpec {
     /// It names a commit of the change (`std/gather`'s `head`): its text is a commit id, but
     /// the tree at that commit is the change author's, so code fetched or built at it is theirs.
     pub change_commit: bool,
+    /// A stage gated off by it (`when="!stage.output"`) is a skip the stage kinds that publish
+    /// through the forge report as "not reviewed", naming the cause (`std/gather`'s `draft`):
+    /// the gate routes that outcome, and `fail-closed` does not report it.
+    pub skip_reported: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -440,7 +444,16 @@ impl StageContract {
             part: false,
             verdict: false,
             change_commit: false,
+            skip_reported: false,
         });
+        self
+    }
+
+    /// Marks `output` as a gate whose skip is reported (see [`OutputSpec::skip_reported`]).
+    pub fn skip_reported(mut self, output: &str) -> Self {
+        if let Some(o) = self.outputs.iter_mut().find(|o| o.name == output) {
+            o.skip_reported = true;
+        }
         self
     }
 

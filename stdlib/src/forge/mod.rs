@@ -21,6 +21,7 @@ pub mod gitlab;
 pub mod identity;
 mod ids;
 pub mod local;
+pub mod order;
 mod ranges;
 mod record;
 mod remote;
@@ -40,6 +41,7 @@ pub use ids::{MAX_CHANGE_ID, MAX_ID, MAX_REVIEWER, check_change_id, check_id, ch
 pub use local::{
     DEFAULT_FORGE_DIR, GITIGNORE, LocalForge, Posted, RESPONSES_FILE, pipeline_component,
 };
+pub use order::{RunOrder, Superseded};
 pub use ranges::{FileRanges, ranges_of};
 pub use record::{
     MAX_RECORD_BYTES, PostedFile, PostedReview, PublishedCounts, RECORD_FILE, RECORD_VERSION,

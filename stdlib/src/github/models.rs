@@ -63,6 +63,9 @@ pub struct PullRequest {
     #[serde(default)]
     pub body: Option<String>,
     pub user: User,
+    /// A draft pull request; absent on a GitHub that has no drafts, which is not one.
+    #[serde(default)]
+    pub draft: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -51,6 +51,19 @@ pub struct MergeRequest {
     pub diff_refs: Option<DiffRefs>,
     #[serde(default)]
     pub web_url: String,
+    /// A draft merge request (GitLab 13.2 on); older instances say it only in
+    /// `work_in_progress`, which newer ones still send alongside.
+    #[serde(default)]
+    pub draft: Option<bool>,
+    #[serde(default)]
+    pub work_in_progress: Option<bool>,
+}
+
+impl MergeRequest {
+    /// Whether GitLab marks it a draft, in either field.
+    pub fn is_draft(&self) -> bool {
+        self.draft.or(self.work_in_progress).unwrap_or(false)
+    }
 }
 
 /// One file of `GET …/merge_requests/:iid/diffs` (and of a comparison's `diffs`): its hunks
@@ -163,4 +176,26 @@ pub struct DiffVersion {
     pub head_commit_sha: String,
     pub base_commit_sha: String,
     pub start_commit_sha: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MergeRequest;
+
+    fn merge_request(flags: &str) -> MergeRequest {
+        let text = format!(
+            r#"{{"id": 1, "iid": 7, "project_id": 42, "title": "t", "state": "opened",
+                "source_branch": "f", "target_branch": "main"{flags}}}"#
+        );
+        serde_json::from_str(&text).expect("a merge request")
+    }
+
+    #[test]
+    fn a_draft_is_read_from_either_field() {
+        assert!(merge_request(r#", "draft": true, "work_in_progress": true"#).is_draft());
+        // An instance older than 13.2 sends only `work_in_progress`.
+        assert!(merge_request(r#", "work_in_progress": true"#).is_draft());
+        assert!(!merge_request(r#", "draft": false, "work_in_progress": false"#).is_draft());
+        assert!(!merge_request("").is_draft());
+    }
 }

@@ -33,6 +33,9 @@ pub struct ChangeInfo {
     pub body: String,
     /// Untrusted (the author chose the name).
     pub branch: Option<String>,
+    /// The forge marks the change a draft (a GitHub draft pull request, a GitLab draft merge
+    /// request) when it opened; never on the local forge.
+    pub draft: bool,
 }
 
 // Every remote forge gathers the change it resolved when it was opened.
@@ -63,6 +66,9 @@ pub struct PostedMarker {
     /// What that review published, by severity: a re-run on the same head is judged by it
     /// (`--fail-on`); `None` when the record or marker keeps no counts.
     pub published: Option<crate::forge::PublishedCounts>,
+    /// The CI run that posted it (`docs/github.md`, "Only the newest run posts"); `None` when
+    /// the marker names none (written before orders were kept, by a run outside CI, or locally).
+    pub order: Option<crate::forge::RunOrder>,
 }
 
 impl PostedMarker {
@@ -80,6 +86,7 @@ impl PostedMarker {
             conversation: m.conversation().map(str::to_string),
             baseline: crate::forge::github::baseline_of_body(body),
             published: m.published(),
+            order: m.order(),
         })
     }
 }
@@ -143,6 +150,12 @@ pub trait Forge: Send + Sync {
         Vec::new()
     }
 
+    /// Where this run stands among the change's runs (its CI run and attempt), to refuse
+    /// replacing a review a newer run posted; `None` (the default) orders nothing.
+    fn run_order(&self) -> Option<crate::forge::RunOrder> {
+        None
+    }
+
     /// The last posted review of the change, as the forge shows it (a comment's marker, a
     /// record file).
     fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, ForgeError>>;
@@ -197,8 +210,9 @@ pub struct Preconditions {
     pub authors: Vec<String>,
 }
 
-/// Checks `preconditions` against the forge, reading only: the head first, then its author.
-/// The error names the precondition, what was found, and that nothing was published.
+/// Checks `preconditions` against the forge, reading only: the head first, then that no newer
+/// run posted a review of it, then its author. The error names the precondition, what was
+/// found, and that nothing was published.
 pub async fn check_preconditions(
     forge: &dyn Forge,
     preconditions: &Preconditions,
@@ -210,6 +224,14 @@ pub async fn check_preconditions(
             expected: expected.clone(),
             current,
         });
+    }
+    // The last review as the run read it: a newer run that posted since is caught again when
+    // the forge reads its review right before writing. A run with no order compares nothing,
+    // and reads nothing for it.
+    if forge.run_order().is_some()
+        && let Some(last) = forge.last_posted().await?
+    {
+        newest_speaks(forge, expected, &last)?;
     }
     if preconditions.authors.is_empty() {
         return Ok(());
@@ -223,6 +245,17 @@ pub async fn check_preconditions(
         })?;
     check_author(expected.short(), &author, &preconditions.authors)?;
     Ok(())
+}
+
+/// Refuses a post by this run when `posted`, the review the forge holds, is of `head` by a newer
+/// run or a newer attempt of this one ([`crate::forge::order`]): only the newest speaks.
+pub fn newest_speaks(
+    forge: &dyn Forge,
+    head: &Sha,
+    posted: &PostedMarker,
+) -> Result<(), ForgeError> {
+    crate::forge::order::may_replace(head, forge.run_order(), &posted.head, posted.order)
+        .map_err(ForgeError::Superseded)
 }
 
 /// What opening a forge may use.

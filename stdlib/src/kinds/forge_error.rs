@@ -66,6 +66,10 @@ pub enum ForgeError {
     )]
     HeadMoved { expected: Sha, current: Sha },
 
+    /// The forge holds a review of this head by a newer run or attempt; nothing was written.
+    #[error("{0}: nothing was posted, and that review stands")]
+    Superseded(crate::forge::Superseded),
+
     /// The newest diff version is not of the head pinned when the forge opened (GitLab).
     #[error(
         "the change's head moved since the forge opened: it was {}, GitLab's newest diff is of {newest}; nothing was reviewed",

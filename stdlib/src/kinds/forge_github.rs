@@ -260,6 +260,7 @@ impl Github {
             title: pr.title.clone(),
             body: pr.body.clone().unwrap_or_default(),
             branch: Some(pr.head.git_ref.clone()),
+            draft: pr.draft,
         };
         let base_branch = pr.base.git_ref.clone();
         Ok(Github {
@@ -449,7 +450,8 @@ impl Github {
                 &review.run_id,
                 review.conversation_id.as_deref(),
             )?
-            .with_published(crate::forge::PublishedCounts::of(&review.findings));
+            .with_published(crate::forge::PublishedCounts::of(&review.findings))
+            .with_order(super::Forge::run_order(self));
             // The baseline the next push compares with, fitted to its share of the comment.
             let baseline = request
                 .baseline
@@ -459,6 +461,11 @@ impl Github {
             let body = fit(&body, COMMENT_MAX_CHARS);
             // Read again right before writing: another run may have created ours meanwhile.
             let (comments, ours, duplicates) = self.our_comment().await?;
+            // A newer run may have posted since the preconditions were read: it stands.
+            if let Some(c) = ours.and_then(|i| comments.get(i)) {
+                let posted = PostedMarker::from_body(&c.body, "comment")?;
+                super::forge::newest_speaks(self, &review.head, &posted)?;
+            }
             let posted = match ours.and_then(|i| comments.get(i)) {
                 Some(c) => self
                     .client
@@ -588,6 +595,10 @@ impl super::Forge for Github {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+
+    fn run_order(&self) -> Option<crate::forge::RunOrder> {
+        crate::forge::RunOrder::of_github(self.actions.run_id, self.actions.run_attempt)
     }
 
     fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, ForgeError>> {

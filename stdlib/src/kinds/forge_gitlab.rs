@@ -204,6 +204,9 @@ pub struct Gitlab {
     authors: Vec<String>,
     /// The marker as first read, once even when gather and restore ask at the same time.
     last: tokio::sync::OnceCell<Option<PostedMarker>>,
+    /// This run among the merge request's: `CI_PIPELINE_ID`, then `CI_JOB_ID` (a retried job
+    /// gets a new, larger id); `None` outside a pipeline.
+    order: Option<crate::forge::RunOrder>,
 }
 
 impl Gitlab {
@@ -291,7 +294,13 @@ impl Gitlab {
             title: mr.title.clone(),
             body: mr.description.clone().unwrap_or_default(),
             branch: Some(mr.source_branch.clone()),
+            draft: mr.is_draft(),
         };
+        // Both or none: a pipeline id alone cannot tell a retried job from the first.
+        let number = |name: &str| env(name).and_then(|v| v.trim().parse::<u64>().ok());
+        let order = number("CI_PIPELINE_ID")
+            .zip(number("CI_JOB_ID"))
+            .map(|(run, attempt)| crate::forge::RunOrder { run, attempt });
         let target_url = env("CI_JOB_URL")
             .or_else(|| env("CI_PIPELINE_URL"))
             .filter(|u| u.starts_with("https://"));
@@ -306,6 +315,7 @@ impl Gitlab {
             project,
             authors,
             last: tokio::sync::OnceCell::new(),
+            order,
         })
     }
 
@@ -473,7 +483,8 @@ impl Gitlab {
                 &review.run_id,
                 review.conversation_id.as_deref(),
             )?
-            .with_published(crate::forge::PublishedCounts::of(&review.findings));
+            .with_published(crate::forge::PublishedCounts::of(&review.findings))
+            .with_order(self.order);
             let baseline = request
                 .baseline
                 .as_ref()
@@ -482,6 +493,11 @@ impl Gitlab {
             let body = fit(&body, COMMENT_MAX_CHARS);
             // Read again right before writing: another run may have created ours meanwhile.
             let (ours, duplicates) = self.our_note().await?;
+            // A newer pipeline may have posted since the preconditions were read: it stands.
+            if let Some(c) = &ours {
+                let posted = PostedMarker::from_body(&c.body, "note")?;
+                super::forge::newest_speaks(self, &review.head, &posted)?;
+            }
             let posted = match ours {
                 Some(c) => self
                     .client
@@ -578,6 +594,10 @@ impl super::Forge for Gitlab {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+
+    fn run_order(&self) -> Option<crate::forge::RunOrder> {
+        self.order
     }
 
     fn last_posted(&self) -> BoxFuture<'_, Result<Option<PostedMarker>, ForgeError>> {

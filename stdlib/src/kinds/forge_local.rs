@@ -268,6 +268,8 @@ impl super::ForgeKind for LocalKind {
                 title: change.title.clone(),
                 body: change.body.clone(),
                 branch: change.branch.clone(),
+                // A commit range has no drafts.
+                draft: false,
             };
             Ok(Arc::new(Local {
                 forge,
@@ -319,6 +321,8 @@ impl super::Forge for Local {
                 conversation: p.conversation_id,
                 baseline: p.baseline,
                 published: p.published,
+                // Runs of a checkout are not ordered: the head rule alone applies.
+                order: None,
             }))
         }))
     }

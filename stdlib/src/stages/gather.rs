@@ -155,6 +155,14 @@ pub fn contract() -> StageContract {
         "the diff is not empty",
         LabelRule::none(),
     )
+    .output(
+        "draft",
+        OutputType::Bool,
+        "the forge marks the change a draft (`when=\"!gather.draft\"` skips a stage until it is marked ready)",
+        LabelRule::none(),
+    )
+    // `std/post` says a draft first when the review did not run (`stages/draft.rs`).
+    .skip_reported("draft")
     .permission("contents:read")
     .permission("pull-requests:read")
     .effect(Effect::Reads)
@@ -231,6 +239,9 @@ async fn run(
         if let Some(note) = &gathered.since_note {
             cx.status.status(note.clone());
         }
+        if let Some(line) = super::draft::gathered(forge.change(), &cx.stage.name.value) {
+            cx.status.status(line);
+        }
         match &gathered.gate_outcome {
             GateOutcome::Pass => {}
             GateOutcome::Warn(reason) => cx.status.status(format!("warning: {reason}")),
@@ -264,6 +275,7 @@ async fn run(
     }
     out.insert("tier".into(), OutputValue::Text(gathered.tier.to_string()));
     out.insert("changed".into(), OutputValue::Bool(gathered.changed));
+    out.insert("draft".into(), OutputValue::Bool(forge.change().draft));
     Ok(out)
 }
 

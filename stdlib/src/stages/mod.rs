@@ -3,6 +3,7 @@
 //! [`register_implementations`] the code.
 
 pub mod aggregate;
+pub mod draft;
 pub mod gather;
 pub mod post;
 pub mod published;

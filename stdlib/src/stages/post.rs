@@ -207,6 +207,7 @@ async fn run(
         }
         (state, _) => state,
     };
+    let state = super::draft::state(&change, state);
     let mut findings: Vec<ReviewFinding> = Vec::new();
     if let Some(Resolved::Output(Some(OutputValue::Json(v)))) = arg(&cx, "findings") {
         let reviewed: Vec<crate::reviewer::ReviewFinding> = serde_json::from_value(v.clone())

@@ -197,6 +197,9 @@ struct State {
     /// A push that lands while a run is under way: after this many more reads of the pull
     /// request, its head becomes the given commit.
     push_after: HashMap<u64, (usize, String)>,
+    /// A comment another run writes while this one is under way: after this many more reads of
+    /// the pull request's comments, it is there (body, login, user type).
+    comment_after: HashMap<u64, (usize, String, String, String)>,
     api_base: String,
     blob_base: String,
     token: Option<String>,
@@ -288,6 +291,13 @@ impl FakeGithub {
         }
     }
 
+    /// The pull request's `draft` flag: a draft, or marked ready for review.
+    pub fn set_draft(&self, number: u64, draft: bool) {
+        if let Some(pr) = self.state().pulls.get_mut(&number) {
+            pr["draft"] = json!(draft);
+        }
+    }
+
     /// The ids of the artifacts named `name`, oldest first.
     pub fn artifact_ids(&self, name: &str) -> Vec<u64> {
         self.state()
@@ -314,6 +324,21 @@ impl FakeGithub {
         self.state()
             .push_after
             .insert(number, (reads, head_sha.into()));
+    }
+
+    /// Another run's comment during a run: the pull request's comments read `reads` more times
+    /// as they are, then the comment `body` by `login` (of `user_type`) is there too.
+    pub fn comment_after(
+        &self,
+        number: u64,
+        reads: usize,
+        body: &str,
+        login: &str,
+        user_type: &str,
+    ) {
+        self.state()
+            .comment_after
+            .insert(number, (reads, body.into(), login.into(), user_type.into()));
     }
 
     /// The pull request's head repository: a fork's full name, or `None` for a deleted fork.
@@ -812,6 +837,17 @@ fn answer(
         }
         RouteKind::ListComments => {
             let n = number(1).unwrap_or(0);
+            if let Some((left, ..)) = s.comment_after.get_mut(&n) {
+                if *left == 0 {
+                    if let Some((_, body, login, kind)) = s.comment_after.remove(&n) {
+                        let id = s.next_id();
+                        let comment = comment_json(&s.api_base, n, id, &body, &login, &kind);
+                        s.comments.entry(n).or_default().push(comment);
+                    }
+                } else {
+                    *left -= 1;
+                }
+            }
             let all = s.comments.get(&n).cloned().unwrap_or_default();
             let link_path = format!(
                 "{}/repositories/{REPO_ID}/issues/{n}/comments",

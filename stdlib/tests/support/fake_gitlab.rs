@@ -149,6 +149,8 @@ pub struct MrSeed {
     pub base_sha: String,
     pub start_sha: String,
     pub head_sha: String,
+    /// A draft merge request: GitLab says so in `draft` and, as before 13.2, `work_in_progress`.
+    pub draft: bool,
 }
 
 impl MrSeed {
@@ -163,6 +165,7 @@ impl MrSeed {
             base_sha: base.into(),
             start_sha: base.into(),
             head_sha: head.into(),
+            draft: false,
         }
     }
 }
@@ -250,6 +253,13 @@ impl FakeGitlab {
 
     /// Pushes during a read of the diff: each read of a page of it makes the next of `heads`
     /// the head (a new version), in order.
+    /// Marks merge request `iid` a draft, or ready.
+    pub fn set_draft(&self, iid: u64, draft: bool) {
+        if let Some(mr) = self.state().mrs.get_mut(&iid) {
+            mr.draft = draft;
+        }
+    }
+
     pub fn push_during_diff(&self, iid: u64, heads: &[&str]) {
         self.state()
             .push_during_diff
@@ -1043,8 +1053,8 @@ fn mr_json(mr: &MrSeed) -> Value {
         "source_project_id": PROJECT_ID,
         "target_project_id": PROJECT_ID,
         "labels": [],
-        "draft": false,
-        "work_in_progress": false,
+        "draft": mr.draft,
+        "work_in_progress": mr.draft,
         "milestone": null,
         "merge_when_pipeline_succeeds": false,
         "merge_status": "can_be_merged",

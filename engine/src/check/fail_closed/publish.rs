@@ -139,6 +139,23 @@ fn needed<'a>(stage: &'a Stage, contract: &StageContract) -> Vec<&'a Reference> 
     out
 }
 
+/// Whether `stage`'s `when` is exactly `!producer.output` for an output its producer declares
+/// [`crate::contract::OutputSpec::skip_reported`]: any other condition may gate it off for a
+/// reason nobody reports.
+fn reported_gate(cx: &Context<'_>, stage: &Stage) -> bool {
+    let Some(Expr::Not { expr }) = stage.when.as_ref().map(|w| &w.value) else {
+        return false;
+    };
+    let Expr::Ref { reference } = expr.as_ref() else {
+        return false;
+    };
+    cx.pipeline
+        .stage(&reference.stage)
+        .and_then(|producer| cx.registry.get(&producer.uses.value))
+        .and_then(|c| c.outputs.iter().find(|o| o.name == reference.output))
+        .is_some_and(|o| o.skip_reported)
+}
+
 /// One publishing stage that publishes a stage's fallen-back result.
 struct Publisher {
     stage: usize,
@@ -207,6 +224,12 @@ pub(super) fn not_reviewed(cx: &Context<'_>, order: &[usize], out: &mut Vec<Find
                 continue;
             };
             for (k, outcome) in outcomes(cx, stage, contract).into_iter().enumerate() {
+                // Gated off by `!producer.output` where the producer declares that skip reported
+                // (`skip_reported`), a built-in publisher (not a program) says "not reviewed" and
+                // why: the outcome is routed.
+                if matches!(outcome.root, Root::Gated) && !pc.opaque && reported_gate(cx, stage) {
+                    continue;
+                }
                 // A stage gated on a source already reported is that source's consequence.
                 if matches!(outcome.root, Root::Gated)
                     && stage.when.as_ref().is_some_and(|w| {

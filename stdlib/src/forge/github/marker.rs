@@ -15,6 +15,15 @@
 //! <!-- reviewflow:v1 pipeline=enroll-review project=web head=<sha> run=<run id> conversation=<blob id> findings=3.1.0 new=1.0.0 -->
 //! ```
 //!
+//! A marker written since run orders were kept ends with the CI run that posted it, `order=<run
+//! id>.<attempt>` (GitHub's `GITHUB_RUN_ID` and `GITHUB_RUN_ATTEMPT`, GitLab's pipeline and job
+//! ids), after the counts when there are counts; a newer run of the same head is never replaced
+//! by an older one ([`crate::forge::order`]). A marker without it is read as older than any run:
+//!
+//! ```text
+//! <!-- reviewflow:v1 pipeline=enroll-review project=web head=<sha> run=<run id> conversation=<blob id> findings=3.1.0 new=1.0.0 order=9876543210.2 -->
+//! ```
+//!
 //! `conversation` names the sealed conversation the review kept by its blob id (`blob-` and the
 //! SHA-256 of the sealed bytes, 69 characters; [`crate::conversation::blob_id`]).
 //!
@@ -35,7 +44,7 @@
 
 use thiserror::Error;
 
-use crate::forge::PublishedCounts;
+use crate::forge::{PublishedCounts, RunOrder};
 use crate::stages::published::Counts;
 
 /// The marker format this module writes and the only one it reads.
@@ -55,9 +64,11 @@ const SUFFIX: &str = " -->";
 /// The written form of an absent project or conversation.
 const NONE: &str = "-";
 /// No marker line is longer than this: a cheap bound before splitting a line of untrusted text.
-const MAX_LINE: usize = 256 + 2 * MAX_NAME + 2 * MAX_ID + 64 + COUNTS_ROOM;
+const MAX_LINE: usize = 256 + 2 * MAX_NAME + 2 * MAX_ID + 64 + COUNTS_ROOM + ORDER_ROOM;
 /// The two count fields: six numbers of at most 20 digits, their names and separators.
 const COUNTS_ROOM: usize = 6 * 20 + 32;
+/// The order field: two numbers of at most 20 digits, its name and separators.
+const ORDER_ROOM: usize = 2 * 20 + 16;
 
 /// A field of a marker that fails its pattern.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -78,6 +89,7 @@ pub struct Marker {
     run: String,
     conversation: Option<String>,
     published: Option<PublishedCounts>,
+    order: Option<RunOrder>,
 }
 
 impl Marker {
@@ -109,6 +121,7 @@ impl Marker {
             run: run.to_owned(),
             conversation: conversation.map(str::to_owned),
             published: None,
+            order: None,
         })
     }
 
@@ -117,6 +130,18 @@ impl Marker {
     pub fn with_published(mut self, published: PublishedCounts) -> Marker {
         self.published = Some(published);
         self
+    }
+
+    /// The same marker with the CI run that posts it: numbers only, like the counts.
+    pub fn with_order(mut self, order: Option<RunOrder>) -> Marker {
+        self.order = order;
+        self
+    }
+
+    /// The CI run that posted the review; `None` on a marker written before orders were kept or
+    /// by a run outside CI.
+    pub fn order(&self) -> Option<RunOrder> {
+        self.order
     }
 
     /// What the review published; `None` on a marker written before counts were kept.
@@ -154,8 +179,11 @@ impl Marker {
                 render_counts(&p.new)
             )
         });
+        let order = self
+            .order
+            .map_or_else(String::new, |o| format!(" order={o}"));
         format!(
-            "{PREFIX}{} pipeline={} project={} head={} run={} conversation={}{counts}{SUFFIX}",
+            "{PREFIX}{} pipeline={} project={} head={} run={} conversation={}{counts}{order}{SUFFIX}",
             self.version,
             self.pipeline,
             self.project.as_deref().unwrap_or(NONE),
@@ -196,8 +224,18 @@ impl Marker {
         let head = field("head")?;
         let run = field("run")?;
         let conversation = field("conversation")?;
-        // Both counts or neither (a marker written before counts were kept), and nothing else.
-        let published = match parts.collect::<Vec<_>>()[..] {
+        // Both counts or neither (a marker written before counts were kept), then the order or
+        // nothing (one written before orders were kept), and nothing else.
+        let mut rest = parts.collect::<Vec<_>>();
+        let order = match rest.last().and_then(|p| p.strip_prefix("order=")) {
+            Some(o) => {
+                let order = RunOrder::parse(o)?;
+                rest.pop();
+                Some(order)
+            }
+            None => None,
+        };
+        let published = match rest[..] {
             [] => None,
             [findings, new] => Some(PublishedCounts {
                 findings: parse_counts(findings.strip_prefix("findings=")?)?,
@@ -215,10 +253,11 @@ impl Marker {
             conversation.as_deref(),
         )
         .ok()?;
-        Some(match published {
+        let marker = match published {
             Some(p) => marker.with_published(p),
             None => marker,
-        })
+        };
+        Some(marker.with_order(order))
     }
 
     /// Whether this marker belongs to `pipeline` and `project` (both compared exactly; an
@@ -463,6 +502,54 @@ mod tests {
         ] {
             assert_eq!(Marker::parse_line(&bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn the_run_order_renders_and_parses_back() {
+        let order = RunOrder {
+            run: 9_876_543_210,
+            attempt: 2,
+        };
+        let counted = marker().with_published(PublishedCounts {
+            findings: Counts::default(),
+            new: Counts::default(),
+        });
+        for m in [marker(), counted] {
+            let ordered = m.clone().with_order(Some(order));
+            let line = ordered.render();
+            assert!(line.ends_with(" order=9876543210.2 -->"), "{line}");
+            assert_eq!(Marker::parse_line(&line), Some(ordered.clone()));
+            assert_eq!(
+                Marker::parse_line(&line).and_then(|m| m.order()),
+                Some(order)
+            );
+            // A marker written before orders were kept: read, without one.
+            assert_eq!(
+                Marker::parse_line(&m.render()).and_then(|m| m.order()),
+                None
+            );
+            for bad in [
+                line.replace("order=9876543210.2", "order=9876543210"),
+                line.replace("order=9876543210.2", "order=09876543210.2"),
+                line.replace("order=9876543210.2", "order=1.2 order=1.2"),
+                line.replace("order=9876543210.2", "order="),
+            ] {
+                assert_eq!(Marker::parse_line(&bad), None, "{bad}");
+            }
+        }
+        // The order goes last: before the counts it is no marker.
+        let counted = marker()
+            .with_published(PublishedCounts {
+                findings: Counts::default(),
+                new: Counts::default(),
+            })
+            .with_order(Some(order))
+            .render()
+            .replace(
+                " findings=0.0.0 new=0.0.0 order=9876543210.2",
+                " order=9876543210.2 findings=0.0.0 new=0.0.0",
+            );
+        assert_eq!(Marker::parse_line(&counted), None);
     }
 
     #[test]

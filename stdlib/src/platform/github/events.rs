@@ -42,6 +42,7 @@ pub const TRIGGERS: &[Event] = &[
         types: PULL_REQUEST_TYPES,
         default_types: DEFAULT_TYPES,
         push_type: Some("synchronize"),
+        ready_type: Some("ready_for_review"),
     },
     Event {
         name: "pull_request",
@@ -50,6 +51,7 @@ pub const TRIGGERS: &[Event] = &[
         types: PULL_REQUEST_TYPES,
         default_types: DEFAULT_TYPES,
         push_type: Some("synchronize"),
+        ready_type: Some("ready_for_review"),
     },
     Event {
         name: "workflow_dispatch",
@@ -58,6 +60,7 @@ pub const TRIGGERS: &[Event] = &[
         types: &[],
         default_types: &[],
         push_type: None,
+        ready_type: None,
     },
 ];
 

@@ -27,6 +27,8 @@ pub const TRIGGERS: &[Event] = &[
         types: MERGE_REQUEST_TYPES,
         default_types: MERGE_REQUEST_TYPES,
         push_type: None,
+        // GitLab starts no review pipeline when a merge request is marked ready.
+        ready_type: None,
     },
     Event {
         name: "schedule",
@@ -35,6 +37,8 @@ pub const TRIGGERS: &[Event] = &[
         types: &[],
         default_types: &[],
         push_type: None,
+        // GitLab starts no review pipeline when a merge request is marked ready.
+        ready_type: None,
     },
     Event {
         name: "trigger",
@@ -43,6 +47,8 @@ pub const TRIGGERS: &[Event] = &[
         types: &[],
         default_types: &[],
         push_type: None,
+        // GitLab starts no review pipeline when a merge request is marked ready.
+        ready_type: None,
     },
     Event {
         name: "pipeline",
@@ -51,6 +57,8 @@ pub const TRIGGERS: &[Event] = &[
         types: &[],
         default_types: &[],
         push_type: None,
+        // GitLab starts no review pipeline when a merge request is marked ready.
+        ready_type: None,
     },
     Event {
         name: "web",
@@ -59,6 +67,8 @@ pub const TRIGGERS: &[Event] = &[
         types: &[],
         default_types: &[],
         push_type: None,
+        // GitLab starts no review pipeline when a merge request is marked ready.
+        ready_type: None,
     },
     Event {
         name: "push",
@@ -67,6 +77,8 @@ pub const TRIGGERS: &[Event] = &[
         types: &[],
         default_types: &[],
         push_type: None,
+        // GitLab starts no review pipeline when a merge request is marked ready.
+        ready_type: None,
     },
 ];
 
