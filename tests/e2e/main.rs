@@ -12,6 +12,7 @@ mod console;
 mod conversation_key;
 mod corpus;
 mod dialogue;
+mod dialogue_github;
 mod docs_checks;
 mod docs_github;
 mod docs_isolation;
