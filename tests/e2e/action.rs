@@ -286,9 +286,9 @@ fn shellcheck() -> Option<PathBuf> {
         }),
     };
     if found.is_none() {
-        let note = "note: shellcheck not found (REVIEWFLOW_SHELLCHECK or PATH): \
-                    .github/action/install.sh not checked\n";
-        let _ = std::io::Write::write_all(&mut std::io::stderr(), note.as_bytes());
+        crate::support::skipped(
+            "shellcheck not found (REVIEWFLOW_SHELLCHECK or PATH): .github/action/install.sh not checked",
+        );
     }
     found
 }

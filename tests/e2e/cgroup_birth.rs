@@ -37,7 +37,7 @@ fn a_run_started_in_a_cgroup_killed_before_still_runs_its_stages() {
             !(root && std::env::var("CI").is_ok_and(|v| v == "true")),
             "CI runs as root with cgroup v2: the cgroup layer must be testable"
         );
-        println!("SKIPPED-LAYER cgroup: not root with a writable cgroup v2 here, not tried");
+        crate::support::not_tried("layer cgroup: not root with a writable cgroup v2 here");
         return;
     };
     let killed = own.join(format!("reviewflow-test-killed-{}", std::process::id()));

@@ -6,7 +6,6 @@
 //! installs it to, else on `PATH`. Without it the schema test fails under `CI=true` and is
 //! skipped with a note otherwise.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -127,13 +126,8 @@ fn check_jsonschema() -> Option<PathBuf> {
         None => cached.filter(|p| p.is_file()).or(on_path),
     };
     if found.is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "check-jsonschema is required under CI=true (`.ci/run` installs it)"
-        );
-        // Written to stderr itself: the harness hides `eprintln!` of a passing test.
-        let _ = std::io::stderr().write_all(
-            b"note: GitLab CI schema test skipped: install it with `pip install check-jsonschema`\n",
+        crate::support::skipped(
+            "GitLab CI schema test: install check-jsonschema with `pip install check-jsonschema` (`.ci/run` does)",
         );
     }
     found

@@ -36,11 +36,7 @@ fn graphviz_accepts_the_dot_output() {
         .stderr(Stdio::piped())
         .spawn();
     let Ok(mut child) = child else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "graphviz must be installed in CI"
-        );
-        eprintln!("skipped: graphviz's `dot` is not installed");
+        crate::support::skipped("graphviz's `dot` is not installed (`.ci/run` installs it)");
         return;
     };
     child

@@ -723,7 +723,7 @@ fn openable(prefix: &[&str], files: &[String]) -> Vec<String> {
 #[test]
 fn a_process_of_the_same_user_cannot_read_reviewflow() {
     let Some(prefix) = unprivileged() else {
-        eprintln!("skipped: root, and no setpriv to run as another user");
+        crate::support::skipped("root, and no setpriv to run as another user");
         return;
     };
     let sleeping = marker();

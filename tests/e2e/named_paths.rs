@@ -146,7 +146,7 @@ fn export_out_refuses_a_target_that_is_not_a_regular_file() {
         rustix::fs::makedev(1, 7),
     ) {
         Ok(()) => targets.push("full.yml"),
-        Err(e) => println!("not tested: a device node (mknod: {e}; needs root)"),
+        Err(e) => crate::support::not_tried(&format!("a device node (mknod: {e}; needs root)")),
     }
     std::fs::create_dir(dir.path().join("folder.yml")).expect("mkdir");
     targets.push("folder.yml");

@@ -3,6 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+// What a test could not check here (shared with the stdlib's tests).
+#[path = "../../stdlib/tests/support/skip.rs"]
+mod skip;
+pub use skip::{not_tried, skipped};
+
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

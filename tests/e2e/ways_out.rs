@@ -342,10 +342,10 @@ fn layer_held_or_said(case: &Case, layer: &str, log: &str, pipeline: &str) -> bo
         "{:?}: {layer} must hold here (CI runs as root with every layer; the kernel lets uid {NOBODY} make a user namespace)\n{log}",
         case.user
     );
-    println!(
-        "SKIPPED-LAYER {layer} ({:?}): not held here, the attack it stops was not tried; checking the run says so",
+    crate::support::not_tried(&format!(
+        "layer {layer} ({:?}): not held here, the attack it stops was not tried; checking the run says so",
         case.user
-    );
+    ));
     assert!(
         log.contains(&format!("isolation: {layer} is not held")),
         "the missing layer is named:\n{log}"
@@ -388,9 +388,9 @@ fn unprivileged_user_namespaces() -> bool {
                 .status()
                 .is_ok_and(|s| s.success());
         if !ok {
-            println!(
-                "SKIPPED-LAYER network-namespace, mount-namespace (uid {NOBODY}): this kernel does not let an unprivileged user hold capabilities in a user namespace"
-            );
+            crate::support::not_tried(&format!(
+                "network-namespace, mount-namespace (uid {NOBODY}): this kernel does not let an unprivileged user hold capabilities in a user namespace"
+            ));
         }
         ok
     })
@@ -421,17 +421,17 @@ fn others_can_run_the_binary() -> bool {
 
 fn users() -> Vec<User> {
     if is_root() && !others_can_run_the_binary() {
-        println!(
-            "SKIPPED-USER uid {NOBODY} cannot reach {} (a folder above it is not searchable by others): tried as root only",
+        crate::support::not_tried(&format!(
+            "uid {NOBODY} cannot reach {} (a folder above it is not searchable by others): tried as root only",
             env!("CARGO_BIN_EXE_reviewflow")
-        );
+        ));
         vec![User::Root]
     } else if is_root() {
         vec![User::Root, User::Unprivileged]
     } else {
-        println!(
-            "SKIPPED-USER the tests run as root and as uid {NOBODY}; not root here: only as this user"
-        );
+        crate::support::not_tried(&format!(
+            "the tests run as root and as uid {NOBODY}; not root here: only as this user"
+        ));
         vec![User::Root]
     }
 }
@@ -714,7 +714,7 @@ for path in sys.argv[1:]:
 #[test]
 fn a_stage_reaches_no_socket_of_the_host() {
     if !is_root() {
-        println!("SKIPPED-USER only root may make a socket in /run: not tried");
+        crate::support::not_tried("only root may make a socket in /run: not tried");
         return;
     }
     let pid = std::process::id();
@@ -782,7 +782,7 @@ stage "probe" uses="run" {{
 #[test]
 fn a_stage_that_declares_network_reads_the_resolver() {
     let Ok(host) = std::fs::read_to_string("/etc/resolv.conf") else {
-        println!("SKIPPED this host has no /etc/resolv.conf");
+        crate::support::not_tried("this host has no /etc/resolv.conf");
         return;
     };
     let pipeline = r#"pipeline "resolver"
