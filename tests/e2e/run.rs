@@ -800,6 +800,16 @@ fn resume_ignores_comments_and_layout() {
     std::fs::write(case.path("out/allow"), "").expect("allow");
     let out = case.run(&["--resume", &parent], &[]);
     assert_eq!(out.code, 0, "{}", out.all());
+    // The same pipeline: `first` is reused, not run again, and `second` reads its value.
+    let run = case.last_run();
+    let m = case.manifest(&run);
+    assert_eq!(m["parent"], parent.as_str());
+    assert_eq!(outcome(&m, "first"), "reused");
+    let ran = std::fs::read_to_string(case.path("out/first-ran")).expect("first-ran");
+    assert_eq!(ran.lines().count(), 1, "`first` ran again");
+    let seen = std::fs::read_to_string(case.path(&format!("runs/{run}/outputs/second/seen")))
+        .expect("seen");
+    assert_eq!(seen, "got-value-alpha");
 }
 
 #[test]
