@@ -23,16 +23,16 @@ fn doc_text() -> String {
 }
 
 /// One fenced block of the document.
-struct Block {
+pub(crate) struct Block {
     /// 1-based line of the opening fence.
-    line: usize,
-    lang: String,
+    pub(crate) line: usize,
+    pub(crate) lang: String,
     /// The `<!-- check: … -->` marker on the nearest non-blank line above the fence.
-    marker: Option<String>,
-    text: String,
+    pub(crate) marker: Option<String>,
+    pub(crate) text: String,
 }
 
-fn fenced_blocks(doc: &str) -> Vec<Block> {
+pub(crate) fn fenced_blocks(doc: &str) -> Vec<Block> {
     let mut out = Vec::new();
     let mut lines = doc.lines().enumerate();
     let mut last_non_blank: Option<&str> = None;
@@ -79,13 +79,24 @@ fn every_kdl_block_checks_as_its_marker_says() {
         "the reference shows its examples ({} kdl blocks)",
         blocks.len()
     );
+    let (failures, checked) = check_marked(DOC, &blocks);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(
+        checked >= 20,
+        "most blocks are whole files that are checked ({checked})"
+    );
+}
+
+/// Checks each kdl block of `blocks` (of the document `doc`) as its marker says, through the
+/// binary; returns what failed and how many blocks were checked (fragments are not).
+pub(crate) fn check_marked(doc: &str, blocks: &[Block]) -> (Vec<String>, usize) {
     let dir = tempfile::tempdir().expect("a temp dir");
     let mut failures = Vec::new();
     let mut checked = 0;
-    for block in &blocks {
+    for block in blocks {
         let Some(marker) = block.marker.as_deref() else {
             failures.push(format!(
-                "{DOC}:{}: a kdl block without a `<!-- check: … -->` marker",
+                "{doc}:{}: a kdl block without a `<!-- check: … -->` marker",
                 block.line
             ));
             continue;
@@ -101,7 +112,7 @@ fn every_kdl_block_checks_as_its_marker_says() {
             Ok(json) => json,
             Err(e) => {
                 failures.push(format!(
-                    "{DOC}:{}: no findings JSON ({e}):\n{}",
+                    "{doc}:{}: no findings JSON ({e}):\n{}",
                     block.line,
                     run.transcript()
                 ));
@@ -127,7 +138,7 @@ fn every_kdl_block_checks_as_its_marker_says() {
                 .map(|f| format!("  {}: {}", f["check"], f["message"]))
                 .collect();
             failures.push(format!(
-                "{DOC}:{}: marked `{marker}`, found {} finding(s) (exit {}):\n{}",
+                "{doc}:{}: marked `{marker}`, found {} finding(s) (exit {}):\n{}",
                 block.line,
                 findings.len(),
                 run.code,
@@ -135,11 +146,7 @@ fn every_kdl_block_checks_as_its_marker_says() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    assert!(
-        checked >= 20,
-        "most blocks are whole files that are checked ({checked})"
-    );
+    (failures, checked)
 }
 
 /// The lines of `### `kind`` up to the next heading of level 2 or 3.

@@ -14,6 +14,7 @@ mod corpus;
 mod dialogue;
 mod dialogue_github;
 mod docs_checks;
+mod docs_examples;
 mod docs_github;
 mod docs_isolation;
 mod docs_language;
