@@ -58,7 +58,7 @@ fn every_kdl_example_of_the_docs_is_marked_and_checked() {
 fn meaning(line: &str) -> &str {
     let code = match line.find("//") {
         // `//` inside a string (a URL) is not a comment: a quote count before it says.
-        Some(i) if line[..i].matches('"').count() % 2 == 0 => &line[..i],
+        Some(i) if line[..i].matches('"').count().is_multiple_of(2) => &line[..i],
         _ => line,
     };
     code.trim()
