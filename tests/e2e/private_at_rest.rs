@@ -361,12 +361,20 @@ fn what_a_killed_run_left_is_removed_by_the_next_run_and_said() {
     .expect("write");
     std::fs::write(live_dir.join("lock"), "").expect("write");
     std::fs::write(live_dir.join("outputs/review/conversation"), "live").expect("write");
+    // The holder says when it holds the lock: the run starts after that line, not after a time.
     let mut holder = Command::new("flock")
         .arg(live_dir.join("lock"))
-        .args(["sleep", "60"])
+        .args(["sh", "-c", "echo locked; exec sleep 60"])
+        .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("flock");
-    std::thread::sleep(Duration::from_millis(300));
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().expect("stdout")),
+        &mut line,
+    )
+    .expect("the holder's line");
+    assert_eq!(line, "locked\n");
 
     let out = c.run(&[]);
     let _ = holder.kill();

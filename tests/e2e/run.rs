@@ -168,13 +168,17 @@ fn validate(schema: &str, value: &serde_json::Value) {
     assert!(errors.is_empty(), "{errors:#?}");
 }
 
+/// Each of `one` and `two` waits for the other to have started (a file, not a time): they end
+/// only if they ran together, and fail after 30 s if not.
 const PARALLEL: &str = r#"
 pipeline "parallel"
+input "out" env="OUT"
+trusted "input" name="out" reason="the test sets it"
 stage "one" uses="run" {
-    command "sh" "-c" "sleep 0.4"
+    command "sh" "-c" "touch {out}/one; i=0; until [ -e {out}/two ]; do i=$((i+1)); [ $i -gt 3000 ] && exit 1; sleep 0.01; done"
 }
 stage "two" uses="run" {
-    command "sh" "-c" "sleep 0.4"
+    command "sh" "-c" "touch {out}/two; i=0; until [ -e {out}/one ]; do i=$((i+1)); [ $i -gt 3000 ] && exit 1; sleep 0.01; done"
 }
 stage "three" uses="run" {
     command "sh" "-c" "echo {one.ok} {two.ok}"
@@ -530,7 +534,9 @@ input "scripts" env="SCRIPTS"
 trusted "input" name="scripts" reason="the test sets it"
 input "out" env="OUT"
 trusted "input" name="out" reason="the test sets it"
-stage "stubborn" uses="run" timeout="300ms" {
+// The timeout leaves a loaded machine time to start the script and set its trap: a SIGTERM
+// before the trap would end it at once, and the grace would go untested.
+stage "stubborn" uses="run" timeout="3s" {
     command "sh" "{scripts}/stubborn.sh"
     env "PIDS" "{out}/pids"
 }
@@ -543,7 +549,7 @@ fn a_timed_out_child_that_ignores_sigterm_is_killed_after_the_grace() {
     assert_eq!(out.code, 1, "{}", out.all());
     assert!(
         out.stderr
-            .contains("✗ stubborn: failed — timed out after 300 ms"),
+            .contains("✗ stubborn: failed — timed out after 3.0 s"),
         "{}",
         out.all()
     );

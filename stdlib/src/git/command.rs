@@ -322,20 +322,28 @@ mod tests {
         let pid_file = dir.path().join("pid");
         // A child of the command that would outlive it, holding the pipes open.
         let script = format!("sleep 600 & echo $! > {}; wait", pid_file.display());
-        let err = spawn_within(sh(&script), "hang", 1024, 0, Duration::from_millis(300))
+        // The bound leaves a loaded machine time to start the shell and write the pid file.
+        let err = spawn_within(sh(&script), "hang", 1024, 0, Duration::from_secs(2))
             .err()
             .unwrap();
         assert!(matches!(err, GitError::TimedOut { .. }), "{err}");
         assert!(
             err.to_string()
-                .starts_with("`git hang` did not finish within 0.3 s: it was killed"),
+                .starts_with("`git hang` did not finish within 2 s: it was killed"),
             "{err}"
         );
         let pid = std::fs::read_to_string(&pid_file).unwrap();
         let pid: i32 = pid.trim().parse().unwrap();
-        // The group was killed: the grandchild is gone (reaped by init, or a zombie of it).
-        std::thread::sleep(Duration::from_millis(200));
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The group was killed: the grandchild goes (reaped by init, or a zombie of it). SIGKILL
+        // is delivered, not awaited: watch for its end rather than sleep a while.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let stat = loop {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if stat.is_empty() || stat.contains(") Z ") || std::time::Instant::now() > deadline {
+                break stat;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
         assert!(
             stat.is_empty() || stat.contains(") Z "),
             "the grandchild is still running: {stat}"
