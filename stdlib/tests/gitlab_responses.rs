@@ -135,6 +135,15 @@ async fn replies_in_threads_and_notes_naming_an_id_by_the_author_or_a_declared_u
         "alice",
     );
     fake.add_reply(MR, &thread_a, "refuted: trust me", "mallory");
+    // A thread someone else opened with our first line names no finding for its replies.
+    let spoofed = fake.add_discussion(
+        MR,
+        &format!("**error** · cache-eviction · `{a}`"),
+        "mallory",
+    );
+    fake.add_reply(MR, &spoofed, "refuted: the thread says so", "alice");
+    // Quoting a refutation does not repeat it.
+    fake.add_note(MR, &format!("> refuted {a}: quoted\nagreed"), "alice");
     // GitLab's own note names nothing anyone wrote.
     fake.add_system_note(MR, &format!("refuted {b}: added 1 commit"), "alice");
     // Notes naming b: the author's, a declared reviewer's (its case as GitLab shows it), a

@@ -326,6 +326,25 @@ impl FakeGitlab {
         id
     }
 
+    /// A thread `username` opens on the merge request (not on the diff), as `POST
+    /// …/discussions` without a `position` opens one; the discussion's id.
+    pub fn add_discussion(&self, iid: u64, body: &str, username: &str) -> String {
+        let mut s = self.state();
+        let id = s.next_id;
+        s.next_id += 1;
+        let mut note = note_json(id, iid, body, username, false);
+        note["type"] = json!("DiscussionNote");
+        note["resolvable"] = json!(true);
+        note["resolved"] = json!(false);
+        let discussion_id = format!("{id:040x}");
+        s.discussions.entry(iid).or_default().push(json!({
+            "id": discussion_id,
+            "individual_note": false,
+            "notes": [note],
+        }));
+        discussion_id
+    }
+
     /// A note of GitLab's own (`system`), as a push adds ("added 1 commit").
     pub fn add_system_note(&self, iid: u64, body: &str, username: &str) -> u64 {
         let mut s = self.state();
