@@ -4,7 +4,9 @@
 //! The review runs in a pipeline of the target project on its protected default branch and reads
 //! the merge request through the API: its head, base and diff are the API's, the head pinned
 //! once when the forge opens. It posts one note, found again by its marker and updated in place,
-//! a commit status on the pinned head as the honest check, and threads on changed lines.
+//! a commit status on the pinned head as the honest check, and threads on changed lines, each
+//! naming its finding's id; the author's answers are read from the replies in those threads and
+//! from notes naming an id.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -413,8 +415,8 @@ impl Gitlab {
                 written.push((n.id, parse(&n.body, &n.author.username, thread.as_deref())));
             }
         }
-        // GitLab numbers notes as they are created, and the number, unlike `created_at`'s text
-        // (in the instance's time zone), orders them across a change of offset.
+        // GitLab numbers notes as they are written; `created_at` is text whose offset an
+        // instance may write in its own time zone, which does not order across a change of it.
         written.sort_by_key(|(id, _)| *id);
         Ok(written.into_iter().flat_map(|(_, r)| r).collect())
     }

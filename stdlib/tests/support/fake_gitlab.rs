@@ -3,9 +3,11 @@
 //! and fault injection.
 //!
 //! Shapes follow GitLab's REST documentation: a merge request with `diff_refs`, `/diffs` files
-//! with their hunks and no git headers, notes with their `author` and `system`, a discussion with
-//! its `notes`, a commit status as `POST …/statuses/:sha` answers it; listings paginated by both
-//! `Link` (absolute URLs) and `X-Next-Page` (or only one of them, [`Paging`]); errors are
+//! with their hunks and no git headers, notes with their `author` and `system` (the notes listing
+//! holding the threads' notes too), a discussion with its `notes` and replies (the discussions
+//! listing holding each plain note as a discussion of its own), a commit status as `POST
+//! …/statuses/:sha` answers it; listings paginated by both `Link` (absolute URLs) and
+//! `X-Next-Page` (or only one of them, [`Paging`]); errors are
 //! `{"message": "404 Not found"}`, `{"message": {"field": ["reason"]}}` and
 //! `{"error": "invalid_token", "error_description": …}`; the token is read from `PRIVATE-TOKEN`.
 #![allow(dead_code)]
