@@ -2,7 +2,7 @@
 //! replies in the threads of the review's inline comments and notes naming a finding's id,
 //! only by the merge request's author and the usernames a pipeline declares.
 
-// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// The functions here unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
 // `#[test]` functions themselves).
 #![allow(clippy::unwrap_used)]
 
@@ -92,7 +92,7 @@ async fn replies_in_threads_and_notes_naming_an_id_by_the_author_or_a_declared_u
             head: Sha::parse(HEAD).unwrap(),
             run_id: "run-1".into(),
             conversation_id: None,
-            reviewer: "claude".into(),
+            reviewer: "rules".into(),
             resolved: Vec::new(),
         },
         state: ReviewState::Reviewed,
@@ -211,7 +211,7 @@ async fn discussions_past_the_page_cap_are_refused_not_read_in_part() {
             head: Sha::parse(HEAD).unwrap(),
             run_id: "run-1".into(),
             conversation_id: None,
-            reviewer: "claude".into(),
+            reviewer: "rules".into(),
             resolved: Vec::new(),
         },
         state: ReviewState::Reviewed,
