@@ -2,7 +2,8 @@
 //! it, against the fake GitLab that answers with GitLab's real shapes (see
 //! `stdlib/tests/support/fake_gitlab.rs`): two pushes, one note updated in place, a thread and a
 //! commit status on each pinned head; a head that moves before the post; and two pushes keeping
-//! the conversation in a `gitlab-artifacts` store, the second resuming what the first kept.
+//! the conversation in a `gitlab-artifacts` store, the second resuming what the first kept; and
+//! the merge request's author's reply in a thread, read by the next push's `gather`.
 
 #[path = "../../stdlib/tests/support/fake_gitlab.rs"]
 mod fake_gitlab;
@@ -67,8 +68,13 @@ impl Outcome {
 /// One job: a folder holding the pipeline, GitLab's variables and the token, nothing else of
 /// the test's environment.
 async fn run(fake: &FakeGitlab) -> Outcome {
+    run_pipeline(fake, PIPELINE).await
+}
+
+/// One job of `pipeline`.
+async fn run_pipeline(fake: &FakeGitlab, pipeline: &str) -> Outcome {
     let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("review.kdl"), PIPELINE).expect("write the pipeline");
+    std::fs::write(dir.path().join("review.kdl"), pipeline).expect("write the pipeline");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_reviewflow"));
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -359,4 +365,47 @@ async fn the_second_push_resumes_the_conversation_the_first_kept_as_a_job_artifa
     for out in [&out1, &out2] {
         assert!(!out.stdout.contains(KEY) && !out.stderr.contains(KEY));
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_authors_reply_in_a_thread_is_read_by_the_next_push() {
+    let fake = seeded().await;
+    let answering = PIPELINE.replace(
+        "    since-last-review\n",
+        "    since-last-review\n    responses\n",
+    );
+    let first = run_pipeline(&fake, &answering).await;
+    assert_eq!(first.code, 0, "{}", first.log());
+    let threads = fake.discussions(MR);
+    assert_eq!(threads.len(), 1, "{}", first.log());
+    let opening = threads[0]["notes"][0]["body"].as_str().unwrap_or_default();
+    assert!(
+        opening.lines().next().unwrap_or_default().contains("`rf-"),
+        "the thread names its finding: {opening}"
+    );
+    let thread = threads[0]["id"].as_str().unwrap_or_default().to_owned();
+    // alice wrote the merge request; mallory did not.
+    fake.add_reply(
+        MR,
+        &thread,
+        "refuted: errors are handled by the caller",
+        "alice",
+    );
+    fake.add_reply(MR, &thread, "refuted: trust me", "mallory");
+
+    fake.add_merge_request(MrSeed::new(MR, BASE, HEAD2));
+    fake.add_diff(MR, "util.py", "util.py", HUNK2);
+    fake.set_merge_base(HEAD1, HEAD2, HEAD1);
+    fake.set_compare(HEAD1, HEAD2, vec![diff_file("util.py", "util.py", HUNK2)]);
+    fake.clear_log();
+    let second = run_pipeline(&fake, &answering).await;
+    assert_eq!(second.code, 0, "{}", second.log());
+    assert!(
+        second
+            .log()
+            .contains("responses: 1 of 1 read are new answers to the last review's findings"),
+        "{}",
+        second.log()
+    );
+    assert_eq!(fake.count(RouteKind::ListDiscussions), 1);
 }

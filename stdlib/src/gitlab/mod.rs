@@ -25,4 +25,4 @@ pub use models::{
     Position, RepoCommit, User,
 };
 pub use pages::{MAX_PAGES, Paging};
-pub use rest::{MAX_DIFF_PAGES, MAX_NOTE_CHARS, MAX_NOTE_PAGES};
+pub use rest::{MAX_DIFF_PAGES, MAX_DISCUSSION_PAGES, MAX_NOTE_CHARS, MAX_NOTE_PAGES};

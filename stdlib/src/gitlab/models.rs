@@ -126,10 +126,14 @@ pub struct Position {
     pub old_line: Option<u32>,
 }
 
-/// `POST …/merge_requests/:iid/discussions`'s answer.
+/// A thread of a merge request (`POST …/merge_requests/:iid/discussions`'s answer, and each
+/// item of their listing): its notes oldest first, the first the one that opened it.
 #[derive(Clone, Debug, Deserialize)]
 pub struct Discussion {
     pub id: String,
+    /// A plain note, listed as a discussion of its own: nothing replies to it.
+    #[serde(default)]
+    pub individual_note: bool,
     #[serde(default)]
     pub notes: Vec<Note>,
 }

@@ -14,6 +14,9 @@ pub const MAX_NOTE_CHARS: usize = 1_000_000;
 /// The most pages of notes read in a search for ours (100 a page), from each end: a flood of
 /// notes costs at most twice this many calls.
 pub const MAX_NOTE_PAGES: usize = 10;
+/// The most pages of a merge request's discussions read (100 a page): every note of the merge
+/// request is in one, so this bounds the notes an answer is looked for among.
+pub const MAX_DISCUSSION_PAGES: usize = 20;
 /// The most pages of a merge request's diffs read (100 files a page).
 pub const MAX_DIFF_PAGES: usize = 100;
 
@@ -88,6 +91,26 @@ impl Client {
         check_note(body)?;
         let route = format!("{}/notes/{id}", self.mr_route(iid));
         self.put_json(&route, &json!({ "body": body })).await
+    }
+
+    /// Every discussion of the merge request, oldest first, 100 a page: threads with their
+    /// replies, and each plain note as a discussion of its own. Refused past `max_pages` pages:
+    /// answers read in part would be taken for all that were written.
+    pub async fn discussions(
+        &self,
+        iid: u64,
+        max_pages: usize,
+    ) -> Result<Vec<Discussion>, GitlabError> {
+        let route = format!("{}/discussions?per_page=100", self.mr_route(iid));
+        let (discussions, paging) = self
+            .get_pages(&route, max_pages, u64::MAX, |_: &[Discussion]| false)
+            .await?;
+        if !paging.complete {
+            return Err(GitlabError::Pagination(format!(
+                "merge request !{iid} has more than {max_pages} pages of discussions: its answers are not read in part"
+            )));
+        }
+        Ok(discussions)
     }
 
     /// A thread on a line of the diff.

@@ -706,8 +706,8 @@ impl super::Forge for Github {
 }
 
 /// The finding id an inline comment of ours names on its first line
-/// (`**warning** · rule · `rf-3f2a9c1b``).
-fn thread_finding(body: &str) -> Option<String> {
+/// (`**warning** · rule · `rf-3f2a9c1b``); the GitLab forge's threads open with the same line.
+pub(crate) fn thread_finding(body: &str) -> Option<String> {
     let first = body.lines().next()?;
     let (_, last) = first.rsplit_once(" · ")?;
     crate::forge::response::parse_id(last.trim().trim_matches('`'))

@@ -4,7 +4,9 @@
 //! The review runs in a pipeline of the target project on its protected default branch and reads
 //! the merge request through the API: its head, base and diff are the API's, the head pinned
 //! once when the forge opens. It posts one note, found again by its marker and updated in place,
-//! a commit status on the pinned head as the honest check, and threads on changed lines.
+//! a commit status on the pinned head as the honest check, and threads on changed lines, each
+//! naming its finding's id; the author's answers are read from the replies in those threads and
+//! from notes naming an id.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -26,8 +28,8 @@ use crate::forge::gitlab::{STATUS_TEXT_MAX_CHARS, commit_status, place};
 use crate::gather::{GatherConfig, GatherError, Gathered, Parts, assemble, normalise_path, notes};
 use crate::git::Sha;
 use crate::gitlab::{
-    Client, ClientConfig, DEFAULT_API_URL, DiffFile, GitlabError, MAX_DIFF_PAGES, MAX_NOTE_PAGES,
-    Note, unified_diff,
+    Client, ClientConfig, DEFAULT_API_URL, DiffFile, GitlabError, MAX_DIFF_PAGES,
+    MAX_DISCUSSION_PAGES, MAX_NOTE_PAGES, Note, unified_diff,
 };
 
 /// The token scopes each call needs, named when GitLab refuses one (a 403), as `permissions=`
@@ -202,6 +204,8 @@ pub struct Gitlab {
     pipeline: String,
     project: Option<String>,
     authors: Vec<String>,
+    /// The merge request's author's username: whose answers to a review are read.
+    mr_author: Option<String>,
     /// The marker as first read, once even when gather and restore ask at the same time.
     last: tokio::sync::OnceCell<Option<PostedMarker>>,
     /// This run among the merge request's: `CI_PIPELINE_ID`, then `CI_JOB_ID` (a retried job
@@ -314,6 +318,7 @@ impl Gitlab {
             pipeline: open.pipeline.to_string(),
             project,
             authors,
+            mr_author: mr.author.as_ref().map(|a| a.username.clone()),
             last: tokio::sync::OnceCell::new(),
             order,
         })
@@ -356,6 +361,64 @@ impl Gitlab {
                 .any(|a| a.eq_ignore_ascii_case(&note.author.username))
             && Marker::parse_body(&note.body)
                 .is_some_and(|m| m.matches(&self.pipeline, self.project.as_deref()))
+    }
+
+    /// The answers to the last review (docs/gitlab.md, "Answering a finding"), oldest first:
+    /// replies in the threads of our inline comments (a thread whose first note is by a believed
+    /// author and names its finding's id), and notes on the merge request naming an id, each by
+    /// the merge request's author or a username of `from` (GitLab's usernames ignore letter
+    /// case). One listing holds both: `/discussions` lists every note, a plain note as a
+    /// discussion of its own.
+    async fn read_responses(
+        &self,
+        from: &[String],
+    ) -> Result<Vec<crate::forge::Response>, ForgeError> {
+        use crate::forge::response::parse;
+        let allowed = |username: &str| {
+            self.mr_author
+                .as_deref()
+                .is_some_and(|a| a.eq_ignore_ascii_case(username))
+                || from.iter().any(|f| f.eq_ignore_ascii_case(username))
+        };
+        let trusted = |username: &str| {
+            self.authors
+                .iter()
+                .any(|a| a.eq_ignore_ascii_case(username))
+        };
+        let discussions = self
+            .client
+            .discussions(self.iid, MAX_DISCUSSION_PAGES)
+            .await
+            .calling(READ_API, || {
+                format!("cannot list the discussions of merge request !{}", self.iid)
+            })?;
+        let mut written: Vec<(u64, Vec<crate::forge::Response>)> = Vec::new();
+        for d in &discussions {
+            let mut notes = d.notes.iter().filter(|n| !n.system);
+            // A thread of ours: its first note names the finding its replies answer.
+            let thread = match d.notes.first() {
+                Some(first)
+                    if !d.individual_note && !first.system && trusted(&first.author.username) =>
+                {
+                    super::forge_github::thread_finding(&first.body)
+                }
+                _ => None,
+            };
+            if thread.is_some() {
+                notes.next();
+            }
+            for n in notes {
+                // Our review note is no answer, though it names every finding.
+                if self.is_ours(n) || !allowed(&n.author.username) {
+                    continue;
+                }
+                written.push((n.id, parse(&n.body, &n.author.username, thread.as_deref())));
+            }
+        }
+        // GitLab numbers notes as they are written; `created_at` is text whose offset an
+        // instance may write in its own time zone, which does not order across a change of it.
+        written.sort_by_key(|(id, _)| *id);
+        Ok(written.into_iter().flat_map(|(_, r)| r).collect())
     }
 
     /// Our note (the oldest carrying the marker) and the ids of newer ones that carry it too.
@@ -611,6 +674,14 @@ impl super::Forge for Gitlab {
                 .await
                 .cloned()
         })
+    }
+
+    fn responses<'a>(
+        &'a self,
+        _last: &'a PostedMarker,
+        from: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<crate::forge::Response>, ForgeError>> {
+        Box::pin(async move { self.read_responses(from).await })
     }
 
     fn gather<'a>(

@@ -46,7 +46,7 @@ pub fn contract() -> StageContract {
         ChildSpec::new(
             "responses",
             Role::Config,
-            "also read the author's answers to the last review's findings (GitHub: the pull request's author's, and these logins')",
+            "also read the author's answers to the last review's findings (GitHub: the pull request's author's, and these logins'; GitLab: the merge request's author's, and these usernames')",
         )
         .any(ValueType::String),
     )

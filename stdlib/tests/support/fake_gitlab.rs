@@ -3,9 +3,11 @@
 //! and fault injection.
 //!
 //! Shapes follow GitLab's REST documentation: a merge request with `diff_refs`, `/diffs` files
-//! with their hunks and no git headers, notes with their `author` and `system`, a discussion with
-//! its `notes`, a commit status as `POST …/statuses/:sha` answers it; listings paginated by both
-//! `Link` (absolute URLs) and `X-Next-Page` (or only one of them, [`Paging`]); errors are
+//! with their hunks and no git headers, notes with their `author` and `system` (the notes listing
+//! holding the threads' notes too), a discussion with its `notes` and replies (the discussions
+//! listing holding each plain note as a discussion of its own), a commit status as `POST
+//! …/statuses/:sha` answers it; listings paginated by both `Link` (absolute URLs) and
+//! `X-Next-Page` (or only one of them, [`Paging`]); errors are
 //! `{"message": "404 Not found"}`, `{"message": {"field": ["reason"]}}` and
 //! `{"error": "invalid_token", "error_description": …}`; the token is read from `PRIVATE-TOKEN`.
 #![allow(dead_code)]
@@ -33,6 +35,7 @@ pub enum RouteKind {
     ListNotes,
     CreateNote,
     UpdateNote,
+    ListDiscussions,
     CreateDiscussion,
     CreateStatus,
     Commit,
@@ -298,6 +301,62 @@ impl FakeGitlab {
         }
     }
 
+    /// A reply by `username` in the discussion `discussion` (its `id`), as GitLab adds one to
+    /// a thread on the diff (`POST …/discussions/:id/notes`); the reply's id.
+    pub fn add_reply(&self, iid: u64, discussion: &str, body: &str, username: &str) -> u64 {
+        let mut s = self.state();
+        let id = s.next_id;
+        s.next_id += 1;
+        let mut note = note_json(id, iid, body, username, false);
+        let found = s
+            .discussions
+            .entry(iid)
+            .or_default()
+            .iter_mut()
+            .find(|d| d["id"] == json!(discussion));
+        let Some(d) = found else {
+            panic!("no discussion {discussion} on merge request !{iid}");
+        };
+        // A reply in a thread on the diff is a `DiffNote` with the thread's position.
+        note["type"] = d["notes"][0]["type"].clone();
+        note["position"] = d["notes"][0]["position"].clone();
+        note["resolvable"] = json!(true);
+        note["resolved"] = json!(false);
+        if let Some(notes) = d["notes"].as_array_mut() {
+            notes.push(note);
+        }
+        id
+    }
+
+    /// A thread `username` opens on the merge request (not on the diff), as `POST
+    /// …/discussions` without a `position` opens one; the discussion's id.
+    pub fn add_discussion(&self, iid: u64, body: &str, username: &str) -> String {
+        let mut s = self.state();
+        let id = s.next_id;
+        s.next_id += 1;
+        let mut note = note_json(id, iid, body, username, false);
+        note["type"] = json!("DiscussionNote");
+        note["resolvable"] = json!(true);
+        note["resolved"] = json!(false);
+        let discussion_id = format!("{id:040x}");
+        s.discussions.entry(iid).or_default().push(json!({
+            "id": discussion_id,
+            "individual_note": false,
+            "notes": [note],
+        }));
+        discussion_id
+    }
+
+    /// A note of GitLab's own (`system`), as a push adds ("added 1 commit").
+    pub fn add_system_note(&self, iid: u64, body: &str, username: &str) -> u64 {
+        let mut s = self.state();
+        let id = s.next_id;
+        s.next_id += 1;
+        let note = note_json(id, iid, body, username, true);
+        s.notes.entry(iid).or_default().push(note);
+        id
+    }
+
     pub fn notes(&self, iid: u64) -> Vec<Value> {
         self.state().notes.get(&iid).cloned().unwrap_or_default()
     }
@@ -500,14 +559,22 @@ fn user_id(username: &str) -> u64 {
 }
 
 fn note_json(id: u64, iid: u64, body: &str, username: &str, system: bool) -> Value {
+    // A second apart, in the order they were made, as notes written one by one are.
+    let at = id.saturating_sub(1000);
+    let created = format!(
+        "2026-12-03T{:02}:{:02}:{:02}.000Z",
+        (10 + at / 3600) % 24,
+        (at / 60) % 60,
+        at % 60
+    );
     json!({
         "id": id,
         "type": null,
         "body": body,
         "attachment": null,
         "author": user_json(user_id(username), username),
-        "created_at": "2026-12-03T10:00:00.000Z",
-        "updated_at": "2026-12-03T10:00:00.000Z",
+        "created_at": created,
+        "updated_at": created,
         "system": system,
         "noteable_id": 5000 + iid,
         "noteable_type": "MergeRequest",
@@ -613,6 +680,9 @@ impl Respond for Router {
             }
             ("PUT", ["projects", p, "merge_requests", _, "notes", _]) if project_ok(p) => {
                 RouteKind::UpdateNote
+            }
+            ("GET", ["projects", p, "merge_requests", _, "discussions"]) if project_ok(p) => {
+                RouteKind::ListDiscussions
             }
             ("POST", ["projects", p, "merge_requests", _, "discussions"]) if project_ok(p) => {
                 RouteKind::CreateDiscussion
@@ -748,10 +818,34 @@ impl Respond for Router {
                 page(&s, &request.url, all, q("page"), q("per_page"))
             }
             RouteKind::ListNotes => {
+                // Every note of the merge request, those of its threads too, by creation.
                 let mut all = s.notes.get(&iid(3)).cloned().unwrap_or_default();
+                for d in s.discussions.get(&iid(3)).into_iter().flatten() {
+                    all.extend(d["notes"].as_array().cloned().unwrap_or_default());
+                }
+                all.sort_by_key(|n| n["id"].as_u64());
                 if q("sort").as_deref() == Some("desc") {
                     all.reverse();
                 }
+                page(&s, &request.url, all, q("page"), q("per_page"))
+            }
+            RouteKind::ListDiscussions => {
+                // Threads, and each plain note as a discussion of its own, by creation.
+                let mut all: Vec<Value> = s
+                    .notes
+                    .get(&iid(3))
+                    .into_iter()
+                    .flatten()
+                    .map(|n| {
+                        json!({
+                            "id": format!("{:040x}", n["id"].as_u64().unwrap_or(0)),
+                            "individual_note": true,
+                            "notes": [n],
+                        })
+                    })
+                    .collect();
+                all.extend(s.discussions.get(&iid(3)).cloned().unwrap_or_default());
+                all.sort_by_key(|d| d["notes"][0]["id"].as_u64());
                 page(&s, &request.url, all, q("page"), q("per_page"))
             }
             RouteKind::CreateNote | RouteKind::UpdateNote => {
