@@ -190,17 +190,7 @@ impl Trigger {
         if !publishes {
             return;
         }
-        for t in &p.triggers {
-            let Some(types) = &t.types else { continue };
-            let Some(event) = cx.registry.event(&t.event.value) else {
-                continue;
-            };
-            let Some(push) = event.push_type else {
-                continue;
-            };
-            if types.value.iter().any(|ty| ty == push) {
-                continue;
-            }
+        for (types, event, push) in lacking(cx, |e| e.push_type) {
             out.push(
                 Finding::new(
                     self.id(),
@@ -242,17 +232,7 @@ impl Trigger {
         if !gates_on_draft {
             return;
         }
-        for t in &p.triggers {
-            let Some(types) = &t.types else { continue };
-            let Some(event) = cx.registry.event(&t.event.value) else {
-                continue;
-            };
-            let Some(ready) = event.ready_type else {
-                continue;
-            };
-            if types.value.iter().any(|ty| ty == ready) {
-                continue;
-            }
+        for (types, event, ready) in lacking(cx, |e| e.ready_type) {
             out.push(
                 Finding::new(
                     self.id(),
@@ -467,4 +447,24 @@ fn quoted(events: &[&str]) -> String {
     let mut list: Vec<String> = events.iter().map(|e| format!("`{e}`")).collect();
     list.dedup();
     list.join(" and ")
+}
+
+/// The triggers whose `types` leave out the type `wanted` picks of their event (the event's
+/// push, its ready-for-review), with their `types`, their event and that type.
+fn lacking<'a>(
+    cx: &'a Context<'_>,
+    wanted: impl Fn(&crate::platform::Event) -> Option<&'static str> + 'a,
+) -> impl Iterator<
+    Item = (
+        &'a crate::span::Spanned<Vec<String>>,
+        &'static crate::platform::Event,
+        &'static str,
+    ),
+> + 'a {
+    cx.pipeline.triggers.iter().filter_map(move |t| {
+        let types = t.types.as_ref()?;
+        let event = cx.registry.event(&t.event.value)?;
+        let ty = wanted(event)?;
+        (!types.value.iter().any(|have| have == ty)).then_some((types, event, ty))
+    })
 }
