@@ -116,9 +116,9 @@ impl Case {
             pipeline.to_owned()
         };
         std::fs::write(self.path("review.kdl"), pipeline).expect("pipeline");
-        let bin = env!("CARGO_BIN_EXE_reviewflow");
+        let bin = binary();
         let mut args: Vec<String> = vec![
-            bin.into(),
+            bin.display().to_string(),
             "run".into(),
             self.path("review.kdl").display().to_string(),
             "--checkout".into(),
@@ -410,20 +410,55 @@ fn alive_with(mark: &str) -> Vec<String> {
     out
 }
 
-/// Whether uid 65534 can run the binary: every folder above it searchable by others, and the
-/// file executable by them (a clone under a 0700 home is not).
-fn others_can_run_the_binary() -> bool {
-    let bin = Path::new(env!("CARGO_BIN_EXE_reviewflow"));
+/// Whether uid 65534 can run `bin`: every folder above it searchable by others, and the file
+/// executable by them (a clone under a 0700 home, or in a `mktemp -d` folder, is not).
+fn others_can_run(bin: &Path) -> bool {
     let others_x =
         |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o001 != 0);
     others_x(bin) && bin.ancestors().skip(1).all(others_x)
 }
 
+/// The binary both users run. When the built one lies in a folder others cannot search, root
+/// links it into a folder of the system's temporary folder they can (the same file: a hard link,
+/// else a copy), so that the unprivileged half of every case is tried wherever the clone is.
+fn binary() -> PathBuf {
+    static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BINARY
+        .get_or_init(|| {
+            let built = PathBuf::from(env!("CARGO_BIN_EXE_reviewflow"));
+            if others_can_run(&built) || !is_root() {
+                return built;
+            }
+            // One folder per built binary, its link replaced on each test run: nothing piles up.
+            let tag = {
+                use std::hash::{Hash as _, Hasher as _};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                built.hash(&mut h);
+                h.finish()
+            };
+            let dir = std::env::temp_dir().join(format!("reviewflow-ways-out-{tag:016x}"));
+            std::fs::create_dir_all(&dir).expect("a folder for the binary");
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod the folder");
+            let link = dir.join("reviewflow");
+            let staged = dir.join(format!(".reviewflow-{}", std::process::id()));
+            let _ = std::fs::remove_file(&staged);
+            if std::fs::hard_link(&built, &staged).is_err() {
+                std::fs::copy(&built, &staged).expect("copy the binary");
+            }
+            std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod the binary");
+            std::fs::rename(&staged, &link).expect("place the binary");
+            link
+        })
+        .clone()
+}
+
 fn users() -> Vec<User> {
-    if is_root() && !others_can_run_the_binary() {
+    if is_root() && !others_can_run(&binary()) {
         crate::support::not_tried(&format!(
             "uid {NOBODY} cannot reach {} (a folder above it is not searchable by others): tried as root only",
-            env!("CARGO_BIN_EXE_reviewflow")
+            binary().display()
         ));
         vec![User::Root]
     } else if is_root() {
