@@ -7,7 +7,6 @@
 
 use std::io::Write as _;
 use std::sync::Arc;
-use std::time::Duration;
 
 use reviewflow_engine::Source;
 use reviewflow_engine::finding::{Finding, Label, Severity, Suppression};
@@ -298,7 +297,7 @@ const BEGIN: &str = "--- actions console begin ---";
 const END: &str = "--- actions console end ---";
 
 /// `test/talk`: does what its children say, in order: `say` a status line, `print` a line of
-/// child output, `meet` the other stages at a barrier, `pause`, `fail`. `key` holds a secret.
+/// child output, `meet` another stage at a barrier, `fail`. `key` holds a secret.
 struct Talk {
     barrier: Arc<tokio::sync::Barrier>,
 }
@@ -315,9 +314,6 @@ impl StageImpl for Talk {
                         .line(Stream::Stdout, text.unwrap_or_default().as_bytes()),
                     ("meet", _) => {
                         self.barrier.wait().await;
-                    }
-                    ("pause", Some(Resolved::Duration(ms))) => {
-                        tokio::time::sleep(Duration::from_millis(*ms)).await;
                     }
                     ("fail", _) => return Err(StageError::failed(text.unwrap_or_default())),
                     _ => {}
@@ -341,13 +337,6 @@ fn talk_registry() -> Registry {
             .child(text("print"))
             .child(text("fail"))
             .child(ChildSpec::new("meet", Role::Config, "wait for the others").repeatable())
-            .child(
-                ChildSpec::new("pause", Role::Config, "sleep")
-                    .arg(ValueType::Duration(
-                        reviewflow_engine::contract::Bound::millis(0, 60_000, "a test's pause"),
-                    ))
-                    .repeatable(),
-            )
             .child(ChildSpec::new("key", Role::SecretSlot, "a secret").arg(ValueType::Secret)),
     );
     r
@@ -357,7 +346,8 @@ fn talk_registry() -> Registry {
 fn case_pipeline(case: &str) -> &'static str {
     match case {
         // Two stages that run at once and talk in turns: `b` speaks before `a` has finished,
-        // and `a` ends first.
+        // and `a` ends first: `b` ends only after meeting `c`, which starts once `a` has ended
+        // (an event of the run, not a time). `c` says nothing; its group is not compared.
         "parallel" => {
             r#"
 pipeline "parallel"
@@ -372,7 +362,11 @@ stage "b" uses="test/talk" {
     meet
     print "::error::injected by b"
     say "b two"
-    pause "400ms"
+    meet
+}
+stage "c" uses="test/talk" {
+    needs "a"
+    meet
 }
 "#
         }
@@ -512,11 +506,21 @@ fn parallel_stages_print_each_group_whole_and_in_the_order_they_end() {
     if actions_case() {
         return;
     }
-    let (lines, code) = actions_output(
+    let (mut lines, code) = actions_output(
         "parallel_stages_print_each_group_whole_and_in_the_order_they_end",
         "parallel",
     );
     assert_eq!(code, 0, "{lines:#?}");
+    // `c` only orders the ends of `a` and `b`; it ends before or after `b`.
+    let c = lines
+        .iter()
+        .position(|l| l == "::group::✓ c (<d>)")
+        .expect("c's group");
+    let end = c + lines[c..]
+        .iter()
+        .position(|l| l == "::endgroup::")
+        .expect("its end");
+    lines.drain(c..=end);
     assert_eq!(
         lines,
         [
