@@ -59,6 +59,8 @@ enum End {
 /// `test/facts`: records facts (one of them holding the run's secret), then ends as told.
 struct Facts {
     end: End,
+    /// Told when the facts are recorded: a test cancels after that, not after a while.
+    recorded: Arc<tokio::sync::Notify>,
 }
 
 impl StageImpl for Facts {
@@ -70,6 +72,7 @@ impl StageImpl for Facts {
             cx.facts
                 .record("reviewer.said", format!("token {SECRET} used"));
             cx.facts.record("reviewer.long", "x".repeat(2000));
+            self.recorded.notify_one();
             match self.end {
                 End::Ok => Ok(StageOutputs::new()),
                 End::Fail => Err(StageError::failed("the reviewer broke")),
@@ -183,8 +186,20 @@ impl Env {
     }
 
     async fn run_facts(&self, props: &str, end: End, options: RunOptions) -> RunReport {
+        self.run_facts_told(props, end, options, Arc::default())
+            .await
+    }
+
+    /// [`Env::run_facts`], `recorded` told once the stage has recorded its facts.
+    async fn run_facts_told(
+        &self,
+        props: &str,
+        end: End,
+        options: RunOptions,
+        recorded: Arc<tokio::sync::Notify>,
+    ) -> RunReport {
         let mut impls = Implementations::with_builtins();
-        impls.register("test/facts", Arc::new(Facts { end }));
+        impls.register("test/facts", Arc::new(Facts { end, recorded }));
         self.run(&facts_pipeline(props), impls, options).await
     }
 
@@ -495,12 +510,14 @@ async fn facts_are_kept_whatever_the_stage_outcome() {
     let mut options = env.options(None);
     let (canceller, signal) = cancel_pair();
     options.cancel = signal;
+    let recorded = Arc::new(tokio::sync::Notify::new());
+    let told = recorded.clone();
     let interrupt = tokio::spawn(async move {
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        told.notified().await;
         canceller.cancel(CancelReason::Interrupted(libc::SIGINT));
         canceller
     });
-    let r = env.run_facts("", End::Hang, options).await;
+    let r = env.run_facts_told("", End::Hang, options, recorded).await;
     drop(interrupt.await);
     assert_eq!(r.status, RunStatus::Cancelled);
     let review = r.manifest.stage("review").unwrap();

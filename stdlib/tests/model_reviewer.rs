@@ -88,14 +88,17 @@ struct Run {
 }
 
 async fn run(spec: &ModelReviewer, resume: Option<PathBuf>, work: &Path) -> Run {
-    run_with(spec, resume, work, std::future::pending()).await
+    run_with(spec, resume, work, std::future::pending(), None).await
 }
 
+/// A review cancelled when `cancel` ends; `hung`, when given, is told when the CLI says it
+/// ignores SIGTERM (the fake's `hang` mode).
 async fn run_with(
     spec: &ModelReviewer,
     resume: Option<PathBuf>,
     work: &Path,
     cancel: impl std::future::Future<Output = ()>,
+    hung: Option<std::sync::Arc<tokio::sync::Notify>>,
 ) -> Run {
     let redactor = Redactor::new([("key", KEY)]).unwrap();
     let mut status = Vec::new();
@@ -115,7 +118,14 @@ async fn run_with(
                 stream: Stream::Stderr,
                 line,
                 ..
-            } => stderr.push(line),
+            } => {
+                if line.contains("SIGTERM ignored")
+                    && let Some(h) = &hung
+                {
+                    h.notify_one();
+                }
+                stderr.push(line)
+            }
             ReviewEvent::Output { .. } => {}
         },
     )
@@ -398,11 +408,15 @@ async fn a_cancel_during_the_review_ends_a_cli_that_ignores_sigterm() {
     let s = Setup::new();
     let spec = s.spec(ModelCli::Claude, "hang");
     let started = std::time::Instant::now();
+    // Cancelled once the CLI ignores SIGTERM: what ends it is the grace's SIGKILL.
+    let hung = std::sync::Arc::new(tokio::sync::Notify::new());
+    let waited = hung.clone();
     let out = run_with(
         &spec,
         None,
         &s.dir.path().join("w"),
-        tokio::time::sleep(Duration::from_millis(800)),
+        async move { waited.notified().await },
+        Some(hung),
     )
     .await;
     let Err(ReviewerError::Cancelled { tries }) = out.result else {

@@ -527,13 +527,14 @@ fn a_cancel_during_the_review_leaves_no_process_and_no_folder() {
         })
     })
     .collect();
-    // Wait until the CLI itself is running.
+    // Wait until the CLI itself runs and ignores SIGTERM (its line, shown in the run's log).
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !log.lock().expect("lock").contains(&tag) {
+    while !(log.lock().expect("lock").contains(&tag)
+        && log.lock().expect("lock").contains("SIGTERM ignored"))
+    {
         assert!(Instant::now() < deadline, "the CLI never started");
         std::thread::sleep(Duration::from_millis(50));
     }
-    std::thread::sleep(Duration::from_millis(300));
     let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("signal");
     let status = child.wait().expect("it ends");
