@@ -8,7 +8,6 @@
 
 mod support;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use reviewflow_engine::run::StatusSink;
@@ -18,10 +17,9 @@ use reviewflow_stdlib::forge::{
 };
 use reviewflow_stdlib::git::Sha;
 use reviewflow_stdlib::kinds::forge_github::GithubKind;
-use reviewflow_stdlib::kinds::{Forge, ForgeKind, ForgeOpen, PostRequest, ReviewState};
+use reviewflow_stdlib::kinds::{Forge, PostRequest, ReviewState};
 use reviewflow_stdlib::rules::Severity;
 use support::fake_github::FakeGithub;
-use zeroize::Zeroizing;
 
 const TOKEN: &str = "ghs_FAKEtoken0123456789abcdefABCDEF";
 const BASE: &str = "1111111111111111111111111111111111111111";
@@ -35,29 +33,13 @@ async fn open(fake: &FakeGithub, dir: &std::path::Path) -> Arc<dyn Forge> {
         format!(r#"{{"action":"synchronize","number":{PR},"pull_request":{{"number":{PR}}}}}"#),
     )
     .unwrap();
-    let vars: BTreeMap<&str, String> = [
+    let vars = [
         ("GITHUB_API_URL", fake.api_url()),
         ("GITHUB_REPOSITORY", FakeGithub::repository()),
         ("GITHUB_EVENT_PATH", event.display().to_string()),
         ("GITHUB_RUN_ID", "100".to_owned()),
-    ]
-    .into_iter()
-    .collect();
-    let env = move |name: &str| vars.get(name).cloned();
-    let inputs = BTreeMap::new();
-    let open = ForgeOpen {
-        decl: None,
-        checkout: dir,
-        token: Some(Zeroizing::new(TOKEN.to_owned())),
-        pipeline: "review",
-        inputs: &inputs,
-        env: &env,
-        base: None,
-        head: None,
-        temp_dir: dir.join("temp"),
-        notes: BTreeMap::new(),
-    };
-    match GithubKind.open(&open).await {
+    ];
+    match support::open::open_forge(&GithubKind, &vars, TOKEN, "review").await {
         Ok(forge) => forge,
         Err(e) => panic!("the github forge opens: {e}"),
     }

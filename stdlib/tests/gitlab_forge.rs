@@ -9,7 +9,6 @@
 
 mod support;
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use reviewflow_stdlib::forge::{Review, ReviewFinding};
@@ -17,11 +16,10 @@ use reviewflow_stdlib::gather::{GatherConfig, GatherError};
 use reviewflow_stdlib::git::Sha;
 use reviewflow_stdlib::kinds::forge::{Preconditions, check_preconditions};
 use reviewflow_stdlib::kinds::forge_gitlab::{Gitlab, GitlabKind};
-use reviewflow_stdlib::kinds::{Forge, ForgeError, ForgeKind, ForgeOpen, PostRequest, ReviewState};
+use reviewflow_stdlib::kinds::{Forge, ForgeError, PostRequest, ReviewState};
 use reviewflow_stdlib::rules::Severity;
 use serde_json::json;
 use support::fake_gitlab::{BOT, FakeGitlab, Fault, MrSeed, Paging, RouteKind, diff_file};
-use zeroize::Zeroizing;
 
 const TOKEN: &str = "glpat-FAKEtoken0123456789ab";
 const BASE: &str = "1111111111111111111111111111111111111111";
@@ -48,32 +46,17 @@ async fn fake() -> FakeGitlab {
 
 /// The forge opened as a run opens it, with a GitLab job's variables.
 async fn open(fake: &FakeGitlab) -> Result<Arc<dyn Forge>, ForgeError> {
-    let api = fake.api_url();
-    let env = move |name: &str| -> Option<String> {
-        match name {
-            "CI_API_V4_URL" => Some(api.clone()),
-            "CI_PROJECT_ID" => Some("42".into()),
-            "CI_PROJECT_PATH" => Some("acme/widgets".into()),
-            "CI_MERGE_REQUEST_IID" => Some(MR.to_string()),
-            "CI_JOB_URL" => Some("https://gitlab.example.com/acme/widgets/-/jobs/77".into()),
-            _ => None,
-        }
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let inputs = BTreeMap::new();
-    let open = ForgeOpen {
-        decl: None,
-        checkout: dir.path(),
-        token: Some(Zeroizing::new(TOKEN.to_owned())),
-        pipeline: PIPELINE,
-        inputs: &inputs,
-        env: &env,
-        base: None,
-        head: None,
-        temp_dir: dir.path().join("temp"),
-        notes: BTreeMap::new(),
-    };
-    GitlabKind.open(&open).await
+    let vars = [
+        ("CI_API_V4_URL", fake.api_url()),
+        ("CI_PROJECT_ID", "42".to_owned()),
+        ("CI_PROJECT_PATH", "acme/widgets".to_owned()),
+        ("CI_MERGE_REQUEST_IID", MR.to_string()),
+        (
+            "CI_JOB_URL",
+            "https://gitlab.example.com/acme/widgets/-/jobs/77".to_owned(),
+        ),
+    ];
+    support::open::open_forge(&GitlabKind, &vars, TOKEN, PIPELINE).await
 }
 
 fn gitlab(forge: &Arc<dyn Forge>) -> &Gitlab {

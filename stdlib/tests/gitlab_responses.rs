@@ -8,7 +8,6 @@
 
 mod support;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use reviewflow_engine::run::StatusSink;
@@ -18,10 +17,9 @@ use reviewflow_stdlib::forge::{
 };
 use reviewflow_stdlib::git::Sha;
 use reviewflow_stdlib::kinds::forge_gitlab::GitlabKind;
-use reviewflow_stdlib::kinds::{Forge, ForgeKind, ForgeOpen, PostRequest, ReviewState};
+use reviewflow_stdlib::kinds::{Forge, PostRequest, ReviewState};
 use reviewflow_stdlib::rules::Severity;
 use support::fake_gitlab::{BOT, FakeGitlab, MrSeed, RouteKind};
-use zeroize::Zeroizing;
 
 const TOKEN: &str = "glpat-FAKEtoken0123456789ab";
 const BASE: &str = "1111111111111111111111111111111111111111";
@@ -32,30 +30,12 @@ const HUNK: &str = "@@ -0,0 +1,3 @@\n+fn cache() {}\n+fn evict() {}\n+fn size() 
 
 /// The forge opened as a run opens it, with a GitLab job's variables.
 async fn open(fake: &FakeGitlab) -> Arc<dyn Forge> {
-    let api = fake.api_url();
-    let env = move |name: &str| -> Option<String> {
-        match name {
-            "CI_API_V4_URL" => Some(api.clone()),
-            "CI_PROJECT_ID" => Some("42".into()),
-            "CI_MERGE_REQUEST_IID" => Some(MR.to_string()),
-            _ => None,
-        }
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let inputs = BTreeMap::new();
-    let open = ForgeOpen {
-        decl: None,
-        checkout: dir.path(),
-        token: Some(Zeroizing::new(TOKEN.to_owned())),
-        pipeline: PIPELINE,
-        inputs: &inputs,
-        env: &env,
-        base: None,
-        head: None,
-        temp_dir: dir.path().join("temp"),
-        notes: BTreeMap::new(),
-    };
-    match GitlabKind.open(&open).await {
+    let vars = [
+        ("CI_API_V4_URL", fake.api_url()),
+        ("CI_PROJECT_ID", "42".to_owned()),
+        ("CI_MERGE_REQUEST_IID", MR.to_string()),
+    ];
+    match support::open::open_forge(&GitlabKind, &vars, TOKEN, PIPELINE).await {
         Ok(forge) => forge,
         Err(e) => panic!("the gitlab forge opens: {e}"),
     }

@@ -7,16 +7,14 @@
 
 mod support;
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use reviewflow_stdlib::forge::Review;
 use reviewflow_stdlib::git::Sha;
 use reviewflow_stdlib::kinds::forge::{Preconditions, check_preconditions};
 use reviewflow_stdlib::kinds::forge_gitlab::{Gitlab, GitlabKind};
-use reviewflow_stdlib::kinds::{Forge, ForgeError, ForgeKind, ForgeOpen, PostRequest, ReviewState};
+use reviewflow_stdlib::kinds::{Forge, ForgeError, PostRequest, ReviewState};
 use support::fake_gitlab::{BOT, FakeGitlab, MrSeed, diff_file};
-use zeroize::Zeroizing;
 
 const TOKEN: &str = "glpat-FAKEtoken0123456789ab";
 const BASE: &str = "1111111111111111111111111111111111111111";
@@ -30,32 +28,16 @@ fn sha(text: &str) -> Sha {
 
 /// The forge opened by job `job` of pipeline `pipeline`.
 async fn open(fake: &FakeGitlab, pipeline: u64, job: u64) -> Arc<dyn Forge> {
-    let api = fake.api_url();
-    let env = move |name: &str| -> Option<String> {
-        match name {
-            "CI_API_V4_URL" => Some(api.clone()),
-            "CI_PROJECT_ID" => Some("42".into()),
-            "CI_MERGE_REQUEST_IID" => Some(MR.to_string()),
-            "CI_PIPELINE_ID" => Some(pipeline.to_string()),
-            "CI_JOB_ID" => Some(job.to_string()),
-            _ => None,
-        }
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let inputs = BTreeMap::new();
-    let open = ForgeOpen {
-        decl: None,
-        checkout: dir.path(),
-        token: Some(Zeroizing::new(TOKEN.to_owned())),
-        pipeline: PIPELINE,
-        inputs: &inputs,
-        env: &env,
-        base: None,
-        head: None,
-        temp_dir: dir.path().join("temp"),
-        notes: BTreeMap::new(),
-    };
-    GitlabKind.open(&open).await.unwrap()
+    let vars = [
+        ("CI_API_V4_URL", fake.api_url()),
+        ("CI_PROJECT_ID", "42".to_owned()),
+        ("CI_MERGE_REQUEST_IID", MR.to_string()),
+        ("CI_PIPELINE_ID", pipeline.to_string()),
+        ("CI_JOB_ID", job.to_string()),
+    ];
+    support::open::open_forge(&GitlabKind, &vars, TOKEN, PIPELINE)
+        .await
+        .unwrap()
 }
 
 fn request() -> PostRequest {
