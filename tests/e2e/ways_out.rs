@@ -440,7 +440,27 @@ fn binary() -> PathBuf {
                 built.hash(&mut h);
                 h.finish()
             };
-            let dir = std::env::temp_dir().join(format!("reviewflow-ways-out-{tag:016x}"));
+            let name = format!("reviewflow-ways-out-{tag:016x}");
+            // A link keeps its binary's file alive after the clone is gone: links of other
+            // clones left for more than an hour (each test run renews its own) are removed.
+            for old in std::fs::read_dir(std::env::temp_dir())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let stale =
+                    old.file_name()
+                        .to_string_lossy()
+                        .starts_with("reviewflow-ways-out-")
+                        && old.file_name().to_string_lossy() != name.as_str()
+                        && old.metadata().and_then(|m| m.modified()).is_ok_and(|t| {
+                            t.elapsed().is_ok_and(|e| e > Duration::from_secs(3600))
+                        });
+                if stale {
+                    let _ = std::fs::remove_dir_all(old.path());
+                }
+            }
+            let dir = std::env::temp_dir().join(name);
             std::fs::create_dir_all(&dir).expect("a folder for the binary");
             std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))
                 .expect("chmod the folder");
