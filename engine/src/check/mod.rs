@@ -72,6 +72,17 @@ pub struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
+    /// What the contract of the stage a reference names says of the output it names.
+    pub fn output_spec(
+        &self,
+        r: &crate::model::Reference,
+    ) -> Option<&'a crate::contract::OutputSpec> {
+        let producer = self.pipeline.stage(&r.stage)?;
+        self.registry
+            .get(&producer.uses.value)?
+            .output_spec(&r.output)
+    }
+
     /// Every value that narrows what a run reviews (a child its contract marks `narrows`:
     /// `std/gather`'s `path`), with the stage that holds it, in file order.
     pub fn narrowings(

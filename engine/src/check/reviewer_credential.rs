@@ -56,29 +56,25 @@ impl Check for ReviewerCredential {
                 else {
                     continue;
                 };
-                // Every secret of the line: several are a model key's accounts.
-                let secrets: Vec<&str> = child
-                    .args
-                    .iter()
-                    .filter_map(|a| match &a.value {
-                        Value::Secret(s) => Some(s.as_str()),
-                        _ => None,
-                    })
-                    .collect();
                 let var_name = var.value.as_str().unwrap_or_default();
                 if credentials.contains(&var_name) {
                     continue;
                 }
+                let own = either(credentials);
+                let owner = reviewer
+                    .contract
+                    .reviewers()
+                    .iter()
+                    .find(|k| k.credentials.contains(&var_name));
+                // Every secret of the line: several are a model key's accounts.
+                let secrets = child.args.iter().filter_map(|a| match &a.value {
+                    Value::Secret(s) => Some(s.as_str()),
+                    _ => None,
+                });
                 for secret in secrets {
                     if reported_by_secret_scope(cx, p, secret, name) {
                         continue;
                     }
-                    let own = either(credentials);
-                    let owner = reviewer
-                        .contract
-                        .reviewers()
-                        .iter()
-                        .find(|k| k.credentials.contains(&var_name));
                     let (at, help) = match owner {
                         Some(other) => (
                             format!("`{var_name}` is `{}`'s credential", other.name),

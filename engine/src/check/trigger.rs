@@ -222,12 +222,8 @@ impl Trigger {
             if let Some(w) = &s.when {
                 w.value.collect_references(&mut refs);
             }
-            refs.iter().any(|r| {
-                p.stage(&r.stage)
-                    .and_then(|producer| cx.registry.get(&producer.uses.value))
-                    .and_then(|c| c.outputs.iter().find(|o| o.name == r.output))
-                    .is_some_and(|o| o.skip_reported)
-            })
+            refs.iter()
+                .any(|r| cx.output_spec(r).is_some_and(|o| o.skip_reported))
         });
         if !gates_on_draft {
             return;

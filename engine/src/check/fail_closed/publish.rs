@@ -149,11 +149,7 @@ fn reported_gate(cx: &Context<'_>, stage: &Stage) -> bool {
     let Expr::Ref { reference } = expr.as_ref() else {
         return false;
     };
-    cx.pipeline
-        .stage(&reference.stage)
-        .and_then(|producer| cx.registry.get(&producer.uses.value))
-        .and_then(|c| c.outputs.iter().find(|o| o.name == reference.output))
-        .is_some_and(|o| o.skip_reported)
+    cx.output_spec(reference).is_some_and(|o| o.skip_reported)
 }
 
 /// One publishing stage that publishes a stage's fallen-back result.
