@@ -292,7 +292,7 @@ fn reduce(f: &BaselineFinding, detail: Detail) -> BaselineFinding {
 }
 
 /// `text` as one line of at most `max` characters, a final `…` when cut.
-fn cut(text: &str, max: usize) -> String {
+pub(crate) fn cut(text: &str, max: usize) -> String {
     let line: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })

@@ -140,8 +140,48 @@ impl LocalForge {
     /// The review last posted for `change_id`, if any. A record that is malformed, too large,
     /// reached through a symbolic link, or tracked by git is an error.
     pub fn last_posted(&self, change_id: &str) -> Result<Option<PostedReview>, LocalForgeError> {
+        let Some((path, bytes)) = self.read_own(change_id, RECORD_FILE, MAX_RECORD_BYTES + 1)?
+        else {
+            return Ok(None);
+        };
+        let bad = |reason: RecordError| LocalForgeError::BadRecord { path, reason };
+        if bytes.len() as u64 > MAX_RECORD_BYTES {
+            return Err(bad(RecordError::TooLarge));
+        }
+        PostedReview::parse(&bytes, change_id)
+            .map(Some)
+            .map_err(bad)
+    }
+
+    /// The author's responses to the last posted review's findings: the file
+    /// [`RESPONSES_FILE`] beside the record, which the person running reviewflow writes
+    /// (`docs/local-forge.md`). Read as the record is ([`LocalForge::read_own`]), its first
+    /// [`MAX_TEXT_BYTES`]; no file, no responses. Its author is `local`.
+    pub fn responses(
+        &self,
+        change_id: &str,
+    ) -> Result<Vec<super::response::Response>, LocalForgeError> {
+        use super::response::{MAX_TEXT_BYTES, parse};
+        Ok(
+            match self.read_own(change_id, RESPONSES_FILE, MAX_TEXT_BYTES as u64)? {
+                Some((_, bytes)) => parse(&String::from_utf8_lossy(&bytes), "local", None),
+                None => Vec::new(),
+            },
+        )
+    }
+
+    /// The first `limit` bytes of `file` in a change's folder, and its path; `None` when there
+    /// is no such file. The folder is inside the checkout, which holds the change under review:
+    /// a file that is not a regular one, reached through a link, or tracked by git (it came with
+    /// the change) is an error.
+    fn read_own(
+        &self,
+        change_id: &str,
+        file: &str,
+        limit: u64,
+    ) -> Result<Option<(PathBuf, Vec<u8>)>, LocalForgeError> {
         let dir = self.change_dir(change_id)?;
-        let path = dir.join(RECORD_FILE);
+        let path = dir.join(file);
         let bad = |reason: RecordError| LocalForgeError::BadRecord {
             path: path.clone(),
             reason,
@@ -173,59 +213,10 @@ impl LocalForge {
         // No link followed, no wait on a FIFO swapped in since the check above.
         nofollow::open_regular(&path)
             .map_err(io_err)?
-            .take(MAX_RECORD_BYTES + 1)
+            .take(limit)
             .read_to_end(&mut bytes)
             .map_err(io_err)?;
-        if bytes.len() as u64 > MAX_RECORD_BYTES {
-            return Err(bad(RecordError::TooLarge));
-        }
-        PostedReview::parse(&bytes, change_id)
-            .map(Some)
-            .map_err(bad)
-    }
-
-    /// The author's responses to the last posted review's findings: the file
-    /// [`RESPONSES_FILE`] beside the record, which the person running reviewflow writes
-    /// (`docs/local-forge.md`). Read as the record is: never through a link, never a file git
-    /// tracks (that one came with the change), at most [`MAX_TEXT_BYTES`]; no file, no
-    /// responses. Its author is `local`.
-    pub fn responses(
-        &self,
-        change_id: &str,
-    ) -> Result<Vec<super::response::Response>, LocalForgeError> {
-        use super::response::{MAX_TEXT_BYTES, parse};
-        let dir = self.change_dir(change_id)?;
-        let path = dir.join(RESPONSES_FILE);
-        match fs::symlink_metadata(&path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => {
-                return Err(LocalForgeError::Io {
-                    action: "inspect",
-                    path,
-                    source,
-                });
-            }
-            Ok(_) => {}
-        }
-        self.check_real_folders(&dir)?;
-        if self.is_tracked(&dir)? {
-            return Err(LocalForgeError::BadRecord {
-                path,
-                reason: RecordError::Tracked,
-            });
-        }
-        let io_err = |source| LocalForgeError::Io {
-            action: "read",
-            path: path.clone(),
-            source,
-        };
-        let mut bytes = Vec::new();
-        nofollow::open_regular(&path)
-            .map_err(io_err)?
-            .take(MAX_TEXT_BYTES as u64)
-            .read_to_end(&mut bytes)
-            .map_err(io_err)?;
-        Ok(parse(&String::from_utf8_lossy(&bytes), "local", None))
+        Ok(Some((path, bytes)))
     }
 
     /// Posts `review` for `change` in every format. See [`LocalForge::post_recorded`].

@@ -22,7 +22,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::baseline::BaselineFinding;
+use super::baseline::{BaselineFinding, cut};
 use crate::rules::Severity;
 
 /// What precedes the hex of an id.
@@ -94,7 +94,7 @@ impl Response {
 /// the text replies in, which a response there may leave out.
 pub fn parse(text: &str, author: &str, implied: Option<&str>) -> Vec<Response> {
     let text = cut_bytes(text, MAX_TEXT_BYTES);
-    let author = cut_chars(&one_line(author), MAX_AUTHOR_CHARS);
+    let author = cut(author.trim(), MAX_AUTHOR_CHARS);
     let mut out: Vec<Response> = Vec::new();
     let mut open: Option<usize> = None;
     for line in text.lines() {
@@ -120,7 +120,7 @@ pub fn parse(text: &str, author: &str, implied: Option<&str>) -> Vec<Response> {
         }
     }
     for r in &mut out {
-        r.reason = cut_chars(&one_line(&r.reason), MAX_REASON_CHARS);
+        r.reason = cut(r.reason.trim(), MAX_REASON_CHARS);
     }
     out
 }
@@ -164,23 +164,6 @@ fn split_word(text: &str) -> (&str, &str) {
         Some(i) => (&text[..i], &text[i..]),
         None => (text, ""),
     }
-}
-
-fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .trim()
-        .to_owned()
-}
-
-fn cut_chars(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }
 
 fn cut_bytes(text: &str, max: usize) -> &str {

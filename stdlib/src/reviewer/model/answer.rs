@@ -53,7 +53,7 @@ pub struct Answer {
 
 /// Reads `text`: the last findings block is the findings, everything before it the comment.
 pub fn parse_answer(text: &str) -> Result<Answer, AnswerError> {
-    let start = last_fence_line(text).ok_or(AnswerError::NoBlock)?;
+    let start = last_fence_line(text, FINDINGS_FENCE).ok_or(AnswerError::NoBlock)?;
     let body_start = text[start..]
         .find('\n')
         .map_or(text.len(), |i| start + i + 1);
@@ -93,15 +93,7 @@ pub fn parse_answer(text: &str) -> Result<Answer, AnswerError> {
 /// The comment without its decisions block, and the decisions: the last block of the comment
 /// part, when there is one.
 fn decisions_of(text: &str) -> Result<(String, Vec<crate::forge::Decision>), AnswerError> {
-    let mut start = None;
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        if line.trim() == DECISIONS_FENCE {
-            start = Some(offset);
-        }
-        offset += line.len();
-    }
-    let Some(start) = start else {
+    let Some(start) = last_fence_line(text, DECISIONS_FENCE) else {
         return Ok((text.to_owned(), Vec::new()));
     };
     let body_start = text[start..]
@@ -117,12 +109,12 @@ fn decisions_of(text: &str) -> Result<(String, Vec<crate::forge::Decision>), Ans
     Ok((format!("{}{after}", &text[..start]), decisions))
 }
 
-/// The byte offset of the last line that opens a findings block.
-fn last_fence_line(text: &str) -> Option<usize> {
+/// The byte offset of the last line that opens a block of `fence`.
+fn last_fence_line(text: &str, fence: &str) -> Option<usize> {
     let mut found = None;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
-        if line.trim() == FINDINGS_FENCE {
+        if line.trim() == fence {
             found = Some(offset);
         }
         offset += line.len();
