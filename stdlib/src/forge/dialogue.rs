@@ -71,14 +71,16 @@ pub fn converse(
             ignored.decisions += 1;
         }
     }
-    let before = |fingerprint: &str| -> Option<Dialogue> {
-        previous?
-            .findings
-            .iter()
-            .find(|b| b.fingerprint == fingerprint)?
-            .dialogue
-            .clone()
-    };
+    // Looked up once per finding of up to a thousand: by fingerprint, not by a scan.
+    let kept: std::collections::HashMap<&str, &Dialogue> = previous
+        .map(|b| {
+            b.findings
+                .iter()
+                .filter_map(|f| Some((f.fingerprint.as_str(), f.dialogue.as_ref()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let before = |fingerprint: &str| kept.get(fingerprint).map(|d| (*d).clone());
     for f in findings.iter_mut().chain(resolved.iter_mut()) {
         let Some(print) = f.fingerprint.clone() else {
             continue;

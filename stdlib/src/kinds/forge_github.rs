@@ -304,7 +304,12 @@ impl Github {
             .iter()
             .filter(|c| c.in_reply_to_id.is_none())
             .filter(|c| c.user.as_ref().is_some_and(|u| trusted(&u.login)))
-            .filter_map(|c| Some((c.id, thread_finding(c.body.as_deref()?)?)))
+            .filter_map(|c| {
+                Some((
+                    c.id,
+                    crate::forge::github::thread_finding(c.body.as_deref()?)?,
+                ))
+            })
             .collect();
         let mut written: Vec<(String, Vec<crate::forge::Response>)> = Vec::new();
         for c in &inline {
@@ -703,12 +708,4 @@ impl super::Forge for Github {
     ) -> BoxFuture<'a, Result<PostedSummary, ForgeError>> {
         Box::pin(self.publish(request, status))
     }
-}
-
-/// The finding id an inline comment of ours names on its first line
-/// (`**warning** · rule · `rf-3f2a9c1b``); the GitLab forge's threads open with the same line.
-pub(crate) fn thread_finding(body: &str) -> Option<String> {
-    let first = body.lines().next()?;
-    let (_, last) = first.rsplit_once(" · ")?;
-    crate::forge::response::parse_id(last.trim().trim_matches('`'))
 }

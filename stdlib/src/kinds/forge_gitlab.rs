@@ -400,7 +400,7 @@ impl Gitlab {
                 Some(first)
                     if !d.individual_note && !first.system && trusted(&first.author.username) =>
                 {
-                    super::forge_github::thread_finding(&first.body)
+                    crate::forge::github::thread_finding(&first.body)
                 }
                 _ => None,
             };

@@ -165,6 +165,15 @@ fn comment_body(f: &ReviewFinding) -> String {
     fit(&text, COMMENT_MAX_CHARS).into_owned()
 }
 
+/// The finding id an inline comment [`comment_body`] wrote names on its first line
+/// (`**warning** · rule · `rf-3f2a9c1b``): how a reply in its thread is matched to its finding.
+/// GitLab's threads open with the same line.
+pub fn thread_finding(body: &str) -> Option<String> {
+    let first = body.lines().next()?;
+    let (_, last) = first.rsplit_once(" · ")?;
+    crate::forge::response::parse_id(last.trim().trim_matches('`'))
+}
+
 /// The merged hunk range holding `line`.
 fn hunk_of(sorted: &[LineRange], line: u32) -> Option<LineRange> {
     let i = sorted.partition_point(|r| r.start <= line);

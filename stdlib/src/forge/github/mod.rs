@@ -19,7 +19,9 @@ pub use body::{
     char_count, comment_body, fit, fit_line,
 };
 pub use conclusion::{BlockOn, CheckConclusion, Conclusion, ReviewState, conclude};
-pub use inline::{FilterMode, Inline, InlineComment, ReviewEvent, ReviewRequest, Side, inline};
+pub use inline::{
+    FilterMode, Inline, InlineComment, ReviewEvent, ReviewRequest, Side, inline, thread_finding,
+};
 pub use marker::{
     CommentInfo, DEFAULT_TRUSTED_AUTHORS, MARKER_VERSION, MAX_ID, MAX_NAME, Marker, MarkerError,
     Ours, baseline_of_body, default_trusted_authors, find_ours,
