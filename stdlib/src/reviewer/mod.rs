@@ -14,6 +14,7 @@
 
 pub mod budget;
 mod command;
+pub mod cost;
 pub(crate) mod conversation;
 pub mod declared_env;
 mod error;
@@ -31,6 +32,7 @@ mod summary;
 pub mod transcript;
 pub mod tries;
 mod try_folder;
+pub mod usage;
 
 pub use command::{CommandReviewer, run_command_reviewer};
 pub use conversation::{Conversation, ConversationError};
