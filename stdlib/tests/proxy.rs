@@ -391,6 +391,84 @@ async fn a_reviewer_told_to_publish_its_key_publishes_a_dead_stand_in() {
     }
 }
 
+/// A `command` reviewer's spend is what its API's answers reported to the proxy (no price:
+/// the cost is unknown), and its budget holds as a model reviewer's: once spent, the next try
+/// does not start.
+#[tokio::test]
+async fn a_command_reviewers_spend_is_counted_by_its_proxy_and_bounded_by_its_budget() {
+    use reviewflow_stdlib::reviewer::cost::Budget;
+    let s = Setup::new();
+    let api = FakeApi::start(s.path(), false);
+    let program = fakes().join("api-reviewer").to_string_lossy().into_owned();
+    let mut runs = Vec::new();
+    for (tries, budget) in [(1, None), (2, Some(10))] {
+        let mut spec = CommandReviewer::new(vec![program.clone()], s.path().join("ws"));
+        spec.env = vec![
+            (
+                "PATH".into(),
+                format!("{}:/usr/local/bin:/usr/bin:/bin", fakes().display()),
+            ),
+            ("ANTHROPIC_BASE_URL".into(), api.url()),
+            // `no-review`: each try calls the API, then writes no result (and the 10 tokens'
+            // budget stops it once the answer is in, whichever comes first).
+            (
+                "FAKE_MODE".into(),
+                if budget.is_some() { "no-review" } else { "ok" }.into(),
+            ),
+        ];
+        spec.secret_env = vec![SecretEnv::one(
+            "ANTHROPIC_API_KEY",
+            "model-key",
+            SecretValue::from(KEY),
+        )];
+        spec.tries = tries;
+        spec.timeout = Some(Duration::from_secs(60));
+        spec.budget = Budget {
+            run_tokens: budget,
+            ..Budget::default()
+        };
+        let mut lines = Vec::new();
+        let inputs = vec![ReviewInput::untrusted("gather.diff", DIFF.to_vec())];
+        let scope = Arc::new(StageScope::new(
+            format!("proxy-test-{}", rand_suffix()),
+            Some(ConfineSpec::new().read(s.path().join("ws"))),
+        ));
+        let result = scope
+            .run(run_command_reviewer(
+                &spec,
+                &inputs,
+                None,
+                &s.path().join(format!("work-{tries}")),
+                &Redactor::empty(),
+                std::future::pending(),
+                |e| match e {
+                    ReviewEvent::Status(s) => lines.push(s),
+                    ReviewEvent::Output { line, .. } => lines.push(line),
+                },
+            ))
+            .await;
+        runs.push(Reviewed { result, lines });
+    }
+    let usage = runs[0].outcome().tries[0].usage.expect("the try's usage");
+    // The fake API reports 10 tokens in and 20 out an answer.
+    assert_eq!((usage.input_tokens, usage.output_tokens), (10, 20));
+    assert_eq!(usage.cost_usd, None, "no API reports a price");
+    let limited = &runs[1];
+    let error = limited.result.as_ref().expect_err("no review").to_string();
+    assert!(
+        error.starts_with(
+            "not reviewed: budget spent: this run spent 30 tokens of its budget of 10"
+        ),
+        "{error}\n{}",
+        limited.lines.join("\n")
+    );
+    assert_eq!(
+        api.credentials().len(),
+        2,
+        "one call a run: try 2 never started"
+    );
+}
+
 /// A `command` reviewer given a model's key under its credential's variable gets a stand-in
 /// and the proxy as `ANTHROPIC_BASE_URL`, like a model reviewer. Under another name the program
 /// gets the key itself and holds it, and its comment carries the key: `check` reports the comment

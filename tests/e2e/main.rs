@@ -5,6 +5,7 @@ mod agreement;
 mod already_reviewed;
 mod bad_input;
 mod bounded_output;
+mod budgets;
 mod cgroup_birth;
 mod check;
 mod closed_pipe;

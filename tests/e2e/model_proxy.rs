@@ -12,28 +12,28 @@ use base64::Engine as _;
 use crate::support::{Repo, root};
 
 /// The model key, as far as these tests go: only the fake API may ever see it.
-const KEY: &str = "sk-ant-api03-e2e-real-key-0123456789abcdefghijklmnop";
+pub(crate) const KEY: &str = "sk-ant-api03-e2e-real-key-0123456789abcdefghijklmnop";
 const CONVERSATION_KEY: &str = "0123456789abcdef0123456789abcdef-proxy-test";
 
 fn fakes() -> PathBuf {
     root().join("tests/fakes")
 }
 
-fn holds_key(text: &str) -> bool {
+pub(crate) fn holds_key(text: &str) -> bool {
     let reversed: String = KEY.chars().rev().collect();
     let encoded = base64::engine::general_purpose::STANDARD.encode(KEY);
     text.contains(KEY) || text.contains(&reversed) || text.contains(&encoded)
 }
 
 /// `tests/fakes/model-api` on a free loopback port, until dropped.
-struct FakeApi {
+pub(crate) struct FakeApi {
     child: Child,
-    url: String,
+    pub(crate) url: String,
     log: PathBuf,
 }
 
 impl FakeApi {
-    fn start(dir: &Path) -> Self {
+    pub(crate) fn start(dir: &Path) -> Self {
         Self::limiting(dir, &[])
     }
 
@@ -67,7 +67,7 @@ impl FakeApi {
     }
 
     /// The values of the authentication headers it received.
-    fn credentials(&self) -> Vec<String> {
+    pub(crate) fn credentials(&self) -> Vec<String> {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
@@ -90,7 +90,7 @@ impl Drop for FakeApi {
 }
 
 /// A review that resumes its conversation from push to push, its model API declared as `api`.
-fn pipeline(reviewer: &str, api: &str, extra: &str) -> String {
+pub(crate) fn pipeline(reviewer: &str, api: &str, extra: &str) -> String {
     let (secret, var, base_url) = match reviewer {
         "codex" => ("openai-key", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
         _ => ("anthropic-key", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
@@ -155,7 +155,7 @@ stage "post" uses="std/post" {{
 }
 
 /// The fake CLI's settings, as lines of the review stage.
-fn fake_env(mode: &str, more: &[(&str, &str)]) -> String {
+pub(crate) fn fake_env(mode: &str, more: &[(&str, &str)]) -> String {
     let mut lines = vec![
         format!(
             "    env \"PATH\" \"{}:/usr/local/bin:/usr/bin:/bin\"",
@@ -171,18 +171,18 @@ fn fake_env(mode: &str, more: &[(&str, &str)]) -> String {
     lines.join("\n")
 }
 
-struct Checkout {
-    repo: Repo,
+pub(crate) struct Checkout {
+    pub(crate) repo: Repo,
     tmp: tempfile::TempDir,
 }
 
-struct Out {
-    code: i32,
-    log: String,
+pub(crate) struct Out {
+    pub(crate) code: i32,
+    pub(crate) log: String,
 }
 
 impl Checkout {
-    fn new(pipeline_text: &str) -> Self {
+    pub(crate) fn new(pipeline_text: &str) -> Self {
         let repo = Repo::init();
         std::fs::write(repo.path().join("review.kdl"), pipeline_text).expect("write");
         repo.commit("README.md", "hello\n", "first");
@@ -193,12 +193,12 @@ impl Checkout {
         }
     }
 
-    fn run(&self, path_first: Option<&Path>) -> Out {
+    pub(crate) fn run(&self, path_first: Option<&Path>) -> Out {
         self.run_with(path_first, &[])
     }
 
     /// A run with `env` added to reviewflow's environment.
-    fn run_with(&self, path_first: Option<&Path>, env: &[(&str, &str)]) -> Out {
+    pub(crate) fn run_with(&self, path_first: Option<&Path>, env: &[(&str, &str)]) -> Out {
         let path = match path_first {
             Some(dir) => format!(
                 "{}:{}",
@@ -229,7 +229,7 @@ impl Checkout {
         }
     }
 
-    fn review_md(&self) -> String {
+    pub(crate) fn review_md(&self) -> String {
         std::fs::read_to_string(
             self.repo
                 .path()
@@ -239,7 +239,7 @@ impl Checkout {
     }
 
     /// The facts of the review stage in the newest manifest.
-    fn review_facts(&self) -> serde_json::Value {
+    pub(crate) fn review_facts(&self) -> serde_json::Value {
         let runs = self.repo.path().join(".reviewflow/runs");
         let mut manifests: Vec<PathBuf> = std::fs::read_dir(&runs)
             .expect("runs")
@@ -456,7 +456,16 @@ fn real_cli_reviews_two_pushes(reviewer: &str, var: &str) {
         "the second push resumed the first: {review}\n{}",
         second.log
     );
-    assert!(c.review_facts()["reviewer.session"].is_string());
+    let facts = c.review_facts();
+    assert!(facts["reviewer.session"].is_string());
+    // What the CLI reported it spent (or, failing that, what the proxy counted) is kept.
+    let spent = facts["cost.run"].as_str().unwrap_or_default();
+    let input: u64 = spent
+        .strip_prefix("in=")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(input > 0, "{facts}");
     for log in [&first.log, &second.log] {
         assert!(!holds_key(log), "{log}");
         // The flags are true to the pinned version: it knows every tool they name.

@@ -25,17 +25,20 @@ use reviewflow_engine::exec::redact::Redactor;
 use reviewflow_engine::exec::secret::SecretValue;
 
 use super::conversation::Conversation;
+use super::cost::{Budget, Spend};
 use super::error::ReviewerError;
 use super::outcome::{ReviewEvent, ReviewInput, ReviewOutcome};
 use super::program::{PathOrigin, ReviewerPath, locate};
 use super::prompt::{Nonce, RandomError, build_prompt};
 use super::proxy::{
-    AccountPool, ModelApi, ModelProxy, account_fact, any_exhausted, limited_accounts, model_keys,
+    AccountPool, Meter, ModelApi, ModelProxy, account_fact, any_exhausted, limited_accounts,
+    model_keys,
 };
 use super::result::{ResultError, ReviewFinding, ReviewResult, read_result};
 use super::secret_env::SecretEnv;
 use super::tries::{Attempt, DEFAULT_TRIES, Reviewed, TryFailure, TryKind, TrySequence};
 use super::try_folder::{PrepareError, TryFolder, check_input_names};
+use super::usage::Usage;
 
 /// How to run a `command` reviewer. `Debug` shows no secret.
 #[derive(Clone, Debug)]
@@ -63,6 +66,11 @@ pub struct CommandReviewer {
     pub grace: Duration,
     /// How many tries (1 to 5; default 2).
     pub tries: u32,
+    /// The most the tries may spend through the proxies of its model keys
+    /// ([`super::cost`]).
+    pub budget: Budget,
+    /// What the change spent before this run.
+    pub spent_before: Usage,
 }
 
 impl CommandReviewer {
@@ -80,6 +88,8 @@ impl CommandReviewer {
             deadline: None,
             grace: DEFAULT_GRACE,
             tries: DEFAULT_TRIES,
+            budget: Budget::default(),
+            spent_before: Usage::nothing(),
         }
     }
 
@@ -150,6 +160,8 @@ enum TryError {
     // Names the secrets, never a key.
     #[error("every account has reached its rate or usage limit (HTTP 429): {0}")]
     Limited(String),
+    #[error("stopped: the try reached the tokens its budget left")]
+    BudgetSpent,
     #[error(transparent)]
     Prepare(#[from] PrepareError),
     #[error("no nonce for the prompt: {0}")]
@@ -180,7 +192,7 @@ impl TryFailure for TryError {
     }
 
     fn ends_tries(&self) -> bool {
-        matches!(self, TryError::Limited(_))
+        matches!(self, TryError::Limited(_) | TryError::BudgetSpent)
     }
 }
 
@@ -242,14 +254,31 @@ where
         .into_iter()
         .map(|(api, lines)| (api, lines.iter().map(|l| l.pool()).collect()))
         .collect();
+    // Only what passes through reviewflow's proxies is counted: a budget needs a model key.
+    if !spec.budget.is_unlimited() && pools.is_empty() {
+        return Err(ReviewerError::settings(
+            "a budget counts what a model's API reports through reviewflow's proxy, and this `command` reviewer is given no model key (`secret-env`)",
+        ));
+    }
     let budget = super::budget::TryBudget::new(spec.deadline, spec.timeout, spec.grace);
+    let mut spend = Spend::new(spec.budget, spec.spent_before);
     let mut sequence = TrySequence::new(spec.tries, resume);
-    while let Some(attempt) = sequence.next_attempt(&mut |l| on_event(ReviewEvent::Status(l))) {
+    loop {
+        if let Some(spent) = spend.refuse(sequence.reports(), &mut |l| {
+            on_event(ReviewEvent::Status(l));
+        }) {
+            return Err(spent);
+        }
+        let Some(attempt) = sequence.next_attempt(&mut |l| on_event(ReviewEvent::Status(l))) else {
+            break;
+        };
         let timeout = budget.next(sequence.left());
+        let mut usage = None;
         let result = one_try(
             spec,
             &pools,
             timeout,
+            (spend.tokens_left(), &mut usage),
             inputs,
             &attempt,
             &workdir,
@@ -258,9 +287,13 @@ where
             &mut on_event,
         )
         .await;
+        spend.said(attempt.number, usage.as_ref(), &mut |l| {
+            on_event(ReviewEvent::Status(l));
+        });
         let review = sequence.record(&attempt, result, &mut |l| {
             on_event(ReviewEvent::Status(l));
         });
+        sequence.note_usage(attempt.number, usage);
         if let Some(review) = review {
             let findings = review
                 .result
@@ -313,6 +346,7 @@ async fn one_try<C: Future<Output = ()>>(
     spec: &CommandReviewer,
     pools: &Pools,
     timeout: Option<Duration>,
+    (tokens_left, usage): (Option<u64>, &mut Option<Usage>),
     inputs: &[ReviewInput],
     attempt: &Attempt,
     workdir: &Path,
@@ -336,12 +370,15 @@ async fn one_try<C: Future<Output = ()>>(
 
     // The proxies of the model keys: the program's only way to those APIs, for this try only.
     let mut proxies = Vec::new();
+    // One meter for every proxy of the try: the budget is of the try, whichever API it calls.
+    let meter = Arc::new(Meter::default());
+    meter.limit(tokens_left);
     for (api, keys) in pools {
         let upstream = api
             .upstream(&spec.env)
             .map_err(|e| TryError::Proxy(format!("{}: {e}", api.base_url_var)))?;
-        let proxy =
-            ModelProxy::start(upstream, keys).map_err(|e| TryError::Proxy(e.to_string()))?;
+        let proxy = ModelProxy::start_metered(upstream, keys, Arc::clone(&meter))
+            .map_err(|e| TryError::Proxy(e.to_string()))?;
         proxies.push((*api, proxy));
     }
     let child = child_spec(spec, timeout, attempt, &folder, &proxies);
@@ -355,6 +392,7 @@ async fn one_try<C: Future<Output = ()>>(
         tokio::select! {
             () = &mut *cancel => {}
             () = any_exhausted(every.iter().map(|(_, p)| &**p)) => {}
+            () = meter.spent() => {}
         }
     };
     let ran = process::run(child, redactor, stop, |stream, line| {
@@ -380,8 +418,20 @@ async fn one_try<C: Future<Output = ()>>(
             on_event(ReviewEvent::Status(format!("try {number}: {line}")));
         }
     }
+    // What the try spent: what the answers reported to the proxies (no API reports a price);
+    // nothing when it was given no model key.
+    if !proxies.is_empty() {
+        let forwarded: u64 = proxies.iter().map(|(_, p)| p.tally().forwarded()).sum();
+        *usage = Some(Usage {
+            cost_usd: (forwarded == 0).then_some(super::usage::Usd(0)),
+            ..meter.used()
+        });
+    }
     // The stand-ins open nothing from here on.
     drop(proxies);
+    if ran.outcome != Outcome::Exited(0) && meter.is_spent() {
+        return Err(TryError::BudgetSpent);
+    }
     // A program that answered before it was stopped keeps its review.
     if ran.outcome != Outcome::Exited(0)
         && let Some(names) = limited_accounts(&every)

@@ -58,10 +58,85 @@ impl Budget {
     /// The tokens a try may still spend, the least of what the run's and the change's token
     /// budgets leave; `None` without a token budget.
     pub fn tokens_left(&self, run: &Usage, change: &Usage) -> Option<u64> {
-        let left = |spent: &Usage, limit: Option<u64>| limit.map(|l| l.saturating_sub(spent.tokens()));
+        let left =
+            |spent: &Usage, limit: Option<u64>| limit.map(|l| l.saturating_sub(spent.tokens()));
         match (left(run, self.run_tokens), left(change, self.change_tokens)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
+        }
+    }
+}
+
+/// What a run spent so far against its budget: the change's spend before the run, and each
+/// try's as it ends.
+#[derive(Clone, Debug)]
+pub struct Spend {
+    pub budget: Budget,
+    /// What the change spent before this run.
+    pub before: Usage,
+    /// This run's tries so far.
+    pub run: Usage,
+}
+
+impl Spend {
+    pub fn new(budget: Budget, before: Usage) -> Self {
+        Spend {
+            budget,
+            before,
+            run: Usage::nothing(),
+        }
+    }
+
+    /// Adds a try's spend; a try that reported nothing has an unknown cost.
+    pub fn add(&mut self, usage: Option<&Usage>) {
+        let usage = usage.copied().unwrap_or_default();
+        self.run = self.run.plus(&usage);
+    }
+
+    /// The change's total with this run.
+    pub fn change(&self) -> Usage {
+        self.before.plus(&self.run)
+    }
+
+    /// Why no further try may start; `None` when there is room.
+    pub fn stop(&self) -> Option<String> {
+        self.budget.spent(&self.run, &self.change())
+    }
+
+    /// The tokens the next try may spend before its proxy stops forwarding.
+    pub fn tokens_left(&self) -> Option<u64> {
+        self.budget.tokens_left(&self.run, &self.change())
+    }
+
+    /// Before a try: the error that ends the review when the budget is spent, said on
+    /// `status`. A try that would start over the budget does not start.
+    pub fn refuse(
+        &self,
+        tries: &[super::tries::TryReport],
+        status: &mut dyn FnMut(String),
+    ) -> Option<super::ReviewerError> {
+        let reason = self.stop()?;
+        status(format!("not reviewed: {reason}"));
+        Some(super::ReviewerError::BudgetSpent {
+            reason,
+            tries: tries.to_vec(),
+        })
+    }
+
+    /// The spend of try `number`, said on `status` before its outcome is.
+    pub fn said(&mut self, number: u32, usage: Option<&Usage>, status: &mut dyn FnMut(String)) {
+        if let Some(u) = usage {
+            status(format!("try {number} spent {}", u.say()));
+        }
+        self.add(usage);
+    }
+
+    /// The `cost` output of the tries `tries`.
+    pub fn cost(&self, tries: &[super::tries::TryReport]) -> Cost {
+        Cost {
+            run: self.run,
+            change: self.change(),
+            tries: tries.iter().map(|t| t.usage).collect(),
         }
     }
 }
@@ -116,8 +191,14 @@ mod tests {
             b.spent(&used(10, None), &used(6000, None)).as_deref(),
             Some("budget spent: this change spent 6,000 tokens of its budget of 5,000")
         );
-        assert_eq!(b.tokens_left(&used(200, None), &used(4500, None)), Some(500));
-        assert_eq!(Budget::default().tokens_left(&used(1, None), &used(1, None)), None);
+        assert_eq!(
+            b.tokens_left(&used(200, None), &used(4500, None)),
+            Some(500)
+        );
+        assert_eq!(
+            Budget::default().tokens_left(&used(1, None), &used(1, None)),
+            None
+        );
     }
 
     #[test]

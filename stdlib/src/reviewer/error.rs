@@ -15,6 +15,13 @@ pub enum ReviewerError {
     /// Every try ended without a review.
     #[error("no review after {} {}: {}", tries.len(), if tries.len() == 1 { "try" } else { "tries" }, list(tries))]
     NoReview { tries: Vec<TryReport> },
+    /// The budget was spent before a try could start, or a try reached it (`docs/reviewers.md`,
+    /// "Costs and budgets").
+    #[error("not reviewed: {reason}{}", if tries.is_empty() { String::new() } else { format!(" ({})", list(tries)) })]
+    BudgetSpent {
+        reason: String,
+        tries: Vec<TryReport>,
+    },
     /// The run was cancelled during a try.
     #[error("the review was cancelled ({})", list(tries))]
     Cancelled { tries: Vec<TryReport> },
@@ -31,7 +38,9 @@ impl ReviewerError {
     pub fn tries(&self) -> &[TryReport] {
         match self {
             ReviewerError::Settings { .. } | ReviewerError::Missing(_) => &[],
-            ReviewerError::NoReview { tries } | ReviewerError::Cancelled { tries } => tries,
+            ReviewerError::NoReview { tries }
+            | ReviewerError::Cancelled { tries }
+            | ReviewerError::BudgetSpent { tries, .. } => tries,
         }
     }
 }

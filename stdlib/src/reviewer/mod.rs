@@ -14,8 +14,8 @@
 
 pub mod budget;
 mod command;
-pub mod cost;
 pub(crate) mod conversation;
+pub mod cost;
 pub mod declared_env;
 mod error;
 pub mod instructions;

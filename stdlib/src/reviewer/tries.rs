@@ -72,6 +72,9 @@ pub struct TryReport {
     pub outcome: TryOutcome,
     /// Why it failed (one line); `None` for a review.
     pub reason: Option<String>,
+    /// What it spent, when the reviewer or its proxy reported it ([`Self::number`]'s
+    /// [`TrySequence::note_usage`]).
+    pub usage: Option<super::usage::Usage>,
 }
 
 /// One try to run.
@@ -271,7 +274,15 @@ impl TrySequence {
             kind: attempt.kind,
             outcome,
             reason: reason.map(|r| one_line(&r)),
+            usage: None,
         });
+    }
+
+    /// Notes what try `number` spent, once it is recorded.
+    pub fn note_usage(&mut self, number: u32, usage: Option<super::usage::Usage>) {
+        if let Some(report) = self.reports.iter_mut().find(|r| r.number == number) {
+            report.usage = usage;
+        }
     }
 }
 

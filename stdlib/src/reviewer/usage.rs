@@ -157,7 +157,12 @@ impl Usage {
     /// are separate counts there) and `total_cost_usd`. `None` when it carries no usage.
     pub fn of_claude_result(json: &serde_json::Value) -> Option<Usage> {
         let usage = json.get("usage")?;
-        let n = |k: &str| usage.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+        let n = |k: &str| {
+            usage
+                .get(k)
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        };
         let cached = n("cache_read_input_tokens");
         Some(Usage {
             input_tokens: n("input_tokens")
@@ -187,7 +192,12 @@ impl Usage {
             let Some(usage) = event.get("usage") else {
                 continue;
             };
-            let n = |k: &str| usage.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+            let n = |k: &str| {
+                usage
+                    .get(k)
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(0)
+            };
             let turn = Usage {
                 input_tokens: n("input_tokens"),
                 output_tokens: n("output_tokens"),
@@ -368,10 +378,7 @@ mod tests {
         assert_eq!(Usage::parse_fact(&a.fact()), Some(a));
         assert_eq!(Usage::parse_fact(&b.fact()), Some(b));
         assert_eq!(a.fact(), "in=100 out=10 cached=40 usd=0.0010");
-        assert_eq!(
-            a.say(),
-            "110 tokens (100 in, 10 out, 40 cached), $0.0010"
-        );
+        assert_eq!(a.say(), "110 tokens (100 in, 10 out, 40 cached), $0.0010");
     }
 
     #[test]
@@ -400,7 +407,10 @@ mod tests {
                 cost_usd: None,
             })
         );
-        assert_eq!(Usage::of_codex_events(b"{\"type\":\"turn.started\"}\n"), None);
+        assert_eq!(
+            Usage::of_codex_events(b"{\"type\":\"turn.started\"}\n"),
+            None
+        );
     }
 
     #[test]

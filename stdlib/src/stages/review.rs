@@ -17,6 +17,13 @@ const MAX_TURNS: Bound = Bound::count(
     "each turn is one more model call on the run's key, and a review of a change takes tens: past 500 the cap no longer bounds what a prompt-injected reviewer spends",
 );
 
+/// A token budget (`budget run-tokens=…`).
+const BUDGET_TOKENS: Bound = Bound::count(
+    1,
+    1_000_000_000,
+    "a budget of more than a billion tokens bounds nothing",
+);
+
 /// How many tries a review may be given (`tries`).
 const TRIES: Bound = Bound::count(
     1,
@@ -80,6 +87,33 @@ fn refusals(
         {
             out.push((var.span, why));
         }
+    }
+    // A dollar amount a budget cannot read: refused from the file, as the stage would refuse it.
+    for child in stage.children.iter().filter(|c| c.name.value == "budget") {
+        for prop in &child.props {
+            if !prop.name.value.ends_with("-usd") {
+                continue;
+            }
+            if let Some(text) = literal(&prop.value.value)
+                && crate::reviewer::usage::Usd::parse(&text).is_none()
+            {
+                out.push((
+                    prop.value.span,
+                    format!(
+                        "`{}` is not an amount of dollars (`\"2.50\"`: digits, at most six decimals)",
+                        prop.name.value
+                    ),
+                ));
+            }
+        }
+    }
+    if reviewer == "rules"
+        && let Some(budget) = stage.children.iter().find(|c| c.name.value == "budget")
+    {
+        out.push((
+            budget.name.span,
+            "the `rules` reviewer calls no model and spends nothing: a budget is for the model reviewers".into(),
+        ));
     }
     // The API's base URL the proxy would forward to: refused when the proxy starts, by the
     // same parser (`Upstream::parse`).
@@ -249,6 +283,27 @@ pub fn contract() -> StageContract {
         )
         .child(
             ChildSpec::new(
+                "budget",
+                Role::Config,
+                "the most a model reviewer may spend, per run and per change: `run-tokens`, `change-tokens`, `run-usd`, `change-usd` (docs/reviewers.md, \"Costs and budgets\")",
+            )
+            .prop("run-tokens", ValueType::Int(BUDGET_TOKENS), false, "tokens (in and out) this run's tries may spend together")
+            .prop("change-tokens", ValueType::Int(BUDGET_TOKENS), false, "tokens the change's runs may spend together, this one included")
+            .prop("run-usd", ValueType::String, false, "dollars this run may spend (`\"2.50\"`), as the vendor reports cost")
+            .prop("change-usd", ValueType::String, false, "dollars the change's runs may spend together")
+            .read_by_the_stage(),
+        )
+        .child(
+            ChildSpec::new(
+                "spent",
+                Role::Data,
+                "what the change spent before this run (std/gather's `spent`), counted against `budget`'s change limits",
+            )
+            .arg(ValueType::Reference)
+            .accepts(&[OutputType::Json]),
+        )
+        .child(
+            ChildSpec::new(
                 "env",
                 Role::Environment,
                 "an environment variable of the reviewer: name and value",
@@ -303,6 +358,12 @@ pub fn contract() -> StageContract {
             LabelRule::none(),
         )
         .output(
+            "cost",
+            OutputType::Json,
+            "what the tries spent (tokens in, out and cached, and dollars where the vendor reports them), and the change's total with this run",
+            LabelRule::none(),
+        )
+        .output(
             "commented",
             OutputType::Bool,
             "the reviewer wrote a comment",
@@ -326,6 +387,7 @@ pub fn contract() -> StageContract {
         .fallback("decisions", FallbackValue::Absent)
         .fallback("conversation", FallbackValue::Absent)
         .fallback("lens", FallbackValue::Absent)
+        .fallback("cost", FallbackValue::Absent)
         .fallback("commented", FallbackValue::Bool(false))
         .fallback("resumed", FallbackValue::Bool(false))
         .fallback("clean", FallbackValue::Bool(false))

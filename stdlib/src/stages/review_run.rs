@@ -1,6 +1,8 @@
 //! How `std/review` runs: reads its children, picks the reviewer, and turns its outcome into
 //! the stage's outputs. The contract is in `review.rs`.
 
+use crate::reviewer::cost::{Budget, CHANGE_FACT, Cost, RUN_FACT, Spend, try_fact};
+use crate::reviewer::usage::{Usage, Usd};
 use reviewflow_engine::run::{OutputValue, Resolved, StageCx, StageError, StageOutputs};
 
 use super::runtime::{arg, kept_copy, value_bytes};
@@ -46,6 +48,7 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
         Some(Resolved::Int(n)) => u32::try_from(*n).unwrap_or(2),
         _ => 2,
     };
+    let (budget, spent_before) = budget_of(&cx)?;
     let work = cx.work_dir().await?.to_path_buf();
     let status = cx.status.clone();
     let on_event = move |e: ReviewEvent| match e {
@@ -65,6 +68,8 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
             spec.env = env_of(&cx);
             spec.path = inherited_path(&cx);
             spec.secret_env = secret_env_of(&cx);
+            spec.budget = budget;
+            spec.spent_before = spent_before;
             let props = cx.children.iter().find(|c| c.name == "reviewer");
             if let Some(p) = props {
                 spec.model = p.prop("model").and_then(Resolved::text);
@@ -156,6 +161,8 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
             spec.env = env_of(&cx);
             spec.path = inherited_path(&cx);
             spec.secret_env = secret_env_of(&cx);
+            spec.budget = budget;
+            spec.spent_before = spent_before;
             if let Some(text) = prompt_file(&cx, "prompt").await? {
                 spec.instructions = text;
             }
@@ -180,6 +187,12 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
             )));
         }
     };
+    // What the tries spent is kept whatever the outcome: a review that failed still cost.
+    let tries = match &outcome {
+        Ok(o) => o.tries.as_slice(),
+        Err(e) => e.tries(),
+    };
+    let cost = record_cost(&cx, budget, spent_before, tries);
     let mut outcome = outcome.map_err(|e| StageError::failed(e.to_string()))?;
     if let Some(lens) = &lens {
         // The lens's name comes from the stage, never from what the reviewer wrote.
@@ -206,10 +219,84 @@ pub(super) async fn run(cx: StageCx<'_>) -> Result<StageOutputs, StageError> {
             .map_err(|e| StageError::failed(format!("cannot encode the lens: {e}")))?;
         out.insert("lens".into(), OutputValue::Json(meta));
     }
+    if let Some(cost) = cost {
+        let cost = serde_json::to_value(&cost)
+            .map_err(|e| StageError::failed(format!("cannot encode the cost: {e}")))?;
+        out.insert("cost".into(), OutputValue::Json(cost));
+    }
     out.insert("commented".into(), OutputValue::Bool(outcome.commented));
     out.insert("resumed".into(), OutputValue::Bool(outcome.resumed));
     out.insert("clean".into(), OutputValue::Bool(outcome.clean));
     Ok(out)
+}
+
+/// The stage's `budget`, and what the change spent before this run (`spent`: std/gather's
+/// output; nothing without it).
+fn budget_of(cx: &StageCx<'_>) -> Result<(Budget, Usage), StageError> {
+    let mut budget = Budget::default();
+    if let Some(child) = cx.children.iter().find(|c| c.name == "budget") {
+        let tokens = |name: &str| match child.prop(name) {
+            Some(Resolved::Int(n)) => u64::try_from(*n).ok(),
+            _ => None,
+        };
+        let usd = |name: &str| -> Result<Option<Usd>, StageError> {
+            match child.prop(name).and_then(Resolved::text) {
+                None => Ok(None),
+                Some(text) => Usd::parse(&text).map(Some).ok_or_else(|| {
+                    StageError::failed(format!("`{name}` is not an amount of dollars: {text:?}"))
+                }),
+            }
+        };
+        budget = Budget {
+            run_tokens: tokens("run-tokens"),
+            change_tokens: tokens("change-tokens"),
+            run_usd: usd("run-usd")?,
+            change_usd: usd("change-usd")?,
+        };
+    }
+    let spent = match arg(cx, "spent") {
+        Some(Resolved::Output(Some(OutputValue::Json(v)))) => serde_json::from_value(v.clone())
+            .map_err(|e| StageError::failed(format!("`spent` is not what a change spent: {e}")))?,
+        // Asked for and absent (gather fell back): what was spent is unknown, never nothing,
+        // and a change's budget cannot be judged against it.
+        Some(Resolved::Output(None))
+            if budget
+                .change_tokens
+                .or(budget.change_usd.map(|u| u.0))
+                .is_some() =>
+        {
+            return Err(StageError::failed(
+                "not reviewed: budget unknown: what the change spent before this run is absent (`spent` fell back)",
+            ));
+        }
+        Some(Resolved::Output(None)) => Usage::default(),
+        _ => Usage::nothing(),
+    };
+    Ok((budget, spent))
+}
+
+/// Keeps what each try spent and the totals as the stage's facts (in the manifest whatever the
+/// outcome), and returns the `cost` output; `None` when no try reported anything (the `rules`
+/// and `command` reviewers without a model proxy).
+fn record_cost(
+    cx: &StageCx<'_>,
+    budget: Budget,
+    before: Usage,
+    tries: &[crate::reviewer::TryReport],
+) -> Option<Cost> {
+    if tries.iter().all(|t| t.usage.is_none()) && budget.is_unlimited() {
+        return None;
+    }
+    let mut spend = Spend::new(budget, before);
+    for t in tries {
+        spend.add(t.usage.as_ref());
+        if let Some(u) = &t.usage {
+            cx.facts.record(try_fact(t.number), u.fact());
+        }
+    }
+    cx.facts.record(RUN_FACT, spend.run.fact());
+    cx.facts.record(CHANGE_FACT, spend.change().fact());
+    Some(spend.cost(tries))
 }
 
 /// reviewflow's own `PATH` for a reviewer's program, one rule for every reviewer: without

@@ -36,6 +36,7 @@ pub use home::encode_project_dir;
 
 use super::command::Fused;
 use super::conversation::Conversation;
+use super::cost::{Budget, Spend};
 use super::error::ReviewerError;
 use super::outcome::{ReviewEvent, ReviewInput, ReviewOutcome};
 use super::program::{ReviewerPath, locate};
@@ -43,6 +44,7 @@ use super::prompt::{Nonce, build_prompt, build_resumed_prompt};
 use super::result::ReviewFinding;
 use super::tries::{Attempt, DEFAULT_TRIES, Reviewed, TryFailure, TryKind, TrySequence};
 use super::try_folder::check_input_names;
+use super::usage::Usage;
 use home::TryHome;
 
 /// The default instructions of a fresh review.
@@ -107,6 +109,10 @@ pub struct ModelReviewer {
     pub deadline: Option<std::time::Instant>,
     pub grace: Duration,
     pub tries: u32,
+    /// The most the tries may spend ([`crate::reviewer::cost`]).
+    pub budget: Budget,
+    /// What the change spent before this run, against [`Self::budget`]'s change limits.
+    pub spent_before: Usage,
 }
 
 impl ModelReviewer {
@@ -129,6 +135,8 @@ impl ModelReviewer {
             deadline: None,
             grace: DEFAULT_GRACE,
             tries: DEFAULT_TRIES,
+            budget: Budget::default(),
+            spent_before: Usage::nothing(),
         }
     }
 
@@ -219,6 +227,8 @@ enum TryError {
     // would fare better.
     #[error("every account has reached its rate or usage limit (HTTP 429): {0}")]
     Limited(String),
+    #[error("stopped: the try reached the tokens its budget left")]
+    BudgetSpent,
 }
 
 impl TryFailure for TryError {
@@ -227,7 +237,7 @@ impl TryFailure for TryError {
     }
 
     fn ends_tries(&self) -> bool {
-        matches!(self, TryError::Limited(_))
+        matches!(self, TryError::Limited(_) | TryError::BudgetSpent)
     }
 }
 
@@ -279,18 +289,29 @@ where
     // The accounts live across the tries: one skipped for its limit stays skipped.
     let pools = provider::pools(spec);
     let budget = crate::reviewer::budget::TryBudget::new(spec.deadline, spec.timeout, spec.grace);
+    let mut spend = Spend::new(spec.budget, spec.spent_before);
     let mut sequence = TrySequence::new(spec.tries, resume);
-    while let Some(attempt) = sequence.next_attempt(&mut |l| on_event(ReviewEvent::Status(l))) {
+    loop {
+        if let Some(spent) = spend.refuse(sequence.reports(), &mut |l| {
+            on_event(ReviewEvent::Status(l));
+        }) {
+            return Err(spent);
+        }
+        let Some(attempt) = sequence.next_attempt(&mut |l| on_event(ReviewEvent::Status(l))) else {
+            break;
+        };
         let timeout = budget.next(sequence.left());
         let given = if attempt.kind == TryKind::Resumed && !later_inputs.is_empty() {
             later_inputs
         } else {
             inputs
         };
+        let mut usage = None;
         let result = one_try(
             spec,
             &pools,
             timeout,
+            (spend.tokens_left(), &mut usage),
             given,
             &attempt,
             &cwd,
@@ -300,9 +321,13 @@ where
             &mut on_event,
         )
         .await;
+        spend.said(attempt.number, usage.as_ref(), &mut |l| {
+            on_event(ReviewEvent::Status(l));
+        });
         let review = sequence.record(&attempt, result, &mut |l| {
             on_event(ReviewEvent::Status(l));
         });
+        sequence.note_usage(attempt.number, usage);
         if let Some(review) = review {
             let findings: Vec<ReviewFinding> = review
                 .answer
@@ -501,6 +526,7 @@ async fn one_try<C: Future<Output = ()>>(
     spec: &ModelReviewer,
     pools: &[(String, Arc<AccountPool>)],
     timeout: Option<Duration>,
+    (tokens_left, usage): (Option<u64>, &mut Option<Usage>),
     inputs: &[ReviewInput],
     attempt: &Attempt,
     cwd: &Path,
@@ -535,6 +561,8 @@ async fn one_try<C: Future<Output = ()>>(
 
     // The try's proxy: the CLI's only way to its API, holding the key the CLI never sees.
     let proxy = provider::start_proxy(spec, pools).map_err(TryError::Prepare)?;
+    let meter = Arc::clone(proxy.meter());
+    meter.limit(tokens_left);
     let positions: Vec<usize> = pools.iter().map(|(_, p)| p.position()).collect();
     let mut child = provider::point_at(base_child(spec, cwd, &home), spec.cli, &home, &proxy)
         .map_err(TryError::Prepare)?;
@@ -554,11 +582,13 @@ async fn one_try<C: Future<Output = ()>>(
 
     let number = attempt.number;
     // Once every account has reached its limit the CLI can only wait and retry: it is
-    // stopped, and the try fails naming the accounts.
+    // stopped, and the try fails naming the accounts. So it is once the answers reach the
+    // tokens the budget left.
     let stop = async {
         tokio::select! {
             () = &mut *cancel => {}
             () = any_exhausted(pools.iter().map(|(_, p)| &**p)) => {}
+            () = meter.spent() => {}
         }
     };
     let ran = process::run(child, redactor, stop, |stream, line| {
@@ -588,8 +618,14 @@ async fn one_try<C: Future<Output = ()>>(
             on_event(ReviewEvent::Status(format!("try {number}: {line}")));
         }
     }
+    // What the try spent: what the CLI reports, and never less than its answers reported to
+    // the proxy (a CLI stopped early reports nothing).
+    *usage = Some(try_usage(spec.cli, &ran.stdout, &meter, tally.forwarded()));
     // The stand-in opens nothing from here on.
     drop(proxy);
+    if ran.outcome != Outcome::Exited(0) && meter.is_spent() {
+        return Err(TryError::BudgetSpent);
+    }
     // A CLI that answered before it was stopped keeps its review.
     if ran.outcome != Outcome::Exited(0)
         && let Some(names) = limited_accounts(pools)
@@ -625,6 +661,26 @@ async fn one_try<C: Future<Output = ()>>(
     };
     let answer = parse_answer(&cli.text)?;
     Ok(TryReview { answer, cli })
+}
+
+/// A try's spend: the CLI's report (Claude Code's carries the cost), or the proxy's count
+/// when the CLI reported fewer tokens than its answers did, or none.
+fn try_usage(cli: ModelCli, stdout: &[u8], meter: &super::proxy::Meter, forwarded: u64) -> Usage {
+    let reported = match cli {
+        ModelCli::Claude => serde_json::from_slice::<serde_json::Value>(stdout.trim_ascii())
+            .ok()
+            .and_then(|json| Usage::of_claude_result(&json)),
+        ModelCli::Codex => Usage::of_codex_events(stdout),
+    };
+    let counted = Usage {
+        // Nothing reached the API: nothing was spent.
+        cost_usd: (forwarded == 0).then_some(super::usage::Usd(0)),
+        ..meter.used()
+    };
+    match reported {
+        Some(r) if r.tokens() >= counted.tokens() => r,
+        _ => counted,
+    }
 }
 
 #[cfg(test)]

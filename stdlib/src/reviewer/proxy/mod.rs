@@ -19,6 +19,7 @@
 
 mod accounts;
 mod api;
+mod meter;
 mod serve;
 mod swap;
 mod upstream;
@@ -32,6 +33,7 @@ pub use accounts::{
     Account, AccountPool, account_fact, any_exhausted, limited_accounts, say_names,
 };
 pub use api::{MODEL_APIS, ModelApi, model_keys};
+pub use meter::Meter;
 pub use serve::Tally;
 pub use swap::StandIn;
 pub use upstream::{Upstream, UpstreamError};
@@ -59,6 +61,7 @@ pub struct ModelProxy {
     upstream: Upstream,
     stand_ins: Vec<(String, StandIn)>,
     tally: Arc<Tally>,
+    meter: Arc<Meter>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -69,6 +72,16 @@ impl ModelProxy {
     pub fn start(
         upstream: Upstream,
         keys: &[(String, Arc<AccountPool>)],
+    ) -> Result<Self, ProxyError> {
+        Self::start_metered(upstream, keys, Arc::new(Meter::default()))
+    }
+
+    /// [`Self::start`], counting what the answers report on `meter`, which other proxies of
+    /// the try may share: a try's budget is one whichever API it calls.
+    pub fn start_metered(
+        upstream: Upstream,
+        keys: &[(String, Arc<AccountPool>)],
+        meter: Arc<Meter>,
     ) -> Result<Self, ProxyError> {
         let forwarder = upstream::Forwarder::new(&upstream).map_err(|source| ProxyError::Tls {
             upstream: upstream.clone(),
@@ -94,6 +107,7 @@ impl ModelProxy {
             credentials,
             own_host: format!("127.0.0.1:{port}"),
             tally: Arc::clone(&tally),
+            meter: Arc::clone(&meter),
         });
         let task = tokio::spawn(serve::serve(listener, state));
         Ok(Self {
@@ -101,6 +115,7 @@ impl ModelProxy {
             upstream,
             stand_ins,
             tally,
+            meter,
             task,
         })
     }
@@ -132,6 +147,11 @@ impl ModelProxy {
     /// What it did so far.
     pub fn tally(&self) -> &Tally {
         &self.tally
+    }
+
+    /// What the answers it passed back reported they cost, and the try's token budget.
+    pub fn meter(&self) -> &Arc<Meter> {
+        &self.meter
     }
 
     /// One line for the log: what went through, what was refused and why.

@@ -22,11 +22,12 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 use super::accounts::say_names;
+use super::meter::{Meter, Tapped};
 use super::swap::{AuthRefusal, Credential, strip_hop_by_hop, swap_credentials};
 use super::upstream::{Forwarder, OutBody, Upstream};
 
 /// An answer: the API's body as it streams, or the proxy's own refusal.
-type Answer = Response<Either<Incoming, Full<Bytes>>>;
+type Answer = Response<Either<Tapped, Full<Bytes>>>;
 
 /// The most of a request's body kept to send it again with the next account (both vendors
 /// refuse requests past 32 MB).
@@ -40,6 +41,8 @@ pub(super) struct State {
     /// `127.0.0.1:PORT`: the only `Host` a request may name.
     pub own_host: String,
     pub tally: Arc<Tally>,
+    /// What the answers reported they cost, and the try's token budget.
+    pub meter: Arc<Meter>,
 }
 
 /// What the proxy did, in counts and reasons: never a header, a body or a URL.
@@ -133,6 +136,15 @@ async fn handle(request: Request<Incoming>, state: Arc<State>) -> Result<Answer,
         );
         return Ok(refusal(StatusCode::FORBIDDEN, "permission_error", &message));
     }
+    // The budget is spent: nothing more reaches the API (the try is being stopped).
+    if state.meter.is_spent() {
+        state.tally.refuse("the try's token budget is spent");
+        return Ok(refusal(
+            StatusCode::FORBIDDEN,
+            "permission_error",
+            "reviewflow's model API proxy: the review's token budget is spent",
+        ));
+    }
     let (mut parts, body) = request.into_parts();
     strip_hop_by_hop(&mut parts.headers);
     // The headers as asked, stand-ins and all (nothing secret): a request sent again with the
@@ -210,7 +222,7 @@ async fn handle(request: Request<Incoming>, state: Arc<State>) -> Result<Answer,
             for u in &used {
                 u.pool.answered(u.index);
             }
-            return Ok(pass_back(answer));
+            return Ok(pass_back(answer, &state.meter));
         }
         // The account's rate or usage limit: skipped for the rest of the run.
         state.tally.limited.fetch_add(1, Ordering::Relaxed);
@@ -218,7 +230,7 @@ async fn handle(request: Request<Incoming>, state: Arc<State>) -> Result<Answer,
             u.pool.skip(u.index);
         }
         if !outgoing.replays() || used.iter().any(|u| u.pool.is_exhausted()) {
-            return Ok(pass_back(answer));
+            return Ok(pass_back(answer, &state.meter));
         }
         // Nothing was passed back yet: the same request goes again, with the next account.
         let mut headers = asked.clone();
@@ -227,7 +239,7 @@ async fn handle(request: Request<Incoming>, state: Arc<State>) -> Result<Answer,
                 used = next;
                 parts.headers = headers;
             }
-            Err(_) => return Ok(pass_back(answer)),
+            Err(_) => return Ok(pass_back(answer, &state.meter)),
         }
     }
 }
@@ -252,11 +264,11 @@ impl Outgoing {
     }
 }
 
-/// The API's answer, as it streams, without its hop-by-hop headers.
-fn pass_back(answer: Response<Incoming>) -> Answer {
+/// The API's answer, as it streams, without its hop-by-hop headers, its usage counted.
+fn pass_back(answer: Response<Incoming>, meter: &Arc<Meter>) -> Answer {
     let (mut parts, body) = answer.into_parts();
     strip_hop_by_hop(&mut parts.headers);
-    Response::from_parts(parts, Either::Left(body))
+    Response::from_parts(parts, Either::Left(Tapped::new(body, Arc::clone(meter))))
 }
 
 /// The proxy's answer to a request whose credential it refused.
