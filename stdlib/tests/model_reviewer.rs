@@ -275,7 +275,10 @@ async fn a_refused_claude_resume_gives_a_fresh_try_2() {
     let second = run(&refusing, Some(session), &s.dir.path().join("w2")).await;
     // The status says what happened in reviewflow's words; the CLI's own are on the console.
     assert!(
-        second.status[1].contains("exited with status 1 (its standard error is in the log)"),
+        second
+            .status
+            .iter()
+            .any(|l| l.contains("exited with status 1 (its standard error is in the log)")),
         "{:?}",
         second.status
     );
@@ -354,13 +357,58 @@ async fn codex_resumes_its_thread_and_a_silent_fresh_start_is_a_refused_resume()
         .push(("FAKE_CODEX_SILENT_FRESH".into(), "1".into()));
     let third = run(&silent, Some(rollout), &s.dir.path().join("w3")).await;
     assert!(
-        third.status[1].contains("a refused resume"),
+        third.status.iter().any(|l| l.contains("a refused resume")),
         "{:?}",
         third.status
     );
     let outcome = third.result.unwrap();
     assert!(!outcome.resumed);
     assert_eq!(outcome.tries.len(), 2);
+}
+
+/// Each try keeps what the CLI reported it spent, as the real ones report it: Claude Code its
+/// result's `usage` and `total_cost_usd`, Codex its turns' `usage` and no price. A try that
+/// failed after its answer spent too. Nothing reached an API here (no `FAKE_API`): the proxy
+/// counted nothing, and the CLI's report stands.
+#[tokio::test]
+async fn each_try_keeps_what_the_cli_reported_it_spent() {
+    let s = Setup::new();
+    for (cli, mode) in [
+        (ModelCli::Claude, "ok"),
+        (ModelCli::Claude, "error-result"),
+        (ModelCli::Codex, "ok"),
+    ] {
+        let spec = s.spec(cli, mode);
+        let out = run(
+            &spec,
+            None,
+            &s.dir.path().join(format!("spent-{}-{mode}", cli.name())),
+        )
+        .await;
+        let tries = match &out.result {
+            Ok(o) => o.tries.clone(),
+            Err(e) => e.tries().to_vec(),
+        };
+        for t in &tries {
+            let usage = t
+                .usage
+                .unwrap_or_else(|| panic!("{mode}: try {} reported nothing", t.number));
+            assert!(
+                usage.input_tokens > 0 && usage.output_tokens > 0,
+                "{mode}: {usage:?}"
+            );
+            let cost = usage.cost_usd.map(|c| c.to_string());
+            match cli {
+                ModelCli::Claude => assert_eq!(cost.as_deref(), Some("$0.0123"), "{mode}"),
+                ModelCli::Codex => assert_eq!(cost, None, "Codex reports no price"),
+            }
+        }
+        assert!(
+            out.status.iter().any(|l| l.starts_with("try 1 spent ")),
+            "{:?}",
+            out.status
+        );
+    }
 }
 
 #[tokio::test]
