@@ -246,23 +246,31 @@ pub const MAX_LINE: usize = 1024 * 1024;
 
 impl UsageTap {
     /// Feeds the next bytes of the answer's body.
-    pub fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            if b == b'\n' {
-                if !self.overlong {
-                    let line = std::mem::take(&mut self.line);
-                    self.read_line(&line);
-                }
-                self.line.clear();
-                self.overlong = false;
-            } else if !self.overlong {
-                if self.line.len() >= MAX_LINE {
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let (part, rest, ends) = match bytes.iter().position(|&b| b == b'\n') {
+                Some(i) => (&bytes[..i], &bytes[i + 1..], true),
+                None => (bytes, &[][..], false),
+            };
+            if !self.overlong {
+                if self.line.len() + part.len() > MAX_LINE {
                     self.overlong = true;
                     self.line = Vec::new();
                 } else {
-                    self.line.push(b);
+                    self.line.extend_from_slice(part);
                 }
             }
+            if ends {
+                if !self.overlong {
+                    let line = std::mem::take(&mut self.line);
+                    self.read_line(&line);
+                    // The buffer is kept for the next line.
+                    self.line = line;
+                }
+                self.line.clear();
+                self.overlong = false;
+            }
+            bytes = rest;
         }
     }
 
@@ -293,6 +301,11 @@ impl UsageTap {
     }
 
     fn read_line(&mut self, line: &[u8]) {
+        // Only a line with a `"usage"` key is parsed: most are text deltas. Inside a JSON string
+        // the quotes would be escaped, so a text cannot forge the key.
+        if !line.windows(7).any(|w| w == b"\"usage\"") {
+            return;
+        }
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let json = match line.strip_prefix(b"data:") {
             Some(data) => data,
