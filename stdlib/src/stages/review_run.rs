@@ -1,15 +1,15 @@
 //! How `std/review` runs: reads its children, picks the reviewer, and turns its outcome into
 //! the stage's outputs. The contract is in `review.rs`.
 
-use crate::reviewer::cost::{Budget, CHANGE_FACT, Cost, RUN_FACT, Spend, try_fact};
-use crate::reviewer::usage::{Usage, Usd};
 use reviewflow_engine::run::{OutputValue, Resolved, StageCx, StageError, StageOutputs};
 
 use super::runtime::{arg, kept_copy, value_bytes};
+use crate::reviewer::cost::{Budget, CHANGE_FACT, Cost, RUN_FACT, Spend, try_fact};
 use crate::reviewer::instructions::Base;
 use crate::reviewer::kinds::ModelCli;
 use crate::reviewer::model::{Access, ModelReviewer, run_model_reviewer, trusted_path};
 use crate::reviewer::proxy::Account;
+use crate::reviewer::usage::{Usage, Usd};
 use crate::reviewer::{
     CommandReviewer, Conversation, ReviewEvent, ReviewInput, RulesReviewer, SecretEnv,
     run_command_reviewer, run_rules_reviewer,
