@@ -3,7 +3,7 @@
 //! for the next run, and a post without `cost` keeps it as it was (docs/local-forge.md, "Costs
 //! and budgets").
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::support::{Repo, Run, files_under};
 
@@ -73,17 +73,15 @@ fn record_spent(repo: &Repo) -> serde_json::Value {
     record["spent"].clone()
 }
 
-/// The value of `stage`'s output `output` in the newest run, as the run kept it.
-fn output_of_last_run(repo: &Repo, stage: &str, output: &str) -> serde_json::Value {
-    let runs = repo.path().join(".reviewflow/runs");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&runs)
-        .expect("the runs folder")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("manifest.json").is_file())
-        .collect();
-    dirs.sort();
-    let dir: &Path = dirs.last().expect("a run");
+/// The value of `stage`'s output `output` in the run `out` printed, as that run kept it.
+fn output_of(out: &Run, stage: &str, output: &str) -> serde_json::Value {
+    let dir = out
+        .stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("run directory: "))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("no run directory: {}", out.transcript()));
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).expect("manifest"))
             .expect("json");
@@ -121,9 +119,9 @@ fn the_change_keeps_its_running_total_across_pushes() {
     repo.commit_file("src/a.rs", "fn a() {}\n", "a");
     let first = usage(12_000, 345, 0, Some(0.0123));
     repo.write("cost.json", &cost(&first, &first));
-    run(&repo, "pipeline.kdl");
+    let out = run(&repo, "pipeline.kdl");
     assert_eq!(
-        output_of_last_run(&repo, "gather", "spent"),
+        output_of(&out, "gather", "spent"),
         usage(0, 0, 0, Some(0.0)),
         "no earlier review: nothing spent"
     );
@@ -142,8 +140,8 @@ fn the_change_keeps_its_running_total_across_pushes() {
     let second = usage(33_000, 333, 1_000, None);
     let total = usage(45_000, 678, 1_000, None);
     repo.write("cost.json", &cost(&second, &total));
-    run(&repo, "pipeline.kdl");
-    assert_eq!(output_of_last_run(&repo, "gather", "spent"), first);
+    let out = run(&repo, "pipeline.kdl");
+    assert_eq!(output_of(&out, "gather", "spent"), first);
     assert_eq!(record_spent(&repo), total);
     let md = std::fs::read_to_string(forge_file(&repo, "review.md")).expect("review.md");
     assert!(
@@ -156,8 +154,8 @@ fn the_change_keeps_its_running_total_across_pushes() {
 
     // Third push, by a post given no cost: the total is kept as it was, and no footer says one.
     repo.commit_file("src/c.rs", "fn c() {}\n", "c");
-    run(&repo, "unpriced.kdl");
-    assert_eq!(output_of_last_run(&repo, "gather", "spent"), total);
+    let out = run(&repo, "unpriced.kdl");
+    assert_eq!(output_of(&out, "gather", "spent"), total);
     assert_eq!(record_spent(&repo), total);
     let md = std::fs::read_to_string(forge_file(&repo, "review.md")).expect("review.md");
     assert!(!md.contains("Cost:"), "{md}");
