@@ -17,6 +17,12 @@ const MAX_TURNS: Bound = Bound::count(
     "each turn is one more model call on the run's key, and a review of a change takes tens: past 500 the cap no longer bounds what a prompt-injected reviewer spends",
 );
 
+const BUDGET_TOKENS: Bound = Bound::count(
+    1,
+    1_000_000_000,
+    "a budget of more than a billion tokens bounds nothing",
+);
+
 /// How many tries a review may be given (`tries`).
 const TRIES: Bound = Bound::count(
     1,
@@ -246,6 +252,18 @@ pub fn contract() -> StageContract {
                 "how many tries (default 2: resumed, then fresh); they share the stage's `timeout`",
             )
             .arg(ValueType::Int(TRIES)),
+        )
+        .child(
+            ChildSpec::new(
+                "budget",
+                Role::Config,
+                "the most a model reviewer may spend, per run and per change: `run-tokens`, `change-tokens`, `run-usd`, `change-usd` (docs/reviewers.md, \"Costs and budgets\")",
+            )
+            .prop("run-tokens", ValueType::Int(BUDGET_TOKENS), false, "tokens (in and out) this run's tries may spend together")
+            .prop("change-tokens", ValueType::Int(BUDGET_TOKENS), false, "tokens the change's runs may spend together, this one included")
+            .prop("run-usd", ValueType::String, false, "dollars this run may spend (`\"2.50\"`), as the vendor reports cost")
+            .prop("change-usd", ValueType::String, false, "dollars the change's runs may spend together")
+            .read_by_the_stage(),
         )
         .child(
             ChildSpec::new(
