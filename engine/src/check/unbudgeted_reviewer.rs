@@ -49,11 +49,15 @@ impl Check for UnbudgetedReviewer {
             }
             let name = stage.name.value.as_str();
             let kind = reviewer.kind.name;
+            let what = match budget {
+                Some(_) => "a budget that names no limit",
+                None => "no budget",
+            };
             let mut finding = Finding::new(
                 self.id(),
                 self.severity(),
                 format!(
-                    "the review stage `{name}` runs a model with no budget: unknown cost is unbounded cost"
+                    "the review stage `{name}` runs a model with {what}: unknown cost is unbounded cost"
                 ),
                 Label::new(
                     reviewer.name_span,
