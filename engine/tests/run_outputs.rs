@@ -609,3 +609,84 @@ async fn a_kept_output_changed_before_its_consumer_reads_it_fails_the_consumer()
         assert!(said.contains(reason), "{what}: {said}");
     }
 }
+
+/// `test/reader`: reads `spender.cost` and keeps what it is told of the producers that did not
+/// finish.
+struct Reader {
+    seen: Arc<std::sync::Mutex<Vec<reviewflow_engine::run::Unfinished>>>,
+}
+
+impl StageImpl for Reader {
+    fn run<'a>(&'a self, cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
+        Box::pin(async move {
+            self.seen
+                .lock()
+                .unwrap()
+                .extend(cx.unfinished.iter().cloned());
+            Ok(StageOutputs::new())
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_stage_that_did_not_finish_hands_its_facts_to_its_consumers() {
+    use reviewflow_engine::contract::{ChildSpec, FallbackValue, Role, ValueType};
+    let mut registry = registry();
+    registry.register(
+        StageContract::new("test/spender", "records what it spent, then fails")
+            .output("cost", OutputType::Json, "what it cost", LabelRule::none())
+            .fallback("cost", FallbackValue::Absent),
+    );
+    registry.register(
+        StageContract::new("test/reader", "reads a cost").child(
+            ChildSpec::new("cost", Role::Data, "what the spender cost")
+                .arg(ValueType::Reference)
+                .accepts(&[OutputType::Json]),
+        ),
+    );
+    let source = r#"
+pipeline "unfinished"
+secret "token" env="TOKEN" {
+    visible-to "use"
+}
+stage "review" uses="test/spender" on-error="fallback"
+stage "read" uses="test/reader" {
+    cost "review.cost"
+}
+stage "use" uses="run" {
+    command "true"
+    secret-env "T" "token"
+}
+"#;
+    let compiled = compile(
+        Source::new("t.kdl", source.to_string()),
+        &registry,
+        &Limits::default(),
+    )
+    .map_err(|_| "compile")
+    .unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut impls = Implementations::with_builtins();
+    impls.register(
+        "test/spender",
+        Arc::new(Facts {
+            end: End::Fail,
+            recorded: Arc::default(),
+        }),
+    );
+    impls.register("test/reader", Arc::new(Reader { seen: seen.clone() }));
+    let env = Env::new();
+    let r = execute(&compiled, &registry, &impls, env.options(None))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.manifest.stage("review").unwrap().outcome,
+        Outcome::FellBack
+    );
+    let seen = seen.lock().unwrap();
+    let review = seen.iter().find(|u| u.stage == "review").unwrap();
+    // As the manifest keeps them: redacted, cut.
+    assert_eq!(review.facts, r.manifest.stage("review").unwrap().facts);
+    assert_eq!(review.facts["reviewer.model"], "opus-4");
+    assert_eq!(review.facts["reviewer.said"], "token [redacted:token] used");
+}

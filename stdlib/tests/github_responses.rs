@@ -92,6 +92,8 @@ async fn replies_in_threads_and_comments_naming_an_id_by_the_author_or_a_declare
         inline: Some("added".into()),
         block_on: "error".into(),
         baseline: Some(Baseline::of(&findings, &[], 24_000)),
+        spent: None,
+        cost: None,
     };
     forge
         .post(&request, &StatusSink::discard("post"))

@@ -102,6 +102,8 @@ fn request(
         inline: Some("added".into()),
         block_on: "error".into(),
         baseline: None,
+        spent: None,
+        cost: None,
     }
 }
 

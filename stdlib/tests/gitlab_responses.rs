@@ -89,6 +89,8 @@ async fn replies_in_threads_and_notes_naming_an_id_by_the_author_or_a_declared_u
         inline: Some("added".into()),
         block_on: "error".into(),
         baseline: Some(Baseline::of(&findings, &[], 24_000)),
+        spent: None,
+        cost: None,
     };
     forge
         .post(&request, &StatusSink::discard("post"))
@@ -203,6 +205,8 @@ async fn discussions_past_the_page_cap_are_refused_not_read_in_part() {
         inline: None,
         block_on: "error".into(),
         baseline: Some(Baseline::of(&[], &[], 24_000)),
+        spent: None,
+        cost: None,
     };
     forge
         .post(&request, &StatusSink::discard("post"))

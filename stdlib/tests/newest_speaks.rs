@@ -61,6 +61,8 @@ fn request() -> PostRequest {
         inline: None,
         block_on: "error".into(),
         baseline: None,
+        spent: None,
+        cost: None,
     }
 }
 

@@ -60,6 +60,7 @@ mod run_retention;
 mod sarif_multitool;
 mod schema;
 mod shared_job;
+mod spent;
 mod support;
 mod uncommitted;
 mod ways_out;

@@ -40,6 +40,7 @@ mod syntax;
 pub(crate) mod trigger;
 mod trust;
 mod type_mismatch;
+mod unbudgeted_reviewer;
 pub(crate) mod unknown_input;
 mod unknown_node;
 mod unknown_property;
@@ -198,6 +199,7 @@ pub static ALL: &[&dyn Check] = &[
     &reviewer_vendor::ReviewerVendor,
     &reviewer_access::ReviewerAccess,
     &reviewer_credential::ReviewerCredential,
+    &unbudgeted_reviewer::UnbudgetedReviewer,
     &lens_missing::LensMissing,
     &duplicate_lens::DuplicateLens,
     &aggregate_input::AggregateInput,

@@ -60,6 +60,9 @@ pub struct Unfinished {
     pub outcome: super::outcome::Outcome,
     /// Its reason, redacted, as the manifest keeps it.
     pub reason: Option<String>,
+    /// The facts it recorded before it ended, redacted, as the manifest keeps them: what a
+    /// stage that did not finish still did (what a review spent before it fell back).
+    pub facts: std::collections::BTreeMap<String, String>,
 }
 
 impl std::fmt::Display for Unfinished {

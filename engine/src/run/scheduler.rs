@@ -619,6 +619,7 @@ fn unfinished(plan: &Plan<'_>, records: &[Option<StageRecord>], i: usize) -> Vec
             stage: r.name.clone(),
             outcome: r.outcome,
             reason: r.reason.clone(),
+            facts: r.facts.clone(),
         })
         .collect()
 }

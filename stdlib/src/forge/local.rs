@@ -77,6 +77,18 @@ pub fn pipeline_component(name: &str) -> String {
     }
 }
 
+/// What a post keeps with the review besides its files (`posted.json`) and adds to `review.md`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Kept {
+    /// The fingerprints the next review is compared with (`docs/findings.md`).
+    pub baseline: Option<Baseline>,
+    /// The change's running total of what its reviews spent, this one included.
+    pub spent: Option<crate::reviewer::usage::Usage>,
+    /// The line under `review.md` that says what the review cost
+    /// ([`crate::forge::spent::footer`]).
+    pub footer: Option<String>,
+}
+
 /// What a post wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Posted {
@@ -229,7 +241,7 @@ impl LocalForge {
         self.post_formats(change, review, expected_head, &Format::ALL)
     }
 
-    /// [`LocalForge::post_recorded`] keeping no baseline in the record.
+    /// [`LocalForge::post_recorded`] keeping no baseline or total in the record.
     pub fn post_formats(
         &self,
         change: &Change,
@@ -237,7 +249,7 @@ impl LocalForge {
         expected_head: &Sha,
         formats: &[Format],
     ) -> Result<Posted, LocalForgeError> {
-        self.post_recorded(change, review, expected_head, formats, None)
+        self.post_recorded(change, review, expected_head, formats, &Kept::default())
     }
 
     /// Writes `review` in `formats` to the change's folder, then the record.
@@ -246,15 +258,16 @@ impl LocalForge {
     /// it was first resolved from, is no longer `expected_head`, and
     /// ([`LocalForgeError::ReviewHeadMismatch`]) when the review is of another head. Files of formats
     /// not written this time are removed after the record, so none is left from an older post.
-    /// The record keeps `baseline`, the fingerprints the next review is compared with
-    /// (`docs/findings.md`).
+    /// The record keeps what `kept` holds: the baseline, the fingerprints the next review is
+    /// compared with (`docs/findings.md`), and the change's total spent; its footer ends
+    /// `review.md`.
     pub fn post_recorded(
         &self,
         change: &Change,
         review: &Review,
         expected_head: &Sha,
         formats: &[Format],
-        baseline: Option<&Baseline>,
+        kept: &Kept,
     ) -> Result<Posted, LocalForgeError> {
         let change_id = change.change_id.as_str();
         check_change_id(change_id)?;
@@ -275,7 +288,14 @@ impl LocalForge {
 
         let rendered = formats
             .iter()
-            .map(|f| Ok((*f, f.render(change_id, self.pipeline.as_deref(), review)?)))
+            .map(|f| {
+                let mut bytes = f.render(change_id, self.pipeline.as_deref(), review)?;
+                if let (Format::Markdown, Some(footer)) = (f, &kept.footer) {
+                    // After a blank line: a line right after the findings list would join it.
+                    bytes.extend_from_slice(format!("\n{footer}\n").as_bytes());
+                }
+                Ok((*f, bytes))
+            })
             .collect::<Result<Vec<_>, LocalForgeError>>()?;
         self.check_head(change, expected_head)?;
 
@@ -333,8 +353,9 @@ impl LocalForge {
             posted_at: timestamp(now_seconds()),
             findings: review.findings.len() as u64,
             files: posted_files,
-            baseline: baseline.cloned(),
+            baseline: kept.baseline.clone(),
             published: Some(PublishedCounts::of(&review.findings)),
+            spent: kept.spent,
         };
         let record_path = dir.join(RECORD_FILE);
         atomic_write(&record_path, &to_bytes(&record)?)?;

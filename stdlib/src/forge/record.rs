@@ -57,6 +57,11 @@ pub struct PostedReview {
     /// head reads back (`--fail-on`); absent in a record written before counts were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub published: Option<PublishedCounts>,
+    /// The change's running total of what its reviews spent, this one included (`docs/local-
+    /// forge.md`, "Costs and budgets"); absent in a record written before costs were kept, or by
+    /// a pipeline that reports no cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spent: Option<crate::reviewer::usage::Usage>,
 }
 
 /// What a posted review published, by severity: the same counts as `std/post`'s `published`
@@ -224,5 +229,69 @@ mod tests {
         assert_eq!(timestamp(1_767_225_599), "2025-12-31T23:59:59Z");
         assert!(is_timestamp(&timestamp(4_102_444_800)));
         assert!(!is_timestamp("2025-12-31 23:59:59Z"));
+    }
+
+    fn record(spent: Option<crate::reviewer::usage::Usage>) -> PostedReview {
+        PostedReview {
+            version: RECORD_VERSION,
+            change_id: "branch-feature".into(),
+            base: Sha::parse(&"1".repeat(40)).unwrap(),
+            head: Sha::parse(&"2".repeat(40)).unwrap(),
+            run_id: "run-1".into(),
+            conversation_id: None,
+            reviewer: "reviewflow".into(),
+            posted_at: timestamp(0),
+            findings: 0,
+            files: Vec::new(),
+            baseline: None,
+            published: None,
+            spent,
+        }
+    }
+
+    #[test]
+    fn the_spent_total_is_kept_and_read_back_and_optional() {
+        use crate::reviewer::usage::{Usage, Usd};
+        let spent = Usage {
+            input_tokens: 120_000,
+            output_tokens: 8_000,
+            cached_tokens: 1_000,
+            cost_usd: Some(Usd(412_300)),
+        };
+        for kept in [
+            Some(spent),
+            Some(Usage {
+                cost_usd: None,
+                ..spent
+            }),
+            None,
+        ] {
+            let bytes = to_bytes(&record(kept)).unwrap();
+            let text = String::from_utf8(bytes.clone()).unwrap();
+            // A record without a total says nothing of it, as one written before costs were kept.
+            assert_eq!(text.contains("\"spent\""), kept.is_some(), "{text}");
+            assert_eq!(
+                PostedReview::parse(&bytes, "branch-feature").unwrap(),
+                record(kept)
+            );
+        }
+        let text = String::from_utf8(to_bytes(&record(Some(spent))).unwrap()).unwrap();
+        assert!(text.contains("\"cost_usd\": 0.4123"), "{text}");
+        // A hostile total is refused whole: unknown fields, a negative cost, a count too large.
+        for bad in [
+            r#""spent": {"input_tokens": 1, "output_tokens": 1, "cached_tokens": 0, "cost_usd": null, "extra": 1}"#,
+            r#""spent": {"input_tokens": 1, "output_tokens": 1, "cached_tokens": 0, "cost_usd": -1.0}"#,
+            r#""spent": {"input_tokens": -1, "output_tokens": 1, "cached_tokens": 0, "cost_usd": null}"#,
+            r#""spent": {"input_tokens": 1e30, "output_tokens": 1, "cached_tokens": 0, "cost_usd": null}"#,
+            r#""spent": "in=1 out=1 cached=0 usd=?""#,
+        ] {
+            let text = String::from_utf8(to_bytes(&record(None)).unwrap())
+                .unwrap()
+                .replacen("\"version\": 1,", &format!("\"version\": 1, {bad},"), 1);
+            assert!(
+                PostedReview::parse(text.as_bytes(), "branch-feature").is_err(),
+                "{text}"
+            );
+        }
     }
 }

@@ -69,6 +69,10 @@ pub struct PostedMarker {
     /// The CI run that posted it (`docs/github.md`, "Only the newest run posts"); `None` when
     /// the marker names none (written before orders were kept, by a run outside CI, or locally).
     pub order: Option<crate::forge::RunOrder>,
+    /// The change's running total of what its reviews spent, this one included (`docs/github.md`,
+    /// "Costs and budgets"); `None` when the record or marker keeps none (written before costs
+    /// were kept).
+    pub spent: Option<crate::reviewer::usage::Usage>,
 }
 
 impl PostedMarker {
@@ -87,6 +91,7 @@ impl PostedMarker {
             baseline: crate::forge::github::baseline_of_body(body),
             published: m.published(),
             order: m.order(),
+            spent: m.spent(),
         })
     }
 }
@@ -122,6 +127,14 @@ pub struct PostRequest {
     /// What the forge keeps with the posted review for the next one to compare with: the
     /// fingerprints of `review.findings`, or the last baseline again when the review did not run.
     pub baseline: Option<Baseline>,
+    /// The change's running total of what its reviews spent, this run included, for the forge to
+    /// keep with the posted review (the marker, the record); `None` keeps none. A forge that
+    /// writes nothing for a review that did not run keeps nothing of it either: that run's spend
+    /// is in its manifest and step summary.
+    pub spent: Option<crate::reviewer::usage::Usage>,
+    /// What this run's review cost, for the comment's footer; `None` when the pipeline gives
+    /// `std/post` no cost (then no footer is written).
+    pub cost: Option<crate::reviewer::usage::Usage>,
 }
 
 /// What a post did.

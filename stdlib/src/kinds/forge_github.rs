@@ -456,13 +456,21 @@ impl Github {
                 review.conversation_id.as_deref(),
             )?
             .with_published(crate::forge::PublishedCounts::of(&review.findings))
+            .with_spent(request.spent)
             .with_order(super::Forge::run_order(self));
             // The baseline the next push compares with, fitted to its share of the comment.
             let baseline = request
                 .baseline
                 .as_ref()
                 .map(|b| b.fit(GITHUB_BASELINE_CHARS));
-            let body = comment_body(&marker.render(), baseline.as_ref(), review);
+            let footer =
+                crate::forge::spent::footer_of(request.cost, request.spent, "pull request");
+            let body = comment_body(
+                &marker.render(),
+                baseline.as_ref(),
+                review,
+                footer.as_deref(),
+            );
             let body = fit(&body, COMMENT_MAX_CHARS);
             // Read again right before writing: another run may have created ours meanwhile.
             let (comments, ours, duplicates) = self.our_comment().await?;

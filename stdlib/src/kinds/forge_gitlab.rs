@@ -547,12 +547,20 @@ impl Gitlab {
                 review.conversation_id.as_deref(),
             )?
             .with_published(crate::forge::PublishedCounts::of(&review.findings))
+            .with_spent(request.spent)
             .with_order(self.order);
             let baseline = request
                 .baseline
                 .as_ref()
                 .map(|b| b.fit(GITHUB_BASELINE_CHARS));
-            let body = comment_body(&marker.render(), baseline.as_ref(), review);
+            let footer =
+                crate::forge::spent::footer_of(request.cost, request.spent, "merge request");
+            let body = comment_body(
+                &marker.render(),
+                baseline.as_ref(),
+                review,
+                footer.as_deref(),
+            );
             let body = fit(&body, COMMENT_MAX_CHARS);
             // Read again right before writing: another run may have created ours meanwhile.
             let (ours, duplicates) = self.our_note().await?;

@@ -321,6 +321,7 @@ impl super::Forge for Local {
                 conversation: p.conversation_id,
                 baseline: p.baseline,
                 published: p.published,
+                spent: p.spent,
                 // Runs of a checkout are not ordered: the head rule alone applies.
                 order: None,
             }))
@@ -384,11 +385,17 @@ impl super::Forge for Local {
         let review = request.review.clone();
         let expected = request.expected_head.clone();
         let formats = request.formats.clone();
-        let baseline = request.baseline.clone();
+        let kept = crate::forge::Kept {
+            baseline: request.baseline.clone(),
+            spent: request.spent,
+            footer: crate::forge::spent::footer_of(request.cost, request.spent, "change"),
+        };
         let reviewed = matches!(request.state, super::ReviewState::Reviewed);
         Box::pin(super::blocking(move || {
             // A review that did not run writes nothing: no file reads as "no findings", and the
-            // record keeps naming the head last reviewed, so the next run reviews this one.
+            // record keeps naming the head last reviewed, so the next run reviews this one. What
+            // such a run spent is in its manifest and step summary only, so the record's total
+            // counts the runs that posted.
             if !reviewed {
                 return Ok(PostedSummary {
                     location: forge
@@ -398,8 +405,7 @@ impl super::Forge for Local {
                     recorded: false,
                 });
             }
-            let posted =
-                forge.post_recorded(&change, &review, &expected, &formats, baseline.as_ref())?;
+            let posted = forge.post_recorded(&change, &review, &expected, &formats, &kept)?;
             Ok(PostedSummary {
                 location: posted.location.display().to_string(),
                 recorded: true,

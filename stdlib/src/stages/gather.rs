@@ -143,6 +143,14 @@ pub fn contract() -> StageContract {
     )
     .change_commit("head")
     .change_commit("last-reviewed")
+    // Our own record, as trusted as `last-reviewed`: the forge keeps it only where the review's
+    // author is trusted (the marker of a trusted comment, the record the run wrote).
+    .output(
+        "spent",
+        OutputType::Json,
+        "what the change's reviews spent so far, kept with the last posted review: tokens in, out and cached, and the cost in dollars (`null` when not reported); nothing when none kept it",
+        LabelRule::none(),
+    )
     .output(
         "tier",
         OutputType::Text,
@@ -273,6 +281,14 @@ async fn run(
     if let Some(last) = gathered.last_reviewed {
         out.insert("last-reviewed".into(), OutputValue::Text(last.to_string()));
     }
+    // The change's total: nothing spent when no earlier review kept one.
+    let spent = posted
+        .as_ref()
+        .and_then(|p| p.spent)
+        .unwrap_or_else(crate::reviewer::usage::Usage::nothing);
+    let spent = serde_json::to_value(spent)
+        .map_err(|e| StageError::failed(format!("cannot encode what was spent: {e}")))?;
+    out.insert("spent".into(), OutputValue::Json(spent));
     out.insert("tier".into(), OutputValue::Text(gathered.tier.to_string()));
     out.insert("changed".into(), OutputValue::Bool(gathered.changed));
     out.insert("draft".into(), OutputValue::Bool(forge.change().draft));

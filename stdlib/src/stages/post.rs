@@ -6,6 +6,11 @@
 //! Every finding gets its fingerprint, and its state against the baseline the last posted
 //! review kept (`docs/findings.md`): new, persisting, or resolved (in `Review::resolved`).
 //!
+//! With `cost "review.cost"` the forge keeps the change's running total of what its reviews
+//! spent (the marker, the record) and the comment's footer says what this review and the change
+//! cost; a review that did not finish is counted from the facts its stage recorded
+//! (`cost.change`, `cost.run`). Without it the last total is kept as it was.
+//!
 //! Its preconditions are checked before anything is kept or posted: the change's head is still
 //! the one gathered (`require-head`), and that head is authored by one of the `require-author`
 //! names. When one fails, nothing at all is written and the stage fails, saying which and what
@@ -61,6 +66,15 @@ pub fn contract() -> StageContract {
                 "decisions",
                 Role::Data,
                 "the reviewer's decisions on the refutations (std/review's `decisions`)",
+            )
+            .arg(ValueType::Reference)
+            .accepts(&[OutputType::Json]),
+        )
+        .child(
+            ChildSpec::new(
+                "cost",
+                Role::Data,
+                "what the review cost (std/review's `cost`): the forge keeps the change's running total, the comment's footer says it",
             )
             .arg(ValueType::Reference)
             .accepts(&[OutputType::Json]),
@@ -280,6 +294,8 @@ async fn run(
         .flat_map(|c| c.args.iter().filter_map(Resolved::text))
         .collect();
     let text_arg = |name: &str| arg(&cx, name).and_then(Resolved::text);
+    // Read before any write: a cost that does not parse fails the stage having written nothing.
+    let cost = cost_of(&cx)?;
 
     // Before any write: nothing is kept or posted for a head that moved (the next run reviews
     // the new one), nor for a head nobody `require-author` names authored.
@@ -334,6 +350,12 @@ async fn run(
     if let Some(line) = &identified.status {
         cx.status.status(line.clone());
     }
+    // The change's new total: what the review says it is now, else the last one kept, carried
+    // forward so that a run without a cost never loses what earlier ones spent.
+    let spent = match &cost {
+        Some(c) => Some(c.change),
+        None => identified.spent,
+    };
     let request = PostRequest {
         review: crate::forge::Review {
             comment,
@@ -354,6 +376,8 @@ async fn run(
         inline: text_arg("inline"),
         block_on: text_arg("block-on").unwrap_or_else(|| "error".into()),
         baseline: identified.baseline,
+        spent,
+        cost: cost.and_then(|c| c.run),
     };
     let posted = forge.post(&request, &cx.status).await?;
     if posted.recorded {
@@ -395,6 +419,8 @@ struct Identified {
     findings: Vec<crate::forge::ReviewFinding>,
     resolved: Vec<crate::forge::ReviewFinding>,
     baseline: Option<crate::forge::Baseline>,
+    /// The change's running total the last posted review keeps.
+    spent: Option<crate::reviewer::usage::Usage>,
     status: Option<String>,
 }
 
@@ -415,13 +441,13 @@ async fn identify(
     use crate::forge::{Baseline, StateCounts, fingerprint_all, read_head_files};
 
     let mut notes = Vec::new();
-    let previous = match forge.last_posted().await {
-        Ok(last) => last.and_then(|l| l.baseline),
+    let (previous, spent) = match forge.last_posted().await {
+        Ok(last) => last.map_or((None, None), |l| (l.baseline, l.spent)),
         Err(e) => {
             notes.push(format!(
                 "the last posted review cannot be read ({e}): nothing compared"
             ));
-            None
+            (None, None)
         }
     };
     if !matches!(state, crate::kinds::ReviewState::Reviewed) {
@@ -429,6 +455,7 @@ async fn identify(
             findings,
             resolved: Vec::new(),
             baseline: previous,
+            spent,
             status: None,
         };
     }
@@ -482,6 +509,7 @@ async fn identify(
         findings,
         resolved,
         baseline: Some(baseline),
+        spent,
         status: (!notes.is_empty()).then(|| format!("finding identity: {}", notes.join("; "))),
     }
 }
@@ -491,6 +519,21 @@ async fn identify(
 /// the one the manifest keeps (redacted; a reviewer's never quotes what its program printed),
 /// and becomes the check run's title.
 fn not_reviewed(cx: &reviewflow_engine::run::StageCx<'_>, child: &str) -> Option<String> {
+    let unfinished = unfinished(cx, child)?;
+    // One line: a reason may hold line breaks, and a title holds none.
+    let line: String = unfinished
+        .to_string()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    Some(format!("the review did not run: {line}"))
+}
+
+/// The producer of `child`'s value, when it did not finish.
+fn unfinished<'a>(
+    cx: &'a reviewflow_engine::run::StageCx<'_>,
+    child: &str,
+) -> Option<&'a reviewflow_engine::run::Unfinished> {
     use reviewflow_engine::model::Value;
     let producer = cx
         .stage
@@ -502,12 +545,119 @@ fn not_reviewed(cx: &reviewflow_engine::run::StageCx<'_>, child: &str) -> Option
             Value::Reference(r) => Some(r.stage.as_str()),
             _ => None,
         })?;
-    let unfinished = cx.unfinished.iter().find(|u| u.stage == producer)?;
-    // One line: a reason may hold line breaks, and a title holds none.
-    let line: String = unfinished
-        .to_string()
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    Some(format!("the review did not run: {line}"))
+    cx.unfinished.iter().find(|u| u.stage == producer)
+}
+
+/// What the review cost, as `std/post` reads it: this run's part, when known, and the change's
+/// total with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Spend {
+    run: Option<crate::reviewer::usage::Usage>,
+    change: crate::reviewer::usage::Usage,
+}
+
+/// The `cost` child's value: the review's `cost` output, or, when the review did not finish (it
+/// fell back after spending, its budget was spent), the totals its stage recorded as facts.
+/// `None` without the child, or when the review recorded no total (it was skipped).
+fn cost_of(
+    cx: &reviewflow_engine::run::StageCx<'_>,
+) -> Result<Option<Spend>, reviewflow_engine::run::StageError> {
+    use reviewflow_engine::run::{OutputValue, Resolved, StageError};
+
+    match super::runtime::arg(cx, "cost") {
+        Some(Resolved::Output(Some(OutputValue::Json(v)))) => spend_of_output(v)
+            .map(Some)
+            .map_err(|e| StageError::failed(format!("the cost is not valid: {e}"))),
+        Some(Resolved::Output(None)) => {
+            Ok(unfinished(cx, "cost").and_then(|u| spend_of_facts(&u.facts)))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// What std/review's `cost` output says.
+fn spend_of_output(value: &serde_json::Value) -> Result<Spend, serde_json::Error> {
+    let cost: crate::reviewer::cost::Cost = serde_json::from_value(value.clone())?;
+    Ok(Spend {
+        run: Some(cost.run),
+        change: cost.change,
+    })
+}
+
+/// What the facts of a review stage that did not finish say (`cost.change`, `cost.run`, as
+/// [`crate::reviewer::usage::Usage::fact`] writes them); `None` without the change's total.
+fn spend_of_facts(facts: &std::collections::BTreeMap<String, String>) -> Option<Spend> {
+    use crate::reviewer::cost::{CHANGE_FACT, RUN_FACT};
+    use crate::reviewer::usage::Usage;
+    let fact = |name: &str| facts.get(name).and_then(|f| Usage::parse_fact(f));
+    Some(Spend {
+        run: fact(RUN_FACT),
+        change: fact(CHANGE_FACT)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reviewer::usage::{Usage, Usd};
+
+    fn used(tokens: u64, micros: Option<u64>) -> Usage {
+        Usage {
+            input_tokens: tokens,
+            output_tokens: 10,
+            cached_tokens: 0,
+            cost_usd: micros.map(Usd),
+        }
+    }
+
+    #[test]
+    fn the_cost_output_gives_the_run_and_the_change() {
+        let cost = crate::reviewer::cost::Cost {
+            run: used(100, Some(1_000)),
+            change: used(300, None),
+            tries: vec![Some(used(100, Some(1_000))), None],
+        };
+        let value = serde_json::to_value(&cost).unwrap();
+        assert_eq!(
+            spend_of_output(&value).unwrap(),
+            Spend {
+                run: Some(cost.run),
+                change: cost.change,
+            }
+        );
+        assert!(spend_of_output(&serde_json::json!({"run": 1})).is_err());
+    }
+
+    #[test]
+    fn a_review_that_did_not_finish_is_counted_from_its_facts() {
+        let facts = |pairs: &[(&str, String)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect::<std::collections::BTreeMap<_, _>>()
+        };
+        let (run, change) = (used(100, Some(1_000)), used(900, None));
+        assert_eq!(
+            spend_of_facts(&facts(&[
+                ("cost.run", run.fact()),
+                ("cost.change", change.fact()),
+                ("try.1.usage", run.fact()),
+            ])),
+            Some(Spend {
+                run: Some(run),
+                change,
+            })
+        );
+        // The run's part unreadable: the change's total still counts.
+        assert_eq!(
+            spend_of_facts(&facts(&[
+                ("cost.run", "in=[redacted:key]".to_owned()),
+                ("cost.change", change.fact()),
+            ])),
+            Some(Spend { run: None, change })
+        );
+        // No total recorded (the review spent nothing it could say): nothing to count.
+        assert_eq!(spend_of_facts(&facts(&[("cost.run", run.fact())])), None);
+        assert_eq!(spend_of_facts(&facts(&[])), None);
+    }
 }

@@ -30,11 +30,13 @@ const LINE_BREAK_WINDOW: usize = 2 * 1024;
 /// The review comment's body before [`fit`]: the marker line, the baseline line of finding
 /// identity when there is one (`docs/findings.md`), then the review comment without the `rules`
 /// reviewer's table and the findings, counted and marked `new` or `persisting` against the last
-/// review, with the resolved ones, as `review.md` lists them.
+/// review, with the resolved ones, as `review.md` lists them; last, after a blank line, the
+/// `footer` when there is one (what the review cost, [`crate::forge::spent::footer`]).
 pub fn comment_body(
     marker: &str,
     baseline: Option<&crate::forge::Baseline>,
     review: &crate::forge::Review,
+    footer: Option<&str>,
 ) -> String {
     let mut body = String::from(marker);
     body.push('\n');
@@ -43,6 +45,15 @@ pub fn comment_body(
         body.push('\n');
     }
     body.push_str(&crate::forge::formats::comment_with_findings(review));
+    if let Some(footer) = footer {
+        // A blank line first: a line right after the findings list would join its last item.
+        if !body.ends_with('\n') {
+            body.push('\n');
+        }
+        body.push('\n');
+        body.push_str(footer);
+        body.push('\n');
+    }
     body
 }
 
@@ -210,6 +221,26 @@ mod tests {
 
     fn marker() -> Marker {
         Marker::new("p", Some("web"), &"a".repeat(40), "1", Some("c")).unwrap()
+    }
+
+    #[test]
+    fn the_footer_ends_the_body_after_a_blank_line() {
+        let review = crate::forge::Review {
+            comment: "Looks fine.".into(),
+            findings: Vec::new(),
+            base: crate::git::Sha::parse(&"1".repeat(40)).unwrap(),
+            head: crate::git::Sha::parse(&"2".repeat(40)).unwrap(),
+            run_id: "1".into(),
+            conversation_id: None,
+            reviewer: "reviewflow".into(),
+            resolved: Vec::new(),
+        };
+        let marker = marker().render();
+        let plain = comment_body(&marker, None, &review, None);
+        let footed = comment_body(&marker, None, &review, Some("Cost: this review …"));
+        assert_eq!(footed, format!("{plain}\nCost: this review …\n"));
+        assert!(plain.ends_with("None.\n"), "{plain}");
+        assert!(!plain.contains("Cost:"));
     }
 
     #[test]

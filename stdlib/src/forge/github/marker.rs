@@ -24,6 +24,15 @@
 //! <!-- reviewflow:v1 pipeline=enroll-review project=web head=<sha> run=<run id> conversation=<blob id> findings=3.1.0 new=1.0.0 order=9876543210.2 -->
 //! ```
 //!
+//! A marker written since costs were kept carries the change's running total of what its model
+//! reviews spent (`docs/github.md`, "Costs and budgets"), `spent=<in>.<out>.<cached>.<cost>`: tokens
+//! in, out and cached, and the cost in millionths of a dollar, `-` when a vendor did not report it.
+//! It goes after the counts and before the order; a marker without it is still read:
+//!
+//! ```text
+//! <!-- reviewflow:v1 pipeline=enroll-review project=web head=<sha> run=<run id> conversation=<blob id> findings=3.1.0 new=1.0.0 spent=120000.8000.0.412300 order=9876543210.2 -->
+//! ```
+//!
 //! `conversation` names the sealed conversation the review kept by its blob id (`blob-` and the
 //! SHA-256 of the sealed bytes, 69 characters; [`crate::conversation::blob_id`]).
 //!
@@ -45,6 +54,7 @@
 use thiserror::Error;
 
 use crate::forge::{PublishedCounts, RunOrder};
+use crate::reviewer::usage::{Usage, Usd};
 use crate::stages::published::Counts;
 
 /// The marker format this module writes and the only one it reads.
@@ -64,9 +74,12 @@ const SUFFIX: &str = " -->";
 /// The written form of an absent project or conversation.
 const NONE: &str = "-";
 /// No marker line is longer than this: a cheap bound before splitting a line of untrusted text.
-const MAX_LINE: usize = 256 + 2 * MAX_NAME + 2 * MAX_ID + 64 + COUNTS_ROOM + ORDER_ROOM;
+const MAX_LINE: usize =
+    256 + 2 * MAX_NAME + 2 * MAX_ID + 64 + COUNTS_ROOM + SPENT_ROOM + ORDER_ROOM;
 /// The two count fields: six numbers of at most 20 digits, their names and separators.
 const COUNTS_ROOM: usize = 6 * 20 + 32;
+/// The spent field: four numbers of at most 20 digits, its name and separators.
+const SPENT_ROOM: usize = 4 * 20 + 16;
 /// The order field: two numbers of at most 20 digits, its name and separators.
 const ORDER_ROOM: usize = 2 * 20 + 16;
 
@@ -89,6 +102,7 @@ pub struct Marker {
     run: String,
     conversation: Option<String>,
     published: Option<PublishedCounts>,
+    spent: Option<Usage>,
     order: Option<RunOrder>,
 }
 
@@ -121,6 +135,7 @@ impl Marker {
             run: run.to_owned(),
             conversation: conversation.map(str::to_owned),
             published: None,
+            spent: None,
             order: None,
         })
     }
@@ -130,6 +145,19 @@ impl Marker {
     pub fn with_published(mut self, published: PublishedCounts) -> Marker {
         self.published = Some(published);
         self
+    }
+
+    /// The same marker with the change's running total of review costs: numbers only, like the
+    /// counts.
+    pub fn with_spent(mut self, spent: Option<Usage>) -> Marker {
+        self.spent = spent;
+        self
+    }
+
+    /// The change's running total of review costs; `None` on a marker written before costs were
+    /// kept.
+    pub fn spent(&self) -> Option<Usage> {
+        self.spent
     }
 
     /// The same marker with the CI run that posts it: numbers only, like the counts.
@@ -179,11 +207,14 @@ impl Marker {
                 render_counts(&p.new)
             )
         });
+        let spent = self
+            .spent
+            .map_or_else(String::new, |u| format!(" spent={}", render_spent(&u)));
         let order = self
             .order
             .map_or_else(String::new, |o| format!(" order={o}"));
         format!(
-            "{PREFIX}{} pipeline={} project={} head={} run={} conversation={}{counts}{order}{SUFFIX}",
+            "{PREFIX}{} pipeline={} project={} head={} run={} conversation={}{counts}{spent}{order}{SUFFIX}",
             self.version,
             self.pipeline,
             self.project.as_deref().unwrap_or(NONE),
@@ -224,14 +255,23 @@ impl Marker {
         let head = field("head")?;
         let run = field("run")?;
         let conversation = field("conversation")?;
-        // Both counts or neither (a marker written before counts were kept), then the order or
-        // nothing (one written before orders were kept), and nothing else.
+        // Both counts or neither (a marker written before counts were kept), then the spent
+        // total or nothing (one written before costs were kept), then the order or nothing (one
+        // written before orders were kept), and nothing else.
         let mut rest = parts.collect::<Vec<_>>();
         let order = match rest.last().and_then(|p| p.strip_prefix("order=")) {
             Some(o) => {
                 let order = RunOrder::parse(o)?;
                 rest.pop();
                 Some(order)
+            }
+            None => None,
+        };
+        let spent = match rest.last().and_then(|p| p.strip_prefix("spent=")) {
+            Some(s) => {
+                let spent = parse_spent(s)?;
+                rest.pop();
+                Some(spent)
             }
             None => None,
         };
@@ -257,7 +297,7 @@ impl Marker {
             Some(p) => marker.with_published(p),
             None => marker,
         };
-        Some(marker.with_order(order))
+        Some(marker.with_spent(spent).with_order(order))
     }
 
     /// Whether this marker belongs to `pipeline` and `project` (both compared exactly; an
@@ -335,6 +375,43 @@ fn parse_counts(v: &str) -> Option<Counts> {
         info: number()?,
     };
     parts.next().is_none().then_some(counts)
+}
+
+/// `in.out.cached.micro-dollars`, the cost `-` when it is unknown.
+fn render_spent(u: &Usage) -> String {
+    let cost = u
+        .cost_usd
+        .map_or_else(|| NONE.to_owned(), |c| c.0.to_string());
+    format!(
+        "{}.{}.{}.{cost}",
+        u.input_tokens, u.output_tokens, u.cached_tokens
+    )
+}
+
+/// Exactly what [`render_spent`] writes: four canonical decimal numbers, the last one or `-`.
+fn parse_spent(v: &str) -> Option<Usage> {
+    let mut parts = v.split('.');
+    let mut next = || parts.next();
+    let (input, output, cached, cost) = (next()?, next()?, next()?, next()?);
+    if next().is_some() {
+        return None;
+    }
+    Some(Usage {
+        input_tokens: canonical_number(input)?,
+        output_tokens: canonical_number(output)?,
+        cached_tokens: canonical_number(cached)?,
+        cost_usd: match cost {
+            NONE => None,
+            micros => Some(Usd(canonical_number(micros)?)),
+        },
+    })
+}
+
+/// A decimal number as we write it: digits only, no sign, no leading zero.
+fn canonical_number(p: &str) -> Option<u64> {
+    let canonical =
+        !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && (p == "0" || !p.starts_with('0'));
+    canonical.then(|| p.parse().ok()).flatten()
 }
 
 fn check_head(v: &str) -> Result<(), MarkerError> {
@@ -550,6 +627,117 @@ mod tests {
                 " order=9876543210.2 findings=0.0.0 new=0.0.0",
             );
         assert_eq!(Marker::parse_line(&counted), None);
+    }
+
+    #[test]
+    fn the_spent_total_renders_and_parses_back() {
+        let spent = Usage {
+            input_tokens: 120_000,
+            output_tokens: 8_000,
+            cached_tokens: 0,
+            cost_usd: Some(Usd(412_300)),
+        };
+        let unknown = Usage {
+            cost_usd: None,
+            ..spent
+        };
+        let order = RunOrder { run: 7, attempt: 1 };
+        let counted = marker().with_published(PublishedCounts {
+            findings: Counts::default(),
+            new: Counts::default(),
+        });
+        for m in [marker(), counted] {
+            let kept = m.clone().with_spent(Some(spent)).with_order(Some(order));
+            let line = kept.render();
+            assert!(
+                line.ends_with(" spent=120000.8000.0.412300 order=7.1 -->"),
+                "{line}"
+            );
+            assert_eq!(Marker::parse_line(&line), Some(kept.clone()));
+            assert_eq!(
+                Marker::parse_line(&line).and_then(|m| m.spent()),
+                Some(spent)
+            );
+            let unknown = m.clone().with_spent(Some(unknown));
+            let line_unknown = unknown.render();
+            assert!(
+                line_unknown.ends_with(" spent=120000.8000.0.- -->"),
+                "{line_unknown}"
+            );
+            assert_eq!(Marker::parse_line(&line_unknown), Some(unknown));
+            // A marker written before costs were kept: read, without a total.
+            assert_eq!(
+                Marker::parse_line(&m.clone().with_order(Some(order)).render())
+                    .and_then(|m| m.spent()),
+                None
+            );
+            for bad in [
+                line.replace("spent=120000.8000.0.412300", "spent=120000.8000.0"),
+                line.replace("spent=120000.8000.0.412300", "spent=120000.8000.0.412300.1"),
+                line.replace("spent=120000.8000.0.412300", "spent=0120000.8000.0.412300"),
+                line.replace("spent=120000.8000.0.412300", "spent=-.8000.0.412300"),
+                line.replace("spent=120000.8000.0.412300", "spent=120000.8000.0.-1"),
+                line.replace(
+                    "spent=120000.8000.0.412300",
+                    "spent=1.2.3.99999999999999999999999",
+                ),
+                line.replace("spent=120000.8000.0.412300", "spent=1.2.3.4-->"),
+                line.replace("spent=120000.8000.0.412300", "spent=1.2.3.4 spent=1.2.3.4"),
+                line.replace("spent=120000.8000.0.412300", "spent="),
+                line.replace(
+                    " spent=120000.8000.0.412300 order=7.1",
+                    " order=7.1 spent=120000.8000.0.412300",
+                ),
+            ] {
+                assert_eq!(Marker::parse_line(&bad), None, "{bad}");
+            }
+        }
+        // Before the counts it is no marker.
+        let misplaced = marker()
+            .with_published(PublishedCounts {
+                findings: Counts::default(),
+                new: Counts::default(),
+            })
+            .with_spent(Some(spent))
+            .render()
+            .replace(
+                " findings=0.0.0 new=0.0.0 spent=120000.8000.0.412300",
+                " spent=120000.8000.0.412300 findings=0.0.0 new=0.0.0",
+            );
+        assert_eq!(Marker::parse_line(&misplaced), None);
+        // The largest total still fits the line's bound.
+        let most = Usage {
+            input_tokens: u64::MAX,
+            output_tokens: u64::MAX,
+            cached_tokens: u64::MAX,
+            cost_usd: Some(Usd(u64::MAX)),
+        };
+        let full = Marker::new(
+            &"p".repeat(MAX_NAME),
+            Some(&"w".repeat(MAX_NAME)),
+            &"a".repeat(64),
+            &"r".repeat(MAX_ID),
+            Some(&"c".repeat(MAX_ID)),
+        )
+        .unwrap()
+        .with_published(PublishedCounts {
+            findings: Counts {
+                error: u64::MAX,
+                warning: u64::MAX,
+                info: u64::MAX,
+            },
+            new: Counts {
+                error: u64::MAX,
+                warning: u64::MAX,
+                info: u64::MAX,
+            },
+        })
+        .with_spent(Some(most))
+        .with_order(Some(RunOrder {
+            run: u64::MAX,
+            attempt: u64::MAX,
+        }));
+        assert_eq!(Marker::parse_line(&full.render()), Some(full));
     }
 
     #[test]

@@ -1,0 +1,134 @@
+//! The pull request's running total of review costs on GitHub (docs/github.md, "Costs and
+//! budgets"), against the fake: the marker keeps it, the footer says it, the next run reads it
+//! back, and a review that did not run leaves the comment, and its total, as they were.
+
+// Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
+// `#[test]` functions themselves).
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::sync::Arc;
+
+use reviewflow_engine::run::StatusSink;
+use reviewflow_stdlib::forge::{Format, Review};
+use reviewflow_stdlib::git::Sha;
+use reviewflow_stdlib::kinds::forge_github::GithubKind;
+use reviewflow_stdlib::kinds::{Forge, PostRequest, ReviewState};
+use reviewflow_stdlib::reviewer::usage::{Usage, Usd};
+use support::fake_github::FakeGithub;
+
+const TOKEN: &str = "ghs_FAKEtoken0123456789abcdefABCDEF";
+const BASE: &str = "1111111111111111111111111111111111111111";
+const HEAD: &str = "1a2b3c4d5e6f1a2b3c4d5e6f1a2b3c4d5e6f1a2b";
+const PR: u64 = 7;
+
+async fn open(fake: &FakeGithub, dir: &std::path::Path) -> Arc<dyn Forge> {
+    let event = dir.join("event.json");
+    std::fs::write(
+        &event,
+        format!(r#"{{"action":"synchronize","number":{PR},"pull_request":{{"number":{PR}}}}}"#),
+    )
+    .unwrap();
+    let vars = [
+        ("GITHUB_API_URL", fake.api_url()),
+        ("GITHUB_REPOSITORY", FakeGithub::repository()),
+        ("GITHUB_EVENT_PATH", event.display().to_string()),
+        ("GITHUB_RUN_ID", "100".to_owned()),
+    ];
+    match support::open::open_forge(&GithubKind, &vars, TOKEN, "review").await {
+        Ok(forge) => forge,
+        Err(e) => panic!("the github forge opens: {e}"),
+    }
+}
+
+fn request(state: ReviewState, spent: Option<Usage>, cost: Option<Usage>) -> PostRequest {
+    PostRequest {
+        review: Review {
+            comment: "Fine.".into(),
+            findings: Vec::new(),
+            base: Sha::parse(BASE).unwrap(),
+            head: Sha::parse(HEAD).unwrap(),
+            run_id: "run-1".into(),
+            conversation_id: None,
+            reviewer: "claude".into(),
+            resolved: Vec::new(),
+        },
+        state,
+        expected_head: Sha::parse(HEAD).unwrap(),
+        ranges: Vec::new(),
+        pipeline: "review".into(),
+        formats: vec![Format::Markdown],
+        check_run: None,
+        inline: None,
+        block_on: "error".into(),
+        baseline: None,
+        spent,
+        cost,
+    }
+}
+
+#[tokio::test]
+async fn the_marker_keeps_the_total_and_the_footer_says_it() {
+    let fake = FakeGithub::start().await;
+    fake.require_token(TOKEN);
+    fake.add_pull_request(PR, HEAD, BASE);
+    let dir = tempfile::tempdir().unwrap();
+    let forge = open(&fake, dir.path()).await;
+    let run = Usage {
+        input_tokens: 12_000,
+        output_tokens: 345,
+        cached_tokens: 0,
+        cost_usd: Some(Usd(12_300)),
+    };
+    let total = Usage {
+        input_tokens: 45_000,
+        output_tokens: 678,
+        cached_tokens: 1_000,
+        cost_usd: Some(Usd(45_600)),
+    };
+    forge
+        .post(
+            &request(ReviewState::Reviewed, Some(total), Some(run)),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    let comments = fake.comments(PR);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    let body = comments[0]["body"].as_str().unwrap();
+    let marker = body.lines().next().unwrap();
+    assert!(
+        marker.ends_with(" spent=45000.678.1000.45600 order=100.1 -->"),
+        "{marker}"
+    );
+    assert!(
+        body.ends_with(
+            "\n\nCost: this review 12,345 tokens (12,000 in, 345 out, 0 cached), $0.0123 · \
+             this pull request so far 45,678 tokens (45,000 in, 678 out, 1,000 cached), $0.0456\n"
+        ),
+        "{body}"
+    );
+
+    // The next run reads the total back.
+    let forge = open(&fake, dir.path()).await;
+    let last = forge.last_posted().await.unwrap().expect("a posted review");
+    assert_eq!(last.spent, Some(total));
+
+    // A review that did not run leaves the comment, and the total it keeps, as they were.
+    let more = total.plus(&run);
+    forge
+        .post(
+            &request(
+                ReviewState::NotReviewed("budget spent".into()),
+                Some(more),
+                Some(run),
+            ),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(fake.comments(PR)[0]["body"].as_str().unwrap(), body);
+    let last = forge.last_posted().await.unwrap().expect("a posted review");
+    assert_eq!(last.spent, Some(total));
+}
