@@ -147,21 +147,29 @@ async fn three_pushes_whose_budget_runs_out_on_the_third() {
     assert_eq!(code, 0, "{log}");
     let body = comment_body(&fake);
     assert!(
-        body.contains("this pull request so far 2,400 tokens (2,000 in, 400 out, 0 cached), $0.1000"),
+        body.contains(
+            "this pull request so far 2,400 tokens (2,000 in, 400 out, 0 cached), $0.1000"
+        ),
         "{body}"
     );
 
-    // Push 3: the budget is spent before a try starts: not reviewed, and never a pass.
+    // Push 3: the budget is spent before a try starts: not reviewed, said so on the job, and
+    // never a pass. The example lets a failed review fail the run (`fail-closed`), so nothing is
+    // posted: the last review, its check run and its running total stay as they were.
+    let runs_before = fake.check_runs().len();
     let (code, log, summary) = push(&fake, 2).await;
-    assert_eq!(code, 4, "not reviewed under --fail-on: {log}");
+    assert_eq!(code, 1, "the run fails: {log}");
     assert!(
-        log.contains("not reviewed: budget spent: this change spent 2,400 tokens of its budget of 2,400"),
+        log.contains(
+            "::error title=review::not reviewed: budget spent: this change spent 2,400 tokens of its budget of 2,400"
+        ),
         "{log}"
     );
     assert!(!log.contains("try 1 spent"), "no try started: {log}");
-    let run = last_check_run(&fake);
-    assert_eq!(run["conclusion"], "neutral", "{run}");
-    let title = run["output"]["title"].as_str().unwrap_or_default();
-    assert!(title.contains("budget spent"), "{run}");
-    assert!(summary.contains("budget spent"), "{summary}");
+    assert_eq!(fake.check_runs().len(), runs_before, "nothing posted");
+    assert_eq!(comment_body(&fake), body, "the last review stays");
+    assert!(
+        summary.contains("budget spent") && summary.contains("2,400 tokens"),
+        "{summary}"
+    );
 }

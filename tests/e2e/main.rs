@@ -6,6 +6,7 @@ mod already_reviewed;
 mod bad_input;
 mod bounded_output;
 mod budgets;
+mod budgets_github;
 mod cgroup_birth;
 mod check;
 mod closed_pipe;

@@ -306,11 +306,20 @@ async fn run(
     check_preconditions(forge, &preconditions).await?;
 
     // Keep (or tombstone) first: a posted review must never name a conversation that is not kept.
+    // A review that did not run keeps nothing: the last posted review stays the one the next run
+    // starts from, and so does the conversation it names.
     let mut conversation_id = None;
+    let reviewed = matches!(state, ReviewState::Reviewed);
     for c in cx.children.iter().filter(|c| c.name == "upload") {
         let Some(Resolved::Store(store)) = c.prop("to") else {
             continue;
         };
+        if !reviewed {
+            cx.status.status(format!(
+                "not reviewed, so nothing kept in store `{store}`: the conversation the last posted review names stays"
+            ));
+            continue;
+        }
         let (opened, name) = services.store(&cx, store)?;
         let mut producer = Producer::new();
         producer.insert("head".into(), change.head.to_string());
