@@ -74,6 +74,7 @@ fn finding(path: &str, line: u32, severity: Severity) -> ReviewFinding {
         fingerprint: None,
         state: None,
         dialogue: None,
+        suggestion: None,
     }
 }
 

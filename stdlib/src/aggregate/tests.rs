@@ -23,6 +23,7 @@ fn finding(
         severity,
         rule: Some(rule.into()),
         message: message.into(),
+        suggestion: None,
     }
 }
 

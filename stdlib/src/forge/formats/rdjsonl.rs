@@ -146,6 +146,7 @@ mod tests {
             fingerprint: Some("f".repeat(32)),
             state,
             dialogue: None,
+            suggestion: None,
         }
     }
 

@@ -238,6 +238,7 @@ mod tests {
             fingerprint: None,
             state: None,
             dialogue: None,
+            suggestion: None,
         }
     }
 

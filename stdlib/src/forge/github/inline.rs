@@ -252,6 +252,7 @@ mod tests {
             fingerprint: None,
             state: None,
             dialogue: None,
+            suggestion: None,
         }
     }
 

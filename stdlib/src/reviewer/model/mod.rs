@@ -312,6 +312,7 @@ where
                     path: redact(redactor, &f.path),
                     rule: f.rule.map(|r| redact(redactor, &r)),
                     message: redact(redactor, &f.message),
+                    suggestion: f.suggestion.map(|s| redact(redactor, &s)),
                     ..f
                 })
                 .collect();
