@@ -59,6 +59,7 @@ mod run_retention;
 mod sarif_multitool;
 mod schema;
 mod shared_job;
+mod suggestions_github;
 mod support;
 mod uncommitted;
 mod ways_out;

@@ -244,7 +244,8 @@ fn review_sarif_passes_the_multitool() {
         "src/merge.rs",
         "fn a() {}\n<<<<<<< HEAD\nx\n<<<<<<< HEAD\ny\n<<<<<<< HEAD\n",
     );
-    write("src/debug.js", "console.log('here');\n");
+    // Trailing whitespace too: its finding carries a suggested fix (a SARIF `fixes`).
+    write("src/debug.js", "console.log('here');  \n");
     repo.commit("assets/blob.bin", "\0\u{1}\u{2}binary\0", "push 1");
     let sarif = repo
         .path()
@@ -307,6 +308,15 @@ fn review_sarif_passes_the_multitool() {
         results(&first)
             .iter()
             .all(|r| r.get("baselineState").is_none())
+    );
+    let fixed = results(&first)
+        .iter()
+        .find(|r| r["ruleId"] == "trailing-whitespace")
+        .expect("the trailing whitespace's finding");
+    assert_eq!(
+        fixed["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"],
+        "console.log('here');",
+        "{fixed:#}"
     );
     let whole_file = results(&first)
         .iter()

@@ -262,6 +262,12 @@ where
             on_event(ReviewEvent::Status(l));
         });
         if let Some(review) = review {
+            let suggestions = review
+                .result
+                .findings
+                .iter()
+                .filter(|f| f.suggestion.is_some())
+                .count();
             let findings = review
                 .result
                 .findings
@@ -270,10 +276,19 @@ where
                     path: redact(redactor, &f.path),
                     rule: f.rule.map(|r| redact(redactor, &r)),
                     message: redact(redactor, &f.message),
-                    suggestion: f.suggestion.map(|s| redact(redactor, &s)),
+                    // A fix with a hole in it is no fix: a suggestion redaction would change is
+                    // removed whole, never published with its marker in the code.
+                    suggestion: f.suggestion.filter(|s| redact(redactor, s) == *s),
                     ..f
                 })
                 .collect::<Vec<_>>();
+            let unsuggested =
+                suggestions - findings.iter().filter(|f| f.suggestion.is_some()).count();
+            if unsuggested > 0 {
+                on_event(ReviewEvent::Status(format!(
+                    "{unsuggested} suggested fixes removed: they held a secret of the run (the findings are kept)"
+                )));
+            }
             let decisions = review
                 .result
                 .decisions

@@ -210,7 +210,7 @@ fn fixes(f: &ReviewFinding, text: &str, start: u32) -> serde_json::Value {
     let mut artifact = location(&uri::encode(&f.path), None, json!({}));
     let artifact_location = artifact["physicalLocation"]["artifactLocation"].take();
     json!([{
-        "description": { "text": "the reviewer's suggested fix (not applied by reviewflow)" },
+        "description": { "text": "The reviewer's suggested fix; reviewflow does not apply it." },
         "artifactChanges": [{
             "artifactLocation": artifact_location,
             "replacements": [{
@@ -482,7 +482,7 @@ mod tests {
         assert_eq!(
             results[0]["fixes"],
             json!([{
-                "description": { "text": "the reviewer's suggested fix (not applied by reviewflow)" },
+                "description": { "text": "The reviewer's suggested fix; reviewflow does not apply it." },
                 "artifactChanges": [{
                     "artifactLocation": { "uri": "src/a%20b.rs", "uriBaseId": "%SRCROOT%" },
                     "replacements": [{
