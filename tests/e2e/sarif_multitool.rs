@@ -257,6 +257,21 @@ fn review_sarif_passes_the_multitool() {
         (serde_json::from_str(&text).expect("SARIF is JSON"), text)
     };
     let (first, first_text) = run("first push");
+    // review.rdjsonl carries the same fix as reviewdog reads one: whole lines, no columns.
+    let rdjsonl = std::fs::read_to_string(sarif.with_file_name("review.rdjsonl")).expect("rdjsonl");
+    let fix = rdjsonl
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("a diagnostic"))
+        .find(|d| d["code"]["value"] == "trailing-whitespace")
+        .expect("the trailing whitespace's diagnostic");
+    assert_eq!(
+        fix["suggestions"],
+        serde_json::json!([{
+            "range": { "start": { "line": 1 }, "end": { "line": 1 } },
+            "text": "console.log('here');"
+        }]),
+        "{fix:#}"
+    );
     // A second push fixes the debugging leftover and adds a TODO: with a baseline, the log has
     // states and a resolved finding.
     write("src/debug.js", "// fine\n");

@@ -273,7 +273,7 @@ async fn a_model_s_suggestion_holding_a_credential_is_removed() {
     let (code, log) = run(&fake, json!([finding(2, 2, &fix)]), |t| t).await;
     assert_eq!(code, 0, "{log}");
     assert!(
-        log.contains("1 suggested fixes removed: they held a secret of the run or what looks like a credential (the findings are kept)"),
+        log.contains("1 suggested fix removed: they held a secret of the run or what looks like a credential (the findings are kept)"),
         "{log}"
     );
     let comments = inline_comments(&fake);

@@ -286,7 +286,12 @@ where
                 suggestions - findings.iter().filter(|f| f.suggestion.is_some()).count();
             if unsuggested > 0 {
                 on_event(ReviewEvent::Status(format!(
-                    "{unsuggested} suggested fixes removed: they held a secret of the run (the findings are kept)"
+                    "{unsuggested} {} removed: they held a secret of the run (the findings are kept)",
+                    if unsuggested == 1 {
+                        "suggested fix"
+                    } else {
+                        "suggested fixes"
+                    }
                 )));
             }
             let decisions = review

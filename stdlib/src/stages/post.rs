@@ -268,7 +268,8 @@ async fn run(
         }
         if removed > 0 {
             cx.status.status(format!(
-                "{removed} suggestions removed: without `ranges` nothing shows they replace lines the change added (the findings are kept)"
+                "{removed} {} removed: without `ranges` nothing shows they replace lines the change added (the findings are kept)",
+                if removed == 1 { "suggestion" } else { "suggestions" }
             ));
         }
     }

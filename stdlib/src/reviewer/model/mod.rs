@@ -328,7 +328,12 @@ where
                 suggestions - findings.iter().filter(|f| f.suggestion.is_some()).count();
             if unsuggested > 0 {
                 on_event(ReviewEvent::Status(format!(
-                    "{unsuggested} suggested fixes removed: they held a secret of the run or what looks like a credential (the findings are kept)"
+                    "{unsuggested} {} removed: they held a secret of the run or what looks like a credential (the findings are kept)",
+                    if unsuggested == 1 {
+                        "suggested fix"
+                    } else {
+                        "suggested fixes"
+                    }
                 )));
             }
             if let Some(model) = &review.cli.model {
