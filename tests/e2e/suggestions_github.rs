@@ -2,7 +2,8 @@
 //! the fake `claude` reporting findings that carry suggestions, against the fake GitHub. A
 //! two-line suggestion is a suggestion block on a two-line inline comment; one that reaches a
 //! line the change did not add is removed (the finding stays) and the log says why; one that
-//! holds a credential makes the scan of the findings not clean, and nothing is published.
+//! holds a credential makes the scan of the findings not clean, and nothing is published. On
+//! the local forge, a post without the change's ranges publishes no suggestion.
 
 // The fake GitHub of github_pipeline.rs, loaded here too: that module keeps its copy private.
 #[path = "../../stdlib/tests/support/fake_github.rs"]
@@ -279,4 +280,39 @@ async fn a_model_s_suggestion_holding_a_credential_is_removed() {
     let comments = inline_comments(&fake);
     assert_eq!(comments.len(), 1, "{comments:#?}");
     assert!(!posted(&fake).contains(&credential) && !posted(&fake).contains("```suggestion"));
+}
+
+/// `examples/local.kdl` without `ranges`: nothing shows a suggestion replaces lines the change
+/// added, so the rules reviewer's fix is not published; the finding is.
+#[test]
+fn without_ranges_a_post_publishes_no_suggestion() {
+    let repo = crate::support::Repo::local_example();
+    let pipeline = repo.path().join("examples/local.kdl");
+    let text = std::fs::read_to_string(&pipeline).expect("read");
+    let edited = text.replace("    ranges \"gather.ranges\"\n", "");
+    assert_ne!(edited, text, "the example changed");
+    std::fs::write(&pipeline, edited).expect("write");
+    repo.commit("src/app.js", "let x = 1;  \n", "trailing whitespace");
+    let out = crate::support::reviewflow_in(repo.path(), &["run", "examples/local.kdl"]);
+    assert_eq!(out.code, 0, "{}", out.transcript());
+    assert!(
+        out.transcript().contains(
+            "1 suggestion removed: without `ranges` nothing shows they replace lines the change added (the findings are kept)"
+        ),
+        "{}",
+        out.transcript()
+    );
+    let json = std::fs::read_to_string(
+        repo.path()
+            .join(".reviewflow/forge/branch-main/local-review/review.json"),
+    )
+    .expect("review.json");
+    let review: Value = serde_json::from_str(&json).expect("json");
+    let findings = review["findings"].as_array().expect("findings");
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["rule"] == "trailing-whitespace" && f.get("suggestion").is_none()),
+        "{review:#}"
+    );
 }
