@@ -62,6 +62,7 @@ fn inputs() -> Vec<LensFindings> {
                         severity: severities[(i as usize + l) % 3],
                         rule: Some(rule),
                         message,
+                        suggestion: None,
                     }
                 })
                 .collect();

@@ -28,6 +28,7 @@ fn inputs() -> (Vec<(String, String)>, Vec<ReviewFinding>) {
             fingerprint: None,
             state: None,
             dialogue: None,
+            suggestion: None,
         })
         .collect();
     (files, findings)

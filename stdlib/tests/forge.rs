@@ -117,6 +117,7 @@ fn finding(rule: &str, path: &str, line: Option<u32>, severity: Severity) -> Rev
         fingerprint: None,
         state: None,
         dialogue: None,
+        suggestion: None,
     }
 }
 
@@ -704,6 +705,7 @@ fn rule_findings_convert() {
         path: "a.rs".into(),
         line: Some(4),
         message: "TODO added".into(),
+        suggestion: None,
     });
     assert_eq!(f.rule, "todo-added");
     assert_eq!((f.line, f.end_line), (Some(4), None));

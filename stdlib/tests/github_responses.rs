@@ -56,6 +56,7 @@ fn finding(line: u32, print: char) -> ReviewFinding {
         fingerprint: Some(print.to_string().repeat(32)),
         state: None,
         dialogue: None,
+        suggestion: None,
     }
 }
 

@@ -74,6 +74,7 @@ fn finding(path: &str, line: u32, severity: Severity) -> ReviewFinding {
         fingerprint: None,
         state: None,
         dialogue: None,
+        suggestion: None,
     }
 }
 
@@ -255,6 +256,25 @@ async fn two_pushes_post_one_note_then_update_it() {
     // newest diff version again, merge base, compare, the merge request (head check), notes
     // (before writing), PUT note, POST status.
     assert_eq!(calls.len(), 12, "{calls:#?}");
+}
+
+/// A finding on lines 2 and 3 with a suggested fix: its thread sits on line 3, the fix in
+/// GitLab's syntax for that line and the one above.
+#[tokio::test]
+async fn a_suggestion_is_written_in_gitlab_s_syntax_on_the_thread() {
+    let fake = fake().await;
+    let mut f = finding("src/cache.rs", 2, Severity::Warning);
+    f.end_line = Some(3);
+    f.suggestion = Some("fn evict(&mut self) {}\nfn size(&self) -> usize { 0 }".into());
+    push(&fake, HEAD1, vec![f]).await;
+    let discussions = fake.discussions(MR);
+    assert_eq!(discussions.len(), 1);
+    let note = &discussions[0]["notes"][0];
+    assert_eq!(note["position"]["new_line"], 3);
+    assert_eq!(
+        note["body"],
+        "**warning** · cache-eviction\n\nevict() never runs\n\n```suggestion:-1+0\nfn evict(&mut self) {}\nfn size(&self) -> usize { 0 }\n```"
+    );
 }
 
 #[tokio::test]

@@ -169,6 +169,34 @@ fn crlf_line_endings_are_not_trailing_whitespace() {
     );
 }
 
+/// The trailing-whitespace rule knows its fix: the line without its trailing spaces and tabs.
+/// None for a line of whitespace alone (an empty suggestion would delete it) nor for a line
+/// holding a credential (the fix would repeat it).
+#[test]
+fn trailing_whitespace_suggests_the_trimmed_line() {
+    let token = format!("ghp_{}", "a1B2".repeat(9));
+    let diff = format!(
+        "--- /dev/null\n+++ b/a.rs\n@@ -0,0 +1,4 @@\n+let x = 1; \t \n+   \n+let t = \"{token}\"; \n+fn é() {{}}\t\n"
+    );
+    let found = run(diff.as_bytes(), &[], &RulesConfig::default());
+    let fixes: Vec<_> = found
+        .iter()
+        .filter(|f| f.rule == RuleId::TrailingWhitespace)
+        .map(|f| (f.line, f.suggestion.as_deref()))
+        .collect();
+    assert_eq!(
+        fixes,
+        [
+            (Some(1), Some("let x = 1;")),
+            (Some(2), None),
+            (Some(3), None),
+            (Some(4), Some("fn é() {}")),
+        ]
+    );
+    let json = serde_json::to_string(&found).unwrap();
+    assert!(!json.contains(&token), "{json}");
+}
+
 #[test]
 fn markdown_underline_is_not_a_conflict() {
     let diff = b"--- /dev/null\n+++ b/README.md\n@@ -0,0 +1,2 @@\n+Title\n+=======\n";

@@ -62,6 +62,7 @@ mod sarif_multitool;
 mod schema;
 mod shared_job;
 mod spent;
+mod suggestions_github;
 mod support;
 mod uncommitted;
 mod ways_out;

@@ -244,7 +244,8 @@ fn review_sarif_passes_the_multitool() {
         "src/merge.rs",
         "fn a() {}\n<<<<<<< HEAD\nx\n<<<<<<< HEAD\ny\n<<<<<<< HEAD\n",
     );
-    write("src/debug.js", "console.log('here');\n");
+    // Trailing whitespace too: its finding carries a suggested fix (a SARIF `fixes`).
+    write("src/debug.js", "console.log('here');  \n");
     repo.commit("assets/blob.bin", "\0\u{1}\u{2}binary\0", "push 1");
     let sarif = repo
         .path()
@@ -256,6 +257,21 @@ fn review_sarif_passes_the_multitool() {
         (serde_json::from_str(&text).expect("SARIF is JSON"), text)
     };
     let (first, first_text) = run("first push");
+    // review.rdjsonl carries the same fix as reviewdog reads one: whole lines, no columns.
+    let rdjsonl = std::fs::read_to_string(sarif.with_file_name("review.rdjsonl")).expect("rdjsonl");
+    let fix = rdjsonl
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("a diagnostic"))
+        .find(|d| d["code"]["value"] == "trailing-whitespace")
+        .expect("the trailing whitespace's diagnostic");
+    assert_eq!(
+        fix["suggestions"],
+        serde_json::json!([{
+            "range": { "start": { "line": 1 }, "end": { "line": 1 } },
+            "text": "console.log('here');"
+        }]),
+        "{fix:#}"
+    );
     // A second push fixes the debugging leftover and adds a TODO: with a baseline, the log has
     // states and a resolved finding.
     write("src/debug.js", "// fine\n");
@@ -307,6 +323,15 @@ fn review_sarif_passes_the_multitool() {
         results(&first)
             .iter()
             .all(|r| r.get("baselineState").is_none())
+    );
+    let fixed = results(&first)
+        .iter()
+        .find(|r| r["ruleId"] == "trailing-whitespace")
+        .expect("the trailing whitespace's finding");
+    assert_eq!(
+        fixed["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"],
+        "console.log('here');",
+        "{fixed:#}"
     );
     let whole_file = results(&first)
         .iter()

@@ -97,6 +97,9 @@ pub struct Aggregated {
     pub counts: Counts,
     /// The names of the lenses whose review did not run, in `from` order.
     pub missing: Vec<String>,
+    /// The suggested fixes removed (the findings kept), each as `path:line: why`
+    /// ([`crate::forge::Filtered::unsuggested`]).
+    pub unsuggested: Vec<String>,
 }
 
 /// A finding being merged.
@@ -109,6 +112,8 @@ struct Item {
     claimed: Severity,
     rule: Option<String>,
     message: String,
+    /// The first reporting lens's suggested fix that stood.
+    suggestion: Option<String>,
     /// Indices of the lenses that reported it, in `from` order, once each.
     lenses: Vec<usize>,
     /// The most severe severity of an included lens's report of it.
@@ -122,6 +127,7 @@ pub fn aggregate(inputs: &[LensFindings], validation: &Validation, policy: Polic
         ..Counts::default()
     };
     let mut missing = Vec::new();
+    let mut unsuggested = Vec::new();
     let mut items: Vec<Item> = Vec::new();
     let mut index: HashMap<dedup::Key, usize> = HashMap::new();
     for (n, input) in inputs.iter().enumerate() {
@@ -144,12 +150,15 @@ pub fn aggregate(inputs: &[LensFindings], validation: &Validation, policy: Polic
                 fingerprint: None,
                 state: None,
                 dialogue: None,
+                suggestion: f.suggestion.clone(),
             }]);
             counts.dropped += filtered.dropped;
             counts.demoted += filtered.demoted;
+            unsuggested.extend(filtered.unsuggested);
             let Some(f) = filtered.kept.into_iter().next().map(|kept| ReviewFinding {
                 line: kept.line,
                 end_line: kept.end_line,
+                suggestion: kept.suggestion,
                 ..f.clone()
             }) else {
                 continue;
@@ -181,6 +190,9 @@ pub fn aggregate(inputs: &[LensFindings], validation: &Validation, policy: Polic
                     item.severity = item.severity.max(severity);
                     item.claimed = item.claimed.max(claim);
                     item.included = item.included.max(inc);
+                    if item.suggestion.is_none() {
+                        item.suggestion = f.suggestion;
+                    }
                     if !item.lenses.contains(&n) {
                         item.lenses.push(n);
                     }
@@ -195,6 +207,7 @@ pub fn aggregate(inputs: &[LensFindings], validation: &Validation, policy: Polic
                         claimed: claim,
                         rule,
                         message,
+                        suggestion: f.suggestion,
                         lenses: vec![n],
                         included: inc,
                     });
@@ -219,6 +232,7 @@ pub fn aggregate(inputs: &[LensFindings], validation: &Validation, policy: Polic
                 end_line: item.end_line,
                 severity: item.severity,
                 rule: item.rule,
+                suggestion: item.suggestion,
             }
         })
         .collect();
@@ -228,6 +242,7 @@ pub fn aggregate(inputs: &[LensFindings], validation: &Validation, policy: Polic
         verdict,
         counts,
         missing,
+        unsuggested,
     }
 }
 

@@ -23,6 +23,7 @@ fn finding(
         severity,
         rule: Some(rule.into()),
         message: message.into(),
+        suggestion: None,
     }
 }
 
@@ -213,4 +214,37 @@ fn the_counts_have_the_documented_keys() {
     ];
     want.sort_unstable();
     assert_eq!(keys, want);
+}
+
+#[test]
+fn a_suggestion_stands_on_added_lines_only_and_agreeing_lenses_keep_the_first() {
+    let with = |line, fix: &str| ReviewFinding {
+        suggestion: Some(fix.into()),
+        ..finding("src/lib.rs", Some(line), Severity::Warning, "r", "m")
+    };
+    let inputs = [
+        LensFindings {
+            lens: lens("a", Severity::Error, VerdictMode::Included),
+            // Line 11 was added; line 14 is context within the hunk.
+            findings: Some(vec![with(11, "first"), with(14, "context")]),
+        },
+        LensFindings {
+            lens: lens("b", Severity::Error, VerdictMode::Included),
+            findings: Some(vec![with(11, "second")]),
+        },
+    ];
+    let v = Validation::new(&ranges(), &[], 3);
+    let out = aggregate(&inputs, &v, Policy::default());
+    let got: Vec<_> = out
+        .findings
+        .iter()
+        .map(|f| (f.line, f.suggestion.as_deref()))
+        .collect();
+    assert_eq!(got, [(Some(11), Some("first")), (Some(14), None)]);
+    assert_eq!(
+        out.unsuggested,
+        [
+            "src/lib.rs:14: suggestion removed: line 14 is not a line the change added (a suggestion replaces only added lines)"
+        ]
+    );
 }

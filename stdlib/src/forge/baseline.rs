@@ -374,6 +374,7 @@ pub fn compare(
             fingerprint: Some(b.fingerprint.clone()),
             state: Some(FindingState::Resolved),
             dialogue: None,
+            suggestion: None,
         })
         .collect()
 }
@@ -418,6 +419,7 @@ mod tests {
             fingerprint: Some(print.repeat(32)),
             state: None,
             dialogue: None,
+            suggestion: None,
         }
     }
 

@@ -155,6 +155,7 @@ mod tests {
             fingerprint: Some(print.to_string().repeat(32)),
             state: None,
             dialogue: None,
+            suggestion: None,
         }
     }
 

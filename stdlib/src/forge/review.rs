@@ -34,6 +34,12 @@ pub struct ReviewFinding {
     /// (`docs/findings.md`, "Answering a finding").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialogue: Option<super::baseline::Dialogue>,
+    /// The suggested fix: the replacement text for the finding's lines (`line` to `end_line`),
+    /// without the last line's ending; empty deletes them. Kept only when every one of those
+    /// lines is a line the change added; shown where a person applies it, never applied by
+    /// reviewflow (`docs/reviewers.md`, "Suggested fixes").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<String>,
 }
 
 /// Where a finding stands against the last posted review (SARIF's `baselineState` `new` and
@@ -138,6 +144,7 @@ impl From<Finding> for ReviewFinding {
             fingerprint: None,
             state: None,
             dialogue: None,
+            suggestion: f.suggestion,
         }
     }
 }

@@ -29,6 +29,11 @@ pub const MAX_MESSAGE_BYTES: usize = 4096;
 pub const MAX_PATH_BYTES: usize = 4096;
 /// Longest rule id, in characters.
 pub const MAX_RULE_CHARS: usize = 128;
+/// Largest suggested fix, in bytes: with a message at its cap it still fits one GitHub comment
+/// (65,536 characters), so a suggestion is never cut.
+pub const MAX_SUGGESTION_BYTES: usize = 32 * 1024;
+/// Most lines of a suggested fix.
+pub const MAX_SUGGESTION_LINES: usize = 500;
 
 /// A finding as reviewers report it and `std/review` outputs it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +52,11 @@ pub struct ReviewFinding {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
     pub message: String,
+    /// The replacement text for the finding's lines (`line`..=`end_line`), without the last
+    /// line's ending; empty deletes them (`docs/reviewers.md`, "Suggested fixes"). Never applied
+    /// by reviewflow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<String>,
 }
 
 impl From<&crate::rules::Finding> for ReviewFinding {
@@ -58,6 +68,7 @@ impl From<&crate::rules::Finding> for ReviewFinding {
             severity: f.severity,
             rule: Some(f.rule.as_str().to_owned()),
             message: f.message.clone(),
+            suggestion: f.suggestion.clone(),
         }
     }
 }
@@ -243,7 +254,40 @@ fn check_finding(i: usize, f: &ReviewFinding) -> Result<(), ResultError> {
             format!("longer than {MAX_MESSAGE_BYTES} bytes"),
         ));
     }
-    check_text(&field("message"), &f.message, false)
+    check_text(&field("message"), &f.message, false)?;
+    match &f.suggestion {
+        Some(text) => {
+            check_suggestion(f.line, text).map_err(|problem| invalid(field("suggestion"), problem))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Why a suggested fix cannot stand, whatever the diff: it needs lines to replace, stays within
+/// [`MAX_SUGGESTION_BYTES`] and [`MAX_SUGGESTION_LINES`], and holds no control character but tab
+/// and line feed (a carriage return would be written into the file as the author applies it).
+/// Whether its lines are lines the change added is checked against the diff, where the diff is
+/// known ([`crate::forge::filter_findings_in`]).
+pub fn check_suggestion(line: Option<u32>, text: &str) -> Result<(), String> {
+    if line.is_none() {
+        return Err("given without a line: a suggestion replaces the finding's lines".into());
+    }
+    if text.len() > MAX_SUGGESTION_BYTES {
+        return Err(format!("longer than {MAX_SUGGESTION_BYTES} bytes"));
+    }
+    if text.strip_suffix('\n').unwrap_or(text).split('\n').count() > MAX_SUGGESTION_LINES {
+        return Err(format!("more than {MAX_SUGGESTION_LINES} lines"));
+    }
+    match text
+        .chars()
+        .find(|&c| c.is_control() && c != '\t' && c != '\n')
+    {
+        Some(c) => Err(format!(
+            "holds the control character U+{:04X}",
+            u32::from(c)
+        )),
+        None => Ok(()),
+    }
 }
 
 /// No control characters but tab (and, where `multiline`, line feed and carriage return).
@@ -427,5 +471,88 @@ mod reads {
         )
         .unwrap();
         assert!(matches!(read(root.path()), Err(ResultError::NotAFile)));
+    }
+}
+
+#[cfg(test)]
+mod suggestions {
+    use super::*;
+
+    fn result_with(finding: &str) -> Result<ReviewResult, ResultError> {
+        let text = format!(
+            r#"{{"version": 1, "comment": "c", "findings": [{finding}], "conversation": null, "resumed": false}}"#
+        );
+        ReviewResult::parse(text.as_bytes())
+    }
+
+    fn refusal(finding: &str) -> String {
+        match result_with(finding) {
+            Err(ResultError::Invalid { field, problem }) => format!("{field}: {problem}"),
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_suggestion_is_optional_and_read_when_given() {
+        let r = result_with(
+            r#"{"path": "a.rs", "line": 2, "end_line": 3, "severity": "info", "message": "m", "suggestion": "let a = 1;\n\tlet b = 2;"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            r.findings[0].suggestion.as_deref(),
+            Some("let a = 1;\n\tlet b = 2;")
+        );
+        let r = result_with(r#"{"path": "a.rs", "line": 2, "severity": "info", "message": "m"}"#)
+            .unwrap();
+        assert_eq!(r.findings[0].suggestion, None);
+        // An empty suggestion deletes the lines: it is one.
+        let r = result_with(
+            r#"{"path": "a.rs", "line": 2, "severity": "info", "message": "m", "suggestion": ""}"#,
+        )
+        .unwrap();
+        assert_eq!(r.findings[0].suggestion.as_deref(), Some(""));
+    }
+
+    #[test]
+    fn a_suggestion_past_the_caps_or_without_a_line_is_refused_by_field() {
+        let f = |line: &str, text: &str| {
+            format!(
+                r#"{{"path": "a.rs", "line": {line}, "severity": "info", "message": "m", "suggestion": {}}}"#,
+                serde_json::to_string(text).unwrap()
+            )
+        };
+        assert_eq!(
+            refusal(&f("null", "x")),
+            "findings[0].suggestion: given without a line: a suggestion replaces the finding's lines"
+        );
+        assert_eq!(
+            refusal(&f("1", &"x".repeat(MAX_SUGGESTION_BYTES + 1))),
+            format!("findings[0].suggestion: longer than {MAX_SUGGESTION_BYTES} bytes")
+        );
+        assert!(result_with(&f("1", &"x".repeat(MAX_SUGGESTION_BYTES))).is_ok());
+        let lines = |n: usize| vec!["x"; n].join("\n");
+        assert_eq!(
+            refusal(&f("1", &lines(MAX_SUGGESTION_LINES + 1))),
+            format!("findings[0].suggestion: more than {MAX_SUGGESTION_LINES} lines")
+        );
+        // A final line ending is no line of its own.
+        assert!(result_with(&f("1", &format!("{}\n", lines(MAX_SUGGESTION_LINES)))).is_ok());
+        for (bad, code) in [
+            ("a\rb", "000D"),
+            ("a\u{1b}[31m", "001B"),
+            ("\u{7f}", "007F"),
+        ] {
+            assert_eq!(
+                refusal(&f("1", bad)),
+                format!("findings[0].suggestion: holds the control character U+{code}")
+            );
+        }
+        // A suggestion that is not a string is no result at all.
+        assert!(matches!(
+            result_with(
+                r#"{"path": "a.rs", "line": 1, "severity": "info", "message": "m", "suggestion": 1}"#
+            ),
+            Err(ResultError::Json { .. })
+        ));
     }
 }

@@ -119,6 +119,7 @@ mod tests {
             severity,
             rule: None,
             message: "m".into(),
+            suggestion: None,
         };
         let findings = [
             f(Severity::Warning),

@@ -52,4 +52,8 @@ pub struct Finding {
     /// New-side line; `None` for a finding about the whole file.
     pub line: Option<u32>,
     pub message: String,
+    /// The fix, where the rule knows it exactly: the line's new text (`docs/reviewers.md`,
+    /// "Suggested fixes").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<String>,
 }

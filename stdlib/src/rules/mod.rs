@@ -63,6 +63,7 @@ pub trait Rule: Sync {
             path: file.path().to_owned(),
             line,
             message,
+            suggestion: None,
         }
     }
 }

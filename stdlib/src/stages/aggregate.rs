@@ -229,6 +229,9 @@ async fn run(
     let out = aggregate(&inputs, &validation, policy);
     let c = out.counts;
     cx.status.status(status_line(&out));
+    for why in &out.unsuggested {
+        cx.status.status(format!("{why} (the finding is kept)"));
+    }
     let comment = comment(&inputs, &out, tier.as_deref());
     let findings = serde_json::to_value(&out.findings)
         .map_err(|e| StageError::failed(format!("cannot encode the findings: {e}")))?;

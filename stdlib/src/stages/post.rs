@@ -238,6 +238,7 @@ async fn run(
                 fingerprint: None,
                 state: None,
                 dialogue: None,
+                suggestion: f.suggestion,
             })
             .collect();
     }
@@ -268,7 +269,23 @@ async fn run(
                 filtered.dropped, filtered.demoted
             ));
         }
+        for why in &filtered.unsuggested {
+            cx.status.status(format!("{why} (the finding is kept)"));
+        }
         findings = filtered.kept;
+    } else {
+        // Without the change's ranges nothing proves a suggestion replaces lines the change
+        // added: none is published.
+        let mut removed = 0;
+        for f in &mut findings {
+            removed += usize::from(f.suggestion.take().is_some());
+        }
+        if removed > 0 {
+            cx.status.status(format!(
+                "{removed} {} removed: without `ranges` nothing shows they replace lines the change added (the findings are kept)",
+                if removed == 1 { "suggestion" } else { "suggestions" }
+            ));
+        }
     }
     let expected_head = match arg(&cx, "require-head") {
         Some(Resolved::Output(Some(v))) => Sha::parse(v.render().trim())

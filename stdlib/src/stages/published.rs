@@ -117,6 +117,7 @@ mod tests {
             fingerprint: None,
             state,
             dialogue: None,
+            suggestion: None,
         }
     }
 

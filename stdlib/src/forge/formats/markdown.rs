@@ -377,6 +377,7 @@ mod tests {
             fingerprint: Some("a".repeat(32)),
             state,
             dialogue: None,
+            suggestion: None,
         };
         let sha = crate::git::Sha::parse(&"1".repeat(40)).unwrap();
         let mut review = Review {

@@ -9,7 +9,12 @@
 //!   in `review.sarif`;
 //! - `code.value` is the rule id; `source.name` is `reviewflow`;
 //! - `original_output`, which reviewdog's local reporter prints as the whole line, is the
-//!   finding as one line of text: `<path>:<line>: <severity>: <message> [<rule>]`.
+//!   finding as one line of text: `<path>:<line>: <severity>: <message> [<rule>]`;
+//! - a suggested fix is one `suggestions` entry replacing whole lines the way reviewdog writes
+//!   them itself (parser/diff.go) and turns them into a GitHub suggestion
+//!   (service/github/github.go, `buildSingleSuggestion`): a range of lines only, no columns,
+//!   from the finding's line to its last line (inclusive, as reviewdog compares it with the
+//!   comment's lines), and the new lines joined by `\n` without a final one; empty deletes.
 
 use serde_json::{Value, json};
 
@@ -46,14 +51,22 @@ fn diagnostic(f: &ReviewFinding) -> Value {
     {
         range["end"] = json!({ "line": end });
     }
-    json!({
+    let mut d = json!({
         "message": f.message,
         "location": { "path": f.path, "range": range },
         "severity": severity(f.severity),
         "source": { "name": "reviewflow" },
         "code": { "value": f.rule },
         "original_output": original_output(f, line),
-    })
+    });
+    if let (Some(text), Some(start)) = (&f.suggestion, f.line) {
+        let end = f.end_line.unwrap_or(start).max(start);
+        d["suggestions"] = json!([{
+            "range": { "start": { "line": start }, "end": { "line": end } },
+            "text": text.strip_suffix('\n').unwrap_or(text),
+        }]);
+    }
+    d
 }
 
 /// The finding as the line a linter prints, which is what reviewdog shows for it.
@@ -109,7 +122,12 @@ mod tests {
             ],
             "location" => &["path", "range"],
             "location.range" => &["start", "end"],
-            "location.range.start" | "location.range.end" => &["line", "column"],
+            "location.range.start"
+            | "location.range.end"
+            | "suggestions.range.start"
+            | "suggestions.range.end" => &["line", "column"],
+            "suggestions" => &["range", "text"],
+            "suggestions.range" => &["start", "end"],
             "source" => &["name", "url"],
             "code" => &["value", "url"],
             _ => &[],
@@ -117,6 +135,12 @@ mod tests {
     }
 
     fn only_known_fields(value: &Value, path: &str) -> Vec<String> {
+        if let Some(items) = value.as_array() {
+            return items
+                .iter()
+                .flat_map(|v| only_known_fields(v, path))
+                .collect();
+        }
         let Some(map) = value.as_object() else {
             return Vec::new();
         };
@@ -146,6 +170,7 @@ mod tests {
             fingerprint: Some("f".repeat(32)),
             state,
             dialogue: None,
+            suggestion: None,
         }
     }
 
@@ -200,5 +225,31 @@ mod tests {
             d["original_output"],
             "src/a.rs:1: info: `TODO` added (the whole file) [todo-added]"
         );
+    }
+
+    #[test]
+    fn a_suggestion_replaces_whole_lines_as_reviewdog_reads_them() {
+        let mut two = finding(Some(7), None);
+        two.end_line = Some(8);
+        two.suggestion = Some("let a = 1;\nlet b = 2;\n".into());
+        let mut one = finding(Some(3), None);
+        one.suggestion = Some(String::new());
+        let got = lines(vec![two, one, finding(Some(4), None)]);
+        assert_eq!(
+            got[0]["suggestions"],
+            json!([{
+                "range": { "start": { "line": 7 }, "end": { "line": 8 } },
+                "text": "let a = 1;\nlet b = 2;"
+            }])
+        );
+        // An empty text deletes the line; a finding without a fix has no `suggestions`.
+        assert_eq!(
+            got[1]["suggestions"],
+            json!([{ "range": { "start": { "line": 3 }, "end": { "line": 3 } }, "text": "" }])
+        );
+        assert!(got[2].get("suggestions").is_none());
+        for d in &got {
+            assert_eq!(only_known_fields(d, ""), Vec::<String>::new(), "{d}");
+        }
     }
 }

@@ -17,7 +17,13 @@
 //!   many it left out;
 //! - `baselineState` follows the finding's state (`new`, `unchanged`). The findings this push
 //!   resolved are not results: every consumer (reviewdog, sarif-tools, code scanning) reads a
-//!   result as live, so they are listed in `review.json` only.
+//!   result as live, so they are listed in `review.json` only;
+//! - a suggested fix is the result's one `fixes` entry (SARIF 2.1.0 §3.55): one
+//!   `artifactChange` of the finding's file with one `replacement` whose `deletedRegion` is the
+//!   finding's lines (`startLine`, `endLine`: whole lines, without the last one's line ending,
+//!   §3.30.5) and whose `insertedContent` is the new text without a final line ending. An empty
+//!   fix deletes the lines, line endings included: its region runs to column 1 of the line
+//!   after.
 
 use std::collections::BTreeSet;
 
@@ -167,6 +173,9 @@ fn result(f: &ReviewFinding) -> SarifResult {
     if !properties.is_empty() {
         extra.insert("properties".into(), properties.into());
     }
+    if let (Some(text), Some(start)) = (&f.suggestion, f.line) {
+        extra.insert("fixes".into(), fixes(f, text, start));
+    }
     let fingerprint = match &f.fingerprint {
         Some(identity) => Fingerprint {
             key: IDENTITY_KEY,
@@ -187,6 +196,29 @@ fn result(f: &ReviewFinding) -> SarifResult {
         fingerprint,
         extra,
     }
+}
+
+/// The `fixes` of a finding whose suggestion replaces lines `start` to its end line.
+fn fixes(f: &ReviewFinding, text: &str, start: u32) -> serde_json::Value {
+    let end = f.end_line.unwrap_or(start).max(start);
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    let deleted = if text.is_empty() {
+        json!({ "startLine": start, "startColumn": 1, "endLine": end.saturating_add(1), "endColumn": 1 })
+    } else {
+        json!({ "startLine": start, "endLine": end })
+    };
+    let mut artifact = location(&uri::encode(&f.path), None, json!({}));
+    let artifact_location = artifact["physicalLocation"]["artifactLocation"].take();
+    json!([{
+        "description": { "text": "The reviewer's suggested fix; reviewflow does not apply it." },
+        "artifactChanges": [{
+            "artifactLocation": artifact_location,
+            "replacements": [{
+                "deletedRegion": deleted,
+                "insertedContent": { "text": text },
+            }],
+        }],
+    }])
 }
 
 /// A live finding's `baselineState`; a resolved one is not a result.
@@ -238,6 +270,7 @@ mod tests {
             fingerprint: None,
             state: None,
             dialogue: None,
+            suggestion: None,
         }
     }
 
@@ -434,5 +467,42 @@ mod tests {
         };
         assert_eq!(uri(0), "src/a%20b%23%3F.rs");
         assert_eq!(uri(1), "%2Fetc/passwd");
+    }
+
+    #[test]
+    fn a_suggestion_is_a_fix_replacing_the_finding_s_lines() {
+        let mut two = finding("r", "src/a b.rs", Some(7), "m");
+        two.end_line = Some(8);
+        two.suggestion = Some("let a = 1;\nlet b = 2;\n".into());
+        let mut gone = finding("r", "src/a.rs", Some(3), "m");
+        gone.suggestion = Some(String::new());
+        let plain = finding("r", "src/a.rs", Some(4), "m");
+        let log = log(&review(vec![two, gone, plain], Vec::new()));
+        let results = results(&log);
+        assert_eq!(
+            results[0]["fixes"],
+            json!([{
+                "description": { "text": "The reviewer's suggested fix; reviewflow does not apply it." },
+                "artifactChanges": [{
+                    "artifactLocation": { "uri": "src/a%20b.rs", "uriBaseId": "%SRCROOT%" },
+                    "replacements": [{
+                        "deletedRegion": { "startLine": 7, "endLine": 8 },
+                        "insertedContent": { "text": "let a = 1;\nlet b = 2;" }
+                    }]
+                }]
+            }])
+        );
+        assert_eq!(
+            results[1]["fixes"][0]["artifactChanges"][0]["replacements"][0]["deletedRegion"],
+            json!({ "startLine": 3, "startColumn": 1, "endLine": 4, "endColumn": 1 })
+        );
+        assert!(results[2].get("fixes").is_none());
+        // Valid SARIF 2.1.0, by the schema the engine's own log is tested against.
+        let schema: Value =
+            serde_json::from_str(include_str!("../../../tests/fixtures/sarif-2.1.0.json"))
+                .expect("schema");
+        let validator = jsonschema::draft4::new(&schema).expect("schema compiles");
+        let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
     }
 }

@@ -213,6 +213,7 @@ mod tests {
             fingerprint: None,
             state: None,
             dialogue: None,
+            suggestion: None,
         }
     }
 

@@ -6,6 +6,11 @@
 //! [`Inline::not_inline`] for the review's summary comment.
 //!
 //! The filter modes are reviewdog's (`-filter-mode`), with the same names.
+//!
+//! A finding's suggested fix becomes a ```` ```suggestion ```` block at the end of its comment,
+//! which GitHub offers to apply in one click. GitHub replaces exactly the lines the comment is on
+//! (`start_line`..=`line`), so the block is written only when those are the finding's lines;
+//! and only when it fits the comment whole, since a cut suggestion would be wrong code.
 
 use serde::Serialize;
 
@@ -86,6 +91,20 @@ pub struct InlineComment {
     pub start_side: Option<Side>,
     pub side: Side,
     pub body: String,
+    /// The comment without its suggestion block, and the suggested fix it ends with: how
+    /// another forge writes the same comment in its own syntax (GitLab's
+    /// ```` ```suggestion:-N+0 ````). Not sent to GitHub: `body` holds the block.
+    #[serde(skip)]
+    pub suggested: Option<Suggested>,
+}
+
+/// A comment's suggested fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Suggested {
+    /// The comment's text before its suggestion block.
+    pub text: String,
+    /// The replacement for the commented lines, without the last line's ending.
+    pub replacement: String,
 }
 
 /// What [`inline`] made of the findings.
@@ -143,14 +162,58 @@ pub fn inline(findings: &[ReviewFinding], ranges: &[FileRanges], mode: FilterMod
 
 fn comment(f: &ReviewFinding, line: u32, hunk: LineRange) -> InlineComment {
     let end = f.end_line.filter(|&e| e > line && hunk.contains(e));
+    let text = comment_body(f);
+    // GitHub applies a suggestion to the commented lines: only the finding's own.
+    let covers_the_finding = f.end_line.unwrap_or(line).max(line) == end.unwrap_or(line);
+    let with_block = f
+        .suggestion
+        .as_deref()
+        .filter(|_| covers_the_finding)
+        .map(|s| {
+            (
+                format!("{text}\n\n{}", suggestion_block("suggestion", s)),
+                s,
+            )
+        })
+        // A block that does not fit whole is left out rather than cut.
+        .filter(|(body, _)| body.chars().count() <= COMMENT_MAX_CHARS);
+    let (body, suggested) = match with_block {
+        Some((body, s)) => (
+            body,
+            Some(Suggested {
+                text,
+                replacement: s.strip_suffix('\n').unwrap_or(s).to_owned(),
+            }),
+        ),
+        None => (text, None),
+    };
     InlineComment {
         path: f.path.clone(),
         line: end.unwrap_or(line),
         start_line: end.map(|_| line),
         start_side: end.map(|_| Side::Right),
         side: Side::Right,
-        body: comment_body(f),
+        body,
+        suggested,
     }
+}
+
+/// A suggestion block as the forges read it: the fence, `info` (`suggestion`, GitLab's
+/// `suggestion:-1+0`), the replacement's lines, the fence. The fence is longer than any run of
+/// backticks in the replacement (at least three), so no line of it can close the block; an
+/// empty replacement is an empty block, which deletes the lines. The shape of reviewdog's
+/// GitHub suggestions (service/github/github.go, `buildSingleSuggestion`).
+pub fn suggestion_block(info: &str, replacement: &str) -> String {
+    let text = replacement.strip_suffix('\n').unwrap_or(replacement);
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let mut out = format!("{fence}{info}\n");
+    if !text.is_empty() {
+        out.push_str(text);
+        out.push('\n');
+    }
+    out.push_str(&fence);
+    out
 }
 
 /// `**warning** · rule · rf-3f2a9c1b` then the message, within GitHub's comment limit. The id
@@ -252,6 +315,7 @@ mod tests {
             fingerprint: None,
             state: None,
             dialogue: None,
+            suggestion: None,
         }
     }
 
@@ -364,5 +428,54 @@ mod tests {
         );
         assert!(ReviewRequest::comment(&sha, " ", &out.comments).is_none());
         assert!(ReviewRequest::comment(&sha, "x", &[]).is_none());
+    }
+
+    #[test]
+    fn a_two_line_suggestion_replaces_exactly_the_commented_lines() {
+        let mut f = finding("src/a.rs", Some(12), Some(13));
+        f.suggestion = Some("let a = 1;\nlet b = 2;".into());
+        let out = inline(&[f], &ranges(), FilterMode::Added);
+        let c = &out.comments[0];
+        assert_eq!((c.start_line, c.line), (Some(12), 13));
+        assert_eq!(
+            c.body,
+            "**warning** · rule-x\n\nmsg\n\n```suggestion\nlet a = 1;\nlet b = 2;\n```"
+        );
+        let s = c.suggested.as_ref().expect("suggested");
+        assert_eq!(
+            (s.text.as_str(), s.replacement.as_str()),
+            ("**warning** · rule-x\n\nmsg", "let a = 1;\nlet b = 2;")
+        );
+        // The block is GitHub's own: not a key of the API's comment.
+        let json = serde_json::to_value(c).unwrap();
+        assert!(json.get("suggested").is_none(), "{json}");
+    }
+
+    #[test]
+    fn the_fence_outgrows_every_backtick_run_and_an_empty_fix_deletes() {
+        assert_eq!(
+            suggestion_block("suggestion", "x = ```y``` + ````z\n"),
+            "`````suggestion\nx = ```y``` + ````z\n`````"
+        );
+        assert_eq!(
+            suggestion_block("suggestion", "a `b`"),
+            "```suggestion\na `b`\n```"
+        );
+        assert_eq!(suggestion_block("suggestion", ""), "```suggestion\n```");
+    }
+
+    #[test]
+    fn no_block_where_the_comment_is_not_on_the_finding_s_lines_or_it_would_be_cut() {
+        // Lines 12 to 41 span two hunks: the comment is on line 12 alone.
+        let mut two_hunks = finding("src/a.rs", Some(12), Some(41));
+        two_hunks.suggestion = Some("x".into());
+        let mut long = finding("src/a.rs", Some(12), None);
+        long.message = "m".repeat(COMMENT_MAX_CHARS - 40);
+        long.suggestion = Some("y".repeat(100));
+        let out = inline(&[two_hunks, long], &ranges(), FilterMode::DiffContext);
+        for c in &out.comments {
+            assert!(!c.body.contains("```suggestion"), "{}", c.body);
+            assert_eq!(c.suggested, None);
+        }
     }
 }

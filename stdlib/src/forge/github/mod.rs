@@ -20,7 +20,8 @@ pub use body::{
 };
 pub use conclusion::{BlockOn, CheckConclusion, Conclusion, ReviewState, conclude};
 pub use inline::{
-    FilterMode, Inline, InlineComment, ReviewEvent, ReviewRequest, Side, inline, thread_finding,
+    FilterMode, Inline, InlineComment, ReviewEvent, ReviewRequest, Side, Suggested, inline,
+    suggestion_block, thread_finding,
 };
 pub use marker::{
     CommentInfo, DEFAULT_TRUSTED_AUTHORS, MARKER_VERSION, MAX_ID, MAX_NAME, Marker, MarkerError,

@@ -3,9 +3,14 @@
 //! merge request's three commits and the line. A thread is placed only on a line the change
 //! added: GitLab places a thread on an unchanged line only with its old-side number too, which
 //! the changed-line ranges do not keep, so such a finding stays in the note alone.
+//!
+//! A thread sits on the comment's last line, so a suggested fix is written in GitLab's syntax
+//! for the lines above it: ```` ```suggestion:-N+0 ```` replaces the commented line and the N
+//! lines above it (GitLab's "Suggest changes", multi-line suggestions), the same lines the
+//! GitHub comment names with `start_line`.
 
 use crate::forge::FileRanges;
-use crate::forge::github::InlineComment;
+use crate::forge::github::{InlineComment, suggestion_block};
 use crate::gitlab::Position;
 
 /// The most threads one post opens: each is one API call.
@@ -39,7 +44,7 @@ pub fn place(
             continue;
         }
         placed.push(Placed {
-            body: c.body.clone(),
+            body: body(c),
             position: Position {
                 position_type: "text".into(),
                 base_sha: base.into(),
@@ -53,6 +58,18 @@ pub fn place(
         });
     }
     (placed, left)
+}
+
+/// The thread's text: the comment, its suggestion (if any) in GitLab's syntax.
+fn body(c: &InlineComment) -> String {
+    match &c.suggested {
+        Some(s) => {
+            let above = c.line - c.start_line.unwrap_or(c.line).min(c.line);
+            let block = suggestion_block(&format!("suggestion:-{above}+0"), &s.replacement);
+            format!("{}\n\n{block}", s.text)
+        }
+        None => c.body.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -69,6 +86,7 @@ mod tests {
             start_side: None,
             side: Side::Right,
             body: format!("{path}:{line}"),
+            suggested: None,
         }
     }
 
@@ -131,6 +149,59 @@ mod tests {
         assert_eq!(
             (placed.len(), left),
             (MAX_DISCUSSIONS, 300 - MAX_DISCUSSIONS)
+        );
+    }
+
+    #[test]
+    fn a_suggestion_is_written_in_gitlab_s_syntax_for_the_lines_above() {
+        use crate::forge::github::{FilterMode, inline};
+        use crate::forge::review::ReviewFinding;
+        let ranges = vec![FileRanges {
+            path: "f".into(),
+            old_path: None,
+            changed: vec![LineRange { start: 1, end: 9 }],
+            hunks: vec![LineRange { start: 1, end: 9 }],
+        }];
+        let finding = |line, end_line: Option<u32>, fix: &str| ReviewFinding {
+            rule: "r".into(),
+            severity: crate::rules::Severity::Warning,
+            path: "f".into(),
+            line: Some(line),
+            end_line,
+            message: "m".into(),
+            fingerprint: None,
+            state: None,
+            dialogue: None,
+            suggestion: Some(fix.into()),
+        };
+        let comments = inline(
+            &[
+                finding(2, Some(4), "a\nb"),
+                finding(7, None, "c ``` d"),
+                finding(8, None, ""),
+            ],
+            &ranges,
+            FilterMode::Added,
+        )
+        .comments;
+        let (placed, _) = place(&comments, &ranges, "b", "s", "h");
+        let got: Vec<_> = placed
+            .iter()
+            .map(|p| (p.position.new_line, p.body.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    Some(4),
+                    "**warning** · r\n\nm\n\n```suggestion:-2+0\na\nb\n```"
+                ),
+                (
+                    Some(7),
+                    "**warning** · r\n\nm\n\n````suggestion:-0+0\nc ``` d\n````"
+                ),
+                (Some(8), "**warning** · r\n\nm\n\n```suggestion:-0+0\n```"),
+            ]
         );
     }
 }

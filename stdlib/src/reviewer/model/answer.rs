@@ -41,6 +41,9 @@ struct ModelFinding {
     #[serde(default)]
     rule: Option<String>,
     message: String,
+    /// The replacement text for the finding's lines, validated as in a `result.json`.
+    #[serde(default)]
+    suggestion: Option<String>,
 }
 
 /// The comment (the answer without its findings block) and the findings.
@@ -70,6 +73,7 @@ pub fn parse_answer(text: &str) -> Result<Answer, AnswerError> {
             severity: f.severity,
             rule: f.rule,
             message: f.message,
+            suggestion: f.suggestion,
         })
         .collect();
     let (comment, decisions) = decisions_of(&text[..start])?;
@@ -148,6 +152,18 @@ mod tests {
         assert_eq!(answer.findings.len(), 2);
         assert_eq!(answer.findings[0].line, Some(3));
         assert_eq!(answer.findings[1].line, None);
+    }
+
+    #[test]
+    fn a_finding_may_carry_a_suggestion_checked_as_in_a_result() {
+        let text = "Review.\n```reviewflow-findings\n\
+                    [{\"path\": \"a.rs\", \"line\": 3, \"end_line\": 4, \"severity\": \"warning\", \"message\": \"m\", \"suggestion\": \"x\\ny\"}]\n```\n";
+        let answer = parse_answer(text).unwrap();
+        assert_eq!(answer.findings[0].suggestion.as_deref(), Some("x\ny"));
+        // A suggestion without a line replaces nothing: the answer is refused, naming it.
+        let bad = text.replace("\"line\": 3, \"end_line\": 4, ", "");
+        let e = parse_answer(&bad).unwrap_err().to_string();
+        assert!(e.contains("findings[0].suggestion"), "{e}");
     }
 
     #[test]

@@ -329,6 +329,12 @@ where
         });
         sequence.note_usage(attempt.number, usage);
         if let Some(review) = review {
+            let suggestions = review
+                .answer
+                .findings
+                .iter()
+                .filter(|f| f.suggestion.is_some())
+                .count();
             let findings: Vec<ReviewFinding> = review
                 .answer
                 .findings
@@ -337,9 +343,24 @@ where
                     path: redact(redactor, &f.path),
                     rule: f.rule.map(|r| redact(redactor, &r)),
                     message: redact(redactor, &f.message),
+                    // A fix with a hole in it is no fix: a suggestion redaction would change is
+                    // removed whole, never published with its marker in the code.
+                    suggestion: f.suggestion.filter(|s| redact(redactor, s) == *s),
                     ..f
                 })
                 .collect();
+            let unsuggested =
+                suggestions - findings.iter().filter(|f| f.suggestion.is_some()).count();
+            if unsuggested > 0 {
+                on_event(ReviewEvent::Status(format!(
+                    "{unsuggested} {} removed: they held a secret of the run or what looks like a credential (the findings are kept)",
+                    if unsuggested == 1 {
+                        "suggested fix"
+                    } else {
+                        "suggested fixes"
+                    }
+                )));
+            }
             if let Some(model) = &review.cli.model {
                 facts.push(("reviewer.model".to_owned(), model.clone()));
             }
