@@ -370,7 +370,12 @@ async fn github_job(fake: &FakeGithub, run_id: u64, args: &[&str]) -> (i32, Stri
     }
     let pipeline = std::fs::read_to_string(root().join("examples/review.kdl"))
         .expect("the pipeline")
-        .replace("    reviewer \"claude\"\n", "    reviewer \"rules\"\n");
+        .replace("    reviewer \"claude\"\n", "    reviewer \"rules\"\n")
+        .lines()
+        // The rules reviewer spends nothing: a budget on it is refused.
+        .filter(|l| !l.trim_start().starts_with("budget "))
+        .map(|l| format!("{l}\n"))
+        .collect::<String>();
     std::fs::write(path("checkout/examples/review.kdl"), pipeline).expect("write");
     std::fs::write(
         path("event.json"),

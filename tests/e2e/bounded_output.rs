@@ -1,6 +1,9 @@
 //! A stage that prints a lot: the engine's memory stays bounded, the console shows the head and
 //! the tail of the output and says what it cut (docs/executor.md, "A stage that prints a lot").
-//! The peak resident memory of `reviewflow` is read from `wait4`'s resource usage.
+//! The peak resident memory of `reviewflow` is read from its parent's resource usage of its
+//! children: a small Python parent, so that the figure is `reviewflow`'s alone (Linux keeps, in
+//! a process's peak, the peak of the memory it was started from: the test harness's, which holds
+//! every test running beside it).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -43,17 +46,18 @@ impl Ended {
 }
 
 /// Runs `pipeline` in a fresh checkout, stdout and stderr into files, and measures the peak RSS.
-#[expect(
-    clippy::zombie_processes,
-    reason = "the child is reaped by wait4, which also gives its resource usage"
-)]
 fn run(pipeline: &str, env: &[(&str, &str)]) -> Ended {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = |rel: &str| -> PathBuf { dir.path().join(rel) };
     std::fs::create_dir(path("checkout")).expect("checkout");
     std::fs::write(path("review.kdl"), pipeline).expect("pipeline");
-    let mut c = crate::support::command();
-    c.arg("run")
+    let binary = crate::support::command();
+    let mut c = std::process::Command::new("/usr/bin/python3");
+    c.arg("-c")
+        .arg(MEASURE)
+        .arg(path("measured"))
+        .arg(binary.get_program())
+        .arg("run")
         .arg(path("review.kdl"))
         .arg("--checkout")
         .arg(path("checkout"))
@@ -67,8 +71,13 @@ fn run(pipeline: &str, env: &[(&str, &str)]) -> Ended {
     for (k, v) in env {
         c.env(k, v);
     }
-    let child = c.spawn().expect("the binary runs");
-    let (code, max_rss) = wait_measured(child.id());
+    let status = c.status().expect("the binary runs");
+    assert!(status.success(), "the measuring parent failed: {status}");
+    let measured = std::fs::read_to_string(path("measured")).expect("the measure");
+    let (code, max_rss) = measured
+        .split_once(' ')
+        .and_then(|(c, m)| Some((c.parse::<i32>().ok()?, m.trim().parse::<u64>().ok()?)))
+        .unwrap_or_else(|| panic!("not a measure: {measured:?}"));
     let read = |rel: &str| std::fs::read_to_string(path(rel)).expect("console output");
     let events = std::fs::read_dir(path("runs"))
         .expect("runs")
@@ -78,35 +87,21 @@ fn run(pipeline: &str, env: &[(&str, &str)]) -> Ended {
         .unwrap_or_default();
     Ended {
         code,
-        max_rss,
+        // Linux reports `ru_maxrss` in KiB.
+        max_rss: max_rss * 1024,
         stdout: read("stdout"),
         stderr: read("stderr"),
         events,
     }
 }
 
-/// Reaps `pid` and returns its exit code and its peak resident memory in bytes.
-fn wait_measured(pid: u32) -> (i32, u64) {
-    let mut status = 0;
-    // SAFETY: `rusage` is plain data, for which all zero bytes are a valid value.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: wait4 writes only into `status` and `usage`, which live here; the pid is our own
-    // child.
-    let got = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
-    assert_eq!(
-        got,
-        pid as libc::pid_t,
-        "wait4: {}",
-        std::io::Error::last_os_error()
-    );
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    // Linux reports `ru_maxrss` in KiB.
-    (code, usage.ru_maxrss as u64 * 1024)
-}
+/// Runs `argv[2:]` (stdin, stdout and stderr its own), then writes its exit code (-1 for a
+/// signal) and its peak resident memory in KiB to `argv[1]`.
+const MEASURE: &str = "import resource, subprocess, sys
+r = subprocess.run(sys.argv[2:])
+with open(sys.argv[1], 'w') as f:
+    f.write(f'{r.returncode if r.returncode >= 0 else -1} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}')
+";
 
 fn events(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
