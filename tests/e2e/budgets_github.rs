@@ -8,14 +8,10 @@
 #[allow(clippy::duplicate_mod)]
 mod fake_github;
 
-use std::path::Path;
-
 use fake_github::{FakeGithub, RunSeed};
 
-use crate::support::{ActionsStep, root};
+use crate::support::{ExampleJob, JOB_TOKEN, JobRun, root};
 
-const TOKEN: &str = "ghs_FakeInstallationTokenForTheTestsOnly0123";
-const KEY: &str = "0123456789abcdef0123456789abcdef-github-test";
 const BASE: &str = "1111111111111111111111111111111111111111";
 const HEADS: [&str; 3] = [
     "2222222222222222222222222222222222222222",
@@ -25,9 +21,8 @@ const HEADS: [&str; 3] = [
 const PR: u64 = 9;
 const APP: &str = "projects/web/app.py";
 
-/// `examples/review.kdl` as the workflow's checkout holds it, its budget the test's and the
-/// fake claude's spend fixed.
-fn checkout(dir: &Path) {
+/// `examples/review.kdl`, its budget the test's and the fake claude's spend fixed.
+fn pipeline() -> String {
     let text = std::fs::read_to_string(root().join("examples/review.kdl")).expect("pipeline");
     let budget = text
         .lines()
@@ -38,23 +33,14 @@ fn checkout(dir: &Path) {
         text.contains("    spent \"gather.spent\"") && text.contains("    cost \"review.cost\""),
         "the example reads the change's spend and posts its cost"
     );
-    let edited = text.replace(
+    text.replace(
         &budget,
         "    budget change-tokens=2400\n    env \"FAKE_USAGE\" \"1000 200 0.05\"\n    env \"FAKE_CLAUDE_FINDINGS\" \"[]\"",
-    );
-    std::fs::create_dir_all(dir.join("checkout/examples")).expect("mkdir");
-    std::fs::create_dir_all(dir.join("temp")).expect("mkdir");
-    std::fs::write(dir.join("checkout/examples/review.kdl"), edited).expect("write");
-    std::fs::write(
-        dir.join("event.json"),
-        format!(r#"{{"action":"synchronize","number":{PR},"pull_request":{{"number":{PR}}}}}"#),
     )
-    .expect("event");
 }
 
-/// Push `n` (0-based): the head moves, and the workflow runs under `--fail-on error`. Returns
-/// the exit status, the log and the step summary.
-async fn push(fake: &FakeGithub, n: usize) -> (i32, String, String) {
+/// Push `n` (0-based): the head moves, and the workflow runs under `--fail-on error`.
+async fn push(fake: &FakeGithub, n: usize) -> JobRun {
     let head = HEADS[n];
     fake.set_head(PR, head);
     let diff = format!(
@@ -68,46 +54,20 @@ async fn push(fake: &FakeGithub, n: usize) -> (i32, String, String) {
     }
     let run_id = 200 + n as u64;
     fake.add_workflow_run(RunSeed::trusted(run_id, BASE));
-    let job = tempfile::tempdir().expect("tempdir");
-    let dir = job.path().to_owned();
-    checkout(&dir);
-    let mut cmd = crate::support::command();
-    let step = ActionsStep {
+    ExampleJob {
         api_url: &fake.api_url(),
         repository: &FakeGithub::repository(),
-        event_name: "pull_request_target",
-        event_path: &dir.join("event.json"),
+        pr: PR,
         run_id,
-        temp: &dir.join("temp"),
-    };
-    let path = format!(
-        "{}:{}",
-        root().join("tests/fakes").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    step.environment(&mut cmd)
-        .args(["run", "examples/review.kdl", "--fail-on", "error"])
-        .current_dir(dir.join("checkout"))
-        .env("PATH", path)
-        .env("ANTHROPIC_API_KEY", "sk-ant-api03-fake-budget-0123456789")
-        .env("GITHUB_OUTPUT", dir.join("github_output"))
-        .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
-        .env("GITHUB_TOKEN", TOKEN)
-        .env("REVIEW_CONVERSATION_KEY", KEY)
-        .env("PROJECT", "web");
-    let out = tokio::task::spawn_blocking(move || cmd.output())
-        .await
-        .expect("join")
-        .expect("the binary runs");
-    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap_or_default();
-    drop(job);
-    let log = format!(
-        "exit {:?}\n--- stdout\n{}--- stderr\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), log, summary)
+        pipeline: pipeline(),
+        args: &["--fail-on", "error"],
+        env: vec![(
+            "ANTHROPIC_API_KEY",
+            "sk-ant-api03-fake-budget-0123456789".into(),
+        )],
+    }
+    .run()
+    .await
 }
 
 fn comment_body(fake: &FakeGithub) -> String {
@@ -126,11 +86,11 @@ fn last_check_run(fake: &FakeGithub) -> serde_json::Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_pushes_whose_budget_runs_out_on_the_third() {
     let fake = FakeGithub::start().await;
-    fake.require_token(TOKEN);
+    fake.require_token(JOB_TOKEN);
     fake.add_pull_request(PR, HEADS[0], BASE);
 
     // Push 1: reviewed; the footer says what this review and the pull request spent.
-    let (code, log, summary) = push(&fake, 0).await;
+    let JobRun { code, log, summary } = push(&fake, 0).await;
     assert_eq!(code, 0, "{log}");
     let body = comment_body(&fake);
     assert!(
@@ -143,7 +103,7 @@ async fn three_pushes_whose_budget_runs_out_on_the_third() {
     assert_eq!(last_check_run(&fake)["conclusion"], "success");
 
     // Push 2: the running total grows across pushes.
-    let (code, log, _) = push(&fake, 1).await;
+    let JobRun { code, log, .. } = push(&fake, 1).await;
     assert_eq!(code, 0, "{log}");
     let body = comment_body(&fake);
     assert!(
@@ -157,7 +117,7 @@ async fn three_pushes_whose_budget_runs_out_on_the_third() {
     // never a pass. The example lets a failed review fail the run (`fail-closed`), so nothing is
     // posted: the last review, its check run and its running total stay as they were.
     let runs_before = fake.check_runs().len();
-    let (code, log, summary) = push(&fake, 2).await;
+    let JobRun { code, log, summary } = push(&fake, 2).await;
     assert_eq!(code, 1, "the run fails: {log}");
     assert!(
         log.contains(

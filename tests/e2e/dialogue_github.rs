@@ -8,15 +8,10 @@
 #[allow(clippy::duplicate_mod)]
 mod fake_github;
 
-use std::path::Path;
-
 use fake_github::{FakeGithub, RunSeed};
 use serde_json::{Value, json};
 
-use crate::support::{ActionsStep, root};
-
-const TOKEN: &str = "ghs_FakeInstallationTokenForTheTestsOnly0123";
-const KEY: &str = "0123456789abcdef0123456789abcdef-github-test";
+use crate::support::{ExampleJob, JOB_TOKEN, root};
 const BASE: &str = "1111111111111111111111111111111111111111";
 const HEADS: [&str; 4] = [
     "2222222222222222222222222222222222222222",
@@ -27,9 +22,9 @@ const HEADS: [&str; 4] = [
 const PR: u64 = 7;
 const APP: &str = "projects/web/app.py";
 
-/// `examples/review.kdl` as the workflow's checkout holds it, the fake claude told its findings
-/// and decisions by two inputs the test sets.
-fn checkout(dir: &Path) {
+/// `examples/review.kdl`, the fake claude told its findings and decisions by two inputs the
+/// test sets.
+fn pipeline() -> String {
     let text = std::fs::read_to_string(root().join("examples/review.kdl")).expect("pipeline");
     let stage = "stage \"gather\" uses=\"std/gather\" {\n";
     let anchor = "    responses \"gather.responses\"    // fenced too";
@@ -37,28 +32,19 @@ fn checkout(dir: &Path) {
         text.contains(stage) && text.contains(anchor),
         "the example changed"
     );
-    let edited = text
-        .replace(
-            stage,
-            &format!(
-                "input \"findings\" env=\"FINDINGS\"\ntrusted \"input\" name=\"findings\" reason=\"the test sets it\"\n\
-                 input \"decisions\" env=\"DECISIONS\"\ntrusted \"input\" name=\"decisions\" reason=\"the test sets it\"\n\n{stage}"
-            ),
-        )
-        .replace(
-            anchor,
-            &format!(
-                "    env \"FAKE_CLAUDE_FINDINGS\" \"{{findings}}\"\n    env \"FAKE_CLAUDE_DECISIONS\" \"{{decisions}}\"\n{anchor}"
-            ),
-        );
-    std::fs::create_dir_all(dir.join("checkout/examples")).expect("mkdir");
-    std::fs::create_dir_all(dir.join("temp")).expect("mkdir");
-    std::fs::write(dir.join("checkout/examples/review.kdl"), edited).expect("write");
-    std::fs::write(
-        dir.join("event.json"),
-        format!(r#"{{"action":"synchronize","number":{PR},"pull_request":{{"number":{PR}}}}}"#),
+    text.replace(
+        stage,
+        &format!(
+            "input \"findings\" env=\"FINDINGS\"\ntrusted \"input\" name=\"findings\" reason=\"the test sets it\"\n\
+             input \"decisions\" env=\"DECISIONS\"\ntrusted \"input\" name=\"decisions\" reason=\"the test sets it\"\n\n{stage}"
+        ),
     )
-    .expect("event");
+    .replace(
+        anchor,
+        &format!(
+            "    env \"FAKE_CLAUDE_FINDINGS\" \"{{findings}}\"\n    env \"FAKE_CLAUDE_DECISIONS\" \"{{decisions}}\"\n{anchor}"
+        ),
+    )
 }
 
 fn file_diff(lines: &[&str]) -> String {
@@ -95,47 +81,25 @@ async fn push(fake: &FakeGithub, n: usize, findings: Value, decisions: Value) ->
     }
     let run_id = 100 + n as u64;
     fake.add_workflow_run(RunSeed::trusted(run_id, BASE));
-    let job = tempfile::tempdir().expect("tempdir");
-    let dir = job.path().to_owned();
-    checkout(&dir);
-    let mut cmd = crate::support::command();
-    let step = ActionsStep {
+    let job = ExampleJob {
         api_url: &fake.api_url(),
         repository: &FakeGithub::repository(),
-        event_name: "pull_request_target",
-        event_path: &dir.join("event.json"),
+        pr: PR,
         run_id,
-        temp: &dir.join("temp"),
-    };
-    let path = format!(
-        "{}:{}",
-        root().join("tests/fakes").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    step.environment(&mut cmd)
-        .args(["run", "examples/review.kdl", "--fail-on", "error"])
-        .current_dir(dir.join("checkout"))
-        .env("PATH", path)
-        .env("ANTHROPIC_API_KEY", "sk-ant-api03-fake-dialogue-0123456789")
-        .env("GITHUB_OUTPUT", dir.join("github_output"))
-        .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
-        .env("GITHUB_TOKEN", TOKEN)
-        .env("REVIEW_CONVERSATION_KEY", KEY)
-        .env("PROJECT", "web")
-        .env("FINDINGS", findings.to_string())
-        .env("DECISIONS", decisions.to_string());
-    let out = tokio::task::spawn_blocking(move || cmd.output())
-        .await
-        .expect("join")
-        .expect("the binary runs");
-    drop(job);
-    let log = format!(
-        "exit {:?}\n--- stdout\n{}--- stderr\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), log)
+        pipeline: pipeline(),
+        args: &["--fail-on", "error"],
+        env: vec![
+            (
+                "ANTHROPIC_API_KEY",
+                "sk-ant-api03-fake-dialogue-0123456789".into(),
+            ),
+            ("FINDINGS", findings.to_string()),
+            ("DECISIONS", decisions.to_string()),
+        ],
+    }
+    .run()
+    .await;
+    (job.code, job.log)
 }
 
 fn comment_body(fake: &FakeGithub) -> String {
@@ -175,7 +139,7 @@ fn last_conclusion(fake: &FakeGithub) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_pushes_on_github_refuted_accepted_fixed_and_upheld() {
     let fake = FakeGithub::start().await;
-    fake.require_token(TOKEN);
+    fake.require_token(JOB_TOKEN);
     fake.add_pull_request(PR, HEADS[0], BASE);
 
     // Round 1: three open findings: the check run fails, and so does the run.

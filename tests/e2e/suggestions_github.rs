@@ -10,15 +10,10 @@
 #[allow(clippy::duplicate_mod)]
 mod fake_github;
 
-use std::path::Path;
-
 use fake_github::{FakeGithub, RunSeed};
 use serde_json::{Value, json};
 
-use crate::support::{ActionsStep, root};
-
-const TOKEN: &str = "ghs_FakeInstallationTokenForTheTestsOnly0123";
-const KEY: &str = "0123456789abcdef0123456789abcdef-github-test";
+use crate::support::{ExampleJob, JOB_TOKEN, root};
 const BASE: &str = "1111111111111111111111111111111111111111";
 const HEAD: &str = "2222222222222222222222222222222222222222";
 const PR: u64 = 7;
@@ -32,9 +27,9 @@ fn diff() -> String {
     )
 }
 
-/// `examples/review.kdl` as the workflow's checkout holds it, the fake claude told its findings
-/// by an input the test sets, inline comments on added lines, and `edit` applied.
-fn checkout(dir: &Path, edit: impl Fn(String) -> String) {
+/// `examples/review.kdl`, the fake claude told its findings by an input the test sets, inline
+/// comments on added lines, and `edit` applied.
+fn pipeline(edit: impl Fn(String) -> String) -> String {
     let text = std::fs::read_to_string(root().join("examples/review.kdl")).expect("pipeline");
     let stage = "stage \"gather\" uses=\"std/gather\" {\n";
     let anchor = "    responses \"gather.responses\"    // fenced too";
@@ -55,15 +50,7 @@ fn checkout(dir: &Path, edit: impl Fn(String) -> String) {
             &format!("    env \"FAKE_CLAUDE_FINDINGS\" \"{{findings}}\"\n{anchor}"),
         )
         .replace(check_run, &format!("{check_run}    inline \"added\"\n"));
-    let edited = edit(edited);
-    std::fs::create_dir_all(dir.join("checkout/examples")).expect("mkdir");
-    std::fs::create_dir_all(dir.join("temp")).expect("mkdir");
-    std::fs::write(dir.join("checkout/examples/review.kdl"), edited).expect("write");
-    std::fs::write(
-        dir.join("event.json"),
-        format!(r#"{{"action":"synchronize","number":{PR},"pull_request":{{"number":{PR}}}}}"#),
-    )
-    .expect("event");
+    edit(edited)
 }
 
 /// One run of the workflow on the pull request, the fake claude reporting `findings`: the exit
@@ -73,49 +60,24 @@ async fn run(fake: &FakeGithub, findings: Value, edit: impl Fn(String) -> String
     fake.set_compare(BASE, HEAD, "ahead");
     fake.set_compare_diff(BASE, HEAD, &diff());
     fake.add_workflow_run(RunSeed::trusted(100, BASE));
-    let job = tempfile::tempdir().expect("tempdir");
-    let dir = job.path().to_owned();
-    checkout(&dir, edit);
-    let mut cmd = crate::support::command();
-    let step = ActionsStep {
+    let job = ExampleJob {
         api_url: &fake.api_url(),
         repository: &FakeGithub::repository(),
-        event_name: "pull_request_target",
-        event_path: &dir.join("event.json"),
+        pr: PR,
         run_id: 100,
-        temp: &dir.join("temp"),
-    };
-    let path = format!(
-        "{}:{}",
-        root().join("tests/fakes").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    step.environment(&mut cmd)
-        .args(["run", "examples/review.kdl"])
-        .current_dir(dir.join("checkout"))
-        .env("PATH", path)
-        .env(
-            "ANTHROPIC_API_KEY",
-            "sk-ant-api03-fake-suggestions-0123456789",
-        )
-        .env("GITHUB_OUTPUT", dir.join("github_output"))
-        .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
-        .env("GITHUB_TOKEN", TOKEN)
-        .env("REVIEW_CONVERSATION_KEY", KEY)
-        .env("PROJECT", "web")
-        .env("FINDINGS", findings.to_string());
-    let out = tokio::task::spawn_blocking(move || cmd.output())
-        .await
-        .expect("join")
-        .expect("the binary runs");
-    drop(job);
-    let log = format!(
-        "exit {:?}\n--- stdout\n{}--- stderr\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), log)
+        pipeline: pipeline(edit),
+        args: &[],
+        env: vec![
+            (
+                "ANTHROPIC_API_KEY",
+                "sk-ant-api03-fake-suggestions-0123456789".into(),
+            ),
+            ("FINDINGS", findings.to_string()),
+        ],
+    }
+    .run()
+    .await;
+    (job.code, job.log)
 }
 
 fn finding(line: u32, end_line: u32, suggestion: &str) -> Value {
@@ -148,7 +110,7 @@ fn inline_comments(fake: &FakeGithub) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_two_line_suggestion_is_a_suggestion_block_on_both_lines() {
     let fake = FakeGithub::start().await;
-    fake.require_token(TOKEN);
+    fake.require_token(JOB_TOKEN);
     let fix = "    x = compute()\n    return x";
     let (code, log) = run(&fake, json!([finding(2, 3, fix)]), |t| t).await;
     assert_eq!(code, 0, "{log}");
@@ -182,7 +144,7 @@ async fn a_two_line_suggestion_is_a_suggestion_block_on_both_lines() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_suggestion_past_the_added_lines_is_removed_and_the_finding_kept() {
     let fake = FakeGithub::start().await;
-    fake.require_token(TOKEN);
+    fake.require_token(JOB_TOKEN);
     // Lines 3 and 4: line 4 is context, which the change did not write.
     let (code, log) = run(
         &fake,
@@ -214,7 +176,7 @@ async fn a_suggestion_past_the_added_lines_is_removed_and_the_finding_kept() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_credential_in_a_suggestion_is_caught_by_the_scan_and_nothing_is_published() {
     let fake = FakeGithub::start().await;
-    fake.require_token(TOKEN);
+    fake.require_token(JOB_TOKEN);
     let credential = format!("ghp_{}", "a1B2".repeat(9));
     let result = json!({
         "version": 1, "comment": "One fix.", "conversation": null, "resumed": false,
@@ -268,7 +230,7 @@ async fn a_credential_in_a_suggestion_is_caught_by_the_scan_and_nothing_is_publi
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_s_suggestion_holding_a_credential_is_removed() {
     let fake = FakeGithub::start().await;
-    fake.require_token(TOKEN);
+    fake.require_token(JOB_TOKEN);
     let credential = format!("ghp_{}", "a1B2".repeat(9));
     let fix = format!("    x = compute(\"{credential}\")");
     let (code, log) = run(&fake, json!([finding(2, 2, &fix)]), |t| t).await;

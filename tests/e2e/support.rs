@@ -253,3 +253,89 @@ pub fn with_allow_ids_in(dir: &Path, text: &str) -> String {
     let _ = std::fs::remove_file(&path);
     lines.join("\n")
 }
+
+/// The installation token the fake GitHub requires of the example's job.
+pub const JOB_TOKEN: &str = "ghs_FakeInstallationTokenForTheTestsOnly0123";
+/// The conversation key of the example's job.
+pub const JOB_KEY: &str = "0123456789abcdef0123456789abcdef-github-test";
+
+/// One job of the workflow that runs `examples/review.kdl` on pull request `pr`, against the
+/// fake GitHub at `api_url`: the checkout holds `pipeline` as the example, the event names the
+/// pull request, and the fake CLIs come first on `PATH`.
+pub struct ExampleJob<'a> {
+    pub api_url: &'a str,
+    pub repository: &'a str,
+    pub pr: u64,
+    pub run_id: u64,
+    pub pipeline: String,
+    /// After `run examples/review.kdl`.
+    pub args: &'a [&'a str],
+    /// The step's own variables besides the token, the key and `PROJECT=web`.
+    pub env: Vec<(&'a str, String)>,
+}
+
+/// How a job ended: its exit status, its log and its step summary.
+pub struct JobRun {
+    pub code: i32,
+    pub log: String,
+    pub summary: String,
+}
+
+impl ExampleJob<'_> {
+    pub async fn run(self) -> JobRun {
+        let job = tempfile::tempdir().expect("tempdir");
+        let dir = job.path().to_owned();
+        std::fs::create_dir_all(dir.join("checkout/examples")).expect("mkdir");
+        std::fs::create_dir_all(dir.join("temp")).expect("mkdir");
+        std::fs::write(dir.join("checkout/examples/review.kdl"), &self.pipeline).expect("write");
+        let pr = self.pr;
+        std::fs::write(
+            dir.join("event.json"),
+            format!(r#"{{"action":"synchronize","number":{pr},"pull_request":{{"number":{pr}}}}}"#),
+        )
+        .expect("event");
+        let mut cmd = command();
+        let step = ActionsStep {
+            api_url: self.api_url,
+            repository: self.repository,
+            event_name: "pull_request_target",
+            event_path: &dir.join("event.json"),
+            run_id: self.run_id,
+            temp: &dir.join("temp"),
+        };
+        let path = format!(
+            "{}:{}",
+            root().join("tests/fakes").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        step.environment(&mut cmd)
+            .args(["run", "examples/review.kdl"])
+            .args(self.args)
+            .current_dir(dir.join("checkout"))
+            .env("PATH", path)
+            .env("GITHUB_OUTPUT", dir.join("github_output"))
+            .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
+            .env("GITHUB_TOKEN", JOB_TOKEN)
+            .env("REVIEW_CONVERSATION_KEY", JOB_KEY)
+            .env("PROJECT", "web");
+        for (name, value) in &self.env {
+            cmd.env(name, value);
+        }
+        let out = tokio::task::spawn_blocking(move || cmd.output())
+            .await
+            .expect("join")
+            .expect("the binary runs");
+        let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap_or_default();
+        drop(job);
+        JobRun {
+            code: out.status.code().unwrap_or(-1),
+            log: format!(
+                "exit {:?}\n--- stdout\n{}--- stderr\n{}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+            summary,
+        }
+    }
+}
