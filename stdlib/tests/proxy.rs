@@ -260,6 +260,32 @@ async fn review(
     Reviewed { result, lines }
 }
 
+/// Runs the `command` reviewer `spec` as a stage would: inside a stage scope confined to read
+/// `spec.cwd`.
+async fn review_command(spec: &CommandReviewer, work: &Path) -> Reviewed {
+    let mut lines = Vec::new();
+    let inputs = vec![ReviewInput::untrusted("gather.diff", DIFF.to_vec())];
+    let scope = Arc::new(StageScope::new(
+        format!("proxy-test-{}", rand_suffix()),
+        Some(ConfineSpec::new().read(&spec.cwd)),
+    ));
+    let result = scope
+        .run(run_command_reviewer(
+            spec,
+            &inputs,
+            None,
+            work,
+            &Redactor::empty(),
+            std::future::pending(),
+            |e| match e {
+                ReviewEvent::Status(s) => lines.push(s),
+                ReviewEvent::Output { line, .. } => lines.push(line),
+            },
+        ))
+        .await;
+    Reviewed { result, lines }
+}
+
 /// Every file under `dir` (no link followed), with its bytes.
 fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
@@ -427,27 +453,7 @@ async fn a_command_reviewers_spend_is_counted_by_its_proxy_and_bounded_by_its_bu
             run_tokens: budget,
             ..Budget::default()
         };
-        let mut lines = Vec::new();
-        let inputs = vec![ReviewInput::untrusted("gather.diff", DIFF.to_vec())];
-        let scope = Arc::new(StageScope::new(
-            format!("proxy-test-{}", rand_suffix()),
-            Some(ConfineSpec::new().read(s.path().join("ws"))),
-        ));
-        let result = scope
-            .run(run_command_reviewer(
-                &spec,
-                &inputs,
-                None,
-                &s.path().join(format!("work-{tries}")),
-                &Redactor::empty(),
-                std::future::pending(),
-                |e| match e {
-                    ReviewEvent::Status(s) => lines.push(s),
-                    ReviewEvent::Output { line, .. } => lines.push(line),
-                },
-            ))
-            .await;
-        runs.push(Reviewed { result, lines });
+        runs.push(review_command(&spec, &s.path().join(format!("work-{tries}"))).await);
     }
     let usage = runs[0].outcome().tries[0].usage.expect("the try's usage");
     // The fake API reports 10 tokens in and 20 out an answer.
@@ -493,27 +499,10 @@ async fn a_command_reviewer_given_a_model_key_under_its_variable_holds_a_stand_i
         spec.secret_env = vec![SecretEnv::one(var, "model-key", SecretValue::from(KEY))];
         spec.tries = 1;
         spec.timeout = Some(Duration::from_secs(60));
-        let mut lines = Vec::new();
-        let inputs = vec![ReviewInput::untrusted("gather.diff", DIFF.to_vec())];
-        let scope = Arc::new(StageScope::new(
-            format!("proxy-test-{}", rand_suffix()),
-            Some(ConfineSpec::new().read(s.path().join("ws"))),
+        results.push((
+            var,
+            review_command(&spec, &s.path().join(format!("work-{var}"))).await,
         ));
-        let result = scope
-            .run(run_command_reviewer(
-                &spec,
-                &inputs,
-                None,
-                &s.path().join(format!("work-{var}")),
-                &Redactor::empty(),
-                std::future::pending(),
-                |e| match e {
-                    ReviewEvent::Status(s) => lines.push(s),
-                    ReviewEvent::Output { line, .. } => lines.push(line),
-                },
-            ))
-            .await;
-        results.push((var, Reviewed { result, lines }));
     }
 
     let (_, proxied) = &results[0];
