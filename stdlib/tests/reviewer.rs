@@ -587,6 +587,16 @@ async fn settings_are_checked_before_anything_runs() {
     let err = run(&spec, None, &dir).await.result.unwrap_err();
     assert!(matches!(err, ReviewerError::Settings { .. }), "{err}");
 
+    // A budget counts what passes through a model key's proxy: without one it bounds nothing.
+    let mut spec = reviewer("ok", &dir);
+    spec.budget.run_tokens = Some(1000);
+    let err = run(&spec, None, &dir).await.result.unwrap_err();
+    assert!(
+        matches!(err, ReviewerError::Settings { .. })
+            && err.to_string().contains("given no model key"),
+        "{err}"
+    );
+
     let spec = reviewer("ok", &dir);
     let redactor = Redactor::empty();
     for bad in ["../x", "a/b", "", ".hidden"] {
