@@ -259,6 +259,21 @@ fn review_sarif_passes_the_multitool() {
     let (first, first_text) = run("first push");
     // review.rdjsonl carries the same fix as reviewdog reads one: whole lines, no columns.
     let rdjsonl = std::fs::read_to_string(sarif.with_file_name("review.rdjsonl")).expect("rdjsonl");
+    // Every line is a diagnostic as reviewdog's own schema describes one.
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("tests/fixtures/reviewdog/Diagnostic.json"))
+            .expect("reviewdog's schema"),
+    )
+    .expect("JSON");
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    for line in rdjsonl.lines() {
+        let diagnostic: Value = serde_json::from_str(line).expect("a diagnostic");
+        let errors: Vec<String> = validator
+            .iter_errors(&diagnostic)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{line}: {errors:?}");
+    }
     let fix = rdjsonl
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).expect("a diagnostic"))
