@@ -96,9 +96,12 @@ where
     // and ruleset were made while another stage's program ran (exec/slot.rs).
     let mut cancel = std::pin::pin!(cancel);
     let slot = match stage.as_ref().and_then(|s| s.program_slot().cloned()) {
+        // Cancel first: a slot freed by the cancel itself (the stage that held it ended) must
+        // not start this program, whichever of the two is seen ready first.
         Some(gate) => tokio::select! {
-            slot = gate.take() => slot,
+            biased;
             () = &mut cancel => return Ok(ChildResult::cancelled_before_start()),
+            slot = gate.take() => slot,
         },
         None => None,
     };
