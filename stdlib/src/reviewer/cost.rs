@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::tries::{Attempt, Reviewed, TryFailure, TrySequence};
 use super::usage::{Usage, Usd, thousands};
 
 /// The most a reviewer may spend; every limit optional.
@@ -108,27 +109,40 @@ impl Spend {
         self.budget.tokens_left(&self.run, &self.change())
     }
 
-    /// Before a try: the error that ends the review when the budget is spent, said on
-    /// `status`. A try that would start over the budget does not start.
-    pub fn refuse(
+    /// The next try of `sequence`, unless the budget is spent: then the error that ends the
+    /// review, said on `status`. A try that would start over the budget does not start.
+    pub fn next_attempt(
         &self,
-        tries: &[super::tries::TryReport],
+        sequence: &mut TrySequence,
         status: &mut dyn FnMut(String),
-    ) -> Option<super::ReviewerError> {
-        let reason = self.stop()?;
-        status(format!("not reviewed: {reason}"));
-        Some(super::ReviewerError::BudgetSpent {
-            reason,
-            tries: tries.to_vec(),
-        })
+    ) -> Result<Option<Attempt>, super::ReviewerError> {
+        if let Some(reason) = self.stop() {
+            status(format!("not reviewed: {reason}"));
+            return Err(super::ReviewerError::BudgetSpent {
+                reason,
+                tries: sequence.reports().to_vec(),
+            });
+        }
+        Ok(sequence.next_attempt(status))
     }
 
-    /// The spend of try `number`, said on `status` before its outcome is.
-    pub fn said(&mut self, number: u32, usage: Option<&Usage>, status: &mut dyn FnMut(String)) {
-        if let Some(u) = usage {
-            status(format!("try {number} spent {}", u.say()));
+    /// Records how `attempt` ended in `sequence` with what it spent, said on `status` before
+    /// its outcome is; the review when the try produced one ([`TrySequence::record`]).
+    pub fn record<T: Reviewed, E: TryFailure>(
+        &mut self,
+        sequence: &mut TrySequence,
+        attempt: &Attempt,
+        result: Result<T, E>,
+        usage: Option<Usage>,
+        status: &mut dyn FnMut(String),
+    ) -> Option<T> {
+        if let Some(u) = &usage {
+            status(format!("try {} spent {}", attempt.number, u.say()));
         }
-        self.add(usage);
+        self.add(usage.as_ref());
+        let review = sequence.record(attempt, result, status);
+        sequence.note_usage(attempt.number, usage);
+        review
     }
 
     /// The `cost` output of the tries `tries`.

@@ -291,15 +291,9 @@ where
     let budget = crate::reviewer::budget::TryBudget::new(spec.deadline, spec.timeout, spec.grace);
     let mut spend = Spend::new(spec.budget, spec.spent_before);
     let mut sequence = TrySequence::new(spec.tries, resume);
-    loop {
-        if let Some(spent) = spend.refuse(sequence.reports(), &mut |l| {
-            on_event(ReviewEvent::Status(l));
-        }) {
-            return Err(spent);
-        }
-        let Some(attempt) = sequence.next_attempt(&mut |l| on_event(ReviewEvent::Status(l))) else {
-            break;
-        };
+    while let Some(attempt) =
+        spend.next_attempt(&mut sequence, &mut |l| on_event(ReviewEvent::Status(l)))?
+    {
         let timeout = budget.next(sequence.left());
         let given = if attempt.kind == TryKind::Resumed && !later_inputs.is_empty() {
             later_inputs
@@ -321,13 +315,9 @@ where
             &mut on_event,
         )
         .await;
-        spend.said(attempt.number, usage.as_ref(), &mut |l| {
+        let review = spend.record(&mut sequence, &attempt, result, usage, &mut |l| {
             on_event(ReviewEvent::Status(l));
         });
-        let review = sequence.record(&attempt, result, &mut |l| {
-            on_event(ReviewEvent::Status(l));
-        });
-        sequence.note_usage(attempt.number, usage);
         if let Some(review) = review {
             let suggestions = review
                 .answer
