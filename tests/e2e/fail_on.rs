@@ -64,6 +64,25 @@ stage "post" uses="std/post" {
 }
 "#;
 
+/// The same, the post failing the review that did not run: no `allow` needed.
+const FELL_BACK_FAILED: &str = r#"pipeline "fell-back"
+forge "local"
+stage "gather" uses="std/gather"
+stage "review" uses="std/review" on-error="fallback" {
+    reviewer "command"
+    command "false"
+    untrusted "gather.diff"
+    tries 2
+}
+stage "post" uses="std/post" {
+    comment "review.comment"
+    findings "review.findings"
+    ranges "gather.ranges"
+    require-head "gather.head"
+    not-reviewed "fail"
+}
+"#;
+
 /// Runs `reviewflow run` in the repository.
 fn run(repo: &Repo, args: &[&str]) -> Run {
     let out = crate::support::command()
@@ -472,4 +491,36 @@ fn a_review_that_did_not_run_is_not_recorded_and_the_next_run_reviews_the_head()
     let log = again.transcript();
     assert_eq!(again.code, 0, "{log}");
     assert!(!log.contains("already reviewed"), "{log}");
+}
+
+#[test]
+fn a_post_that_fails_a_review_that_did_not_run_fails_the_run_and_needs_no_allow() {
+    // `check` counts on it: the fallen-back review is routed, so the file is clean.
+    let repo = feature_repo(FELL_BACK_FAILED);
+    let check = crate::support::command()
+        .args(["check", "pipeline.kdl"])
+        .current_dir(repo.path())
+        .output()
+        .expect("the binary runs");
+    let said = String::from_utf8_lossy(&check.stderr).into_owned();
+    assert_eq!(check.status.code(), Some(0), "{said}");
+    assert!(said.contains("0 errors, 0 warnings"), "{said}");
+
+    repo.commit_file("web/merge.rs", CONFLICT, "a change");
+    // Without `--fail-on` too: the post's own failure fails the run.
+    let out = run(&repo, &["pipeline.kdl"]);
+    let log = out.transcript();
+    assert_eq!(out.code, 1, "{log}");
+    assert!(
+        log.contains("published as not reviewed (`not-reviewed \"fail\"`): the review did not run: `review` fell back: no review after 2 tries"),
+        "{log}"
+    );
+    assert!(!log.contains("no published finding"), "{log}");
+    // Nothing written reads as a review: the local forge keeps no file of it.
+    let forge = repo.path().join(".reviewflow/forge");
+    let written: Vec<_> = crate::support::files_under(&forge)
+        .into_iter()
+        .filter(|f| f.file_name().is_some_and(|n| n != ".gitignore"))
+        .collect();
+    assert!(written.is_empty(), "{written:?}");
 }

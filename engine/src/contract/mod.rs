@@ -135,6 +135,11 @@ pub struct ChildSpec {
     /// (`std/post`'s `block-on "never"`: the check run passes whatever the review found), which
     /// a check run a forge can require must not do unsaid (principle 4, `fail-closed`).
     pub cannot_fail: &'static [&'static str],
+    /// Written with one of these words, the stage fails a review that did not run: it publishes
+    /// an absent value of its `Publish` children as "not reviewed" with a failing verdict, and
+    /// then fails the run (`std/post`'s `not-reviewed "fail"`). A producer whose absence it reads
+    /// straight is then routed, as a stage that fails the run is (principle 4, `fail-closed`).
+    pub fails_not_reviewed: &'static [&'static str],
     /// Written with this property, the child halts the run on a change too large to be read
     /// whole (`std/gather`'s `gate halt=`): a stage kind that offers it gathers a change of any
     /// size without it, and an approval of such a change claims more than a reviewer can have
@@ -572,6 +577,7 @@ impl ChildSpec {
             names_record: false,
             claims_whole: None,
             cannot_fail: &[],
+            fails_not_reviewed: &[],
             halts: None,
             blocks_from: None,
             gates_on_author: false,
@@ -608,6 +614,13 @@ impl ChildSpec {
     /// [`ChildSpec::cannot_fail`]).
     pub fn cannot_fail(mut self, words: &'static [&'static str]) -> Self {
         self.cannot_fail = words;
+        self
+    }
+
+    /// With one of `words`, the stage fails a review that did not run (see
+    /// [`ChildSpec::fails_not_reviewed`]).
+    pub fn fails_not_reviewed(mut self, words: &'static [&'static str]) -> Self {
+        self.fails_not_reviewed = words;
         self
     }
 

@@ -26,6 +26,7 @@ use super::words;
 pub const FORMATS: &[&str] = &["markdown", "json", "rdjsonl", "sarif"];
 pub const INLINE_MODES: &[&str] = &["added", "diff-context", "file", "nofilter"];
 pub const BLOCK_ON: &[&str] = &["any", "error", "warning", "never"];
+pub const NOT_REVIEWED: &[&str] = &["neutral", "fail"];
 
 pub fn contract() -> StageContract {
     StageContract::new("std/post", "publishes the review and keeps sealed blobs")
@@ -139,6 +140,15 @@ pub fn contract() -> StageContract {
                 default: "error",
                 from: &[("any", "info"), ("warning", "warning"), ("error", "error")],
             }),
+        )
+        .child(
+            ChildSpec::new(
+                "not-reviewed",
+                Role::Config,
+                "a review that did not run: `neutral` (the default) publishes it as not reviewed; `fail` then fails the run",
+            )
+            .arg(words(NOT_REVIEWED))
+            .fails_not_reviewed(&["fail"]),
         )
         .child(
             ChildSpec::new(
@@ -311,6 +321,7 @@ async fn run(
         .flat_map(|c| c.args.iter().filter_map(Resolved::text))
         .collect();
     let text_arg = |name: &str| arg(&cx, name).and_then(Resolved::text);
+    let fails_not_reviewed = text_arg("not-reviewed").as_deref() == Some("fail");
     // Read before any write: a cost that does not parse fails the stage having written nothing.
     let cost = cost_of(&cx)?;
 
@@ -430,6 +441,13 @@ async fn run(
     let published = serde_json::to_value(&published)
         .map_err(|e| StageError::failed(format!("cannot encode `published`: {e}")))?;
     out.insert("published".into(), OutputValue::Json(published));
+    // `not-reviewed "fail"`: published as not reviewed (its spend kept), and then a failure, so
+    // that the run's own status does not pass a change nobody reviewed either.
+    if let (ReviewState::NotReviewed(reason), true) = (&request.state, fails_not_reviewed) {
+        return Err(StageError::failed(format!(
+            "published as not reviewed (`not-reviewed \"fail\"`): {reason}"
+        )));
+    }
     Ok(out)
 }
 

@@ -152,6 +152,20 @@ fn reported_gate(cx: &Context<'_>, stage: &Stage) -> bool {
     cx.output_spec(reference).is_some_and(|o| o.skip_reported)
 }
 
+/// Whether `stage` is written to fail a review that did not run
+/// ([`crate::contract::ChildSpec::fails_not_reviewed`]).
+fn fails_not_reviewed(stage: &Stage, contract: &StageContract) -> bool {
+    stage.children.iter().any(|child| {
+        contract.child_spec(&child.name.value).is_some_and(|spec| {
+            child
+                .args
+                .first()
+                .and_then(|a| a.value.as_str())
+                .is_some_and(|w| spec.fails_not_reviewed.contains(&w))
+        })
+    })
+}
+
 /// One publishing stage that publishes a stage's fallen-back result.
 struct Publisher {
     stage: usize,
@@ -183,6 +197,7 @@ pub(super) fn not_reviewed(cx: &Context<'_>, order: &[usize], out: &mut Vec<Find
                 }
             }
         }
+        let fails = fails_not_reviewed(publisher, pc);
         // Every stage the published values come from: stage → (its consumer, what it reads).
         let mut via: BTreeMap<usize, (usize, Reference)> = BTreeMap::new();
         let mut queue: VecDeque<usize> = VecDeque::new();
@@ -232,6 +247,19 @@ pub(super) fn not_reviewed(cx: &Context<'_>, order: &[usize], out: &mut Vec<Find
                         sources
                             .iter()
                             .any(|&s| expr::mentions(&w.value, &p.stages[s].name.value))
+                    })
+                {
+                    continue;
+                }
+                // A built-in publisher that fails a review that did not run (`not-reviewed
+                // "fail"`), reading an output this outcome leaves absent straight from the
+                // stage, publishes "not reviewed" with a failing verdict and fails the run: the
+                // outcome is routed, as by a stage that fails the run itself.
+                if !pc.opaque
+                    && fails
+                    && published.iter().any(|r| {
+                        r.stage == stage.name.value
+                            && outcome.outputs.get(&r.output).copied().flatten().is_none()
                     })
                 {
                     continue;
@@ -367,8 +395,20 @@ fn finding(
         } else {
             "they read"
         };
+        let builtin = cx
+            .registry
+            .get(&p.stages[first.stage].uses.value)
+            .is_some_and(|c| !c.opaque);
+        // A built-in publisher says "not reviewed" of an absent result, but the run goes on to
+        // succeed, and a verdict that does not fail lets a change nobody reviewed through.
+        let reads = if builtin {
+            "absent, the review is published as \"not reviewed\" and the run does not fail"
+                .to_owned()
+        } else {
+            format!("absent, {they} as a review with no findings")
+        };
         format!(
-            "if `{name}` {}, {} still {publish} {}: absent, {they} as a review with no findings",
+            "if `{name}` {}, {} still {publish} {}: {reads}",
             outcome.description,
             join_and(&names),
             quoted(&first.direct)
@@ -435,6 +475,36 @@ fn finding(
             "; or let a missing `{}` fail the run (`on-missing=\"fail\"`): a failed run is not a pass",
             secret.name.value
         )),
+    }
+    // A built-in publisher that reads the result straight can fail the outcome itself.
+    let mut failers: Vec<String> = Vec::new();
+    for x in publishers.iter().filter(|x| !x.direct.is_empty()) {
+        let s = &p.stages[x.stage];
+        let Some(pc) = cx.registry.get(&s.uses.value) else {
+            continue;
+        };
+        if pc.opaque || fails_not_reviewed(s, pc) {
+            continue;
+        }
+        if let Some(spec) = pc
+            .children
+            .iter()
+            .find(|c| !c.fails_not_reviewed.is_empty())
+        {
+            let fix = format!(
+                "`{} \"{}\"` on `{}`",
+                spec.name, spec.fails_not_reviewed[0], s.name.value
+            );
+            if !failers.contains(&fix) {
+                failers.push(fix);
+            }
+        }
+    }
+    if !failers.is_empty() {
+        help.push_str(&format!(
+            "; or fail a review that did not run where it is published: {}",
+            failers.join(" and ")
+        ));
     }
     let mut f = Finding::new(ID, Severity::Error, message, primary);
     for x in publishers {
