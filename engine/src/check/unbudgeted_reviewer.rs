@@ -2,9 +2,9 @@
 //! model's cost is known only once it is spent, and a change pushed again and again, or a
 //! reviewer talked into reading everything, spends without end: unknown cost is unbounded cost.
 //!
-//! A model reviewer is one whose kind runs a vendor's model (its contract names the vendor), or
-//! one that says whose model it runs (`vendor=`); a stage kind that can bound it has a `budget`
-//! child in its contract. The engine names no reviewer and no vendor.
+//! A model reviewer is one whose kind runs a vendor's model (its contract names the vendor), one
+//! that says whose model it runs (`vendor=`), or one given a model key (a reviewer kind's
+//! credential variable); a stage kind that can bound it has a `budget` child in its contract. The engine names no reviewer and no vendor.
 
 use super::reviewer::{REVIEWER, StageReviewer};
 use super::{Check, Context};
@@ -37,8 +37,10 @@ impl Check for UnbudgetedReviewer {
             if reviewer.contract.child_spec(BUDGET).is_none() {
                 continue;
             }
-            let runs_a_model =
-                reviewer.kind.vendor.is_some() || reviewer.declared_vendor().is_some();
+            // A model key given is a model run too, whatever the kind says of itself.
+            let runs_a_model = reviewer.kind.vendor.is_some()
+                || reviewer.declared_vendor().is_some()
+                || !reviewer.keys.is_empty();
             if !runs_a_model {
                 continue;
             }
@@ -65,7 +67,13 @@ impl Check for UnbudgetedReviewer {
                 ),
             )
             .help(format!(
-                "say the most it may spend: `{BUDGET} change-tokens=2000000` (also `run-tokens`, `run-usd`, `change-usd`); a run over it is \"not reviewed: budget spent\""
+                "say the most it may spend: `{BUDGET} change-tokens=2000000` (also `run-tokens`, `run-usd`, `change-usd`); a run over it is \"not reviewed: budget spent\"{}",
+                if reviewer.kind.vendor.is_none() && reviewer.keys.is_empty() {
+                    // Its spend is counted only by the proxy of a model key it is given.
+                    "; a reviewer of no vendor's own is counted through the model key it is given, so give it the key under its model's variable (`secret-env`) first"
+                } else {
+                    ""
+                }
             ))
             .confidence(Confidence::High)
             .stage(name);

@@ -1047,14 +1047,22 @@ mod tests {
 
     /// `test/hold-until-cancelled`: takes its slot as a program would, says so, and keeps it
     /// until the stage is cancelled.
-    struct HoldUntilCancelled(Arc<tokio::sync::Notify>);
+    /// `test/hold`: takes the slot, says whether it was first to (the waiting stage's marker not
+    /// yet written), and holds it until the run is cancelled.
+    struct HoldUntilCancelled {
+        held: Arc<tokio::sync::Notify>,
+        marker: std::path::PathBuf,
+        first: Arc<std::sync::atomic::AtomicBool>,
+    }
 
     impl StageImpl for HoldUntilCancelled {
         fn run<'a>(&'a self, cx: StageCx<'a>) -> BoxFuture<'a, Result<StageOutputs, StageError>> {
             Box::pin(async move {
                 let gate = program_gate()?;
                 let _slot = gate.take().await;
-                self.0.notify_one();
+                self.first
+                    .store(!self.marker.exists(), std::sync::atomic::Ordering::SeqCst);
+                self.held.notify_one();
                 cx.cancel.cancelled().await;
                 Err(StageError::Cancelled)
             })
@@ -1065,33 +1073,50 @@ mod tests {
     }
 
     /// A `run` stage cancelled while it waits for a slot starts nothing and ends at once, not
-    /// after the grace it would give a program.
+    /// after the grace it would give a program. Both stages start together, so the `run` stage
+    /// may take the slot first (then it runs, and there is nothing to see): tried until the
+    /// holding stage is first.
     #[tokio::test]
     async fn a_stage_cancelled_while_it_waits_for_a_slot_starts_nothing() {
-        let mut registry = Registry::with_builtins();
-        registry.register(StageContract::new("test/hold", "holds the slot"));
-        let held = Arc::new(tokio::sync::Notify::new());
-        let mut impls = Implementations::with_builtins();
-        impls.register("test/hold", Arc::new(HoldUntilCancelled(Arc::clone(&held))));
-        let dir = tempfile::tempdir().unwrap();
-        let marker = dir.path().join("ran");
-        let text = format!(
-            "pipeline \"slots\"\nstage \"hold\" uses=\"test/hold\"\nstage \"waits\" uses=\"run\" {{\n    command \"touch\" \"{}\"\n}}\n",
-            marker.display()
-        );
-        let (canceller, cancel) = crate::run::cancel_pair();
-        tokio::spawn(async move {
-            held.notified().await;
-            canceller.cancel(crate::run::CancelReason::Interrupted(libc::SIGINT));
-        });
-        let r = run_slots(text, &registry, &impls, dir.path(), |options| {
-            options.confine_children = false;
-            options.cancel = cancel;
-        })
-        .await;
-        assert_eq!(r.status, RunStatus::Cancelled);
-        assert_eq!(outcome(&r, "waits").0, Outcome::Cancelled);
-        assert!(!marker.exists(), "the waiting stage's command ran");
+        for _ in 0..50 {
+            let mut registry = Registry::with_builtins();
+            registry.register(StageContract::new("test/hold", "holds the slot"));
+            let held = Arc::new(tokio::sync::Notify::new());
+            let first = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let dir = tempfile::tempdir().unwrap();
+            let marker = dir.path().join("ran");
+            let mut impls = Implementations::with_builtins();
+            impls.register(
+                "test/hold",
+                Arc::new(HoldUntilCancelled {
+                    held: Arc::clone(&held),
+                    marker: marker.clone(),
+                    first: Arc::clone(&first),
+                }),
+            );
+            let text = format!(
+                "pipeline \"slots\"\nstage \"hold\" uses=\"test/hold\"\nstage \"waits\" uses=\"run\" {{\n    command \"touch\" \"{}\"\n}}\n",
+                marker.display()
+            );
+            let (canceller, cancel) = crate::run::cancel_pair();
+            tokio::spawn(async move {
+                held.notified().await;
+                canceller.cancel(crate::run::CancelReason::Interrupted(libc::SIGINT));
+            });
+            let r = run_slots(text, &registry, &impls, dir.path(), |options| {
+                options.confine_children = false;
+                options.cancel = cancel;
+            })
+            .await;
+            assert_eq!(r.status, RunStatus::Cancelled);
+            if !first.load(std::sync::atomic::Ordering::SeqCst) {
+                continue;
+            }
+            assert_eq!(outcome(&r, "waits").0, Outcome::Cancelled);
+            assert!(!marker.exists(), "the waiting stage's command ran");
+            return;
+        }
+        panic!("the holding stage never took the slot first");
     }
 
     /// `test/count`: counts the stages started at once, and takes its slot as a program would.

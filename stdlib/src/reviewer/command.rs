@@ -40,6 +40,10 @@ use super::tries::{Attempt, DEFAULT_TRIES, Reviewed, TryFailure, TryKind, TrySeq
 use super::try_folder::{PrepareError, TryFolder, check_input_names};
 use super::usage::Usage;
 
+/// Why a budget on a `command` reviewer given no model key is refused: the stage when it starts,
+/// and `check` from the file (`run-refusal`).
+pub const NO_MODEL_KEY_FOR_BUDGET: &str = "a budget counts what a model's API reports through reviewflow's proxy, and this `command` reviewer is given no model key (`secret-env` under a model's variable, such as `ANTHROPIC_API_KEY`)";
+
 /// How to run a `command` reviewer. `Debug` shows no secret.
 #[derive(Clone, Debug)]
 pub struct CommandReviewer {
@@ -256,9 +260,7 @@ where
         .collect();
     // Only what passes through reviewflow's proxies is counted: a budget needs a model key.
     if !spec.budget.is_unlimited() && pools.is_empty() {
-        return Err(ReviewerError::settings(
-            "a budget counts what a model's API reports through reviewflow's proxy, and this `command` reviewer is given no model key (`secret-env`)",
-        ));
+        return Err(ReviewerError::settings(NO_MODEL_KEY_FOR_BUDGET));
     }
     let budget = super::budget::TryBudget::new(spec.deadline, spec.timeout, spec.grace);
     let mut spend = Spend::new(spec.budget, spec.spent_before);

@@ -34,7 +34,7 @@ pub mod tries;
 mod try_folder;
 pub mod usage;
 
-pub use command::{CommandReviewer, run_command_reviewer};
+pub use command::{CommandReviewer, NO_MODEL_KEY_FOR_BUDGET, run_command_reviewer};
 pub use conversation::{Conversation, ConversationError};
 pub use error::ReviewerError;
 pub use outcome::{ReviewEvent, ReviewInput, ReviewOutcome};

@@ -441,9 +441,12 @@ async fn run(
     let published = serde_json::to_value(&published)
         .map_err(|e| StageError::failed(format!("cannot encode `published`: {e}")))?;
     out.insert("published".into(), OutputValue::Json(published));
-    // `not-reviewed "fail"`: published as not reviewed (its spend kept), and then a failure, so
-    // that the run's own status does not pass a change nobody reviewed either.
-    if let (ReviewState::NotReviewed(reason), true) = (&request.state, fails_not_reviewed) {
+    // `not-reviewed "fail"`: a review that failed is published as not reviewed (its spend
+    // kept), and then a failure, so that the run's own status does not pass a change nobody
+    // reviewed either. A review skipped by a `when` (a draft) is the pipeline's choice.
+    if let (ReviewState::NotReviewed(reason), true) = (&request.state, fails_not_reviewed)
+        && review_failed(&cx)
+    {
         return Err(StageError::failed(format!(
             "published as not reviewed (`not-reviewed \"fail\"`): {reason}"
         )));
@@ -571,6 +574,19 @@ fn not_reviewed(cx: &reviewflow_engine::run::StageCx<'_>, child: &str) -> Option
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     Some(format!("the review did not run: {line}"))
+}
+
+/// Whether the review that did not run failed (it fell back, a missing secret disabled it)
+/// rather than was skipped: any producer of an absent `comment` or `findings` that did not
+/// finish but was not skipped, or none known.
+fn review_failed(cx: &reviewflow_engine::run::StageCx<'_>) -> bool {
+    use reviewflow_engine::run::{Outcome, Resolved};
+    let absent: Vec<&str> = ["comment", "findings"]
+        .into_iter()
+        .filter(|c| matches!(super::runtime::arg(cx, c), Some(Resolved::Output(None))))
+        .collect();
+    let known: Vec<_> = absent.iter().filter_map(|c| unfinished(cx, c)).collect();
+    known.is_empty() || known.iter().any(|u| u.outcome != Outcome::Skipped)
 }
 
 /// The producer of `child`'s value, when it did not finish.

@@ -115,6 +115,28 @@ fn refusals(
             "the `rules` reviewer calls no model and spends nothing: a budget is for the model reviewers".into(),
         ));
     }
+    // A `command` reviewer's spend is what its model keys' proxies count: a budget with no
+    // model key is refused when it starts (`reviewer::command`), so from the file too.
+    if reviewer == "command"
+        && let Some(budget) = stage
+            .children
+            .iter()
+            .find(|c| c.name.value == "budget" && !c.props.is_empty())
+    {
+        let kinds = crate::reviewer::kinds::REVIEWER_KINDS;
+        let model_key = stage
+            .children
+            .iter()
+            .filter(|c| c.name.value == "secret-env")
+            .filter_map(|c| c.args.first().and_then(|a| literal(&a.value)))
+            .any(|var| crate::reviewer::proxy::ModelApi::of_credential(kinds, &var).is_some());
+        if !model_key {
+            out.push((
+                budget.name.span,
+                crate::reviewer::NO_MODEL_KEY_FOR_BUDGET.into(),
+            ));
+        }
+    }
     // The API's base URL the proxy would forward to: refused when the proxy starts, by the
     // same parser (`Upstream::parse`).
     let base_url_var = REVIEWER_KINDS

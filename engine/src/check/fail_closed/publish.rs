@@ -253,10 +253,12 @@ pub(super) fn not_reviewed(cx: &Context<'_>, order: &[usize], out: &mut Vec<Find
                 }
                 // A built-in publisher that fails a review that did not run (`not-reviewed
                 // "fail"`), reading an output this outcome leaves absent straight from the
-                // stage, publishes "not reviewed" with a failing verdict and fails the run: the
-                // outcome is routed, as by a stage that fails the run itself.
+                // stage, publishes "not reviewed" and fails the run: the outcome is routed, as by
+                // a stage that fails the run itself. A skip is the pipeline's choice, which the
+                // post does not fail: a gate is judged on its own.
                 if !pc.opaque
                     && fails
+                    && !matches!(outcome.root, Root::Gated)
                     && published.iter().any(|r| {
                         r.stage == stage.name.value
                             && outcome.outputs.get(&r.output).copied().flatten().is_none()
