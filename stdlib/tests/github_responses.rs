@@ -92,6 +92,7 @@ async fn replies_in_threads_and_comments_naming_an_id_by_the_author_or_a_declare
         check_run: None,
         inline: Some("added".into()),
         block_on: "error".into(),
+        fail_not_reviewed: false,
         baseline: Some(Baseline::of(&findings, &[], 24_000)),
         spent: None,
         cost: None,

@@ -62,6 +62,7 @@ fn request(state: ReviewState, spent: Option<Usage>, cost: Option<Usage>) -> Pos
         check_run: None,
         inline: None,
         block_on: "error".into(),
+        fail_not_reviewed: false,
         baseline: None,
         spent,
         cost,

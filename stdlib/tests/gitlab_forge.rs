@@ -102,6 +102,7 @@ fn request(
         check_run: Some(PIPELINE.into()),
         inline: Some("added".into()),
         block_on: "error".into(),
+        fail_not_reviewed: false,
         baseline: None,
         spent: None,
         cost: None,

@@ -60,6 +60,7 @@ fn request() -> PostRequest {
         check_run: Some(PIPELINE.into()),
         inline: None,
         block_on: "error".into(),
+        fail_not_reviewed: false,
         baseline: None,
         spent: None,
         cost: None,

@@ -158,3 +158,76 @@ fn check_refuses_a_budget_the_stage_would_refuse() {
         assert!(refused, "{text}\n{json:#}");
     }
 }
+
+/// A `command` reviewer that says its vendor but is given no model key: `check` warns that it is
+/// unbudgeted and says to give it the key first, since a budget on it is refused, from the file
+/// as when it starts; given the key under its model's variable, the budget holds.
+#[test]
+fn a_command_reviewer_is_budgeted_through_its_model_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = |name: &str, key: bool, budget: bool| {
+        let secret = if key {
+            "secret \"k\" env=\"ANTHROPIC_API_KEY\" {\n    visible-to \"review\"\n}\n"
+        } else {
+            ""
+        };
+        let text = format!(
+            "pipeline \"p\"\nforge \"local\"\n{secret}stage \"gather\" uses=\"std/gather\"\n\
+             stage \"review\" uses=\"std/review\" {{\n    reviewer \"command\" vendor=\"anthropic\"\n    command \"review-bot\"\n{}{}    untrusted \"gather.diff\"\n}}\n",
+            if key {
+                "    secret-env \"ANTHROPIC_API_KEY\" \"k\"\n"
+            } else {
+                ""
+            },
+            if budget {
+                "    budget run-tokens=1000\n"
+            } else {
+                ""
+            },
+        );
+        let path = dir.path().join(name);
+        std::fs::write(&path, &text).expect("write");
+        let json = crate::support::findings_json(path.to_str().expect("utf-8"));
+        json["files"][0]["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| {
+                (
+                    f["check"].as_str().unwrap_or_default().to_owned(),
+                    format!("{} {}", f["message"], f["help"]),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let unbudgeted = file("no-key.kdl", false, false);
+    assert!(
+        unbudgeted
+            .iter()
+            .any(|(check, text)| check == "unbudgeted-reviewer"
+                && text
+                    .contains("give it the key under its model's variable (`secret-env`) first")),
+        "{unbudgeted:?}"
+    );
+    let refused = file("no-key-budget.kdl", false, true);
+    assert!(
+        refused.iter().any(|(check, text)| check == "run-refusal"
+            && text.contains("this `command` reviewer is given no model key")),
+        "{refused:?}"
+    );
+    let held = file("key-budget.kdl", true, true);
+    assert!(
+        !held
+            .iter()
+            .any(|(check, _)| check == "run-refusal" || check == "unbudgeted-reviewer"),
+        "{held:?}"
+    );
+    // The key alone makes it a model reviewer, whatever it says of its vendor.
+    let keyed = file("key.kdl", true, false);
+    assert!(
+        keyed
+            .iter()
+            .any(|(check, _)| check == "unbudgeted-reviewer"),
+        "{keyed:?}"
+    );
+}

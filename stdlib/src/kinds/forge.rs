@@ -124,6 +124,9 @@ pub struct PostRequest {
     pub inline: Option<String>,
     /// Which findings make the check run fail (`any`, `error`, `warning`, `never`).
     pub block_on: String,
+    /// A review that failed fails the check run too (`not-reviewed "fail"`): a `neutral` one
+    /// does not block a merge.
+    pub fail_not_reviewed: bool,
     /// What the forge keeps with the posted review for the next one to compare with: the
     /// fingerprints of `review.findings`, or the last baseline again when the review did not run.
     pub baseline: Option<Baseline>,

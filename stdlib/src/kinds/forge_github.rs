@@ -531,7 +531,10 @@ impl Github {
                     reason: reason.clone(),
                 },
             };
-            let conclusion = conclude(&state, block_on);
+            let conclusion = match conclude(&state, block_on) {
+                c if request.fail_not_reviewed => c.failing_not_reviewed(),
+                c => c,
+            };
             let all = annotations(&review.findings);
             let batches = batches(&all, MAX_ANNOTATIONS_PER_REQUEST);
             let details_url = self.actions.run_id.map(|id| {

@@ -412,6 +412,7 @@ async fn run(
         check_run: text_arg("check-run"),
         inline: text_arg("inline"),
         block_on: text_arg("block-on").unwrap_or_else(|| "error".into()),
+        fail_not_reviewed: fails_not_reviewed && review_failed(&cx),
         baseline: identified.baseline,
         spent,
         cost: cost.and_then(|c| c.run),
@@ -444,9 +445,7 @@ async fn run(
     // `not-reviewed "fail"`: a review that failed is published as not reviewed (its spend
     // kept), and then a failure, so that the run's own status does not pass a change nobody
     // reviewed either. A review skipped by a `when` (a draft) is the pipeline's choice.
-    if let (ReviewState::NotReviewed(reason), true) = (&request.state, fails_not_reviewed)
-        && review_failed(&cx)
-    {
+    if let (ReviewState::NotReviewed(reason), true) = (&request.state, request.fail_not_reviewed) {
         return Err(StageError::failed(format!(
             "published as not reviewed (`not-reviewed \"fail\"`): {reason}"
         )));

@@ -190,6 +190,29 @@ pub fn conclude(state: &ReviewState, block_on: BlockOn) -> Conclusion {
     }
 }
 
+impl Conclusion {
+    /// The same conclusion, a review that did not run failing the check (`std/post`'s
+    /// `not-reviewed "fail"`): a `neutral` check does not block a merge. Any other conclusion is
+    /// returned as it is.
+    pub fn failing_not_reviewed(self) -> Conclusion {
+        if self.conclusion != CheckConclusion::Neutral {
+            return self;
+        }
+        Conclusion {
+            conclusion: CheckConclusion::Failure,
+            summary: fit(
+                &format!(
+                    "{}\n\nThe pipeline fails a review that did not run (not-reviewed: fail).",
+                    self.summary
+                ),
+                CHECK_TEXT_MAX_CHARS,
+            )
+            .into_owned(),
+            ..self
+        }
+    }
+}
+
 fn plural(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
@@ -328,6 +351,27 @@ mod tests {
             BlockOn::Error,
         );
         assert_eq!(empty.title, "Not reviewed: no reason given");
+    }
+
+    #[test]
+    fn a_pipeline_may_fail_a_review_that_did_not_run() {
+        let not = ReviewState::NotReviewed {
+            reason: "`review` fell back: budget spent".into(),
+        };
+        let c = conclude(&not, BlockOn::Error).failing_not_reviewed();
+        assert_eq!(c.conclusion, CheckConclusion::Failure);
+        assert_eq!(c.title, "Not reviewed: `review` fell back: budget spent");
+        assert!(c.summary.contains("not a pass"), "{}", c.summary);
+        assert!(c.summary.contains("not-reviewed: fail"), "{}", c.summary);
+        // A review that ran keeps its own conclusion.
+        let ran = ReviewState::Reviewed {
+            blocking: 0,
+            findings: 0,
+        };
+        assert_eq!(
+            conclude(&ran, BlockOn::Error).failing_not_reviewed(),
+            conclude(&ran, BlockOn::Error)
+        );
     }
 
     #[test]
