@@ -17,7 +17,8 @@
 //! - narrowed guards ([`vetting::narrowed`]): a verdict that gates keeping or publishing covers
 //!   what its name promises (a scan runs every detector);
 //! - publishing ([`publish`]): a review that falls back, is gated out or disabled never reaches
-//!   a publishing stage as a review with no findings;
+//!   a publishing stage as a review with no findings, nor as "not reviewed" with a run that
+//!   passes (unless the publisher fails it itself, `not-reviewed "fail"`);
 //! - restoring ([`restore`]): a stage that restores a conversation fails closed to a fresh
 //!   review, not to a failed run (a warning);
 //! - steered reviews ([`steered`]): a stage that reviews untrusted data is not gated by a bit

@@ -3,8 +3,10 @@
 //! A publishing stage (`std/post`) publishes what its `comment` and `findings` are given. When
 //! the stage that produced them fell back (`on-error="fallback"`), was gated out by its own
 //! `when`, or was disabled by a missing secret (`on-missing="disable"`), the values are absent
-//! and the stage goes on running (the executor does not skip the consumers of such a stage), so
-//! the forge shows an empty review: no findings, a check run that passes. The same holds along
+//! and the stage goes on running (the executor does not skip the consumers of such a stage).
+//! `std/post` then says "not reviewed", but the run succeeds and its check run does not block:
+//! a change nobody reviewed gets through. A program publishing them (a `run` stage) shows an
+//! empty review. The same holds along
 //! the way: a `run` stage that formats the findings, and the change a reviewer reviews (its
 //! `untrusted` inputs: without the diff it reviews nothing and reports nothing). What a reviewer
 //! may do without (`resume`, `since-last-review`, other `input`s: a fresh review is still a
@@ -14,7 +16,8 @@
 //! it: its `when` is false then (`when="review.commented"`), or the outcome cannot happen (the
 //! stage fails the run: `on-error="fail"`, no `when`, no secret it can be disabled by), or it is
 //! `on-error="skip"` (the executor then skips every stage that reads it, the publisher
-//! included). One finding per root (a stage's `on-error`, its `when`, a secret's `on-missing`),
+//! included); or when a built-in publisher fails it (`not-reviewed "fail"`), reading the absent
+//! value straight from the stage that fell back or was disabled. One finding per root (a stage's `on-error`, its `when`, a secret's `on-missing`),
 //! labelled there.
 
 use std::collections::{BTreeMap, VecDeque};
