@@ -56,8 +56,9 @@ impl From<&ChangeInfo> for Parts {
 /// What the forge shows as the last posted review of the change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PostedMarker {
-    /// The head that review was of.
-    pub head: Sha,
+    /// The head that review was of; `None` when no review was posted yet (a marker that only
+    /// keeps the change's total spent, written by a run whose review did not run).
+    pub head: Option<Sha>,
     pub run: Option<String>,
     pub conversation: Option<String>,
     /// The fingerprints of that review's findings (`docs/findings.md`); `None` when it kept none
@@ -83,9 +84,14 @@ impl PostedMarker {
             ForgeError::Unusable(format!("the review {what}'s marker does not parse"))
         })?;
         Ok(PostedMarker {
-            head: Sha::parse(m.head()).map_err(|e| {
-                ForgeError::Unusable(format!("the review {what} names no commit: {e}"))
-            })?,
+            head: m
+                .head()
+                .map(|h| {
+                    Sha::parse(h).map_err(|e| {
+                        ForgeError::Unusable(format!("the review {what} names no commit: {e}"))
+                    })
+                })
+                .transpose()?,
             run: Some(m.run().to_string()),
             conversation: m.conversation().map(str::to_string),
             baseline: crate::forge::github::baseline_of_body(body),
@@ -267,7 +273,11 @@ pub fn newest_speaks(
     head: &Sha,
     posted: &PostedMarker,
 ) -> Result<(), ForgeError> {
-    crate::forge::order::may_replace(head, forge.run_order(), &posted.head, posted.order)
+    // A marker with no head is of no review: it is never the same head, so it refuses nothing.
+    let Some(posted_head) = &posted.head else {
+        return Ok(());
+    };
+    crate::forge::order::may_replace(head, forge.run_order(), posted_head, posted.order)
         .map_err(ForgeError::Superseded)
 }
 

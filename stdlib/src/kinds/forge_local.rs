@@ -316,7 +316,7 @@ impl super::Forge for Local {
                 .last_posted(&id)
                 .map_err(|e| ForgeError::from(e).doing("cannot read the last posted review"))?;
             Ok(posted.map(|p| PostedMarker {
-                head: p.head,
+                head: Some(p.head),
                 run: Some(p.run_id),
                 conversation: p.conversation_id,
                 baseline: p.baseline,
