@@ -274,3 +274,25 @@ async fn a_comment_by_a_newer_run_keeps_its_own_total() {
     assert_eq!(fake.comments(PR)[0]["body"].as_str().unwrap(), body);
     assert_eq!(patches(&fake), 0);
 }
+
+#[tokio::test]
+async fn a_review_that_spent_nothing_writes_no_first_comment() {
+    let fake = FakeGithub::start().await;
+    fake.require_token(TOKEN);
+    fake.add_pull_request(PR, HEAD, BASE);
+    let dir = tempfile::tempdir().unwrap();
+    let forge = open(&fake, dir.path()).await;
+    forge
+        .post(
+            &request(
+                ReviewState::NotReviewed("no key".into()),
+                Some(usage(0)),
+                Some(usage(0)),
+            ),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    assert!(fake.comments(PR).is_empty());
+    assert!(fake.writes().is_empty());
+}

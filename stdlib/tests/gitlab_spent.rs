@@ -175,3 +175,15 @@ async fn a_forged_note_is_not_ours_to_keep_a_total_in() {
     assert_eq!(notes[0], forged);
     assert!(notes[1].contains(" head=- "), "{}", notes[1]);
 }
+
+#[tokio::test]
+async fn a_review_that_spent_nothing_writes_no_first_note() {
+    let fake = fake().await;
+    let nothing = Usage {
+        cost_usd: Some(Usd(0)),
+        ..usage(0)
+    };
+    post(&open(&fake, 100).await, not_reviewed(), nothing).await;
+    assert!(bodies(&fake).is_empty());
+    assert!(fake.writes().is_empty(), "{:?}", fake.writes());
+}

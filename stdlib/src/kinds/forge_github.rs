@@ -474,6 +474,14 @@ impl Github {
                     return Ok(None);
                 }
             },
+            // Nothing spent, nothing to charge: no first comment only to say so.
+            None if total.is_zero() => {
+                status.status(
+                    "the review did not run and spent nothing: no review comment is written"
+                        .to_owned(),
+                );
+                return Ok(None);
+            }
             None => {
                 let marker = Marker::unreviewed(
                     &self.pipeline,

@@ -566,6 +566,14 @@ impl Gitlab {
                     return Ok(None);
                 }
             },
+            // Nothing spent, nothing to charge: no first note only to say so.
+            None if total.is_zero() => {
+                say(
+                    "the review did not run and spent nothing: no review note is written"
+                        .to_owned(),
+                );
+                return Ok(None);
+            }
             None => {
                 let marker = Marker::unreviewed(
                     &self.pipeline,
