@@ -296,3 +296,51 @@ async fn a_review_that_spent_nothing_writes_no_first_comment() {
     assert!(fake.comments(PR).is_empty());
     assert!(fake.writes().is_empty());
 }
+
+#[tokio::test]
+async fn a_comment_that_names_no_head_keeps_no_run_from_posting() {
+    let fake = FakeGithub::start().await;
+    fake.require_token(TOKEN);
+    fake.add_pull_request(PR, HEAD, BASE);
+    let dir = tempfile::tempdir().unwrap();
+    // A newer run whose review did not run kept only a total.
+    open_as(&fake, dir.path(), 200)
+        .await
+        .post(
+            &request(
+                ReviewState::NotReviewed("budget spent".into()),
+                Some(usage(2_000)),
+                Some(usage(2_000)),
+            ),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    // An older run's review is posted all the same: that comment is of no review.
+    let older = open_as(&fake, dir.path(), 100).await;
+    reviewflow_stdlib::kinds::forge::check_preconditions(
+        older.as_ref(),
+        &reviewflow_stdlib::kinds::forge::Preconditions {
+            head: Sha::parse(HEAD).unwrap(),
+            authors: Vec::new(),
+        },
+    )
+    .await
+    .unwrap();
+    older
+        .post(
+            &request(
+                ReviewState::Reviewed,
+                Some(usage(3_000)),
+                Some(usage(1_000)),
+            ),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    let comments = fake.comments(PR);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    let body = comments[0]["body"].as_str().unwrap();
+    assert!(body.contains(&format!(" head={HEAD} ")), "{body}");
+    assert!(body.contains(" order=100.1 -->"), "{body}");
+}

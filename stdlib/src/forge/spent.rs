@@ -4,8 +4,8 @@
 //! (`spent`).
 
 use crate::forge::RunOrder;
-use crate::forge::github::Marker;
 use crate::forge::github::marker_line;
+use crate::forge::github::{COMMENT_MAX_CHARS, Marker};
 use crate::reviewer::usage::Usage;
 
 /// The footer line: `Cost: this review 1,280 tokens (…), $0.0123 · this pull request so far
@@ -56,6 +56,8 @@ pub fn keep_total(body: &str, total: Usage, ours: Option<RunOrder>) -> Option<Ke
     kept.push_str(body.get(..range.start)?);
     kept.push_str(&line);
     kept.push_str(body.get(range.end..)?);
+    // A body cut to the limit before may not hold a longer total: cut again, marker kept.
+    let kept = crate::forge::github::fit(&kept, COMMENT_MAX_CHARS).into_owned();
     Some(Kept::Rewritten(kept))
 }
 
@@ -116,6 +118,21 @@ mod tests {
             Some(usage(5))
         );
         assert!(kept.ends_with("\nreview"));
+    }
+
+    #[test]
+    fn a_longer_total_in_a_full_body_still_fits() {
+        let old = posted(Some(usage(1)), None);
+        let head = format!("{}\n", old.render());
+        let filler = "x\n".repeat((COMMENT_MAX_CHARS - head.len()) / 2);
+        let body = format!("{head}{filler}");
+        assert!(body.len() <= COMMENT_MAX_CHARS);
+        let Some(Kept::Rewritten(kept)) = keep_total(&body, usage(u64::MAX), None) else {
+            panic!("not rewritten");
+        };
+        assert!(crate::forge::github::char_count(&kept) <= COMMENT_MAX_CHARS);
+        let marker = Marker::parse_body(&kept).expect("a marker");
+        assert_eq!(marker.spent(), Some(usage(u64::MAX)));
     }
 
     #[test]
