@@ -134,9 +134,10 @@ pub struct PostRequest {
     /// fingerprints of `review.findings`, or the last baseline again when the review did not run.
     pub baseline: Option<Baseline>,
     /// The change's running total of what its reviews spent, this run included, for the forge to
-    /// keep with the posted review (the marker, the record); `None` keeps none. A forge that
-    /// writes nothing for a review that did not run keeps nothing of it either: that run's spend
-    /// is in its manifest and step summary.
+    /// keep with the posted review (the marker, the record); `None` keeps none. A review that
+    /// did not run keeps it too, the posted review otherwise as it was (GitHub and GitLab: the
+    /// marker alone, or a first comment that names no head; locally: the record's `spent`, when
+    /// there is a record).
     pub spent: Option<crate::reviewer::usage::Usage>,
     /// What this run's review cost, for the comment's footer; `None` when the pipeline gives
     /// `std/post` no cost (then no footer is written).
@@ -148,9 +149,9 @@ pub struct PostRequest {
 pub struct PostedSummary {
     /// Where a person reads the review.
     pub location: String,
-    /// Whether anything was recorded. The local forge records nothing for a review that did not
-    /// run (its last record stays what the next run compares with); GitHub records the check
-    /// run that says so.
+    /// Whether the review was recorded. The local forge records no review that did not run (its
+    /// last record stays what the next run compares with, only its total spent may change);
+    /// GitHub records the check run that says so.
     pub recorded: bool,
 }
 
