@@ -218,6 +218,33 @@ async fn a_review_that_never_ran_keeps_the_total_in_a_comment_that_names_no_head
     let last = forge.last_posted().await.unwrap().expect("a kept total");
     assert_eq!((last.head, last.spent), (None, Some(total)));
 
+    // Another run whose review did not run: that comment holds no review, so it is this run's.
+    let total = usage(3_500);
+    forge
+        .post(
+            &request(
+                ReviewState::NotReviewed("budget spent".into()),
+                Some(total),
+                Some(usage(500)),
+            ),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    let comments = fake.comments(PR);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    let body = comments[0]["body"].as_str().unwrap();
+    assert!(
+        body.contains(" head=- ") && body.contains(" spent=3500.0.0.3500 "),
+        "{body}"
+    );
+    assert!(
+        body.contains("\n**Not reviewed:** budget spent\n"),
+        "{body}"
+    );
+    assert!(body.contains("this review 500 tokens"), "{body}");
+    let forge = open(&fake, dir.path()).await;
+
     // The next review posted replaces that comment: one comment, of a head.
     let more = usage(4_000);
     forge

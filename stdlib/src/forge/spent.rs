@@ -39,9 +39,16 @@ pub enum Kept {
 /// The change's total `total` kept in `body`, a posted review's, for a run whose review did not
 /// run (`docs/github.md`, "Costs and budgets"): only the first marker line changes, to the same
 /// marker with `spent=` the total; the rest of the body stays byte for byte, so the review, its
-/// head, conversation and counts stand. A marker by a newer run than `ours` is left as it is.
-/// `None`: the body has no marker.
-pub fn keep_total(body: &str, total: Usage, ours: Option<RunOrder>) -> Option<Kept> {
+/// head, conversation and counts stand. A body whose marker names no head holds no review: it is
+/// replaced by `fresh`, the body of this run ([`not_reviewed_body`]), so its reason and footer
+/// are this run's. A marker by a newer run than `ours` is left as it is. `None`: the body has no
+/// marker.
+pub fn keep_total(
+    body: &str,
+    total: Usage,
+    ours: Option<RunOrder>,
+    fresh: impl FnOnce() -> String,
+) -> Option<Kept> {
     let (range, marker) = marker_line(body)?;
     if let (Some(posted), Some(ours)) = (marker.order(), ours)
         && posted > ours
@@ -50,6 +57,9 @@ pub fn keep_total(body: &str, total: Usage, ours: Option<RunOrder>) -> Option<Ke
     }
     if marker.spent() == Some(total) {
         return Some(Kept::Unchanged);
+    }
+    if marker.head().is_none() {
+        return Some(Kept::Rewritten(fresh()));
     }
     let line = marker.with_spent(Some(total)).render();
     let mut kept = String::with_capacity(body.len() + line.len());
@@ -102,7 +112,7 @@ mod tests {
         let old = posted(Some(usage(10)), None);
         let rest = "\r\n<!-- reviewflow:baseline {} -->\n## Review\ntext\n";
         let body = format!("intro\n{}{rest}", old.render());
-        let Some(Kept::Rewritten(kept)) = keep_total(&body, usage(20), None) else {
+        let Some(Kept::Rewritten(kept)) = keep_total(&body, usage(20), None, String::new) else {
             panic!("not rewritten");
         };
         let new = old.clone().with_spent(Some(usage(20)));
@@ -110,7 +120,7 @@ mod tests {
         assert_eq!(Marker::parse_body(&kept), Some(new));
         // A marker that kept no total yet gets one.
         let none = format!("{}\nreview", posted(None, None).render());
-        let Some(Kept::Rewritten(kept)) = keep_total(&none, usage(5), None) else {
+        let Some(Kept::Rewritten(kept)) = keep_total(&none, usage(5), None, String::new) else {
             panic!("not rewritten");
         };
         assert_eq!(
@@ -121,13 +131,33 @@ mod tests {
     }
 
     #[test]
+    fn a_body_that_names_no_head_is_replaced_by_this_run_s() {
+        let marker = |spent| {
+            Marker::unreviewed("p", None, "r1")
+                .expect("a marker")
+                .with_spent(Some(spent))
+        };
+        let body = not_reviewed_body(&marker(usage(10)), "first reason", None);
+        let fresh = not_reviewed_body(&marker(usage(20)), "second reason", None);
+        assert_eq!(
+            keep_total(&body, usage(20), None, || fresh.clone()),
+            Some(Kept::Rewritten(fresh.clone()))
+        );
+        assert_eq!(
+            keep_total(&body, usage(10), None, || fresh.clone()),
+            Some(Kept::Unchanged)
+        );
+    }
+
+    #[test]
     fn a_longer_total_in_a_full_body_still_fits() {
         let old = posted(Some(usage(1)), None);
         let head = format!("{}\n", old.render());
         let filler = "x\n".repeat((COMMENT_MAX_CHARS - head.len()) / 2);
         let body = format!("{head}{filler}");
         assert!(body.len() <= COMMENT_MAX_CHARS);
-        let Some(Kept::Rewritten(kept)) = keep_total(&body, usage(u64::MAX), None) else {
+        let Some(Kept::Rewritten(kept)) = keep_total(&body, usage(u64::MAX), None, String::new)
+        else {
             panic!("not rewritten");
         };
         assert!(crate::forge::github::char_count(&kept) <= COMMENT_MAX_CHARS);
@@ -138,21 +168,27 @@ mod tests {
     #[test]
     fn an_equal_total_a_newer_run_or_no_marker_writes_nothing() {
         let body = format!("{}\nreview", posted(Some(usage(10)), None).render());
-        assert_eq!(keep_total(&body, usage(10), None), Some(Kept::Unchanged));
+        assert_eq!(
+            keep_total(&body, usage(10), None, String::new),
+            Some(Kept::Unchanged)
+        );
         let newer = RunOrder { run: 9, attempt: 1 };
         let body = format!("{}\nreview", posted(Some(usage(10)), Some(newer)).render());
         let ours = Some(RunOrder { run: 8, attempt: 3 });
-        assert_eq!(keep_total(&body, usage(20), ours), Some(Kept::Newer(newer)));
+        assert_eq!(
+            keep_total(&body, usage(20), ours, String::new),
+            Some(Kept::Newer(newer))
+        );
         // The same run, or one that orders nothing, keeps it.
         assert!(matches!(
-            keep_total(&body, usage(20), Some(newer)),
+            keep_total(&body, usage(20), Some(newer), String::new),
             Some(Kept::Rewritten(_))
         ));
         assert!(matches!(
-            keep_total(&body, usage(20), None),
+            keep_total(&body, usage(20), None, String::new),
             Some(Kept::Rewritten(_))
         ));
-        assert_eq!(keep_total("no marker", usage(1), None), None);
+        assert_eq!(keep_total("no marker", usage(1), None, String::new), None);
     }
 
     #[test]

@@ -450,8 +450,19 @@ impl Github {
         // Read again right before writing, as a posted review is.
         let (comments, ours, _) = self.our_comment().await?;
         let order = super::Forge::run_order(self);
+        // This run's body, for a first comment or one that holds no review yet.
+        let marker = Marker::unreviewed(
+            &self.pipeline,
+            self.project.as_deref(),
+            &request.review.run_id,
+        )?
+        .with_spent(Some(total))
+        .with_order(order);
+        let footer = footer_of(request.cost, Some(total), "pull request");
+        let first = not_reviewed_body(&marker, reason, footer.as_deref());
+        let first = fit(&first, COMMENT_MAX_CHARS).into_owned();
         let posted = match ours.and_then(|i| comments.get(i)) {
-            Some(c) => match keep_total(&c.body, total, order) {
+            Some(c) => match keep_total(&c.body, total, order, || first.clone()) {
                 Some(Kept::Rewritten(body)) => self
                     .client
                     .update_issue_comment(c.id, &body)
@@ -482,23 +493,13 @@ impl Github {
                 );
                 return Ok(None);
             }
-            None => {
-                let marker = Marker::unreviewed(
-                    &self.pipeline,
-                    self.project.as_deref(),
-                    &request.review.run_id,
-                )?
-                .with_spent(Some(total))
-                .with_order(order);
-                let footer = footer_of(request.cost, Some(total), "pull request");
-                let body = not_reviewed_body(&marker, reason, footer.as_deref());
-                self.client
-                    .create_issue_comment(self.number, &fit(&body, COMMENT_MAX_CHARS))
-                    .await
-                    .calling(WRITE_PULLS, || {
-                        "cannot create the review comment that keeps the total spent".into()
-                    })?
-            }
+            None => self
+                .client
+                .create_issue_comment(self.number, &first)
+                .await
+                .calling(WRITE_PULLS, || {
+                    "cannot create the review comment that keeps the total spent".into()
+                })?,
         };
         status.status(format!(
             "the review did not run: the review comment keeps the pull request's total spent, {}",

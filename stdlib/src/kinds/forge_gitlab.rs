@@ -542,8 +542,19 @@ impl Gitlab {
         use crate::forge::spent::{Kept, footer_of, keep_total, not_reviewed_body};
         // Read again right before writing, as a posted review is.
         let (ours, _) = self.our_note().await?;
+        // This run's body, for a first note or one that holds no review yet.
+        let marker = Marker::unreviewed(
+            &self.pipeline,
+            self.project.as_deref(),
+            &request.review.run_id,
+        )?
+        .with_spent(Some(total))
+        .with_order(self.order);
+        let footer = footer_of(request.cost, Some(total), "merge request");
+        let first = not_reviewed_body(&marker, reason, footer.as_deref());
+        let first = fit(&first, COMMENT_MAX_CHARS).into_owned();
         let posted = match ours {
-            Some(c) => match keep_total(&c.body, total, self.order) {
+            Some(c) => match keep_total(&c.body, total, self.order, || first.clone()) {
                 Some(Kept::Rewritten(body)) => self
                     .client
                     .update_note(self.iid, c.id, &body)
@@ -574,23 +585,13 @@ impl Gitlab {
                 );
                 return Ok(None);
             }
-            None => {
-                let marker = Marker::unreviewed(
-                    &self.pipeline,
-                    self.project.as_deref(),
-                    &request.review.run_id,
-                )?
-                .with_spent(Some(total))
-                .with_order(self.order);
-                let footer = footer_of(request.cost, Some(total), "merge request");
-                let body = not_reviewed_body(&marker, reason, footer.as_deref());
-                self.client
-                    .create_note(self.iid, &fit(&body, COMMENT_MAX_CHARS))
-                    .await
-                    .calling(WRITE_API, || {
-                        "cannot create the review note that keeps the total spent".into()
-                    })?
-            }
+            None => self
+                .client
+                .create_note(self.iid, &first)
+                .await
+                .calling(WRITE_API, || {
+                    "cannot create the review note that keeps the total spent".into()
+                })?,
         };
         say(format!(
             "the review did not run: the review note keeps the merge request's total spent, {}",
