@@ -249,8 +249,9 @@ fn write_run_id(path: &std::path::Path, id: &str) {
 /// the marker as first read (no request); locally `posted.json` again. An error is no verdict.
 async fn last_verdict(forge: &dyn reviewflow_stdlib::kinds::Forge) -> Option<fail_on::LastPosted> {
     let posted = forge.last_posted().await.ok()??;
+    // A marker with no head keeps only a total: no review was posted, so there is no verdict.
     Some(fail_on::LastPosted {
-        head: posted.head.to_string(),
+        head: posted.head?.to_string(),
         run: posted.run,
         published: posted.published,
     })

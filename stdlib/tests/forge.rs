@@ -727,3 +727,65 @@ fn each_pipeline_has_its_own_folder_in_a_change() {
         std::path::Path::new("/checkout/.reviewflow/forge/branch-main/local-review")
     );
 }
+
+#[test]
+fn a_review_that_did_not_run_keeps_only_the_total_in_the_record() {
+    use reviewflow_stdlib::forge::{Kept, TotalKept};
+    use reviewflow_stdlib::reviewer::usage::{Usage, Usd};
+    let usage = |tokens: u64| Usage {
+        input_tokens: tokens,
+        output_tokens: 7,
+        cached_tokens: 0,
+        cost_usd: Some(Usd(tokens)),
+    };
+    let (repo, _, _) = topic_repo();
+    let forge = LocalForge::new(repo.path());
+    let change = forge.open_change(None, None).unwrap();
+    let id = change.change_id.as_str();
+    // No review posted: no record to keep a total in, and none is created.
+    assert_eq!(
+        forge.keep_total(id, usage(10)).unwrap(),
+        TotalKept::NoRecord
+    );
+    assert_eq!(forge.last_posted(id).unwrap(), None);
+
+    let review = review_for(change.head(), change.base(), vec![]);
+    let kept = Kept {
+        baseline: None,
+        spent: Some(usage(100)),
+        footer: None,
+    };
+    let posted = forge
+        .post_recorded(&change, &review, change.head(), &[Format::Json], &kept)
+        .unwrap();
+    let path = posted.dir.join(RECORD_FILE);
+    let before: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let files = std::fs::read(posted.dir.join(Format::Json.file_name())).unwrap();
+
+    assert_eq!(
+        forge.keep_total(id, usage(250)).unwrap(),
+        TotalKept::Written
+    );
+    let after: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut expected = before.clone();
+    expected["spent"] = serde_json::to_value(usage(250)).unwrap();
+    assert_eq!(after, expected);
+    assert_ne!(after, before);
+    assert_eq!(
+        std::fs::read(posted.dir.join(Format::Json.file_name())).unwrap(),
+        files
+    );
+    let last = forge.last_posted(id).unwrap().unwrap();
+    assert_eq!((last.spent, &last.head), (Some(usage(250)), change.head()));
+
+    // The same total again writes nothing.
+    let written = std::fs::metadata(&path).unwrap().modified().unwrap();
+    assert_eq!(
+        forge.keep_total(id, usage(250)).unwrap(),
+        TotalKept::Unchanged
+    );
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().modified().unwrap(),
+        written
+    );
+}

@@ -1,6 +1,7 @@
 //! The pull request's running total of review costs on GitHub (docs/github.md, "Costs and
 //! budgets"), against the fake: the marker keeps it, the footer says it, the next run reads it
-//! back, and a review that did not run leaves the comment, and its total, as they were.
+//! back, and a review that did not run keeps the total too: in the marker of the comment, the rest
+//! of it as it was, or in a first comment that names no head.
 
 // Test helpers unwrap as the tests do (clippy's allow-unwrap-in-tests covers only the
 // `#[test]` functions themselves).
@@ -24,6 +25,10 @@ const HEAD: &str = "1a2b3c4d5e6f1a2b3c4d5e6f1a2b3c4d5e6f1a2b";
 const PR: u64 = 7;
 
 async fn open(fake: &FakeGithub, dir: &std::path::Path) -> Arc<dyn Forge> {
+    open_as(fake, dir, 100).await
+}
+
+async fn open_as(fake: &FakeGithub, dir: &std::path::Path, run: u64) -> Arc<dyn Forge> {
     let event = dir.join("event.json");
     std::fs::write(
         &event,
@@ -34,7 +39,7 @@ async fn open(fake: &FakeGithub, dir: &std::path::Path) -> Arc<dyn Forge> {
         ("GITHUB_API_URL", fake.api_url()),
         ("GITHUB_REPOSITORY", FakeGithub::repository()),
         ("GITHUB_EVENT_PATH", event.display().to_string()),
-        ("GITHUB_RUN_ID", "100".to_owned()),
+        ("GITHUB_RUN_ID", run.to_string()),
     ];
     match support::open::open_forge(&GithubKind, &vars, TOKEN, "review").await {
         Ok(forge) => forge,
@@ -116,7 +121,7 @@ async fn the_marker_keeps_the_total_and_the_footer_says_it() {
     let last = forge.last_posted().await.unwrap().expect("a posted review");
     assert_eq!(last.spent, Some(total));
 
-    // A review that did not run leaves the comment, and the total it keeps, as they were.
+    // A review that did not run keeps the new total in the marker; the rest stays as it was.
     let more = total.plus(&run);
     forge
         .post(
@@ -129,7 +134,241 @@ async fn the_marker_keeps_the_total_and_the_footer_says_it() {
         )
         .await
         .unwrap();
-    assert_eq!(fake.comments(PR)[0]["body"].as_str().unwrap(), body);
+    let comments = fake.comments(PR);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    let kept = comments[0]["body"].as_str().unwrap();
+    let (kept_marker, kept_rest) = kept.split_once('\n').unwrap();
+    assert_eq!(kept_rest, body.split_once('\n').unwrap().1);
+    assert_eq!(
+        kept_marker,
+        marker.replace(
+            " spent=45000.678.1000.45600 ",
+            " spent=57000.1023.1000.57900 "
+        )
+    );
+    assert!(
+        kept_marker.contains(&format!(" head={HEAD} ")),
+        "{kept_marker}"
+    );
+    let forge = open(&fake, dir.path()).await;
     let last = forge.last_posted().await.unwrap().expect("a posted review");
-    assert_eq!(last.spent, Some(total));
+    assert_eq!(last.spent, Some(more));
+    assert_eq!(last.head, Some(Sha::parse(HEAD).unwrap()));
+
+    // The same total again writes nothing.
+    let before = patches(&fake);
+    forge
+        .post(
+            &request(
+                ReviewState::NotReviewed("budget spent".into()),
+                Some(more),
+                Some(run),
+            ),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patches(&fake), before);
+    assert_eq!(fake.comments(PR)[0]["body"].as_str().unwrap(), kept);
+}
+
+fn patches(fake: &FakeGithub) -> usize {
+    fake.writes().iter().filter(|r| r.method == "PATCH").count()
+}
+
+fn usage(tokens: u64) -> Usage {
+    Usage {
+        input_tokens: tokens,
+        output_tokens: 0,
+        cached_tokens: 0,
+        cost_usd: Some(Usd(tokens)),
+    }
+}
+
+#[tokio::test]
+async fn a_review_that_never_ran_keeps_the_total_in_a_comment_that_names_no_head() {
+    let fake = FakeGithub::start().await;
+    fake.require_token(TOKEN);
+    fake.add_pull_request(PR, HEAD, BASE);
+    let dir = tempfile::tempdir().unwrap();
+    let forge = open(&fake, dir.path()).await;
+    assert_eq!(forge.last_posted().await.unwrap(), None);
+    let (run, total) = (usage(1_000), usage(3_000));
+    forge
+        .post(
+            &request(
+                ReviewState::NotReviewed("the reviewer failed: timed out".into()),
+                Some(total),
+                Some(run),
+            ),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    let comments = fake.comments(PR);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    let body = comments[0]["body"].as_str().unwrap();
+    assert_eq!(
+        body,
+        "<!-- reviewflow:v1 pipeline=review project=- head=- run=run-1 conversation=- spent=3000.0.0.3000 order=100.1 -->\n\
+         **Not reviewed:** the reviewer failed: timed out\n\n\
+         Cost: this review 1,000 tokens (1,000 in, 0 out, 0 cached), $0.0010 · \
+         this pull request so far 3,000 tokens (3,000 in, 0 out, 0 cached), $0.0030\n"
+    );
+    let forge = open(&fake, dir.path()).await;
+    let last = forge.last_posted().await.unwrap().expect("a kept total");
+    assert_eq!((last.head, last.spent), (None, Some(total)));
+
+    // Another run whose review did not run: that comment holds no review, so it is this run's.
+    let total = usage(3_500);
+    forge
+        .post(
+            &request(
+                ReviewState::NotReviewed("budget spent".into()),
+                Some(total),
+                Some(usage(500)),
+            ),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    let comments = fake.comments(PR);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    let body = comments[0]["body"].as_str().unwrap();
+    assert!(
+        body.contains(" head=- ") && body.contains(" spent=3500.0.0.3500 "),
+        "{body}"
+    );
+    assert!(
+        body.contains("\n**Not reviewed:** budget spent\n"),
+        "{body}"
+    );
+    assert!(body.contains("this review 500 tokens"), "{body}");
+    let forge = open(&fake, dir.path()).await;
+
+    // The next review posted replaces that comment: one comment, of a head.
+    let more = usage(4_000);
+    forge
+        .post(
+            &request(ReviewState::Reviewed, Some(more), Some(run)),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    let comments = fake.comments(PR);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    let body = comments[0]["body"].as_str().unwrap();
+    assert!(body.contains(&format!(" head={HEAD} ")), "{body}");
+    assert!(!body.contains("Not reviewed"), "{body}");
+    let forge = open(&fake, dir.path()).await;
+    let last = forge.last_posted().await.unwrap().expect("a posted review");
+    assert_eq!(
+        (last.head, last.spent),
+        (Some(Sha::parse(HEAD).unwrap()), Some(more))
+    );
+}
+
+#[tokio::test]
+async fn a_comment_by_a_newer_run_keeps_its_own_total() {
+    let fake = FakeGithub::start().await;
+    fake.require_token(TOKEN);
+    fake.add_pull_request(PR, HEAD, BASE);
+    let dir = tempfile::tempdir().unwrap();
+    let newer = open_as(&fake, dir.path(), 200).await;
+    newer
+        .post(
+            &request(
+                ReviewState::Reviewed,
+                Some(usage(5_000)),
+                Some(usage(5_000)),
+            ),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    let body = fake.comments(PR)[0]["body"].as_str().unwrap().to_owned();
+    let older = open_as(&fake, dir.path(), 100).await;
+    older
+        .post(
+            &request(
+                ReviewState::NotReviewed("budget spent".into()),
+                Some(usage(9_000)),
+                Some(usage(1_000)),
+            ),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(fake.comments(PR)[0]["body"].as_str().unwrap(), body);
+    assert_eq!(patches(&fake), 0);
+}
+
+#[tokio::test]
+async fn a_review_that_spent_nothing_writes_no_first_comment() {
+    let fake = FakeGithub::start().await;
+    fake.require_token(TOKEN);
+    fake.add_pull_request(PR, HEAD, BASE);
+    let dir = tempfile::tempdir().unwrap();
+    let forge = open(&fake, dir.path()).await;
+    forge
+        .post(
+            &request(
+                ReviewState::NotReviewed("no key".into()),
+                Some(usage(0)),
+                Some(usage(0)),
+            ),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    assert!(fake.comments(PR).is_empty());
+    assert!(fake.writes().is_empty());
+}
+
+#[tokio::test]
+async fn a_comment_that_names_no_head_keeps_no_run_from_posting() {
+    let fake = FakeGithub::start().await;
+    fake.require_token(TOKEN);
+    fake.add_pull_request(PR, HEAD, BASE);
+    let dir = tempfile::tempdir().unwrap();
+    // A newer run whose review did not run kept only a total.
+    open_as(&fake, dir.path(), 200)
+        .await
+        .post(
+            &request(
+                ReviewState::NotReviewed("budget spent".into()),
+                Some(usage(2_000)),
+                Some(usage(2_000)),
+            ),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    // An older run's review is posted all the same: that comment is of no review.
+    let older = open_as(&fake, dir.path(), 100).await;
+    reviewflow_stdlib::kinds::forge::check_preconditions(
+        older.as_ref(),
+        &reviewflow_stdlib::kinds::forge::Preconditions {
+            head: Sha::parse(HEAD).unwrap(),
+            authors: Vec::new(),
+        },
+    )
+    .await
+    .unwrap();
+    older
+        .post(
+            &request(
+                ReviewState::Reviewed,
+                Some(usage(3_000)),
+                Some(usage(1_000)),
+            ),
+            &StatusSink::discard("post"),
+        )
+        .await
+        .unwrap();
+    let comments = fake.comments(PR);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    let body = comments[0]["body"].as_str().unwrap();
+    assert!(body.contains(&format!(" head={HEAD} ")), "{body}");
+    assert!(body.contains(" order=100.1 -->"), "{body}");
 }

@@ -113,7 +113,7 @@ fn request(
 /// post. Returns what was said.
 async fn push(fake: &FakeGitlab, head: &str, findings: Vec<ReviewFinding>) -> Vec<String> {
     let forge = open(fake).await.unwrap();
-    let last = forge.last_posted().await.unwrap().map(|m| m.head);
+    let last = forge.last_posted().await.unwrap().and_then(|m| m.head);
     let config = GatherConfig {
         since_last_review: true,
         ..GatherConfig::default()
@@ -409,7 +409,7 @@ async fn a_flood_of_notes_after_ours_costs_one_page() {
     fake.clear_log();
     let forge = open(&fake).await.unwrap();
     let last = forge.last_posted().await.unwrap().unwrap();
-    assert_eq!(last.head, sha(HEAD1));
+    assert_eq!(last.head, Some(sha(HEAD1)));
     eprintln!(
         "flood after ours: {} note pages to find ours",
         fake.count(RouteKind::ListNotes)

@@ -77,6 +77,17 @@ pub fn pipeline_component(name: &str) -> String {
     }
 }
 
+/// What [`LocalForge::keep_total`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TotalKept {
+    /// No review was posted for the change: there is no record to keep a total in.
+    NoRecord,
+    /// The record already keeps that total.
+    Unchanged,
+    /// The record's `spent` was rewritten.
+    Written,
+}
+
 /// What a post keeps with the review besides its files (`posted.json`) and adds to `review.md`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Kept {
@@ -229,6 +240,28 @@ impl LocalForge {
             .read_to_end(&mut bytes)
             .map_err(io_err)?;
         Ok(Some((path, bytes)))
+    }
+
+    /// Keeps the change's total spent `total` in the record of the review last posted, for a run
+    /// whose review did not run (`docs/local-forge.md`): only `spent` changes, every other field
+    /// stays, written as a post writes the record. No record: nothing to keep it in.
+    pub fn keep_total(
+        &self,
+        change_id: &str,
+        total: crate::reviewer::usage::Usage,
+    ) -> Result<TotalKept, LocalForgeError> {
+        let Some(mut record) = self.last_posted(change_id)? else {
+            return Ok(TotalKept::NoRecord);
+        };
+        if record.spent == Some(total) {
+            return Ok(TotalKept::Unchanged);
+        }
+        record.spent = Some(total);
+        let dir = self.change_dir(change_id)?;
+        // Read through real folders a moment ago; checked again right before the write.
+        self.check_real_folders(&dir)?;
+        atomic_write(&dir.join(RECORD_FILE), &to_bytes(&record)?)?;
+        Ok(TotalKept::Written)
     }
 
     /// Posts `review` for `change` in every format. See [`LocalForge::post_recorded`].

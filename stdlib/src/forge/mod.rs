@@ -40,7 +40,8 @@ pub use formats::Format;
 pub use identity::{HeadFiles, fingerprint_all, read_head_files};
 pub use ids::{MAX_CHANGE_ID, MAX_ID, MAX_REVIEWER, check_change_id, check_id, check_reviewer};
 pub use local::{
-    DEFAULT_FORGE_DIR, GITIGNORE, Kept, LocalForge, Posted, RESPONSES_FILE, pipeline_component,
+    DEFAULT_FORGE_DIR, GITIGNORE, Kept, LocalForge, Posted, RESPONSES_FILE, TotalKept,
+    pipeline_component,
 };
 pub use order::{RunOrder, Superseded};
 pub use ranges::{FileRanges, ranges_of};

@@ -56,8 +56,9 @@ impl From<&ChangeInfo> for Parts {
 /// What the forge shows as the last posted review of the change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PostedMarker {
-    /// The head that review was of.
-    pub head: Sha,
+    /// The head that review was of; `None` when no review was posted yet (a marker that only
+    /// keeps the change's total spent, written by a run whose review did not run).
+    pub head: Option<Sha>,
     pub run: Option<String>,
     pub conversation: Option<String>,
     /// The fingerprints of that review's findings (`docs/findings.md`); `None` when it kept none
@@ -83,9 +84,14 @@ impl PostedMarker {
             ForgeError::Unusable(format!("the review {what}'s marker does not parse"))
         })?;
         Ok(PostedMarker {
-            head: Sha::parse(m.head()).map_err(|e| {
-                ForgeError::Unusable(format!("the review {what} names no commit: {e}"))
-            })?,
+            head: m
+                .head()
+                .map(|h| {
+                    Sha::parse(h).map_err(|e| {
+                        ForgeError::Unusable(format!("the review {what} names no commit: {e}"))
+                    })
+                })
+                .transpose()?,
             run: Some(m.run().to_string()),
             conversation: m.conversation().map(str::to_string),
             baseline: crate::forge::github::baseline_of_body(body),
@@ -131,9 +137,10 @@ pub struct PostRequest {
     /// fingerprints of `review.findings`, or the last baseline again when the review did not run.
     pub baseline: Option<Baseline>,
     /// The change's running total of what its reviews spent, this run included, for the forge to
-    /// keep with the posted review (the marker, the record); `None` keeps none. A forge that
-    /// writes nothing for a review that did not run keeps nothing of it either: that run's spend
-    /// is in its manifest and step summary.
+    /// keep with the posted review (the marker, the record); `None` keeps none. A review that
+    /// did not run keeps it too, the posted review otherwise as it was (GitHub and GitLab: the
+    /// marker alone, or a first comment that names no head; locally: the record's `spent`, when
+    /// there is a record).
     pub spent: Option<crate::reviewer::usage::Usage>,
     /// What this run's review cost, for the comment's footer; `None` when the pipeline gives
     /// `std/post` no cost (then no footer is written).
@@ -145,9 +152,9 @@ pub struct PostRequest {
 pub struct PostedSummary {
     /// Where a person reads the review.
     pub location: String,
-    /// Whether anything was recorded. The local forge records nothing for a review that did not
-    /// run (its last record stays what the next run compares with); GitHub records the check
-    /// run that says so.
+    /// Whether the review was recorded. The local forge records no review that did not run (its
+    /// last record stays what the next run compares with, only its total spent may change);
+    /// GitHub records the check run that says so.
     pub recorded: bool,
 }
 
@@ -270,7 +277,11 @@ pub fn newest_speaks(
     head: &Sha,
     posted: &PostedMarker,
 ) -> Result<(), ForgeError> {
-    crate::forge::order::may_replace(head, forge.run_order(), &posted.head, posted.order)
+    // A marker with no head is of no review: it is never the same head, so it refuses nothing.
+    let Some(posted_head) = &posted.head else {
+        return Ok(());
+    };
+    crate::forge::order::may_replace(head, forge.run_order(), posted_head, posted.order)
         .map_err(ForgeError::Superseded)
 }
 

@@ -435,6 +435,79 @@ impl Github {
         }
     }
 
+    /// A review that did not run keeps the pull request's total spent (`docs/github.md`, "Costs
+    /// and budgets"): in our comment's marker, the rest of it as it was; in a first comment that
+    /// names no head and says why, when no review was posted yet. The comment's address when one
+    /// was written.
+    async fn keep_total(
+        &self,
+        request: &PostRequest,
+        reason: &str,
+        total: crate::reviewer::usage::Usage,
+        status: &StatusSink,
+    ) -> Result<Option<String>, ForgeError> {
+        use crate::forge::spent::{Kept, footer_of, keep_total, not_reviewed_body};
+        // Read again right before writing, as a posted review is.
+        let (comments, ours, _) = self.our_comment().await?;
+        let order = super::Forge::run_order(self);
+        // This run's body, for a first comment or one that holds no review yet.
+        let marker = Marker::unreviewed(
+            &self.pipeline,
+            self.project.as_deref(),
+            &request.review.run_id,
+        )?
+        .with_spent(Some(total))
+        .with_order(order);
+        let footer = footer_of(request.cost, Some(total), "pull request");
+        let first = not_reviewed_body(&marker, reason, footer.as_deref());
+        let first = fit(&first, COMMENT_MAX_CHARS).into_owned();
+        let posted = match ours.and_then(|i| comments.get(i)) {
+            Some(c) => match keep_total(&c.body, total, order, || first.clone()) {
+                Some(Kept::Rewritten(body)) => self
+                    .client
+                    .update_issue_comment(c.id, &body)
+                    .await
+                    .calling(WRITE_PULLS, || {
+                        "cannot keep the total spent in the review comment".into()
+                    })?,
+                Some(Kept::Unchanged) | None => {
+                    status.status(format!(
+                        "the review did not run: the review comment already keeps the pull request's total spent, {}",
+                        total.say()
+                    ));
+                    return Ok(None);
+                }
+                Some(Kept::Newer(posted)) => {
+                    status.status(format!(
+                        "the review did not run: the review comment is by a newer run (run {} attempt {}), so it keeps its own total spent",
+                        posted.run, posted.attempt
+                    ));
+                    return Ok(None);
+                }
+            },
+            // Nothing spent, nothing to charge: no first comment only to say so.
+            None if total.is_zero() => {
+                status.status(
+                    "the review did not run and spent nothing: no review comment is written"
+                        .to_owned(),
+                );
+                return Ok(None);
+            }
+            None => self
+                .client
+                .create_issue_comment(self.number, &first)
+                .await
+                .calling(WRITE_PULLS, || {
+                    "cannot create the review comment that keeps the total spent".into()
+                })?,
+        };
+        status.status(format!(
+            "the review did not run: the review comment keeps the pull request's total spent, {}",
+            total.say()
+        ));
+        Ok((!posted.html_url.is_empty()).then(|| posted.html_url.clone()))
+    }
+
     async fn publish(
         &self,
         request: &PostRequest,
@@ -499,6 +572,12 @@ impl Github {
             }
             if !posted.html_url.is_empty() {
                 location = posted.html_url.clone();
+            }
+        } else if let (ReviewState::NotReviewed(reason), Some(total)) =
+            (&request.state, request.spent)
+        {
+            if let Some(url) = self.keep_total(request, reason, total, status).await? {
+                location = url;
             }
         } else {
             status.status("the review did not run: the review comment is left as it was");
@@ -633,10 +712,16 @@ impl super::Forge for Github {
 
     fn responses<'a>(
         &'a self,
-        _last: &'a PostedMarker,
+        last: &'a PostedMarker,
         from: &'a [String],
     ) -> BoxFuture<'a, Result<Vec<crate::forge::Response>, ForgeError>> {
-        Box::pin(async move { self.read_responses(from).await })
+        Box::pin(async move {
+            // A marker with no head is of no posted review: there is nothing to answer.
+            if last.head.is_none() {
+                return Ok(Vec::new());
+            }
+            self.read_responses(from).await
+        })
     }
 
     fn gather<'a>(

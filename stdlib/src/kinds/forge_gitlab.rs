@@ -529,6 +529,77 @@ impl Gitlab {
         }
     }
 
+    /// A review that did not run keeps the merge request's total spent (`docs/gitlab.md`): in
+    /// our note's marker, the rest of it as it was; in a first note that names no head and says
+    /// why, when no review was posted yet. The note's id when one was written.
+    async fn keep_total(
+        &self,
+        request: &PostRequest,
+        reason: &str,
+        total: crate::reviewer::usage::Usage,
+        say: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<Option<u64>, ForgeError> {
+        use crate::forge::spent::{Kept, footer_of, keep_total, not_reviewed_body};
+        // Read again right before writing, as a posted review is.
+        let (ours, _) = self.our_note().await?;
+        // This run's body, for a first note or one that holds no review yet.
+        let marker = Marker::unreviewed(
+            &self.pipeline,
+            self.project.as_deref(),
+            &request.review.run_id,
+        )?
+        .with_spent(Some(total))
+        .with_order(self.order);
+        let footer = footer_of(request.cost, Some(total), "merge request");
+        let first = not_reviewed_body(&marker, reason, footer.as_deref());
+        let first = fit(&first, COMMENT_MAX_CHARS).into_owned();
+        let posted = match ours {
+            Some(c) => match keep_total(&c.body, total, self.order, || first.clone()) {
+                Some(Kept::Rewritten(body)) => self
+                    .client
+                    .update_note(self.iid, c.id, &body)
+                    .await
+                    .calling(WRITE_API, || {
+                        "cannot keep the total spent in the review note".into()
+                    })?,
+                Some(Kept::Unchanged) | None => {
+                    say(format!(
+                        "the review did not run: the review note already keeps the merge request's total spent, {}",
+                        total.say()
+                    ));
+                    return Ok(None);
+                }
+                Some(Kept::Newer(posted)) => {
+                    say(format!(
+                        "the review did not run: the review note is by a newer pipeline (pipeline {} job {}), so it keeps its own total spent",
+                        posted.run, posted.attempt
+                    ));
+                    return Ok(None);
+                }
+            },
+            // Nothing spent, nothing to charge: no first note only to say so.
+            None if total.is_zero() => {
+                say(
+                    "the review did not run and spent nothing: no review note is written"
+                        .to_owned(),
+                );
+                return Ok(None);
+            }
+            None => self
+                .client
+                .create_note(self.iid, &first)
+                .await
+                .calling(WRITE_API, || {
+                    "cannot create the review note that keeps the total spent".into()
+                })?,
+        };
+        say(format!(
+            "the review did not run: the review note keeps the merge request's total spent, {}",
+            total.say()
+        ));
+        Ok(Some(posted.id))
+    }
+
     /// Publishes the review: what [`super::Forge::post`] does, with its status lines handed to
     /// `say` (a test reads them; the run sends them to the stage's status sink).
     pub async fn publish(
@@ -589,6 +660,14 @@ impl Gitlab {
             }
             if !self.web_url.is_empty() {
                 location = format!("{}#note_{}", self.web_url, posted.id);
+            }
+        } else if let (ReviewState::NotReviewed(reason), Some(total)) =
+            (&request.state, request.spent)
+        {
+            if let Some(id) = self.keep_total(request, reason, total, say).await?
+                && !self.web_url.is_empty()
+            {
+                location = format!("{}#note_{id}", self.web_url);
             }
         } else {
             say("the review did not run: the review note is left as it was".into());
@@ -686,10 +765,16 @@ impl super::Forge for Gitlab {
 
     fn responses<'a>(
         &'a self,
-        _last: &'a PostedMarker,
+        last: &'a PostedMarker,
         from: &'a [String],
     ) -> BoxFuture<'a, Result<Vec<crate::forge::Response>, ForgeError>> {
-        Box::pin(async move { self.read_responses(from).await })
+        Box::pin(async move {
+            // A marker with no head is of no posted review: there is nothing to answer.
+            if last.head.is_none() {
+                return Ok(Vec::new());
+            }
+            self.read_responses(from).await
+        })
     }
 
     fn gather<'a>(

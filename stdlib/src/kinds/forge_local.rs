@@ -316,7 +316,7 @@ impl super::Forge for Local {
                 .last_posted(&id)
                 .map_err(|e| ForgeError::from(e).doing("cannot read the last posted review"))?;
             Ok(posted.map(|p| PostedMarker {
-                head: p.head,
+                head: Some(p.head),
                 run: Some(p.run_id),
                 conversation: p.conversation_id,
                 baseline: p.baseline,
@@ -378,7 +378,7 @@ impl super::Forge for Local {
     fn post<'a>(
         &'a self,
         request: &'a PostRequest,
-        _status: &'a StatusSink,
+        status: &'a StatusSink,
     ) -> BoxFuture<'a, Result<PostedSummary, ForgeError>> {
         let forge = self.forge.clone();
         let change = self.change.clone();
@@ -391,12 +391,30 @@ impl super::Forge for Local {
             footer: crate::forge::spent::footer_of(request.cost, request.spent, "change"),
         };
         let reviewed = matches!(request.state, super::ReviewState::Reviewed);
+        let status = status.clone();
         Box::pin(super::blocking(move || {
-            // A review that did not run writes nothing: no file reads as "no findings", and the
-            // record keeps naming the head last reviewed, so the next run reviews this one. What
-            // such a run spent is in its manifest and step summary only, so the record's total
-            // counts the runs that posted.
+            // A review that did not run writes no review: no file reads as "no findings", and
+            // the record keeps naming the head last reviewed, so the next run reviews this one.
+            // Only the change's total spent is kept in the record, so that reviews that keep
+            // failing are counted too; with no record there is nothing to keep it in.
             if !reviewed {
+                if let Some(total) = kept.spent {
+                    use crate::forge::TotalKept;
+                    let kept = forge
+                        .keep_total(change.change_id.as_str(), total)
+                        .map_err(|e| ForgeError::from(e).doing("cannot keep the total spent"))?;
+                    let said = match kept {
+                        TotalKept::Written => "keeps",
+                        TotalKept::Unchanged => "already keeps",
+                        TotalKept::NoRecord => "",
+                    };
+                    if !said.is_empty() {
+                        status.status(format!(
+                            "the review did not run: the record of the last posted review {said} the change's total spent, {}",
+                            total.say()
+                        ));
+                    }
+                }
                 return Ok(PostedSummary {
                     location: forge
                         .change_dir(change.change_id.as_str())?

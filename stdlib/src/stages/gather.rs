@@ -217,7 +217,8 @@ async fn run(
         config.gate.warn = tier_of(gate.prop("warn").and_then(Resolved::text));
     }
     let posted = forge.last_posted().await?;
-    let last = posted.as_ref().map(|p| p.head.clone());
+    // A marker with no head is of no posted review: there is no last head to start from.
+    let last = posted.as_ref().and_then(|p| p.head.clone());
     let mut gathered = forge.gather(&config, last.as_ref()).await?;
     // Already reviewed: a second review would post the same review again. The same test on every
     // forge, on what it gathered.

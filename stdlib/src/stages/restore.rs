@@ -113,7 +113,11 @@ async fn run(
     } else {
         None
     };
-    let posted_head = posted.as_ref().map(|p| p.head.to_string());
+    // A marker with no head is of no posted review: no head, so no conversation to resume.
+    let posted_head = posted
+        .as_ref()
+        .and_then(|p| p.head.as_ref())
+        .map(ToString::to_string);
     let posted_conversation = posted.as_ref().and_then(|p| p.conversation.clone());
     let req = RestoreRequest {
         secret: &key,

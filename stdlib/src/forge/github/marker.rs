@@ -33,11 +33,19 @@
 //! <!-- reviewflow:v1 pipeline=enroll-review project=web head=<sha> run=<run id> conversation=<blob id> findings=3.1.0 new=1.0.0 spent=120000.8000.0.412300 order=9876543210.2 -->
 //! ```
 //!
+//! A marker that names no head, `head=-`, is of a change no review was posted for yet: a run
+//! whose review did not run keeps the change's total spent in it (`docs/github.md`, "Costs and
+//! budgets"), with no conversation and no counts. The next posted review replaces it:
+//!
+//! ```text
+//! <!-- reviewflow:v1 pipeline=enroll-review project=web head=- run=<run id> conversation=- spent=120000.8000.0.412300 order=9876543210.2 -->
+//! ```
+//!
 //! `conversation` names the sealed conversation the review kept by its blob id (`blob-` and the
 //! SHA-256 of the sealed bytes, 69 characters; [`crate::conversation::blob_id`]).
 //!
-//! Every field but the counts is always present and in this order; an unbound project or a missing
-//! conversation is written `-`, so `-` alone is never a value. Values are restricted to
+//! Every field but the counts is always present and in this order; an unbound project, a missing
+//! head or a missing conversation is written `-`, so `-` alone is never a value. Values are restricted to
 //! `[A-Za-z0-9._-]` (see [`Marker::new`]): no space, `=` or `>` can occur in one, so a value can
 //! neither close the HTML comment nor inject another field, and parsing is a strict split.
 //!
@@ -98,7 +106,8 @@ pub struct Marker {
     version: u32,
     pipeline: String,
     project: Option<String>,
-    head: String,
+    /// `None`: no review was posted yet (the marker only keeps the change's total spent).
+    head: Option<String>,
     run: String,
     conversation: Option<String>,
     published: Option<PublishedCounts>,
@@ -118,11 +127,35 @@ impl Marker {
         run: &str,
         conversation: Option<&str>,
     ) -> Result<Marker, MarkerError> {
+        check_head(head)?;
+        Marker::with_head(pipeline, project, Some(head), run, conversation)
+    }
+
+    /// A version-1 marker of a change no review was posted for yet (`head=-`): it keeps only
+    /// the change's total spent ([`Marker::with_spent`]) and the run's order. The values are
+    /// checked as by [`Marker::new`].
+    pub fn unreviewed(
+        pipeline: &str,
+        project: Option<&str>,
+        run: &str,
+    ) -> Result<Marker, MarkerError> {
+        Marker::with_head(pipeline, project, None, run, None)
+    }
+
+    fn with_head(
+        pipeline: &str,
+        project: Option<&str>,
+        head: Option<&str>,
+        run: &str,
+        conversation: Option<&str>,
+    ) -> Result<Marker, MarkerError> {
         check_value("pipeline", pipeline, MAX_NAME)?;
         if let Some(p) = project {
             check_value("project", p, MAX_NAME)?;
         }
-        check_head(head)?;
+        if let Some(h) = head {
+            check_head(h)?;
+        }
         check_value("run", run, MAX_ID)?;
         if let Some(c) = conversation {
             check_value("conversation", c, MAX_ID)?;
@@ -131,7 +164,7 @@ impl Marker {
             version: MARKER_VERSION,
             pipeline: pipeline.to_owned(),
             project: project.map(str::to_owned),
-            head: head.to_owned(),
+            head: head.map(str::to_owned),
             run: run.to_owned(),
             conversation: conversation.map(str::to_owned),
             published: None,
@@ -186,9 +219,9 @@ impl Marker {
     pub fn project(&self) -> Option<&str> {
         self.project.as_deref()
     }
-    /// The head commit the posted review is of.
-    pub fn head(&self) -> &str {
-        &self.head
+    /// The head commit the posted review is of; `None` when no review was posted yet.
+    pub fn head(&self) -> Option<&str> {
+        self.head.as_deref()
     }
     pub fn run(&self) -> &str {
         &self.run
@@ -218,7 +251,7 @@ impl Marker {
             self.version,
             self.pipeline,
             self.project.as_deref().unwrap_or(NONE),
-            self.head,
+            self.head.as_deref().unwrap_or(NONE),
             self.run,
             self.conversation.as_deref().unwrap_or(NONE),
         )
@@ -284,15 +317,21 @@ impl Marker {
             _ => return None,
         };
         let optional = |v: &str| (v != NONE).then(|| v.to_owned());
-        let (project, conversation) = (optional(project), optional(conversation));
-        let marker = Marker::new(
+        let (project, head, conversation) =
+            (optional(project), optional(head), optional(conversation));
+        let marker = Marker::with_head(
             pipeline,
             project.as_deref(),
-            head,
+            head.as_deref(),
             run,
             conversation.as_deref(),
         )
         .ok()?;
+        // A marker with no head keeps a total only: it has no review to name a conversation
+        // of or to count.
+        if marker.head.is_none() && (marker.conversation.is_some() || published.is_some()) {
+            return None;
+        }
         let marker = match published {
             Some(p) => marker.with_published(p),
             None => marker,
@@ -738,6 +777,42 @@ mod tests {
             attempt: u64::MAX,
         }));
         assert_eq!(Marker::parse_line(&full.render()), Some(full));
+    }
+
+    #[test]
+    fn a_marker_with_no_head_round_trips_and_keeps_only_a_total() {
+        let spent = Usage {
+            input_tokens: 5,
+            output_tokens: 6,
+            cached_tokens: 0,
+            cost_usd: None,
+        };
+        let order = Some(RunOrder { run: 3, attempt: 1 });
+        let m = Marker::unreviewed("enroll-review", Some("web"), "123-1")
+            .unwrap()
+            .with_spent(Some(spent))
+            .with_order(order);
+        let line = m.render();
+        assert_eq!(
+            line,
+            "<!-- reviewflow:v1 pipeline=enroll-review project=web head=- run=123-1 conversation=- spent=5.6.0.- order=3.1 -->"
+        );
+        let parsed = Marker::parse_line(&line).unwrap();
+        assert_eq!((parsed.head(), parsed.spent()), (None, Some(spent)));
+        assert_eq!(parsed, m);
+        assert_eq!(marker().head(), Some(HEAD));
+        // `-` alone is none; `--`, an empty head or a head with a review's parts is no marker.
+        for bad in [
+            line.replace("head=-", "head=--"),
+            line.replace("head=-", "head="),
+            line.replace("conversation=-", "conversation=c"),
+            line.replace(" spent=", " findings=0.0.0 new=0.0.0 spent="),
+        ] {
+            assert_eq!(Marker::parse_line(&bad), None, "{bad}");
+        }
+        assert!(Marker::new("p", None, "-", "r", None).is_err());
+        assert!(Marker::new("p", None, "", "r", None).is_err());
+        assert!(Marker::unreviewed("p", None, "-").is_err());
     }
 
     #[test]

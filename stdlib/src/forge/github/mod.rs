@@ -10,6 +10,8 @@ mod conclusion;
 mod inline;
 mod marker;
 
+pub(crate) use marker::marker_line;
+
 pub use annotations::{
     ANNOTATION_MESSAGE_MAX_BYTES, Annotation, AnnotationLevel, Batches,
     MAX_ANNOTATIONS_PER_REQUEST, annotations, batches,
