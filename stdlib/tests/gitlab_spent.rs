@@ -65,6 +65,7 @@ async fn post(forge: &Arc<dyn Forge>, state: ReviewState, spent: Usage) {
         check_run: None,
         inline: None,
         block_on: "error".into(),
+        fail_not_reviewed: false,
         baseline: None,
         spent: Some(spent),
         cost: Some(usage(1_000)),

@@ -75,7 +75,10 @@ fn fell_back_failed() -> String {
             "    require-head \"gather.head\"\n}",
             "    require-head \"gather.head\"\n    not-reviewed \"fail\"\n}",
         );
-    assert!(text.contains("not-reviewed") && !text.contains("allow"), "{text}");
+    assert!(
+        text.contains("not-reviewed") && !text.contains("allow"),
+        "{text}"
+    );
     text
 }
 
@@ -471,7 +474,7 @@ fn a_review_that_did_not_run_is_not_recorded_and_the_next_run_reviews_the_head()
     let log = first.transcript();
     assert_eq!(first.code, 0, "{log}");
     assert!(
-        log.contains("post: not reviewed, so nothing written"),
+        log.contains("post: not reviewed, so no review written"),
         "{log}"
     );
     let forge = repo.path().join(".reviewflow/forge");

@@ -1394,8 +1394,8 @@ stage "make" uses="run" {
 async fn the_example_gated_on_drafts_skips_a_draft_and_reviews_it_once_ready() {
     let gated = |text: String| {
         let edited = text.replace(
-            "stage \"review\" uses=\"std/review\" timeout=\"45m\" {",
-            "stage \"review\" uses=\"std/review\" timeout=\"45m\" when=\"!gather.draft\" {",
+            "stage \"review\" uses=\"std/review\" timeout=\"45m\" on-error=\"fallback\" {",
+            "stage \"review\" uses=\"std/review\" timeout=\"45m\" on-error=\"fallback\" when=\"!gather.draft\" {",
         );
         assert_ne!(
             edited, text,

@@ -426,7 +426,7 @@ async fn run(
         ));
     } else {
         cx.status.status(format!(
-            "not reviewed, so nothing written to {}: the last posted review stays the one the next run starts from",
+            "not reviewed, so no review written to {}: the last posted review stays the one the next run starts from",
             posted.location
         ));
     }
