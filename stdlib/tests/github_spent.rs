@@ -123,17 +123,7 @@ async fn the_marker_keeps_the_total_and_the_footer_says_it() {
 
     // A review that did not run keeps the new total in the marker; the rest stays as it was.
     let more = total.plus(&run);
-    forge
-        .post(
-            &request(
-                ReviewState::NotReviewed("budget spent".into()),
-                Some(more),
-                Some(run),
-            ),
-            &StatusSink::discard("post"),
-        )
-        .await
-        .unwrap();
+    post_not_reviewed(&*forge, "budget spent", more, run).await;
     let comments = fake.comments(PR);
     assert_eq!(comments.len(), 1, "{comments:#?}");
     let kept = comments[0]["body"].as_str().unwrap();
@@ -157,19 +147,24 @@ async fn the_marker_keeps_the_total_and_the_footer_says_it() {
 
     // The same total again writes nothing.
     let before = patches(&fake);
+    post_not_reviewed(&*forge, "budget spent", more, run).await;
+    assert_eq!(patches(&fake), before);
+    assert_eq!(fake.comments(PR)[0]["body"].as_str().unwrap(), kept);
+}
+
+/// Posts a review that did not run for `reason`, with the change's `total` and this run's `run`.
+async fn post_not_reviewed(forge: &dyn Forge, reason: &str, total: Usage, run: Usage) {
     forge
         .post(
             &request(
-                ReviewState::NotReviewed("budget spent".into()),
-                Some(more),
+                ReviewState::NotReviewed(reason.into()),
+                Some(total),
                 Some(run),
             ),
             &StatusSink::discard("post"),
         )
         .await
         .unwrap();
-    assert_eq!(patches(&fake), before);
-    assert_eq!(fake.comments(PR)[0]["body"].as_str().unwrap(), kept);
 }
 
 fn patches(fake: &FakeGithub) -> usize {
@@ -194,17 +189,7 @@ async fn a_review_that_never_ran_keeps_the_total_in_a_comment_that_names_no_head
     let forge = open(&fake, dir.path()).await;
     assert_eq!(forge.last_posted().await.unwrap(), None);
     let (run, total) = (usage(1_000), usage(3_000));
-    forge
-        .post(
-            &request(
-                ReviewState::NotReviewed("the reviewer failed: timed out".into()),
-                Some(total),
-                Some(run),
-            ),
-            &StatusSink::discard("post"),
-        )
-        .await
-        .unwrap();
+    post_not_reviewed(&*forge, "the reviewer failed: timed out", total, run).await;
     let comments = fake.comments(PR);
     assert_eq!(comments.len(), 1, "{comments:#?}");
     let body = comments[0]["body"].as_str().unwrap();
@@ -221,17 +206,7 @@ async fn a_review_that_never_ran_keeps_the_total_in_a_comment_that_names_no_head
 
     // Another run whose review did not run: that comment holds no review, so it is this run's.
     let total = usage(3_500);
-    forge
-        .post(
-            &request(
-                ReviewState::NotReviewed("budget spent".into()),
-                Some(total),
-                Some(usage(500)),
-            ),
-            &StatusSink::discard("post"),
-        )
-        .await
-        .unwrap();
+    post_not_reviewed(&*forge, "budget spent", total, usage(500)).await;
     let comments = fake.comments(PR);
     assert_eq!(comments.len(), 1, "{comments:#?}");
     let body = comments[0]["body"].as_str().unwrap();
@@ -310,17 +285,7 @@ async fn a_review_that_spent_nothing_writes_no_first_comment() {
     fake.add_pull_request(PR, HEAD, BASE);
     let dir = tempfile::tempdir().unwrap();
     let forge = open(&fake, dir.path()).await;
-    forge
-        .post(
-            &request(
-                ReviewState::NotReviewed("no key".into()),
-                Some(usage(0)),
-                Some(usage(0)),
-            ),
-            &StatusSink::discard("post"),
-        )
-        .await
-        .unwrap();
+    post_not_reviewed(&*forge, "no key", usage(0), usage(0)).await;
     assert!(fake.comments(PR).is_empty());
     assert!(fake.writes().is_empty());
 }
