@@ -140,6 +140,10 @@ async fn three_pushes_whose_budget_runs_out_on_the_third() {
         "{title}"
     );
     assert_eq!(comment_body(&fake), body, "the last review stays");
+    assert!(
+        log.contains("the review comment already keeps the pull request's total spent"),
+        "nothing spent, nothing written: {log}"
+    );
     assert!(summary.contains(reason), "{summary}");
 }
 
@@ -170,6 +174,10 @@ async fn a_review_that_fails_after_spending_counts_toward_the_budget() {
     let JobRun { code, log, .. } = push(&fake, 1, pipeline(3000, "error-result")).await;
     assert_eq!(code, 1, "{log}");
     assert!(log.contains("published as not reviewed"), "{log}");
+    assert!(
+        log.contains("the review did not run: the review comment keeps the pull request's total spent, 3,600 tokens (3,000 in, 600 out, 0 cached), $0.1500"),
+        "{log}"
+    );
     assert_eq!(last_check_run(&fake)["conclusion"], "failure");
     let after = comment_body(&fake);
     assert_eq!(marker_spent(&after), "3000.600.0.150000", "{after}");
