@@ -393,6 +393,8 @@ async fn run(
         Some(c) => Some(c.change),
         None => identified.spent,
     };
+    let fail_not_reviewed =
+        fails_not_reviewed && matches!(state, ReviewState::NotReviewed(_)) && review_failed(&cx);
     let request = PostRequest {
         review: crate::forge::Review {
             comment,
@@ -412,7 +414,7 @@ async fn run(
         check_run: text_arg("check-run"),
         inline: text_arg("inline"),
         block_on: text_arg("block-on").unwrap_or_else(|| "error".into()),
-        fail_not_reviewed: fails_not_reviewed && review_failed(&cx),
+        fail_not_reviewed,
         baseline: identified.baseline,
         spent,
         cost: cost.and_then(|c| c.run),
@@ -445,7 +447,7 @@ async fn run(
     // `not-reviewed "fail"`: a review that failed is published as not reviewed (its spend
     // kept), and then a failure, so that the run's own status does not pass a change nobody
     // reviewed either. A review skipped by a `when` (a draft) is the pipeline's choice.
-    if let (ReviewState::NotReviewed(reason), true) = (&request.state, request.fail_not_reviewed) {
+    if let (ReviewState::NotReviewed(reason), true) = (&request.state, fail_not_reviewed) {
         return Err(StageError::failed(format!(
             "published as not reviewed (`not-reviewed \"fail\"`): {reason}"
         )));
