@@ -86,6 +86,109 @@ pub fn not_reviewed_body(marker: &Marker, reason: &str, footer: Option<&str>) ->
     body
 }
 
+/// How a hosted forge names what keeps a change's total, for the status lines of [`plan`]:
+/// `record` ("review comment"), the change ("pull request") and a newer run.
+pub struct Place {
+    pub record: &'static str,
+    pub change: &'static str,
+    /// "run (run 9 attempt 1)": the run whose record stands.
+    pub newer: fn(RunOrder) -> String,
+}
+
+/// The write [`plan`] asks of the forge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// Replace the body of our record with this.
+    Update(String),
+    /// Create our record with this body.
+    Create(String),
+    /// Write nothing.
+    Nothing,
+}
+
+/// What a hosted forge does with the total of a run whose review did not run, and the status
+/// line that says so once it is done.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub write: Write,
+    pub say: String,
+}
+
+/// The one decision both hosted forges make for a run whose review did not run
+/// (`docs/github.md`, "Costs and budgets"): `existing`, the body of our record when there is
+/// one, keeps `total` ([`keep_total`]); without one a first record is created, `first` (the body
+/// of [`first_body`]), unless nothing was spent.
+pub fn plan(
+    existing: Option<&str>,
+    total: Usage,
+    ours: Option<RunOrder>,
+    first: String,
+    place: &Place,
+) -> Plan {
+    let Place { record, change, .. } = place;
+    let keeps = || {
+        format!(
+            "the review did not run: the {record} keeps the {change}'s total spent, {}",
+            total.say()
+        )
+    };
+    let Some(body) = existing else {
+        return if total.is_zero() {
+            // Nothing spent, nothing to charge: no first record only to say so.
+            Plan {
+                write: Write::Nothing,
+                say: format!("the review did not run and spent nothing: no {record} is written"),
+            }
+        } else {
+            Plan {
+                write: Write::Create(first),
+                say: keeps(),
+            }
+        };
+    };
+    match keep_total(body, total, ours, move || first) {
+        Some(Kept::Rewritten(body)) => Plan {
+            write: Write::Update(body),
+            say: keeps(),
+        },
+        Some(Kept::Unchanged) | None => Plan {
+            write: Write::Nothing,
+            say: format!(
+                "the review did not run: the {record} already keeps the {change}'s total spent, {}",
+                total.say()
+            ),
+        },
+        Some(Kept::Newer(posted)) => Plan {
+            write: Write::Nothing,
+            say: format!(
+                "the review did not run: the {record} is by a newer {}, so it keeps its own total spent",
+                (place.newer)(posted)
+            ),
+        },
+    }
+}
+
+/// The first record's body of a change whose review did not run ([`not_reviewed_body`]), cut
+/// to the comment's limit: a marker that names no head, with the total and this run's order.
+#[allow(clippy::too_many_arguments)]
+pub fn first_body(
+    pipeline: &str,
+    project: Option<&str>,
+    run: &str,
+    order: Option<RunOrder>,
+    total: Usage,
+    cost: Option<Usage>,
+    reason: &str,
+    change: &str,
+) -> Result<String, crate::forge::github::MarkerError> {
+    let marker = Marker::unreviewed(pipeline, project, run)?
+        .with_spent(Some(total))
+        .with_order(order);
+    let footer = footer_of(cost, Some(total), change);
+    let body = not_reviewed_body(&marker, reason, footer.as_deref());
+    Ok(crate::forge::github::fit(&body, COMMENT_MAX_CHARS).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,6 +344,63 @@ mod tests {
         assert_eq!(
             footer_of(Some(review), None, "change"),
             Some(footer(&review, &review, "change"))
+        );
+    }
+
+    const PLACE: Place = Place {
+        record: "review comment",
+        change: "pull request",
+        newer: |o| format!("run (run {} attempt {})", o.run, o.attempt),
+    };
+
+    #[test]
+    fn the_plan_writes_what_the_total_needs_and_says_so() {
+        let total = usage(3_000);
+        let says = "3,001 tokens (3,000 in, 1 out, 0 cached), $0.0030";
+        // No record yet: a first one, unless nothing was spent.
+        assert_eq!(
+            plan(None, total, None, "first".into(), &PLACE),
+            Plan {
+                write: Write::Create("first".into()),
+                say: format!(
+                    "the review did not run: the review comment keeps the pull request's total spent, {says}"
+                ),
+            }
+        );
+        let zero = Usage {
+            input_tokens: 0,
+            output_tokens: 0,
+            cached_tokens: 0,
+            cost_usd: None,
+        };
+        assert_eq!(
+            plan(None, zero, None, "first".into(), &PLACE),
+            Plan {
+                write: Write::Nothing,
+                say: "the review did not run and spent nothing: no review comment is written"
+                    .into(),
+            }
+        );
+        // A record: its marker rewritten, or nothing when it says the total already.
+        let body = format!("{}\nreview", posted(Some(usage(10)), None).render());
+        assert!(matches!(
+            plan(Some(&body), total, None, "first".into(), &PLACE).write,
+            Write::Update(b) if b.ends_with("\nreview")
+        ));
+        assert_eq!(
+            plan(Some(&body), usage(10), None, "first".into(), &PLACE).say,
+            "the review did not run: the review comment already keeps the pull request's total spent, 11 tokens (10 in, 1 out, 0 cached), $0.00001"
+        );
+        // A newer run's record stands.
+        let newer = RunOrder { run: 9, attempt: 1 };
+        let body = format!("{}\nreview", posted(Some(usage(10)), Some(newer)).render());
+        let ours = Some(RunOrder { run: 8, attempt: 1 });
+        assert_eq!(
+            plan(Some(&body), total, ours, "first".into(), &PLACE),
+            Plan {
+                write: Write::Nothing,
+                say: "the review did not run: the review comment is by a newer run (run 9 attempt 1), so it keeps its own total spent".into(),
+            }
         );
     }
 }

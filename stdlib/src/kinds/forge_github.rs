@@ -446,66 +446,57 @@ impl Github {
         total: crate::reviewer::usage::Usage,
         status: &StatusSink,
     ) -> Result<Option<String>, ForgeError> {
-        use crate::forge::spent::{Kept, footer_of, keep_total, not_reviewed_body};
+        use crate::forge::spent::{Place, Write, first_body, plan};
+        const PLACE: Place = Place {
+            record: "review comment",
+            change: "pull request",
+            newer: |o| format!("run (run {} attempt {})", o.run, o.attempt),
+        };
         // Read again right before writing, as a posted review is.
         let (comments, ours, _) = self.our_comment().await?;
+        let existing = ours.and_then(|i| comments.get(i));
         let order = super::Forge::run_order(self);
         // This run's body, for a first comment or one that holds no review yet.
-        let marker = Marker::unreviewed(
+        let first = first_body(
             &self.pipeline,
             self.project.as_deref(),
             &request.review.run_id,
-        )?
-        .with_spent(Some(total))
-        .with_order(order);
-        let footer = footer_of(request.cost, Some(total), "pull request");
-        let first = not_reviewed_body(&marker, reason, footer.as_deref());
-        let first = fit(&first, COMMENT_MAX_CHARS).into_owned();
-        let posted = match ours.and_then(|i| comments.get(i)) {
-            Some(c) => match keep_total(&c.body, total, order, || first.clone()) {
-                Some(Kept::Rewritten(body)) => self
-                    .client
+            order,
+            total,
+            request.cost,
+            reason,
+            PLACE.change,
+        )?;
+        let plan = plan(
+            existing.map(|c| c.body.as_str()),
+            total,
+            order,
+            first,
+            &PLACE,
+        );
+        let posted = match (plan.write, existing) {
+            (Write::Update(body), Some(c)) => Some(
+                self.client
                     .update_issue_comment(c.id, &body)
                     .await
                     .calling(WRITE_PULLS, || {
                         "cannot keep the total spent in the review comment".into()
                     })?,
-                Some(Kept::Unchanged) | None => {
-                    status.status(format!(
-                        "the review did not run: the review comment already keeps the pull request's total spent, {}",
-                        total.say()
-                    ));
-                    return Ok(None);
-                }
-                Some(Kept::Newer(posted)) => {
-                    status.status(format!(
-                        "the review did not run: the review comment is by a newer run (run {} attempt {}), so it keeps its own total spent",
-                        posted.run, posted.attempt
-                    ));
-                    return Ok(None);
-                }
-            },
-            // Nothing spent, nothing to charge: no first comment only to say so.
-            None if total.is_zero() => {
-                status.status(
-                    "the review did not run and spent nothing: no review comment is written"
-                        .to_owned(),
-                );
-                return Ok(None);
-            }
-            None => self
-                .client
-                .create_issue_comment(self.number, &first)
-                .await
-                .calling(WRITE_PULLS, || {
-                    "cannot create the review comment that keeps the total spent".into()
-                })?,
+            ),
+            (Write::Create(body), _) => Some(
+                self.client
+                    .create_issue_comment(self.number, &body)
+                    .await
+                    .calling(WRITE_PULLS, || {
+                        "cannot create the review comment that keeps the total spent".into()
+                    })?,
+            ),
+            _ => None,
         };
-        status.status(format!(
-            "the review did not run: the review comment keeps the pull request's total spent, {}",
-            total.say()
-        ));
-        Ok((!posted.html_url.is_empty()).then(|| posted.html_url.clone()))
+        status.status(plan.say);
+        Ok(posted
+            .filter(|p| !p.html_url.is_empty())
+            .map(|p| p.html_url))
     }
 
     async fn publish(

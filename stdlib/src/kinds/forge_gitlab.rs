@@ -539,65 +539,53 @@ impl Gitlab {
         total: crate::reviewer::usage::Usage,
         say: &(dyn Fn(String) + Send + Sync),
     ) -> Result<Option<u64>, ForgeError> {
-        use crate::forge::spent::{Kept, footer_of, keep_total, not_reviewed_body};
+        use crate::forge::spent::{Place, Write, first_body, plan};
+        const PLACE: Place = Place {
+            record: "review note",
+            change: "merge request",
+            newer: |o| format!("pipeline (pipeline {} job {})", o.run, o.attempt),
+        };
         // Read again right before writing, as a posted review is.
         let (ours, _) = self.our_note().await?;
         // This run's body, for a first note or one that holds no review yet.
-        let marker = Marker::unreviewed(
+        let first = first_body(
             &self.pipeline,
             self.project.as_deref(),
             &request.review.run_id,
-        )?
-        .with_spent(Some(total))
-        .with_order(self.order);
-        let footer = footer_of(request.cost, Some(total), "merge request");
-        let first = not_reviewed_body(&marker, reason, footer.as_deref());
-        let first = fit(&first, COMMENT_MAX_CHARS).into_owned();
-        let posted = match ours {
-            Some(c) => match keep_total(&c.body, total, self.order, || first.clone()) {
-                Some(Kept::Rewritten(body)) => self
-                    .client
+            self.order,
+            total,
+            request.cost,
+            reason,
+            PLACE.change,
+        )?;
+        let plan = plan(
+            ours.as_ref().map(|c| c.body.as_str()),
+            total,
+            self.order,
+            first,
+            &PLACE,
+        );
+        let posted = match (plan.write, &ours) {
+            (Write::Update(body), Some(c)) => Some(
+                self.client
                     .update_note(self.iid, c.id, &body)
                     .await
                     .calling(WRITE_API, || {
                         "cannot keep the total spent in the review note".into()
                     })?,
-                Some(Kept::Unchanged) | None => {
-                    say(format!(
-                        "the review did not run: the review note already keeps the merge request's total spent, {}",
-                        total.say()
-                    ));
-                    return Ok(None);
-                }
-                Some(Kept::Newer(posted)) => {
-                    say(format!(
-                        "the review did not run: the review note is by a newer pipeline (pipeline {} job {}), so it keeps its own total spent",
-                        posted.run, posted.attempt
-                    ));
-                    return Ok(None);
-                }
-            },
-            // Nothing spent, nothing to charge: no first note only to say so.
-            None if total.is_zero() => {
-                say(
-                    "the review did not run and spent nothing: no review note is written"
-                        .to_owned(),
-                );
-                return Ok(None);
-            }
-            None => self
-                .client
-                .create_note(self.iid, &first)
-                .await
-                .calling(WRITE_API, || {
-                    "cannot create the review note that keeps the total spent".into()
-                })?,
+            ),
+            (Write::Create(body), _) => Some(
+                self.client
+                    .create_note(self.iid, &body)
+                    .await
+                    .calling(WRITE_API, || {
+                        "cannot create the review note that keeps the total spent".into()
+                    })?,
+            ),
+            _ => None,
         };
-        say(format!(
-            "the review did not run: the review note keeps the merge request's total spent, {}",
-            total.say()
-        ));
-        Ok(Some(posted.id))
+        say(plan.say);
+        Ok(posted.map(|p| p.id))
     }
 
     /// Publishes the review: what [`super::Forge::post`] does, with its status lines handed to
