@@ -307,6 +307,14 @@ fn last_line(out: &Run) -> String {
     out.stderr.lines().last().unwrap_or_default().to_string()
 }
 
+/// The files the local forge wrote (its `.gitignore` aside).
+fn forge_files(repo: &Repo) -> Vec<std::path::PathBuf> {
+    crate::support::files_under(&repo.path().join(".reviewflow/forge"))
+        .into_iter()
+        .filter(|f| f.file_name().is_some_and(|n| n != ".gitignore"))
+        .collect()
+}
+
 /// The local forge's `posted.json` of the one change reviewed.
 fn posted_record(repo: &Repo) -> std::path::PathBuf {
     crate::support::files_under(&repo.path().join(".reviewflow/forge"))
@@ -477,11 +485,7 @@ fn a_review_that_did_not_run_is_not_recorded_and_the_next_run_reviews_the_head()
         log.contains("post: not reviewed, so no review written"),
         "{log}"
     );
-    let forge = repo.path().join(".reviewflow/forge");
-    let written: Vec<_> = crate::support::files_under(&forge)
-        .into_iter()
-        .filter(|f| f.file_name().is_some_and(|n| n != ".gitignore"))
-        .collect();
+    let written = forge_files(&repo);
     assert!(written.is_empty(), "{written:?}");
     let published = published_of_last_run(&repo);
     assert_eq!(published["reviewed"], false, "{published}");
@@ -516,10 +520,6 @@ fn a_post_that_fails_a_review_that_did_not_run_fails_the_run_and_needs_no_allow(
     );
     assert!(!log.contains("no published finding"), "{log}");
     // Nothing written reads as a review: the local forge keeps no file of it.
-    let forge = repo.path().join(".reviewflow/forge");
-    let written: Vec<_> = crate::support::files_under(&forge)
-        .into_iter()
-        .filter(|f| f.file_name().is_some_and(|n| n != ".gitignore"))
-        .collect();
+    let written = forge_files(&repo);
     assert!(written.is_empty(), "{written:?}");
 }
