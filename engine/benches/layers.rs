@@ -1,8 +1,9 @@
 //! What each isolation layer costs a child or a stage (docs/performance.md), measured on its own:
 //! a cgroup made, joined by nothing and ended (per child); a network namespace with loopback up
-//! (per stage); a child's mount namespace over a run's work root (per child); a stage's PID
-//! namespace with its init, made and ended: SIGTERM to the init, which finds the namespace empty
-//! and exits, and its reaping (per stage, where the cgroup layer is missing).
+//! (per stage); a child's mount namespace over a run's work root (per child), copied from the
+//! run's template and made from nothing; a stage's PID namespace with its init, made and ended:
+//! SIGTERM to the init, which finds the namespace empty and exits, and its reaping (per stage,
+//! where the cgroup layer is missing).
 //!
 //! `cargo bench -p reviewflow-engine --bench layers`. As root, or as any user where the kernel
 //! lets it make a user namespace (the namespaces are then made in it: run the bench binary as
@@ -84,8 +85,13 @@ fn layers(c: &mut Criterion) {
         cover: vec![temp.path().join("absent")],
         named: vec![std::path::PathBuf::from("/bin/echo"), work],
     };
+    // As root, copied from the run's template (made by the first iteration); otherwise made
+    // from nothing, as the next.
     group.bench_function("mount namespace per child", |b| {
         b.iter(|| black_box(namespaces::build_view(&view).expect("view")));
+    });
+    group.bench_function("mount namespace per child, made from nothing", |b| {
+        b.iter(|| black_box(namespaces::build_view_from_nothing(&view).expect("view")));
     });
     group.finish();
 }

@@ -27,10 +27,30 @@ fn rows() -> Vec<(String, String)> {
         .collect()
 }
 
-/// Whether `file` (a test file of `tests/e2e` or `engine/tests`) has a test named `name`.
+/// The files named `name` beneath `dir`.
+fn files_named(dir: &std::path::Path, name: &str, found: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            files_named(&path, name, found);
+        } else if entry.file_name() == name {
+            found.push(path);
+        }
+    }
+}
+
+/// Whether `file` (a test file of `tests/e2e` or `engine/tests`, or a module of `engine/src`
+/// with unit tests) has a test named `name`.
 fn has_test(file: &str, name: &str) -> bool {
-    for dir in ["tests/e2e", "engine/tests"] {
-        let Ok(text) = std::fs::read_to_string(root().join(dir).join(format!("{file}.rs"))) else {
+    let mut files = Vec::new();
+    for dir in ["tests/e2e", "engine/tests", "engine/src"] {
+        files_named(&root().join(dir), &format!("{file}.rs"), &mut files);
+    }
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(path) else {
             continue;
         };
         let needle = format!("fn {name}(");

@@ -66,6 +66,12 @@ pub(super) enum Op {
     },
     /// `umount2(path, MNT_DETACH)`.
     Detach(CString),
+    /// `move_mount(from, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH)`: attaches at `target`
+    /// the detached tree `from` (`open_tree(OPEN_TREE_CLONE)`, made by the engine beforehand).
+    Attach {
+        from: RawFd,
+        target: CString,
+    },
     Chdir(CString),
     /// Opens one of the builder's namespaces (`/proc/self/ns/<kind>`): the next result.
     OpenNs(&'static CStr),
@@ -108,6 +114,7 @@ impl Op {
             Op::Symlink { link, .. } => format!("make the link {}", s(link)),
             Op::PivotRoot { new, .. } => format!("pivot_root into {}", s(new)),
             Op::Detach(path) => format!("detach {}", s(path)),
+            Op::Attach { target, .. } => format!("bind {}", s(target)),
             Op::Chdir(path) => format!("open {}", s(path)),
             Op::OpenNs(path) => format!("open {}", s(path)),
             Op::Listen => "listen on 127.0.0.1".into(),
@@ -640,6 +647,20 @@ mod linux {
                     }
                 }
                 Op::Detach(path) => check(libc::umount2(path.as_ptr(), libc::MNT_DETACH))?,
+                Op::Attach { from, target } => {
+                    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+                    let rc = libc::syscall(
+                        libc::SYS_move_mount,
+                        *from,
+                        c"".as_ptr(),
+                        libc::AT_FDCWD,
+                        target.as_ptr(),
+                        MOVE_MOUNT_F_EMPTY_PATH,
+                    );
+                    if rc < 0 {
+                        return Err(errno());
+                    }
+                }
                 Op::Chdir(path) => check(libc::chdir(path.as_ptr()))?,
                 Op::OpenNs(path) => {
                     let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);

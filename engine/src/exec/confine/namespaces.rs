@@ -34,6 +34,8 @@ use std::sync::OnceLock;
 
 use super::builder::{self, Op, When};
 
+mod template;
+
 /// Whether this process can make the namespaces, probed once by making a network namespace and
 /// a mount namespace the way every stage's are made: as root, or in [`user_ns`].
 pub fn available() -> Result<(), String> {
@@ -280,7 +282,19 @@ fn root_links() -> &'static [(PathBuf, PathBuf, PathBuf)] {
 }
 
 /// Makes the mount namespace of one child and returns its descriptor. Blocking.
+///
+/// As root, a view that is its run's common part plus the stage's own folder is copied from
+/// that common part, made once ([`template`]); any other view is made from nothing.
 pub fn build_view(view: &View) -> io::Result<OwnedFd> {
+    if let Some(fd) = template::build(view)? {
+        return Ok(fd);
+    }
+    build_view_from_nothing(view)
+}
+
+/// [`build_view`] from nothing, never copied from a template (the layers bench compares them).
+#[doc(hidden)]
+pub fn build_view_from_nothing(view: &View) -> io::Result<OwnedFd> {
     builder::run(&view_ops(view)?).and_then(one)
 }
 
@@ -437,6 +451,12 @@ fn mkdirs(ops: &mut Vec<Op>, path: &Path, made: &mut Vec<PathBuf>) -> io::Result
 /// path of the view bound from there, the host's root detached, the whole made read-only but
 /// for the writable paths.
 fn view_ops(view: &View) -> io::Result<Vec<Op>> {
+    view_ops_with(view, None)
+}
+
+/// [`view_ops`], with `mount_point` made as an empty folder in the new root (a template's
+/// mount point for what each copy of it adds: [`template`]).
+fn view_ops_with(view: &View, mount_point: Option<&Path>) -> io::Result<Vec<Op>> {
     let mut ops = enter_owner()?;
     ops.push(Op::Unshare(libc::CLONE_NEWNS));
     // Nothing done here may reach the host's mounts.
@@ -527,6 +547,9 @@ fn view_ops(view: &View) -> io::Result<Vec<Op>> {
                 link: cstr(link)?,
             });
         }
+    }
+    if let Some(point) = mount_point {
+        mkdirs(&mut ops, point, &mut made)?;
     }
     let bound_paths: Vec<&Path> = bound.iter().map(|b| b.path.as_path()).collect();
     let mut linked: Vec<PathBuf> = Vec::new();

@@ -1,0 +1,423 @@
+//! Views copied from a template: a child's view is its run's common part (the system folders,
+//! the checkout, the devices, the covers, the links) plus its stage's own folder. As root, the
+//! common part is made once, as a mount namespace of its own kept by a descriptor, and each
+//! child's view is a copy of it (`setns` into it, then `unshare(CLONE_NEWNS)`) with a new empty
+//! tmpfs over the run's work root and the stage's folder attached in it. That is 9 system calls
+//! a child instead of about 50 (a new root, every bind, device file and link made again, the
+//! host's root detached), and about half the child's namespace cost (docs/performance.md).
+//!
+//! What a copy shows is what [`super::view_ops`] would have made for the same view, with one
+//! difference that only narrows it: of the run's work root, nothing but the stage's own folder
+//! is there (a path a child is given inside another folder of the work root is not made). A
+//! template is used only when it is what the view would have been made of now: its key is the
+//! steps that make it (which hold every path, link and cover, read at this child's start) and
+//! the identity (device and inode) of every path it binds, so a file or folder replaced since
+//! the template was made gives a new template, never a stale view. The run's folders cannot be
+//! changed by a child between the key and the copy: the work root is the engine's.
+//!
+//! Not as any other user: attaching a copy of the stage's folder made in the host's mount
+//! namespace needs `CAP_SYS_ADMIN` there. Nor when a path the view binds holds the work root,
+//! or a cover lies in it: such a view is made from nothing, as before.
+
+use std::hash::{Hash as _, Hasher as _};
+use std::io;
+use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::{MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, View, binds, cstr, is_dir, one, under};
+use crate::exec::confine::builder::{self, Op, When};
+
+/// Templates kept by the process: a run needs one per distinct set of grants of its children
+/// (most share one); older ones are released first.
+const KEPT: usize = 8;
+
+static TEMPLATES: Mutex<Vec<(u64, Arc<OwnedFd>)>> = Mutex::new(Vec::new());
+static COPIES: AtomicU64 = AtomicU64::new(0);
+
+/// How many views this process has copied from a template (for the tests: the path is taken).
+#[cfg(test)]
+pub(crate) fn copies() -> u64 {
+    COPIES.load(Ordering::Relaxed)
+}
+
+/// The child's view copied from its template (made first if need be), or `None` when the view
+/// is not one a template can give: then it is made from nothing. An error of the template's
+/// own making also gives `None`: the view made from nothing says what fails.
+pub(super) fn build(view: &View) -> io::Result<Option<OwnedFd>> {
+    if !cfg!(target_os = "linux") || !crate::exec::confine::kernel().root {
+        return Ok(None);
+    }
+    let Some((common, root, stage)) = split(view) else {
+        return Ok(None);
+    };
+    let ops = super::view_ops_with(&common, Some(&root))?;
+    let key = key(&ops, &common);
+    let Some(template) = template(key, &ops) else {
+        return Ok(None);
+    };
+    let Ok(tree) = open_tree(&stage) else {
+        return Ok(None);
+    };
+    let copy = [
+        Op::Enter(template.as_raw_fd(), libc::CLONE_NEWNS),
+        Op::Unshare(libc::CLONE_NEWNS),
+        // The work root, empty but for the stage's folder: the template's holds nothing.
+        Op::Mount {
+            source: Some(c"none".into()),
+            target: cstr(&root)?,
+            fstype: Some(c"tmpfs"),
+            flags: libc::MS_NOSUID | libc::MS_NODEV,
+            data: Some(c"size=64k,nr_inodes=4096,mode=0755"),
+            when: When::Always,
+        },
+        Op::Mkdir(cstr(&stage)?),
+        Op::Attach {
+            from: tree.as_raw_fd(),
+            target: cstr(&stage)?,
+        },
+        // A copy of a shared mount of the host's is its peer: made private, as every mount of
+        // a view made from nothing is, so that no mount event passes either way.
+        Op::Mount {
+            source: None,
+            target: cstr(&stage)?,
+            fstype: None,
+            flags: libc::MS_REC | libc::MS_PRIVATE,
+            data: None,
+            when: When::Always,
+        },
+        Op::Setattr {
+            path: cstr(&root)?,
+            recursive: true,
+            set: MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID,
+            clr: 0,
+            when: When::Always,
+        },
+        // Not recursive, as a view made from nothing: what is mounted beneath stays read-only.
+        Op::Setattr {
+            path: cstr(&stage)?,
+            recursive: false,
+            set: 0,
+            clr: MOUNT_ATTR_RDONLY,
+            when: When::Always,
+        },
+        Op::OpenNs(c"/proc/self/ns/mnt"),
+    ];
+    match builder::run(&copy).and_then(one) {
+        Ok(fd) => {
+            COPIES.fetch_add(1, Ordering::Relaxed);
+            Ok(Some(fd))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+/// The view without the stage's folder, the work root, and the stage's folder; `None` when the
+/// view has no stage folder or a template could not show it as a view made from nothing would.
+fn split(view: &View) -> Option<(View, PathBuf, PathBuf)> {
+    let (work, root) = (view.work.as_ref()?, view.work_root.as_ref()?);
+    let first = work.strip_prefix(root).ok()?.components().next()?;
+    let stage = root.join(first);
+    if !is_dir(&stage) || !is_dir(root) || view.cover.iter().any(|c| under(c, root)) {
+        return None;
+    }
+    let common = View {
+        work: None,
+        work_root: Some(root.clone()),
+        reached: view
+            .reached
+            .iter()
+            .filter(|p| !under(&p.path, root))
+            .cloned()
+            .collect(),
+        cover: view.cover.clone(),
+        named: view
+            .named
+            .iter()
+            .filter(|p| !under(p, root))
+            .cloned()
+            .collect(),
+    };
+    // A bound folder holding the work root would show every stage's folder in the template.
+    if binds(&common).iter().any(|b| under(root, &b.path)) {
+        return None;
+    }
+    Some((common, root.clone(), stage))
+}
+
+/// What identifies a template: its steps, and what each path it binds is now.
+fn key(ops: &[Op], common: &View) -> u64 {
+    use std::os::unix::fs::MetadataExt as _;
+    let mut hasher = std::hash::DefaultHasher::new();
+    format!("{ops:?}").hash(&mut hasher);
+    for bind in binds(common) {
+        match std::fs::metadata(&bind.path) {
+            Ok(meta) => (meta.dev(), meta.ino()).hash(&mut hasher),
+            Err(e) => e.kind().to_string().hash(&mut hasher),
+        }
+    }
+    hasher.finish()
+}
+
+/// The template of `key`, made by `ops` if the process has none yet.
+fn template(key: u64, ops: &[Op]) -> Option<Arc<OwnedFd>> {
+    if let Ok(kept) = TEMPLATES.lock()
+        && let Some((_, fd)) = kept.iter().find(|(k, _)| *k == key)
+    {
+        return Some(Arc::clone(fd));
+    }
+    let fd = Arc::new(builder::run(ops).and_then(one).ok()?);
+    if let Ok(mut kept) = TEMPLATES.lock() {
+        if !kept.iter().any(|(k, _)| *k == key) {
+            kept.push((key, Arc::clone(&fd)));
+        }
+        while kept.len() > KEPT {
+            kept.remove(0);
+        }
+    }
+    Some(fd)
+}
+
+/// A detached copy of the folder at `path` and what is mounted beneath it, not following a
+/// link: the stage's folder, to attach in a copy of the template.
+fn open_tree(path: &Path) -> io::Result<OwnedFd> {
+    const OPEN_TREE_CLONE: libc::c_uint = 1;
+    const AT_RECURSIVE: libc::c_uint = 0x8000;
+    let path = cstr(path)?;
+    // SAFETY: a plain system call on a NUL-terminated path; the descriptor it returns is owned
+    // by nothing else.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            OPEN_TREE_CLONE
+                | AT_RECURSIVE
+                | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint
+                | libc::O_CLOEXEC as libc::c_uint,
+        )
+    };
+    let fd = libc::c_int::try_from(fd).map_err(|_| io::Error::other("open_tree"))?;
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by the kernel and is owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::CommandExt as _;
+
+    use super::super::{ViewPath, available, build_view, build_view_from_nothing};
+    use super::*;
+    use crate::exec::confine::privileges::ChildSteps;
+
+    /// Runs `script` with `sh` in the mount namespace `mnt`, every capability dropped.
+    fn inside(mnt: &OwnedFd, script: &str) -> String {
+        let steps = ChildSteps {
+            parent: rustix::process::getpid().as_raw_nonzero().get(),
+            drop_capabilities: true,
+            cap_last: crate::exec::confine::kernel().cap_last,
+            landlock: None,
+            cgroup_procs: None,
+            cgroup_dir: None,
+            user_ns: None,
+            pid_ns: None,
+            net_ns: None,
+            mnt_ns: Some(mnt.as_raw_fd()),
+        };
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.arg("-c").arg(script);
+        // SAFETY: the steps a stage's child runs before its exec: system calls only.
+        unsafe {
+            cmd.pre_exec(move || {
+                steps.enter()?;
+                steps.apply()
+            });
+        }
+        let out = cmd.output().expect("sh runs");
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    }
+
+    /// A checkout with a `.git`, a run's work root with two stages' folders, and the view of a
+    /// child of the first that reads the checkout.
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        checkout: PathBuf,
+        root: PathBuf,
+        stage: PathBuf,
+        other: PathBuf,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let checkout = dir.path().join("checkout");
+            let root = dir.path().join("run");
+            let (stage, other) = (root.join("s0-aa"), root.join("s1-bb"));
+            for d in [checkout.join(".git"), stage.join("try"), other.clone()] {
+                std::fs::create_dir_all(d).expect("mkdir");
+            }
+            std::fs::write(checkout.join(".git/config"), "secret\n").expect("write");
+            std::fs::write(checkout.join("file"), "first\n").expect("write");
+            std::fs::write(other.join("theirs"), "theirs\n").expect("write");
+            Self {
+                _dir: dir,
+                checkout,
+                root,
+                stage,
+                other,
+            }
+        }
+
+        fn view(&self, work: &Path) -> View {
+            let system = ["/usr", "/etc", "/dev/null"]
+                .iter()
+                .map(PathBuf::from)
+                .filter(|p| p.exists());
+            View {
+                work: Some(work.to_path_buf()),
+                work_root: Some(self.root.clone()),
+                reached: system
+                    .chain([self.checkout.clone()])
+                    .map(|path| ViewPath {
+                        path,
+                        writable: false,
+                    })
+                    .collect(),
+                cover: vec![self.checkout.join(".git")],
+                named: vec![PathBuf::from("/bin/sh"), self.checkout.clone(), work.into()],
+            }
+        }
+
+        /// What a child sees and may do, from the root down.
+        fn probe(&self) -> String {
+            let (c, r, s, o) = (
+                self.checkout.display(),
+                self.root.display(),
+                self.stage.display(),
+                self.other.display(),
+            );
+            format!(
+                "ls -a / | sort; echo --; ls -a {r}; echo --; ls -a {s}; echo --; cat {c}/file; \
+                 ls -a {c}/.git; cat {c}/.git/config; ls {o}; \
+                 echo w > {s}/try/out && echo wrote-own; echo w > {c}/planted || echo checkout-read-only; \
+                 mkdir {r}/new || echo root-read-only; chmod 777 {c} || echo chmod-refused"
+            )
+        }
+    }
+
+    fn root_with_namespaces() -> bool {
+        if let Err(why) = available() {
+            println!("SKIPPED-LAYER mount-namespace: {why}");
+            return false;
+        }
+        if !crate::exec::confine::kernel().root {
+            println!("SKIPPED-LAYER view-template: views are copied from a template as root only");
+            return false;
+        }
+        true
+    }
+
+    #[test]
+    fn a_copied_view_shows_what_a_view_made_from_nothing_shows() {
+        if !root_with_namespaces() {
+            return;
+        }
+        let fx = Fixture::new();
+        let view = fx.view(&fx.stage.join("try"));
+        let before = copies();
+        let copied = build_view(&view).expect("copied view");
+        assert!(copies() > before, "the view was not copied from a template");
+        let made = build_view_from_nothing(&view).expect("view made from nothing");
+        let (seen_copied, seen_made) = (inside(&copied, &fx.probe()), inside(&made, &fx.probe()));
+        assert_eq!(seen_copied, seen_made);
+        for said in [
+            "wrote-own",
+            "checkout-read-only",
+            "root-read-only",
+            "chmod-refused",
+            "first",
+        ] {
+            assert!(seen_copied.contains(said), "{said}:\n{seen_copied}");
+        }
+        assert!(
+            seen_copied.contains("--\n.\n..\ns0-aa\n--"),
+            "{seen_copied}"
+        );
+        for never in ["secret", "theirs"] {
+            assert!(!seen_copied.contains(never), "{never}:\n{seen_copied}");
+        }
+        assert!(!fx.checkout.join("planted").exists());
+        assert_eq!(
+            std::fs::read_to_string(fx.stage.join("try/out")).expect("kept"),
+            "w\n"
+        );
+    }
+
+    #[test]
+    fn the_next_child_gets_its_own_folder_from_the_same_template() {
+        if !root_with_namespaces() {
+            return;
+        }
+        let fx = Fixture::new();
+        let first = build_view(&fx.view(&fx.stage)).expect("first view");
+        let kept = TEMPLATES.lock().expect("lock").len();
+        let second = build_view(&fx.view(&fx.other)).expect("second view");
+        assert_eq!(
+            TEMPLATES.lock().expect("lock").len(),
+            kept,
+            "the second view made a template of its own"
+        );
+        let script = format!("ls -a {}", fx.root.display());
+        assert_eq!(inside(&first, &script), ".\n..\ns0-aa\n");
+        assert_eq!(inside(&second, &script), ".\n..\ns1-bb\n");
+        let theirs = format!("cat {}/theirs", fx.other.display());
+        assert_eq!(inside(&second, &theirs), "theirs\n");
+        assert!(!inside(&first, &theirs).contains("theirs\n"));
+    }
+
+    #[test]
+    fn a_file_replaced_since_the_template_was_made_is_seen_as_it_is_now() {
+        if !root_with_namespaces() {
+            return;
+        }
+        let fx = Fixture::new();
+        let file = fx.checkout.join("file");
+        let mut view = fx.view(&fx.stage);
+        view.reached.push(ViewPath {
+            path: file.clone(),
+            writable: false,
+        });
+        view.reached.retain(|p| p.path != fx.checkout);
+        let script = format!("cat {}", file.display());
+        let before = build_view(&view).expect("view");
+        assert_eq!(inside(&before, &script), "first\n");
+        // Replaced as an atomic write does: a new file renamed over the old one.
+        std::fs::write(fx.checkout.join("file.new"), "second\n").expect("write");
+        std::fs::rename(fx.checkout.join("file.new"), &file).expect("rename");
+        let after = build_view(&view).expect("view");
+        assert_eq!(inside(&after, &script), "second\n");
+    }
+
+    #[test]
+    fn a_view_whose_grant_holds_the_work_root_is_made_from_nothing() {
+        let fx = Fixture::new();
+        let mut view = fx.view(&fx.stage);
+        view.reached.push(ViewPath {
+            path: fx.root.parent().expect("parent").to_path_buf(),
+            writable: false,
+        });
+        assert!(split(&view).is_none());
+        assert!(split(&fx.view(&fx.stage)).is_some());
+        let mut no_stage = fx.view(&fx.stage);
+        no_stage.work = None;
+        assert!(split(&no_stage).is_none());
+    }
+}
