@@ -862,15 +862,19 @@ impl Limits {
         };
         tokio::pin!(deadline);
         let mut timed_out = None;
+        // The run's cancellation first: it reaches every stage before any of them is polled
+        // again. Polled after its implementation, a stage waiting for a slot could take the one
+        // a cancelled stage just gave back, and start its program, before it was told.
         let early = tokio::select! {
+            biased;
+            reason = self.run_cancel.cancelled() => {
+                self.canceller.cancel(reason);
+                None
+            }
             r = &mut fut => Some(r),
             () = &mut deadline, if self.timeout.is_some() => {
                 self.canceller.cancel(CancelReason::Timeout);
                 timed_out = self.timeout;
-                None
-            }
-            reason = self.run_cancel.cancelled() => {
-                self.canceller.cancel(reason);
                 None
             }
         };
