@@ -11,6 +11,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use super::namespaces::{same, under};
 use super::spec::ConfineSpec;
 
 /// The system's program, library and configuration folders: readable by every confined child.
@@ -315,11 +316,17 @@ impl Planner {
     }
 
     /// Grants a resolved path, narrowed around hidden paths.
+    ///
+    /// Paths here are resolved (absolute, no `.`, `..` or doubled separator), so they are
+    /// compared as bytes: `Path`'s own comparison parses every component each time, and a
+    /// checkout narrowed around `.git` places each of its entries against every one before.
     fn place(&mut self, path: PathBuf, kind: Kind) {
-        if self.hidden.contains(&path) || self.done.iter().any(|(p, k)| *p == path && *k == kind) {
+        if self.hidden.iter().any(|h| same(h, &path))
+            || self.done.iter().any(|(p, k)| same(p, &path) && *k == kind)
+        {
             return;
         }
-        let contains_hidden = self.hidden.iter().any(|h| h.starts_with(&path));
+        let contains_hidden = self.hidden.iter().any(|h| under(h, &path));
         let own = if contains_hidden {
             kind.narrowed()
         } else {

@@ -242,14 +242,14 @@ const DEV_LINKS: &[(&CStr, &CStr)] = &[
 /// Whether `path` is `dir` or beneath it, compared as bytes: the paths of a view are absolute
 /// and made of normal components, and a view compares thousands of them a child (`Path`'s own
 /// comparison parses every component each time).
-fn under(path: &Path, dir: &Path) -> bool {
+pub(super) fn under(path: &Path, dir: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt as _;
     let (p, d) = (path.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
     p.starts_with(d) && (p.len() == d.len() || d.ends_with(b"/") || p[d.len()] == b'/')
 }
 
 /// Whether `a` and `b` are the same path, as bytes (see [`under`]).
-fn same(a: &Path, b: &Path) -> bool {
+pub(super) fn same(a: &Path, b: &Path) -> bool {
     a.as_os_str() == b.as_os_str()
 }
 
@@ -333,8 +333,13 @@ fn binds(view: &View) -> Vec<ViewPath> {
                 }),
         )
         .collect();
-    all.sort_by(|a, b| a.path.cmp(&b.path).then(b.writable.cmp(&a.writable)));
-    all.dedup_by(|later, first| later.path == first.path);
+    // As bytes (see [`under`]): a folder still sorts before what is beneath it.
+    all.sort_by(|a, b| {
+        (a.path.as_os_str().as_encoded_bytes())
+            .cmp(b.path.as_os_str().as_encoded_bytes())
+            .then(b.writable.cmp(&a.writable))
+    });
+    all.dedup_by(|later, first| same(&later.path, &first.path));
     let mut kept: Vec<ViewPath> = Vec::with_capacity(all.len());
     for p in all {
         let under = kept
