@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 /// When an [`Op`] on a path runs: checked in the namespace being built (a path beneath a
 /// folder already covered is gone there).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum When {
     Always,
     /// The path is a folder (not following a link).
@@ -24,7 +24,7 @@ pub(super) enum When {
 }
 
 /// One system call of the builder.
-#[derive(Debug)]
+#[derive(Debug, Hash)]
 pub(super) enum Op {
     /// `setns(fd, CLONE_NEWUSER)`: every later step has the capabilities of the user namespace.
     EnterUser(RawFd),

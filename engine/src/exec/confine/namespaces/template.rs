@@ -150,7 +150,7 @@ fn split(view: &View) -> Option<(View, PathBuf, PathBuf)> {
 fn key(ops: &[Op], common: &View) -> u64 {
     use std::os::unix::fs::MetadataExt as _;
     let mut hasher = std::hash::DefaultHasher::new();
-    format!("{ops:?}").hash(&mut hasher);
+    ops.hash(&mut hasher);
     for bind in binds(common) {
         match std::fs::metadata(&bind.path) {
             Ok(meta) => (meta.dev(), meta.ino()).hash(&mut hasher),
