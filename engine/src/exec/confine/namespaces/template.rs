@@ -4,7 +4,7 @@
 //! child's view is a copy of it (`setns` into it, then `unshare(CLONE_NEWNS)`) with a new empty
 //! tmpfs over the run's work root and the stage's folder attached in it. That is 9 system calls
 //! a child instead of about 50 (a new root, every bind, device file and link made again, the
-//! host's root detached), and about half the child's namespace cost (docs/performance.md).
+//! host's root detached), and about two thirds of the time (docs/performance.md).
 //!
 //! What a copy shows is what [`super::view_ops`] would have made for the same view, with one
 //! difference that only narrows it: of the run's work root, nothing but the stage's own folder
