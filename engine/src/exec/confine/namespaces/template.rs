@@ -10,9 +10,10 @@
 //! difference that only narrows it: of the run's work root, nothing but the stage's own folder
 //! is there (a path a child is given inside another folder of the work root is not made). A
 //! template is used only when it is what the view would have been made of now: its key is the
-//! steps that make it (which hold every path, link and cover, read at this child's start) and
-//! the identity (device and inode) of every path it binds, so a file or folder replaced since
-//! the template was made gives a new template, never a stale view. The run's folders cannot be
+//! steps that make it (which hold every path, link and cover, read at this child's start), the
+//! identity (device and inode) of every path it binds, and which folders to cover are there, so
+//! a file or folder replaced or made since the template was made gives a new template, never a
+//! stale view. The run's folders cannot be
 //! changed by a child between the key and the copy: the work root is the engine's.
 //!
 //! Not as any other user: attaching a copy of the stage's folder made in the host's mount
@@ -146,7 +147,9 @@ fn split(view: &View) -> Option<(View, PathBuf, PathBuf)> {
     Some((common, root.clone(), stage))
 }
 
-/// What identifies a template: its steps, and what each path it binds is now.
+/// What identifies a template: its steps, what each path it binds is now, and which of its
+/// covers would be made now (a cover is made only over a folder that is there: a `.git` made
+/// since the template was needs a template that covers it).
 fn key(ops: &[Op], common: &View) -> u64 {
     use std::os::unix::fs::MetadataExt as _;
     let mut hasher = std::hash::DefaultHasher::new();
@@ -156,6 +159,9 @@ fn key(ops: &[Op], common: &View) -> u64 {
             Ok(meta) => (meta.dev(), meta.ino()).hash(&mut hasher),
             Err(e) => e.kind().to_string().hash(&mut hasher),
         }
+    }
+    for cover in &common.cover {
+        is_dir(cover).hash(&mut hasher);
     }
     hasher.finish()
 }
@@ -404,6 +410,25 @@ mod tests {
         std::fs::rename(fx.checkout.join("file.new"), &file).expect("rename");
         let after = build_view(&view).expect("view");
         assert_eq!(inside(&after, &script), "second\n");
+    }
+
+    #[test]
+    fn a_folder_to_cover_made_since_the_template_was_made_is_covered() {
+        if !root_with_namespaces() {
+            return;
+        }
+        let fx = Fixture::new();
+        std::fs::remove_dir_all(fx.checkout.join(".git")).expect("rm");
+        let view = fx.view(&fx.stage);
+        let script = format!("cat {}/.git/config", fx.checkout.display());
+        let before = build_view(&view).expect("view");
+        assert!(inside(&before, &script).contains("No such file"));
+        // A stage that may write the checkout runs `git init` in it.
+        std::fs::create_dir(fx.checkout.join(".git")).expect("mkdir");
+        std::fs::write(fx.checkout.join(".git/config"), "secret\n").expect("write");
+        let after = build_view(&view).expect("view");
+        let seen = inside(&after, &script);
+        assert!(!seen.contains("secret"), "{seen}");
     }
 
     #[test]
