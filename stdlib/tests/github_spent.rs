@@ -12,12 +12,13 @@ mod support;
 use std::sync::Arc;
 
 use reviewflow_engine::run::StatusSink;
-use reviewflow_stdlib::forge::{Format, Review};
+use reviewflow_stdlib::forge::Format;
 use reviewflow_stdlib::git::Sha;
 use reviewflow_stdlib::kinds::forge_github::GithubKind;
 use reviewflow_stdlib::kinds::{Forge, PostRequest, ReviewState};
 use reviewflow_stdlib::reviewer::usage::{Usage, Usd};
 use support::fake_github::FakeGithub;
+use support::request::{post_request, usage};
 
 const TOKEN: &str = "ghs_FAKEtoken0123456789abcdefABCDEF";
 const BASE: &str = "1111111111111111111111111111111111111111";
@@ -49,37 +50,17 @@ async fn open_as(fake: &FakeGithub, dir: &std::path::Path, run: u64) -> Arc<dyn 
 
 fn request(state: ReviewState, spent: Option<Usage>, cost: Option<Usage>) -> PostRequest {
     PostRequest {
-        review: Review {
-            comment: "Fine.".into(),
-            findings: Vec::new(),
-            base: Sha::parse(BASE).unwrap(),
-            head: Sha::parse(HEAD).unwrap(),
-            run_id: "run-1".into(),
-            conversation_id: None,
-            reviewer: "claude".into(),
-            resolved: Vec::new(),
-        },
         state,
-        expected_head: Sha::parse(HEAD).unwrap(),
-        ranges: Vec::new(),
-        pipeline: "review".into(),
         formats: vec![Format::Markdown],
-        check_run: None,
-        inline: None,
-        block_on: "error".into(),
-        fail_not_reviewed: false,
-        baseline: None,
         spent,
         cost,
+        ..post_request(BASE, HEAD, "review")
     }
 }
 
 #[tokio::test]
 async fn the_marker_keeps_the_total_and_the_footer_says_it() {
-    let fake = FakeGithub::start().await;
-    fake.require_token(TOKEN);
-    fake.add_pull_request(PR, HEAD, BASE);
-    let dir = tempfile::tempdir().unwrap();
+    let (fake, dir) = pull_request().await;
     let forge = open(&fake, dir.path()).await;
     let run = Usage {
         input_tokens: 12_000,
@@ -93,13 +74,7 @@ async fn the_marker_keeps_the_total_and_the_footer_says_it() {
         cached_tokens: 1_000,
         cost_usd: Some(Usd(45_600)),
     };
-    forge
-        .post(
-            &request(ReviewState::Reviewed, Some(total), Some(run)),
-            &StatusSink::discard("post"),
-        )
-        .await
-        .unwrap();
+    post(&*forge, ReviewState::Reviewed, total, run).await;
     let comments = fake.comments(PR);
     assert_eq!(comments.len(), 1, "{comments:#?}");
     let body = comments[0]["body"].as_str().unwrap();
@@ -152,40 +127,37 @@ async fn the_marker_keeps_the_total_and_the_footer_says_it() {
     assert_eq!(fake.comments(PR)[0]["body"].as_str().unwrap(), kept);
 }
 
-/// Posts a review that did not run for `reason`, with the change's `total` and this run's `run`.
-async fn post_not_reviewed(forge: &dyn Forge, reason: &str, total: Usage, run: Usage) {
+/// Posts a review in `state` whose run spent `run`, the pull request's total then `total`.
+async fn post(forge: &dyn Forge, state: ReviewState, total: Usage, run: Usage) {
     forge
         .post(
-            &request(
-                ReviewState::NotReviewed(reason.into()),
-                Some(total),
-                Some(run),
-            ),
+            &request(state, Some(total), Some(run)),
             &StatusSink::discard("post"),
         )
         .await
         .unwrap();
 }
 
+/// Posts a review that did not run for `reason`, with the change's `total` and this run's `run`.
+async fn post_not_reviewed(forge: &dyn Forge, reason: &str, total: Usage, run: Usage) {
+    post(forge, ReviewState::NotReviewed(reason.into()), total, run).await;
+}
+
+/// The fake, with the pull request, and a folder for the event file.
+async fn pull_request() -> (FakeGithub, tempfile::TempDir) {
+    let fake = FakeGithub::start().await;
+    fake.require_token(TOKEN);
+    fake.add_pull_request(PR, HEAD, BASE);
+    (fake, tempfile::tempdir().unwrap())
+}
+
 fn patches(fake: &FakeGithub) -> usize {
     fake.writes().iter().filter(|r| r.method == "PATCH").count()
 }
 
-fn usage(tokens: u64) -> Usage {
-    Usage {
-        input_tokens: tokens,
-        output_tokens: 0,
-        cached_tokens: 0,
-        cost_usd: Some(Usd(tokens)),
-    }
-}
-
 #[tokio::test]
 async fn a_review_that_never_ran_keeps_the_total_in_a_comment_that_names_no_head() {
-    let fake = FakeGithub::start().await;
-    fake.require_token(TOKEN);
-    fake.add_pull_request(PR, HEAD, BASE);
-    let dir = tempfile::tempdir().unwrap();
+    let (fake, dir) = pull_request().await;
     let forge = open(&fake, dir.path()).await;
     assert_eq!(forge.last_posted().await.unwrap(), None);
     let (run, total) = (usage(1_000), usage(3_000));
@@ -223,13 +195,7 @@ async fn a_review_that_never_ran_keeps_the_total_in_a_comment_that_names_no_head
 
     // The next review posted replaces that comment: one comment, of a head.
     let more = usage(4_000);
-    forge
-        .post(
-            &request(ReviewState::Reviewed, Some(more), Some(run)),
-            &StatusSink::discard("post"),
-        )
-        .await
-        .unwrap();
+    post(&*forge, ReviewState::Reviewed, more, run).await;
     let comments = fake.comments(PR);
     assert_eq!(comments.len(), 1, "{comments:#?}");
     let body = comments[0]["body"].as_str().unwrap();
@@ -245,45 +211,19 @@ async fn a_review_that_never_ran_keeps_the_total_in_a_comment_that_names_no_head
 
 #[tokio::test]
 async fn a_comment_by_a_newer_run_keeps_its_own_total() {
-    let fake = FakeGithub::start().await;
-    fake.require_token(TOKEN);
-    fake.add_pull_request(PR, HEAD, BASE);
-    let dir = tempfile::tempdir().unwrap();
+    let (fake, dir) = pull_request().await;
     let newer = open_as(&fake, dir.path(), 200).await;
-    newer
-        .post(
-            &request(
-                ReviewState::Reviewed,
-                Some(usage(5_000)),
-                Some(usage(5_000)),
-            ),
-            &StatusSink::discard("post"),
-        )
-        .await
-        .unwrap();
+    post(&*newer, ReviewState::Reviewed, usage(5_000), usage(5_000)).await;
     let body = fake.comments(PR)[0]["body"].as_str().unwrap().to_owned();
     let older = open_as(&fake, dir.path(), 100).await;
-    older
-        .post(
-            &request(
-                ReviewState::NotReviewed("budget spent".into()),
-                Some(usage(9_000)),
-                Some(usage(1_000)),
-            ),
-            &StatusSink::discard("post"),
-        )
-        .await
-        .unwrap();
+    post_not_reviewed(&*older, "budget spent", usage(9_000), usage(1_000)).await;
     assert_eq!(fake.comments(PR)[0]["body"].as_str().unwrap(), body);
     assert_eq!(patches(&fake), 0);
 }
 
 #[tokio::test]
 async fn a_review_that_spent_nothing_writes_no_first_comment() {
-    let fake = FakeGithub::start().await;
-    fake.require_token(TOKEN);
-    fake.add_pull_request(PR, HEAD, BASE);
-    let dir = tempfile::tempdir().unwrap();
+    let (fake, dir) = pull_request().await;
     let forge = open(&fake, dir.path()).await;
     post_not_reviewed(&*forge, "no key", usage(0), usage(0)).await;
     assert!(fake.comments(PR).is_empty());
@@ -292,23 +232,10 @@ async fn a_review_that_spent_nothing_writes_no_first_comment() {
 
 #[tokio::test]
 async fn a_comment_that_names_no_head_keeps_no_run_from_posting() {
-    let fake = FakeGithub::start().await;
-    fake.require_token(TOKEN);
-    fake.add_pull_request(PR, HEAD, BASE);
-    let dir = tempfile::tempdir().unwrap();
+    let (fake, dir) = pull_request().await;
     // A newer run whose review did not run kept only a total.
-    open_as(&fake, dir.path(), 200)
-        .await
-        .post(
-            &request(
-                ReviewState::NotReviewed("budget spent".into()),
-                Some(usage(2_000)),
-                Some(usage(2_000)),
-            ),
-            &StatusSink::discard("post"),
-        )
-        .await
-        .unwrap();
+    let newer = open_as(&fake, dir.path(), 200).await;
+    post_not_reviewed(&*newer, "budget spent", usage(2_000), usage(2_000)).await;
     // An older run's review is posted all the same: that comment is of no review.
     let older = open_as(&fake, dir.path(), 100).await;
     reviewflow_stdlib::kinds::forge::check_preconditions(
@@ -320,17 +247,7 @@ async fn a_comment_that_names_no_head_keeps_no_run_from_posting() {
     )
     .await
     .unwrap();
-    older
-        .post(
-            &request(
-                ReviewState::Reviewed,
-                Some(usage(3_000)),
-                Some(usage(1_000)),
-            ),
-            &StatusSink::discard("post"),
-        )
-        .await
-        .unwrap();
+    post(&*older, ReviewState::Reviewed, usage(3_000), usage(1_000)).await;
     let comments = fake.comments(PR);
     assert_eq!(comments.len(), 1, "{comments:#?}");
     let body = comments[0]["body"].as_str().unwrap();

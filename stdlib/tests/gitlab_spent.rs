@@ -10,12 +10,12 @@ mod support;
 
 use std::sync::Arc;
 
-use reviewflow_stdlib::forge::Review;
 use reviewflow_stdlib::git::Sha;
 use reviewflow_stdlib::kinds::forge_gitlab::{Gitlab, GitlabKind};
 use reviewflow_stdlib::kinds::{Forge, PostRequest, ReviewState};
 use reviewflow_stdlib::reviewer::usage::{Usage, Usd};
 use support::fake_gitlab::{FakeGitlab, MrSeed};
+use support::request::{post_request, usage};
 
 const TOKEN: &str = "glpat-FAKEtoken0123456789ab";
 const BASE: &str = "1111111111111111111111111111111111111111";
@@ -47,40 +47,13 @@ async fn open(fake: &FakeGitlab, pipeline: u64) -> Arc<dyn Forge> {
 
 async fn post(forge: &Arc<dyn Forge>, state: ReviewState, spent: Usage) {
     let request = PostRequest {
-        review: Review {
-            comment: "Fine.".into(),
-            findings: Vec::new(),
-            base: Sha::parse(BASE).unwrap(),
-            head: Sha::parse(HEAD).unwrap(),
-            run_id: "run-1".into(),
-            conversation_id: None,
-            reviewer: "claude".into(),
-            resolved: Vec::new(),
-        },
         state,
-        expected_head: Sha::parse(HEAD).unwrap(),
-        ranges: Vec::new(),
-        pipeline: PIPELINE.into(),
-        formats: Vec::new(),
-        check_run: None,
-        inline: None,
-        block_on: "error".into(),
-        fail_not_reviewed: false,
-        baseline: None,
         spent: Some(spent),
         cost: Some(usage(1_000)),
+        ..post_request(BASE, HEAD, PIPELINE)
     };
     let gitlab = forge.as_any().downcast_ref::<Gitlab>().unwrap();
     gitlab.publish(&request, &|_: String| {}).await.unwrap();
-}
-
-fn usage(tokens: u64) -> Usage {
-    Usage {
-        input_tokens: tokens,
-        output_tokens: 0,
-        cached_tokens: 0,
-        cost_usd: Some(Usd(tokens)),
-    }
 }
 
 fn not_reviewed() -> ReviewState {

@@ -7,3 +7,4 @@ pub mod fake_github;
 pub mod fake_gitlab;
 pub mod git;
 pub mod open;
+pub mod request;
