@@ -27,7 +27,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::{MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, View, binds, cstr, is_dir, one, under};
+use super::{
+    MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, View, ViewPath, binds, cstr, is_dir, one, under,
+};
 use crate::exec::confine::builder::{self, Op, When};
 
 /// Templates kept by the process: a run needs one per distinct set of grants of its children
@@ -50,11 +52,11 @@ pub(super) fn build(view: &View) -> io::Result<Option<OwnedFd>> {
     if !cfg!(target_os = "linux") || !crate::exec::confine::kernel().root {
         return Ok(None);
     }
-    let Some((common, root, stage)) = split(view) else {
+    let Some((common, bound, root, stage)) = split(view) else {
         return Ok(None);
     };
     let ops = super::view_ops_with(&common, Some(&root))?;
-    let key = key(&ops, &common);
+    let key = key(&ops, &bound, &common.cover);
     let Some(template) = template(key, &ops) else {
         return Ok(None);
     };
@@ -114,9 +116,10 @@ pub(super) fn build(view: &View) -> io::Result<Option<OwnedFd>> {
     }
 }
 
-/// The view without the stage's folder, the work root, and the stage's folder; `None` when the
-/// view has no stage folder or a template could not show it as a view made from nothing would.
-fn split(view: &View) -> Option<(View, PathBuf, PathBuf)> {
+/// The view without the stage's folder, the paths it binds, the work root, and the stage's
+/// folder; `None` when the view has no stage folder or a template could not show it as a view
+/// made from nothing would.
+fn split(view: &View) -> Option<(View, Vec<ViewPath>, PathBuf, PathBuf)> {
     let (work, root) = (view.work.as_ref()?, view.work_root.as_ref()?);
     let first = work.strip_prefix(root).ok()?.components().next()?;
     let stage = root.join(first);
@@ -141,26 +144,27 @@ fn split(view: &View) -> Option<(View, PathBuf, PathBuf)> {
             .collect(),
     };
     // A bound folder holding the work root would show every stage's folder in the template.
-    if binds(&common).iter().any(|b| under(root, &b.path)) {
+    let bound = binds(&common);
+    if bound.iter().any(|b| under(root, &b.path)) {
         return None;
     }
-    Some((common, root.clone(), stage))
+    Some((common, bound, root.clone(), stage))
 }
 
 /// What identifies a template: its steps, what each path it binds is now, and which of its
 /// covers would be made now (a cover is made only over a folder that is there: a `.git` made
 /// since the template was needs a template that covers it).
-fn key(ops: &[Op], common: &View) -> u64 {
+fn key(ops: &[Op], bound: &[ViewPath], cover: &[PathBuf]) -> u64 {
     use std::os::unix::fs::MetadataExt as _;
     let mut hasher = std::hash::DefaultHasher::new();
     ops.hash(&mut hasher);
-    for bind in binds(common) {
+    for bind in bound {
         match std::fs::metadata(&bind.path) {
             Ok(meta) => (meta.dev(), meta.ino()).hash(&mut hasher),
             Err(e) => e.kind().to_string().hash(&mut hasher),
         }
     }
-    for cover in &common.cover {
+    for cover in cover {
         is_dir(cover).hash(&mut hasher);
     }
     hasher.finish()
