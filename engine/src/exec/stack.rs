@@ -4,6 +4,15 @@
 
 use std::ffi::c_void;
 use std::io;
+use std::sync::{Mutex, PoisonError};
+
+/// Stacks given back ([`Reused`]), for the next child: a mapping made and unmapped for every
+/// child costs a few page faults to touch it again and, in a process of many threads, an
+/// `munmap` that interrupts every core one of them ran on (docs/performance.md).
+static POOL: Mutex<Vec<Stack>> = Mutex::new(Vec::new());
+
+/// At most this many stacks wait in [`POOL`]: as many as children start at once, or about.
+const POOLED: usize = 8;
 
 /// An anonymous mapping with a guard page at its lowest address (an overflow faults instead of
 /// writing into the engine's memory), unmapped on drop.
@@ -61,6 +70,49 @@ impl Stack {
     /// 16-byte aligned).
     pub(crate) fn top(&self) -> *mut c_void {
         self.base.wrapping_byte_add(self.size)
+    }
+}
+
+/// A [`Stack`] from the pool (or new), given back to it when dropped; the same contract as
+/// dropping a [`Stack`]: nothing runs on it any more.
+#[derive(Debug)]
+pub(crate) struct Reused(Option<Stack>);
+
+impl Reused {
+    /// A stack of `size` bytes: one given back earlier, or a new mapping.
+    pub(crate) fn take(size: usize) -> io::Result<Self> {
+        let kept = {
+            let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
+            pool.iter()
+                .position(|s| s.size == size)
+                .map(|i| pool.swap_remove(i))
+        };
+        match kept {
+            Some(stack) => Ok(Self(Some(stack))),
+            None => Stack::new(size).map(|s| Self(Some(s))),
+        }
+    }
+}
+
+impl std::ops::Deref for Reused {
+    type Target = Stack;
+
+    fn deref(&self) -> &Stack {
+        // Only `drop` takes it.
+        self.0
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("a stack taken before its drop"))
+    }
+}
+
+impl Drop for Reused {
+    fn drop(&mut self) {
+        if let Some(stack) = self.0.take() {
+            let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
+            if pool.len() < POOLED {
+                pool.push(stack);
+            }
+        }
     }
 }
 

@@ -24,7 +24,7 @@ pub(super) enum When {
 }
 
 /// One system call of the builder.
-#[derive(Debug, Hash)]
+#[derive(Debug, PartialEq, Eq)]
 pub(super) enum Op {
     /// `setns(fd, CLONE_NEWUSER)`: every later step has the capabilities of the user namespace.
     EnterUser(RawFd),
@@ -391,7 +391,7 @@ mod linux {
     use std::sync::atomic::Ordering;
 
     use super::{Context, Op, When};
-    use crate::exec::stack::Stack;
+    use crate::exec::stack::Reused;
 
     /// The builder's stack: a few system calls deep.
     const STACK: usize = 64 * 1024;
@@ -443,7 +443,7 @@ mod linux {
         entry: extern "C" fn(*mut c_void) -> libc::c_int,
         arg: *mut c_void,
     ) -> io::Result<libc::pid_t> {
-        let stack = Stack::new(STACK)?;
+        let stack = Reused::take(STACK)?;
         // SAFETY: CLONE_VM | CLONE_VFORK: the child runs `entry` on the new stack in this memory
         // while this thread waits; `arg` outlives the wait, and so does `stack` (dropped after).
         unsafe {

@@ -80,7 +80,7 @@ mod linux {
 
     use super::{Launch, Spawned};
     use crate::exec::confine::ChildSteps;
-    use crate::exec::stack::Stack;
+    use crate::exec::stack::{Reused, Stack};
 
     /// The child's stack: it runs little more than a few system calls.
     const STACK: usize = 256 * 1024;
@@ -169,7 +169,7 @@ mod linux {
             error: AtomicI32::new(0),
         };
         let mut context = context;
-        let stack = Stack::new(STACK)?;
+        let stack = Reused::take(STACK)?;
         let started = with_signals_blocked(|| {
             // Born in its cgroup where the kernel can (no migration afterwards, no window
             // outside it); otherwise the child joins it by writing `cgroup.procs`.

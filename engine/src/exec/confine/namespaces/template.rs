@@ -13,14 +13,14 @@
 //! steps that make it (which hold every path, link and cover, read at this child's start), the
 //! identity (device and inode) of every path it binds, and which folders to cover are there, so
 //! a file or folder replaced or made since the template was made gives a new template, never a
-//! stale view. The run's folders cannot be
+//! stale view. The key is kept and compared whole, not as a digest: no two views can share a
+//! template by a collision, whatever the checkout's names. The run's folders cannot be
 //! changed by a child between the key and the copy: the work root is the engine's.
 //!
 //! Not as any other user: attaching a copy of the stage's folder made in the host's mount
 //! namespace needs `CAP_SYS_ADMIN` there. Nor when a path the view binds holds the work root,
 //! or a cover lies in it: such a view is made from nothing, as before.
 
-use std::hash::{Hash as _, Hasher as _};
 use std::io;
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -36,7 +36,7 @@ use crate::exec::confine::builder::{self, Op, When};
 /// (most share one); older ones are released first.
 const KEPT: usize = 8;
 
-static TEMPLATES: Mutex<Vec<(u64, Arc<OwnedFd>)>> = Mutex::new(Vec::new());
+static TEMPLATES: Mutex<Vec<(Key, Arc<OwnedFd>)>> = Mutex::new(Vec::new());
 static COPIES: AtomicU64 = AtomicU64::new(0);
 
 /// How many views this process has copied from a template (for the tests: the path is taken).
@@ -56,8 +56,8 @@ pub(super) fn build(view: &View) -> io::Result<Option<OwnedFd>> {
         return Ok(None);
     };
     let ops = super::view_ops_with(&common, Some(&root))?;
-    let key = key(&ops, &bound, &common.cover);
-    let Some(template) = template(key, &ops) else {
+    let key = key(ops, &bound, &common.cover);
+    let Some(template) = template(key) else {
         return Ok(None);
     };
     let Ok(tree) = open_tree(&stage) else {
@@ -154,30 +154,46 @@ fn split(view: &View) -> Option<(View, Vec<ViewPath>, PathBuf, PathBuf)> {
 /// What identifies a template: its steps, what each path it binds is now, and which of its
 /// covers would be made now (a cover is made only over a folder that is there: a `.git` made
 /// since the template was needs a template that covers it).
-fn key(ops: &[Op], bound: &[ViewPath], cover: &[PathBuf]) -> u64 {
-    use std::os::unix::fs::MetadataExt as _;
-    let mut hasher = std::hash::DefaultHasher::new();
-    ops.hash(&mut hasher);
-    for bind in bound {
-        match std::fs::metadata(&bind.path) {
-            Ok(meta) => (meta.dev(), meta.ino()).hash(&mut hasher),
-            Err(e) => e.kind().to_string().hash(&mut hasher),
-        }
-    }
-    for cover in cover {
-        is_dir(cover).hash(&mut hasher);
-    }
-    hasher.finish()
+#[derive(Debug, PartialEq, Eq)]
+struct Key {
+    ops: Vec<Op>,
+    bound: Vec<Identity>,
+    covered: Vec<bool>,
 }
 
-/// The template of `key`, made by `ops` if the process has none yet.
-fn template(key: u64, ops: &[Op]) -> Option<Arc<OwnedFd>> {
+/// What a bound path is now.
+#[derive(Debug, PartialEq, Eq)]
+enum Identity {
+    Inode { dev: u64, ino: u64 },
+    Unreadable(io::ErrorKind),
+}
+
+fn key(ops: Vec<Op>, bound: &[ViewPath], cover: &[PathBuf]) -> Key {
+    use std::os::unix::fs::MetadataExt as _;
+    Key {
+        ops,
+        bound: bound
+            .iter()
+            .map(|bind| match std::fs::metadata(&bind.path) {
+                Ok(meta) => Identity::Inode {
+                    dev: meta.dev(),
+                    ino: meta.ino(),
+                },
+                Err(e) => Identity::Unreadable(e.kind()),
+            })
+            .collect(),
+        covered: cover.iter().map(|c| is_dir(c)).collect(),
+    }
+}
+
+/// The template of `key`, made by its steps if the process has none yet.
+fn template(key: Key) -> Option<Arc<OwnedFd>> {
     if let Ok(kept) = TEMPLATES.lock()
         && let Some((_, fd)) = kept.iter().find(|(k, _)| *k == key)
     {
         return Some(Arc::clone(fd));
     }
-    let fd = Arc::new(builder::run(ops).and_then(one).ok()?);
+    let fd = Arc::new(builder::run(&key.ops).and_then(one).ok()?);
     if let Ok(mut kept) = TEMPLATES.lock() {
         if !kept.iter().any(|(k, _)| *k == key) {
             kept.push((key, Arc::clone(&fd)));
