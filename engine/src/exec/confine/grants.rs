@@ -121,18 +121,20 @@ pub(super) fn plan_with_paths(
 ) -> (Vec<Grant>, Vec<Reached>) {
     let mut planner = Planner {
         hidden: spec.hidden.iter().map(|h| resolve(h)).collect(),
-        roots: spec
-            .read
-            .iter()
-            .filter_map(|r| {
-                let named = std::path::absolute(r).ok()?;
-                let real = std::fs::canonicalize(r).ok()?;
-                Some((named, real))
-            })
-            .collect(),
+        roots: Vec::new(),
         done: Vec::new(),
         out: Vec::new(),
+        resolved: Vec::new(),
     };
+    planner.roots = spec
+        .read
+        .iter()
+        .filter_map(|r| {
+            let named = std::path::absolute(r).ok()?;
+            let real = planner.canonical(r)?;
+            Some((named, real))
+        })
+        .collect();
     let fixed = fixed();
     if planner.hidden.iter().any(|h| {
         fixed
@@ -252,14 +254,27 @@ struct Planner {
     roots: Vec<(PathBuf, PathBuf)>,
     done: Vec<(PathBuf, Kind)>,
     out: Vec<Grant>,
+    /// The paths this plan resolved, as named: the same folder is named by several grants (a
+    /// `PATH` entry, the program's folder, a prefix), and one plan resolves it once.
+    resolved: Vec<(PathBuf, Option<PathBuf>)>,
 }
 
 impl Planner {
+    /// `path` resolved (`std::fs::canonicalize`), once per plan.
+    fn canonical(&mut self, path: &Path) -> Option<PathBuf> {
+        if let Some((_, real)) = self.resolved.iter().find(|(p, _)| same(p, path)) {
+            return real.clone();
+        }
+        let real = std::fs::canonicalize(path).ok();
+        self.resolved.push((path.to_path_buf(), real.clone()));
+        real
+    }
+
     /// Grants `path` (resolved first); a path that does not exist grants nothing. A path named
     /// inside a readable root that resolves outside it went through a link the reviewed change
     /// may have added (`tools -> ~/.local`): it grants nothing either.
     fn grant(&mut self, path: &Path, kind: Kind) {
-        let Ok(real) = std::fs::canonicalize(path) else {
+        let Some(real) = self.canonical(path) else {
             return;
         };
         if !self.escapes(path, &real) {
@@ -279,7 +294,7 @@ impl Planner {
     /// Grants the program and the installation it comes from, unless it is reached through a
     /// link out of a readable root.
     fn program(&mut self, program: &Path) {
-        let Ok(real) = std::fs::canonicalize(program) else {
+        let Some(real) = self.canonical(program) else {
             return;
         };
         if self.escapes(program, &real) {
@@ -294,7 +309,7 @@ impl Planner {
     /// Grants the folders of the installation `dir` belongs to, when `dir` is a `bin` folder
     /// outside the system folders (those are granted whole already).
     fn prefix(&mut self, dir: &Path) {
-        let Ok(real) = std::fs::canonicalize(dir) else {
+        let Some(real) = self.canonical(dir) else {
             return;
         };
         if self.escapes(dir, &real) {
