@@ -124,7 +124,7 @@ where
     // The descriptors of the ruleset and namespaces are no longer needed once the child has
     // exec'd; its mount namespace is kept until it has exited (`MountView`).
     let cgroup = prepared.take_cgroup();
-    let view = prepared.take_view();
+    let view = prepared.take_view(child.pid);
     drop(prepared);
     if let Some(stage) = &stage {
         stage.mark_spawned();

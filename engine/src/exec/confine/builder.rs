@@ -143,6 +143,12 @@ pub(super) fn run(ops: &[Op]) -> io::Result<Vec<OwnedFd>> {
     run_full(ops).map(|built| built.fds)
 }
 
+/// Runs `ops` in this process (a child copying its view before its `execve`): only system
+/// calls, no allocation. Steps that yield a descriptor or start an init are refused.
+pub(super) fn apply_here(ops: &[Op]) -> io::Result<()> {
+    linux::apply_here(ops)
+}
+
 /// What a builder made.
 pub(super) struct Built {
     pub(super) fds: Vec<OwnedFd>,
@@ -512,6 +518,19 @@ mod linux {
         }
         // SAFETY: as above.
         unsafe { libc::_exit(0) }
+    }
+
+    /// Runs `ops` in this process, in order: a child copying its view between its `clone` and
+    /// its `execve` (`privileges.rs`). Only system calls, no allocation; no step may yield a
+    /// descriptor or start an init.
+    pub(super) fn apply_here(ops: &[Op]) -> io::Result<()> {
+        for op in ops {
+            if op.yields() || matches!(op, Op::Holder { .. }) {
+                return Err(io::Error::from_raw_os_error(libc::EINVAL));
+            }
+            step(op).map_err(io::Error::from_raw_os_error)?;
+        }
+        Ok(())
     }
 
     fn errno() -> libc::c_int {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::cgroup::ChildCgroup;
 use super::grants;
 use super::kernel::{ABI_SCOPES, Kernel, kernel};
-use super::namespaces::{self, StageNet, View};
+use super::namespaces::{self, ChildView, StageNet, View};
 use super::privileges::ChildSteps;
 use super::scope::{STAGE_MARKER_VAR, StageScope};
 use super::spec::ConfineSpec;
@@ -41,6 +41,8 @@ pub(crate) struct Prepared {
     steps: Option<ChildSteps>,
     _ruleset: Option<OwnedFd>,
     mnt: Option<OwnedFd>,
+    /// The steps the child runs to copy its view: kept until the spawn has returned.
+    copy: Option<namespaces::Copy>,
     _net: Option<Arc<StageNet>>,
     cgroup: Option<ChildCgroup>,
 }
@@ -56,9 +58,22 @@ impl Prepared {
         self.cgroup.take()
     }
 
-    /// The child's mount namespace: whoever supervises the child keeps it until the child has
-    /// exited, then hands it to [`namespaces::release`] ([`MountView`]).
-    pub(crate) fn take_view(&mut self) -> MountView {
+    /// The mount namespace of the child `pid`, which has exec'd: whoever supervises the child
+    /// keeps it until the child has exited, then hands it to [`namespaces::release`]
+    /// ([`MountView`]). A view the child copied itself is opened through `/proc/<pid>` (a
+    /// child that already exited has none left to hold).
+    pub(crate) fn take_view(&mut self, pid: i32) -> MountView {
+        if self.copy.take().is_some() {
+            let path = format!("/proc/{pid}/ns/mnt");
+            return MountView(
+                rustix::fs::open(
+                    path.as_str(),
+                    rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+                    rustix::fs::Mode::empty(),
+                )
+                .ok(),
+            );
+        }
         MountView(self.mnt.take())
     }
 }
@@ -123,6 +138,7 @@ pub(crate) async fn prepare(
             pid_ns: None,
             net_ns: None,
             mnt_ns: None,
+            mnt_copy: None,
         }),
         cgroup,
         ..Prepared::default()
@@ -211,7 +227,7 @@ pub(crate) async fn prepare(
                             .filter(|p| p.is_absolute()),
                     )
                     .collect();
-                namespaces::build_view(&view)
+                namespaces::child_view(&view)
             })
             .transpose()
             .map_err(|source| ConfineError::Layer {
@@ -222,10 +238,22 @@ pub(crate) async fn prepare(
     })
     .await
     .map_err(|e| ConfineError::Ruleset(e.to_string()))??;
-    if let (Some(steps), Some(mnt)) = (prepared.steps.as_mut(), &mnt) {
-        steps.mnt_ns = Some(mnt.as_raw_fd());
+    match mnt {
+        Some(ChildView::Made(fd)) => {
+            if let Some(steps) = prepared.steps.as_mut() {
+                steps.mnt_ns = Some(fd.as_raw_fd());
+            }
+            prepared.mnt = Some(fd);
+        }
+        Some(ChildView::Copied(copy)) => {
+            if let Some(steps) = prepared.steps.as_mut() {
+                let ops = copy.ops();
+                steps.mnt_copy = Some((ops.as_ptr() as usize, ops.len()));
+            }
+            prepared.copy = Some(copy);
+        }
+        None => {}
     }
-    prepared.mnt = mnt;
     if let (Some(steps), Some((fd, own_proc))) = (prepared.steps.as_mut(), built) {
         steps.landlock = Some((fd.as_raw_fd(), own_proc));
         prepared._ruleset = Some(fd);

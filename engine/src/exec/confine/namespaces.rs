@@ -36,6 +36,8 @@ use super::builder::{self, Op, When};
 
 mod template;
 
+pub(crate) use template::Copy;
+
 /// Whether this process can make the namespaces, probed once by making a network namespace and
 /// a mount namespace the way every stage's are made: as root, or in [`user_ns`].
 pub fn available() -> Result<(), String> {
@@ -290,6 +292,22 @@ pub fn build_view(view: &View) -> io::Result<OwnedFd> {
         return Ok(fd);
     }
     build_view_from_nothing(view)
+}
+
+/// A child's mount namespace as the engine prepares it: made (a descriptor the child enters),
+/// or, as root where its run's template gives it, steps the child runs itself to copy it.
+#[derive(Debug)]
+pub(crate) enum ChildView {
+    Made(OwnedFd),
+    Copied(template::Copy),
+}
+
+/// Prepares the mount namespace of one child ([`ChildView`]). Blocking.
+pub(crate) fn child_view(view: &View) -> io::Result<ChildView> {
+    match template::plan(view)? {
+        Some(copy) => Ok(ChildView::Copied(copy)),
+        None => build_view_from_nothing(view).map(ChildView::Made),
+    }
 }
 
 /// [`build_view`] from nothing, never copied from a template (the layers bench compares them).
@@ -693,6 +711,7 @@ except OSError as e:
             pid_ns: None,
             net_ns: None,
             mnt_ns: Some(mnt.as_raw_fd()),
+            mnt_copy: None,
         };
         let mut cmd = std::process::Command::new("python3");
         cmd.arg("-c").arg(UNDO).arg(&checkout);

@@ -6,8 +6,8 @@
 //!    engine's user namespace (which gives it, there only, the capabilities the next two
 //!    `setns` need); then, where the cgroup layer is missing, its stage's PID namespace (for
 //!    what it starts: `pidns.rs`); then its stage's network namespace and its own mount namespace
-//!    (`namespaces.rs`; entering a mount namespace resets the working folder, hence before it is
-//!    set);
+//!    (`namespaces.rs`: entered, or, as root, copied by the child from its run's template;
+//!    entering a mount namespace resets the working folder, hence before it is set);
 //! 1. a parent-death signal (SIGKILL), then a check that the parent has not already died (it
 //!    could have between the `clone` and the `prctl`, and the signal would never come);
 //! 2. no new privileges: `sudo` and every setuid or file-capability program gain nothing;
@@ -46,6 +46,10 @@ pub(crate) struct ChildSteps {
     pub(super) net_ns: Option<RawFd>,
     /// The mount namespace to enter.
     pub(super) mnt_ns: Option<RawFd>,
+    /// Or the steps that copy the child's view from its run's template (`namespaces::template`),
+    /// run by the child itself: their address and count, in the parent's memory, which the
+    /// child shares until its `execve` and the parent keeps until the spawn has returned.
+    pub(super) mnt_copy: Option<(usize, usize)>,
 }
 
 /// Exit code of a child whose parent died before it could arm its parent-death signal.
@@ -99,6 +103,11 @@ impl ChildSteps {
             }
             if let Some(mnt) = self.mnt_ns {
                 check(libc::setns(mnt, libc::CLONE_NEWNS))?;
+            }
+            if let Some((ops, count)) = self.mnt_copy {
+                // SAFETY: the steps `Prepared` keeps alive until the spawn has returned.
+                let ops = std::slice::from_raw_parts(ops as *const super::builder::Op, count);
+                super::builder::apply_here(ops)?;
             }
         }
         Ok(())

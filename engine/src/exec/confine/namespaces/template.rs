@@ -39,16 +39,35 @@ const KEPT: usize = 8;
 static TEMPLATES: Mutex<Vec<(Key, Arc<OwnedFd>)>> = Mutex::new(Vec::new());
 static COPIES: AtomicU64 = AtomicU64::new(0);
 
-/// How many views this process has copied from a template (for the tests: the path is taken).
+/// How many views this process has planned to copy from a template (for the tests: the path
+/// is taken).
 #[cfg(test)]
 pub(crate) fn copies() -> u64 {
     COPIES.load(Ordering::Relaxed)
 }
 
-/// The child's view copied from its template (made first if need be), or `None` when the view
-/// is not one a template can give: then it is made from nothing. An error of the template's
-/// own making also gives `None`: the view made from nothing says what fails.
-pub(super) fn build(view: &View) -> io::Result<Option<OwnedFd>> {
+/// The steps that copy a child's view from its template, run by the child itself between its
+/// `clone` and its `execve` (`privileges.rs`), as root: no builder process a child. Holds the
+/// template and the stage's folder's detached tree, which the steps name by descriptor: keep it
+/// until the child has exec'd.
+#[derive(Debug)]
+pub(crate) struct Copy {
+    _template: Arc<OwnedFd>,
+    _tree: OwnedFd,
+    ops: Vec<Op>,
+}
+
+impl Copy {
+    /// The steps, in order.
+    pub(in crate::exec::confine) fn ops(&self) -> &[Op] {
+        &self.ops
+    }
+}
+
+/// How to copy the child's view from its template (made first if need be), or `None` when the
+/// view is not one a template can give: then it is made from nothing. An error of the
+/// template's own making also gives `None`: the view made from nothing says what fails.
+pub(super) fn plan(view: &View) -> io::Result<Option<Copy>> {
     if !cfg!(target_os = "linux") || !crate::exec::confine::kernel().root {
         return Ok(None);
     }
@@ -63,7 +82,7 @@ pub(super) fn build(view: &View) -> io::Result<Option<OwnedFd>> {
     let Ok(tree) = open_tree(&stage) else {
         return Ok(None);
     };
-    let copy = [
+    let ops = vec![
         Op::Enter(template.as_raw_fd(), libc::CLONE_NEWNS),
         Op::Unshare(libc::CLONE_NEWNS),
         // The work root, empty but for the stage's folder: the template's holds nothing.
@@ -105,15 +124,23 @@ pub(super) fn build(view: &View) -> io::Result<Option<OwnedFd>> {
             clr: MOUNT_ATTR_RDONLY,
             when: When::Always,
         },
-        Op::OpenNs(c"/proc/self/ns/mnt"),
     ];
-    match builder::run(&copy).and_then(one) {
-        Ok(fd) => {
-            COPIES.fetch_add(1, Ordering::Relaxed);
-            Ok(Some(fd))
-        }
-        Err(_) => Ok(None),
-    }
+    COPIES.fetch_add(1, Ordering::Relaxed);
+    Ok(Some(Copy {
+        _template: template,
+        _tree: tree,
+        ops,
+    }))
+}
+
+/// The child's view copied from its template by a builder process, as a descriptor (the tests
+/// and the layers bench; a child copies its own, [`plan`]), or `None` as for [`plan`].
+pub(super) fn build(view: &View) -> io::Result<Option<OwnedFd>> {
+    let Some(mut copy) = plan(view)? else {
+        return Ok(None);
+    };
+    copy.ops.push(Op::OpenNs(c"/proc/self/ns/mnt"));
+    Ok(builder::run(&copy.ops).and_then(one).ok())
 }
 
 /// The view without the stage's folder, the paths it binds, the work root, and the stage's
@@ -242,6 +269,21 @@ mod tests {
 
     /// Runs `script` with `sh` in the mount namespace `mnt`, every capability dropped.
     fn inside(mnt: &OwnedFd, script: &str) -> String {
+        run_sh(Some(mnt.as_raw_fd()), None, script)
+    }
+
+    /// Runs `script` with `sh` in the view it copies itself by `copy`'s steps before its exec,
+    /// as a stage's child does, every capability dropped.
+    fn inside_copy(copy: &Copy, script: &str) -> String {
+        let ops = copy.ops();
+        run_sh(None, Some((ops.as_ptr() as usize, ops.len())), script)
+    }
+
+    fn run_sh(
+        mnt: Option<std::os::fd::RawFd>,
+        mnt_copy: Option<(usize, usize)>,
+        script: &str,
+    ) -> String {
         let steps = ChildSteps {
             parent: rustix::process::getpid().as_raw_nonzero().get(),
             drop_capabilities: true,
@@ -252,7 +294,8 @@ mod tests {
             user_ns: None,
             pid_ns: None,
             net_ns: None,
-            mnt_ns: Some(mnt.as_raw_fd()),
+            mnt_ns: mnt,
+            mnt_copy,
         };
         let mut cmd = std::process::Command::new("/bin/sh");
         cmd.arg("-c").arg(script);
@@ -385,6 +428,38 @@ mod tests {
             std::fs::read_to_string(fx.stage.join("try/out")).expect("kept"),
             "w\n"
         );
+    }
+
+    /// What a stage's child runs: the copy made by the child itself, between its `clone` and
+    /// its `execve`, with no builder process.
+    #[test]
+    fn a_view_the_child_copies_itself_shows_what_a_view_made_from_nothing_shows() {
+        if !root_with_namespaces() {
+            return;
+        }
+        let fx = Fixture::new();
+        let view = fx.view(&fx.stage.join("try"));
+        let Some(copy) = plan(&view).expect("a plan") else {
+            panic!("the view cannot be copied from a template");
+        };
+        let made = build_view_from_nothing(&view).expect("view made from nothing");
+        let (seen_copied, seen_made) =
+            (inside_copy(&copy, &fx.probe()), inside(&made, &fx.probe()));
+        assert_eq!(seen_copied, seen_made);
+        for said in [
+            "wrote-own",
+            "checkout-read-only",
+            "root-read-only",
+            "chmod-refused",
+        ] {
+            assert!(seen_copied.contains(said), "{said}:\n{seen_copied}");
+        }
+        for never in ["secret", "theirs"] {
+            assert!(!seen_copied.contains(never), "{never}:\n{seen_copied}");
+        }
+        // The copy is the child's own: the engine's mount namespace is as it was.
+        assert!(fx.root.join("s1-bb/theirs").exists());
+        assert!(!fx.checkout.join("planted").exists());
     }
 
     #[test]
