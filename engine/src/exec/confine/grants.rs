@@ -120,12 +120,13 @@ pub(super) fn plan_with_paths(
     resolver: bool,
 ) -> (Vec<Grant>, Vec<Reached>) {
     let mut planner = Planner {
-        hidden: spec.hidden.iter().map(|h| resolve(h)).collect(),
+        hidden: Vec::new(),
         roots: Vec::new(),
         done: Vec::new(),
         out: Vec::new(),
         resolved: Vec::new(),
     };
+    planner.hidden = spec.hidden.iter().map(|h| planner.resolve(h)).collect();
     planner.roots = spec
         .read
         .iter()
@@ -235,19 +236,6 @@ fn system_dirs() -> &'static [PathBuf] {
     })
 }
 
-/// `path` resolved; for a path that does not exist (yet), its longest existing ancestor
-/// resolved and the rest appended, so that hiding `.reviewflow` works before it is created.
-fn resolve(path: &Path) -> PathBuf {
-    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    if let Ok(real) = std::fs::canonicalize(&path) {
-        return real;
-    }
-    match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) => resolve(parent).join(name),
-        _ => path,
-    }
-}
-
 struct Planner {
     hidden: Vec<PathBuf>,
     /// The readable roots (the checkout), as named and resolved.
@@ -260,6 +248,19 @@ struct Planner {
 }
 
 impl Planner {
+    /// `path` resolved; for a path that does not exist (yet), its longest existing ancestor
+    /// resolved and the rest appended, so that hiding `.reviewflow` works before it is created.
+    fn resolve(&mut self, path: &Path) -> PathBuf {
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        if let Some(real) = self.canonical(&path) {
+            return real;
+        }
+        match (path.parent(), path.file_name()) {
+            (Some(parent), Some(name)) => self.resolve(parent).join(name),
+            _ => path,
+        }
+    }
+
     /// `path` resolved (`std::fs::canonicalize`), once per plan.
     fn canonical(&mut self, path: &Path) -> Option<PathBuf> {
         if let Some((_, real)) = self.resolved.iter().find(|(p, _)| same(p, path)) {
