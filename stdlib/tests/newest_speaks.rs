@@ -9,11 +9,10 @@ mod support;
 
 use std::sync::{Arc, Mutex};
 
-use reviewflow_stdlib::forge::Review;
 use reviewflow_stdlib::git::Sha;
 use reviewflow_stdlib::kinds::forge::{Preconditions, check_preconditions};
 use reviewflow_stdlib::kinds::forge_gitlab::{Gitlab, GitlabKind};
-use reviewflow_stdlib::kinds::{Forge, ForgeError, PostRequest, ReviewState};
+use reviewflow_stdlib::kinds::{Forge, ForgeError, PostRequest};
 use support::fake_gitlab::{BOT, FakeGitlab, MrSeed, diff_file};
 
 const TOKEN: &str = "glpat-FAKEtoken0123456789ab";
@@ -41,30 +40,9 @@ async fn open(fake: &FakeGitlab, pipeline: u64, job: u64) -> Arc<dyn Forge> {
 }
 
 fn request() -> PostRequest {
-    PostRequest {
-        review: Review {
-            comment: "Nothing to fix.".into(),
-            findings: Vec::new(),
-            base: sha(BASE),
-            head: sha(HEAD),
-            run_id: "run-0001".into(),
-            conversation_id: None,
-            reviewer: "rules".into(),
-            resolved: Vec::new(),
-        },
-        state: ReviewState::Reviewed,
-        expected_head: sha(HEAD),
-        ranges: Vec::new(),
-        pipeline: PIPELINE.into(),
-        formats: Vec::new(),
-        check_run: Some(PIPELINE.into()),
-        inline: None,
-        block_on: "error".into(),
-        fail_not_reviewed: false,
-        baseline: None,
-        spent: None,
-        cost: None,
-    }
+    let mut request = support::request::post_request(BASE, HEAD, PIPELINE);
+    request.check_run = Some(PIPELINE.into());
+    request
 }
 
 /// The note pipeline 81's job 500 posted for [`HEAD`].
