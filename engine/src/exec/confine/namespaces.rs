@@ -480,6 +480,11 @@ fn view_ops(view: &View) -> io::Result<Vec<Op>> {
 /// [`view_ops`], with `mount_point` made as an empty folder in the new root (a template's
 /// mount point for what each copy of it adds: [`template`]).
 fn view_ops_with(view: &View, mount_point: Option<&Path>) -> io::Result<Vec<Op>> {
+    view_ops_of(view, &binds(view), mount_point)
+}
+
+/// [`view_ops_with`], given the view's [`binds`] (a template works them out for its key too).
+fn view_ops_of(view: &View, binds: &[ViewPath], mount_point: Option<&Path>) -> io::Result<Vec<Op>> {
     let mut ops = enter_owner()?;
     ops.push(Op::Unshare(libc::CLONE_NEWNS));
     // Nothing done here may reach the host's mounts.
@@ -513,10 +518,9 @@ fn view_ops_with(view: &View, mount_point: Option<&Path>) -> io::Result<Vec<Op>>
     });
     ops.push(Op::Chdir(c"/".into()));
     let mut made: Vec<PathBuf> = Vec::new();
-    let binds = binds(view);
     let mut bound: Vec<&ViewPath> = Vec::with_capacity(binds.len());
     let mut writable: Vec<CString> = Vec::new();
-    for p in &binds {
+    for p in binds {
         let inside = bound.iter().any(|b| under(&p.path, &b.path));
         let host = Path::new(OLD_ROOT).join(p.path.strip_prefix("/").unwrap_or(&p.path));
         if !inside {

@@ -74,7 +74,7 @@ pub(super) fn plan(view: &View) -> io::Result<Option<Copy>> {
     let Some((common, bound, root, stage)) = split(view) else {
         return Ok(None);
     };
-    let ops = super::view_ops_with(&common, Some(&root))?;
+    let ops = super::view_ops_of(&common, &bound, Some(&root))?;
     let key = key(ops, &bound, &common.cover);
     let Some(template) = template(key) else {
         return Ok(None);
