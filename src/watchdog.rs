@@ -38,7 +38,9 @@ pub struct Watched {
 /// on unwatched). `close_in_watchdog` is closed in the watchdog, which must hold no secret.
 pub fn start(close_in_watchdog: &mut Option<OwnedFd>) -> Result<Watched, String> {
     // fork copies only the calling thread: another thread's locks (the allocator's) could be
-    // held forever in the copy.
+    // held forever in the copy. The one thread the engine may have started by now (a large
+    // document freed on a thread of its own) is waited for.
+    reviewflow_engine::compile::settle();
     let threads = thread_count()?;
     if threads != 1 {
         return Err(format!(

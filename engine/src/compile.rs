@@ -1,5 +1,8 @@
 //! The front door: source text → compiled pipeline → findings.
 
+use std::sync::{Mutex, PoisonError};
+use std::thread::JoinHandle;
+
 use crate::check;
 use crate::finding::{Finding, Label, Severity};
 use crate::graph::Dag;
@@ -74,10 +77,15 @@ pub fn compile(source: Source, registry: &Registry, limits: &Limits) -> Result<C
     };
     let (pipeline, facts) = lower(&doc, &source, registry);
     // A large document takes a while to free, and nothing waits for it: free it elsewhere.
-    if source.text().len() > 64 << 10 {
-        let _ = std::thread::Builder::new()
+    if source.text().len() > 64 << 10
+        && let Ok(freeing) = std::thread::Builder::new()
             .name("kdl-drop".into())
-            .spawn(move || drop(doc));
+            .spawn(move || drop(doc))
+    {
+        FREEING
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(freeing);
     }
     let dag = Dag::build(&pipeline);
     Ok(Compiled {
@@ -86,6 +94,18 @@ pub fn compile(source: Source, registry: &Registry, limits: &Limits) -> Result<C
         dag,
         facts,
     })
+}
+
+/// The threads [`compile`] frees large documents on.
+static FREEING: Mutex<Vec<JoinHandle<()>>> = Mutex::new(Vec::new());
+
+/// Waits until every document [`compile`] handed to a thread of its own is freed and the thread
+/// has ended. A caller that must be the process's only thread (before a `fork`) calls it first.
+pub fn settle() {
+    let freeing = std::mem::take(&mut *FREEING.lock().unwrap_or_else(PoisonError::into_inner));
+    for thread in freeing {
+        let _ = thread.join();
+    }
 }
 
 /// How suppressions apply.

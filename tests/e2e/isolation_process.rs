@@ -621,6 +621,30 @@ stage "detach" uses="run" {{
     case.assert_no_process_left(&[&leftover]);
 }
 
+/// A pipeline large enough that its parsed document is freed on a thread of its own: that
+/// thread has ended before the watchdog forks (a fork needs the process's only thread), so the
+/// watchdog holds whatever the file's size (it was sometimes not held while that thread was still
+/// freeing; this run does not always reproduce that race).
+#[test]
+fn the_watchdog_holds_for_a_large_pipeline() {
+    let mut pipeline =
+        String::from("pipeline \"large\"\nstage \"one\" uses=\"run\" {\n    command \"true\"\n");
+    for i in 0..3000 {
+        pipeline.push_str(&format!("    env \"V{i}\" \"value {i}\"\n"));
+    }
+    pipeline.push_str("}\n");
+    assert!(pipeline.len() > 64 << 10, "{} bytes", pipeline.len());
+    let case = Case::new(&pipeline);
+    let out = case.spawn(&[]).finish();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let held = stderr
+        .lines()
+        .find(|l| l.starts_with("isolation held:"))
+        .is_some_and(|l| l.split([' ', ',']).any(|w| w == "watchdog"));
+    assert!(held, "{stderr}");
+}
+
 /// `REVIEWFLOW_SECRETS_FD` is reviewflow's own: one that does not name its sealed memfd is
 /// refused before anything runs, whatever file it points at.
 #[test]
