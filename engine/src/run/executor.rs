@@ -110,7 +110,7 @@ type Ending = (Vec<StageRecord>, RunStatus, u8, Option<String>);
 /// and the names the registered platforms' hand-overs refuse in a kept folder.
 struct Kinds {
     impls: Vec<Arc<dyn StageImpl>>,
-    contracts: Vec<StageContract>,
+    contracts: Vec<Arc<StageContract>>,
     hand_over: Vec<&'static HandOver>,
 }
 
@@ -153,14 +153,16 @@ fn implementations_of(
     let mut unimplemented: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut impls = Vec::with_capacity(pipeline.stages.len());
     let mut contracts = Vec::with_capacity(pipeline.stages.len());
+    // One copy of each kind's contract, shared by its stages.
+    let mut shared: BTreeMap<&str, Arc<StageContract>> = BTreeMap::new();
     for stage in &pipeline.stages {
-        match (
-            implementations.get(&stage.uses.value),
-            registry.get(&stage.uses.value),
-        ) {
+        let kind = stage.uses.value.as_str();
+        match (implementations.get(kind), registry.get(kind)) {
             (Some(i), Some(c)) => {
                 impls.push(i.clone());
-                contracts.push(c.clone());
+                contracts.push(Arc::clone(
+                    shared.entry(kind).or_insert_with(|| Arc::new(c.clone())),
+                ));
             }
             _ => unimplemented
                 .entry(stage.uses.value.clone())

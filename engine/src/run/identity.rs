@@ -306,29 +306,43 @@ fn strip_spans(v: &mut serde_json::Value) {
 
 /// JSON with object keys sorted, whatever map serde_json was built with.
 fn canonical(v: &serde_json::Value) -> String {
+    let mut out = Vec::new();
+    write_canonical(v, &mut out);
+    // Only JSON was written: always UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`canonical`], written into one buffer.
+fn write_canonical(v: &serde_json::Value, out: &mut Vec<u8>) {
     match v {
         serde_json::Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            let parts: Vec<String> = keys
-                .iter()
-                .map(|k| {
-                    format!(
-                        "{}:{}",
-                        serde_json::Value::String((*k).clone()),
-                        canonical(&map[*k])
-                    )
-                })
-                .collect();
-            format!("{{{}}}", parts.join(","))
+            out.push(b'{');
+            for (n, k) in keys.into_iter().enumerate() {
+                if n > 0 {
+                    out.push(b',');
+                }
+                // Writing a string or a value into a Vec cannot fail.
+                let _ = serde_json::to_writer(&mut *out, k);
+                out.push(b':');
+                write_canonical(&map[k], out);
+            }
+            out.push(b'}');
         }
         serde_json::Value::Array(a) => {
-            format!(
-                "[{}]",
-                a.iter().map(canonical).collect::<Vec<_>>().join(",")
-            )
+            out.push(b'[');
+            for (n, x) in a.iter().enumerate() {
+                if n > 0 {
+                    out.push(b',');
+                }
+                write_canonical(x, out);
+            }
+            out.push(b']');
         }
-        other => other.to_string(),
+        other => {
+            let _ = serde_json::to_writer(&mut *out, other);
+        }
     }
 }
 
@@ -344,6 +358,42 @@ mod tests {
         )
         .expect("compiles");
         pipeline_digest(&compiled.pipeline)
+    }
+
+    /// The digest is kept in manifests and compared across runs: the text it hashes is the
+    /// same as that of the earlier form of `canonical`, which built a string per value.
+    #[test]
+    fn canonical_text_is_that_of_the_earlier_form() {
+        fn earlier(v: &serde_json::Value) -> String {
+            match v {
+                serde_json::Value::Object(map) => {
+                    let mut keys: Vec<&String> = map.keys().collect();
+                    keys.sort();
+                    let parts: Vec<String> = keys
+                        .iter()
+                        .map(|k| {
+                            format!(
+                                "{}:{}",
+                                serde_json::Value::String((*k).clone()),
+                                earlier(&map[*k])
+                            )
+                        })
+                        .collect();
+                    format!("{{{}}}", parts.join(","))
+                }
+                serde_json::Value::Array(a) => {
+                    format!("[{}]", a.iter().map(earlier).collect::<Vec<_>>().join(","))
+                }
+                other => other.to_string(),
+            }
+        }
+        let value = serde_json::json!({
+            "z": [1, -2.5, true, null, "é \"q\" \\ \n\u{1}"],
+            "a": {"b\"k": [], "a": {}, "c": [{"y": 1, "x": [[]]}]},
+            "": "",
+            "m": 18446744073709551615u64,
+        });
+        assert_eq!(canonical(&value), earlier(&value));
     }
 
     #[test]

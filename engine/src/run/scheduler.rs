@@ -43,7 +43,7 @@ const STOP_SLACK: Duration = Duration::from_secs(5);
 /// What every stage task shares.
 pub(crate) struct Shared {
     pub pipeline: Pipeline,
-    pub contracts: Vec<StageContract>,
+    pub contracts: Vec<Arc<StageContract>>,
     pub impls: Vec<Arc<dyn StageImpl>>,
     pub inputs: BTreeMap<String, String>,
     pub redactor: Redactor,
