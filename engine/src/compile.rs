@@ -82,10 +82,11 @@ pub fn compile(source: Source, registry: &Registry, limits: &Limits) -> Result<C
             .name("kdl-drop".into())
             .spawn(move || drop(doc))
     {
-        FREEING
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(freeing);
+        let mut threads = FREEING.lock().unwrap_or_else(PoisonError::into_inner);
+        // Those that ended are let go (dropping a handle detaches its thread): a process that
+        // compiles many large files keeps no more handles than threads still freeing.
+        threads.retain(|t| !t.is_finished());
+        threads.push(freeing);
     }
     let dag = Dag::build(&pipeline);
     Ok(Compiled {
@@ -153,4 +154,55 @@ pub fn run_checks(compiled: &Compiled, registry: &Registry, options: CheckOption
     });
     findings.dedup();
     findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn large() -> Source {
+        let mut text = String::from("pipeline \"large\"\nstage \"one\" uses=\"run\" {\n");
+        while text.len() <= 64 << 10 {
+            text.push_str("    command \"true\" \"an argument long enough to fill the file\"\n");
+        }
+        text.push_str("}\n");
+        Source::new("large.kdl", text)
+    }
+
+    fn freeing() -> Vec<std::thread::ThreadId> {
+        FREEING
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|t| t.thread().id())
+            .collect()
+    }
+
+    /// A thread that freed its document is let go at the next large compile: the handles kept
+    /// are those of threads still freeing (a fuzzer compiles large files without end).
+    #[test]
+    fn a_thread_that_ended_is_not_kept() {
+        let registry = Registry::with_builtins();
+        let limits = Limits::default();
+        let before = freeing();
+        compile(large(), &registry, &limits).expect("compiles");
+        let first = freeing()
+            .into_iter()
+            .find(|id| !before.contains(id))
+            .expect("a thread frees the document");
+        // Until that thread has ended (it only frees a document).
+        while FREEING
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .any(|t| t.thread().id() == first && !t.is_finished())
+        {
+            std::thread::yield_now();
+        }
+        compile(large(), &registry, &limits).expect("compiles");
+        assert!(
+            !freeing().contains(&first),
+            "the ended thread is still kept"
+        );
+    }
 }
