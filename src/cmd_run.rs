@@ -94,6 +94,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
     let platform = registry.detect_platform(&var);
     let mut options = RunOptions::new(checkout);
     options.env = lookup.clone();
+    options.private_mounts = isolation.private_mounts;
     options.process_layers = isolation
         .process_layers()
         .into_iter()

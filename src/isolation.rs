@@ -35,6 +35,9 @@ pub struct Isolation {
     reexecuted: bool,
     /// A fork of the watchdog was attempted: never again.
     forked: bool,
+    /// The mount namespace of the process's own, where it could make one (run/work_root.rs in
+    /// the engine): the run's work folders are then in memory.
+    pub private_mounts: Option<reviewflow_engine::run::PrivateMounts>,
     /// Secret variables handed over by the process before the re-exec, by name.
     handover: Arc<BTreeMap<Vec<u8>, SecretValue>>,
     layers: Vec<ProcessLayer>,
@@ -71,7 +74,8 @@ impl Isolation {
 
     /// After the pipeline is checked, before any runtime thread: re-execute without the
     /// pipeline's secret variables if any is set (does not return when that works), then make
-    /// the process not dumpable and fork the watchdog (returns in the child).
+    /// the process not dumpable, fork the watchdog (returns in the child), and give the process
+    /// a mount namespace of its own where it can (as root).
     pub fn before_runtime(&mut self, pipeline: &Pipeline) {
         let names: Vec<&str> = pipeline
             .secrets
@@ -101,6 +105,10 @@ impl Isolation {
             linux::watchdog(self, &mut None);
             #[cfg(not(target_os = "linux"))]
             self.record(WATCHDOG, false, ONLY_LINUX.to_string());
+        }
+        if self.private_mounts.is_none() {
+            // Not a layer: without it the work folders are on disk, 0700, as they always were.
+            self.private_mounts = reviewflow_engine::run::PrivateMounts::make().ok();
         }
     }
 

@@ -495,6 +495,80 @@ fn users() -> Vec<User> {
     }
 }
 
+/// A stage that leaves a file in its work folder and waits; `fs <type>` names what the folder is.
+const LEFT_IN_FOLDER_PIPELINE: &str = r#"
+pipeline "left-in-folder"
+input "sync" env="SYNC"
+stage "a" uses="run" {
+    command "sh" "-c" "echo left-behind > \"$TMPDIR/marker\"; stat -f -c \"fs %T\" \"$TMPDIR\"; echo ready; while [ ! -e {sync}/a-go ]; do sleep 0.01; done"
+}
+"#;
+
+/// Every file under `dir`, at any depth.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = e.path();
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// As root, the stages' work folders are a tmpfs in the run's own mount namespace
+/// (docs/isolation.md, "Work folders"): what a stage writes there is on no disk, no process
+/// outside the run sees it while the run goes on, and a run killed with SIGKILL leaves none of
+/// it. Without root the folders are on disk, 0700, as they always were.
+#[test]
+fn what_a_stage_leaves_in_its_folder_is_in_memory_and_goes_with_the_run() {
+    for user in users() {
+        for kill in [false, true] {
+            let case = Case::new(user);
+            let mut live = case.start(LEFT_IN_FOLDER_PIPELINE);
+            let fs = live.wait_for("fs ");
+            live.wait_for("ready");
+            let seen_outside = files_under(&case.path("tmp"));
+            if kill {
+                // The whole process group: reviewflow and its watchdog, no chance to clean.
+                let group = rustix::process::Pid::from_raw(live.child.id() as i32).expect("pid");
+                rustix::process::kill_process_group(group, rustix::process::Signal::KILL)
+                    .expect("kill");
+            } else {
+                case.signal("a-go", "");
+            }
+            let (code, log) = live.finish();
+            if user == User::Unprivileged {
+                assert!(!fs.ends_with("fs tmpfs"), "{user:?}: {log}");
+                assert!(
+                    seen_outside.iter().any(|p| p.ends_with("marker")),
+                    "{user:?}: on disk, the folder is seen: {seen_outside:?}"
+                );
+                continue;
+            }
+            assert!(fs.ends_with("fs tmpfs"), "{log}");
+            assert!(
+                seen_outside.is_empty(),
+                "seen from outside the run: {seen_outside:?}"
+            );
+            if kill {
+                assert_eq!(code, -1, "killed: {log}");
+            } else {
+                assert_eq!(code, 0, "{log}");
+                let left: Vec<_> = std::fs::read_dir(case.path("tmp"))
+                    .expect("tmp")
+                    .flatten()
+                    .map(|e| e.file_name())
+                    .collect();
+                assert!(left.is_empty(), "the work root is removed: {left:?}");
+            }
+            assert!(files_under(&case.path("tmp")).is_empty(), "{log}");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. Inherited descriptors.
 

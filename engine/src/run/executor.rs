@@ -24,6 +24,7 @@ use super::resume::{self, Admitted, Reuse, ReusedStage};
 use super::scheduler::{Ended, Plan, Shared, schedule};
 use super::secrets::{RunSecrets, SecretState};
 use super::stage::StageImpl;
+use super::work_root::WorkRoot;
 use super::{mask, summary};
 use crate::compile::{CheckOptions, Compiled, run_checks};
 use crate::contract::StageContract;
@@ -726,7 +727,8 @@ impl<'a> Run<'a> {
         let (run_id, reporter) = (&self.run_id, &self.reporter);
         let live = LiveRun::start(format!("{run_id}."));
         let work_root = super::private::work_root(&options.temp_dir, run_id);
-        make_work_root(&work_root, reporter).await;
+        let work_root_made =
+            WorkRoot::make(&work_root, options.private_mounts.is_some(), reporter).await;
         let shared = self.shared(kinds, inputs, level, &work_root, live.prefix());
         let ended = schedule(Plan {
             shared,
@@ -748,6 +750,8 @@ impl<'a> Run<'a> {
                 .await
                 .unwrap_or_default();
         drop(live);
+        // No process of the run is left to use its folders: a tmpfs goes now, with all it holds.
+        drop(work_root_made);
         crate::exec::confine::cgroup::remove_idle_tree();
         if swept.ended > 0 {
             reporter.event(Event::Warning {
@@ -922,24 +926,6 @@ fn stage_confinement(options: &RunOptions, level: Level, work_root: &Path) -> Co
     }
     spec.strict = level == Level::Strict;
     spec
-}
-
-/// Makes the run's work root (0700, never an existing one: another user of the temp folder may
-/// not prepare it). A failure is said; each stage then fails to make its folder.
-async fn make_work_root(root: &Path, reporter: &Reporter) {
-    let path = root.to_path_buf();
-    let made = tokio::task::spawn_blocking(move || {
-        use std::os::unix::fs::DirBuilderExt as _;
-        std::fs::DirBuilder::new().mode(0o700).create(&path)
-    })
-    .await
-    .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
-    if let Err(e) = made {
-        reporter.event(Event::Warning {
-            stage: None,
-            message: format!("cannot make the run's work folder {}: {e}", root.display()),
-        });
-    }
 }
 
 /// The refusal of an `isolation "strict"` pipeline on a platform that lacks a layer.

@@ -42,6 +42,7 @@ mod stop;
 mod summary;
 pub(crate) mod tree;
 mod value;
+mod work_root;
 
 // The checkout readers live at the engine's top (`check` reads through them too); callers in
 // other crates still name them here.
@@ -84,6 +85,7 @@ pub use stage::{BoxFuture, StageImpl};
 pub use stage_error::StageError;
 pub use stop::MAX_STOP_REASON;
 pub use value::{OutputValue, StageOutputs};
+pub use work_root::PrivateMounts;
 
 /// JSON Schemas of the run directory's files: (file name, schema).
 pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {

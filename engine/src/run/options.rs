@@ -27,6 +27,9 @@ pub struct RunOptions {
     pub runs_dir: PathBuf,
     /// Where stage work folders are created.
     pub temp_dir: PathBuf,
+    /// The process has a mount namespace of its own: the stages' work folders are a tmpfs in
+    /// it (run/work_root.rs). `None`: they are made on disk in `temp_dir`.
+    pub private_mounts: Option<super::PrivateMounts>,
     /// The run to resume.
     pub resume: Option<String>,
     /// Admit a resume whose reviewer provider/model changed.
@@ -86,6 +89,7 @@ impl RunOptions {
             grace: DEFAULT_GRACE,
             runs_dir: checkout.join(".reviewflow").join("runs"),
             temp_dir: std::env::temp_dir(),
+            private_mounts: None,
             checkout,
             resume: None,
             allow_model_change: false,
