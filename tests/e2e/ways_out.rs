@@ -569,6 +569,46 @@ fn what_a_stage_leaves_in_its_folder_is_in_memory_and_goes_with_the_run() {
     }
 }
 
+const EXEC_IN_FOLDER_PIPELINE: &str = r#"
+pipeline "exec-in-folder"
+stage "a" uses="run" {
+    command "sh" "-c" "printf '#!/bin/sh\\necho ran-from-the-folder\\n' > \"$TMPDIR/x\"; chmod +x \"$TMPDIR/x\"; \"$TMPDIR/x\" || echo refused-in-the-folder"
+}
+"#;
+
+/// The tmpfs of the work folders allows no more than the temp folder it is mounted in: where
+/// that is `noexec`, a program a stage wrote in its folder does not run; elsewhere it does.
+#[test]
+fn a_stage_runs_what_it_wrote_only_where_the_temp_folder_allows_it() {
+    if !is_root() {
+        crate::support::not_tried("mounting a noexec temp folder needs root");
+        return;
+    }
+    for noexec in [false, true] {
+        let case = Case::new(User::Root);
+        let tmp = case.path("tmp");
+        if noexec {
+            let mounted = Command::new("mount")
+                .args(["-t", "tmpfs", "-o", "noexec,mode=0755", "none"])
+                .arg(&tmp)
+                .status()
+                .expect("mount");
+            assert!(mounted.success(), "mount a noexec temp folder");
+        }
+        let (code, log) = case.start(EXEC_IN_FOLDER_PIPELINE).finish();
+        if noexec {
+            let _ = Command::new("umount").arg(&tmp).status();
+        }
+        assert_eq!(code, 0, "{log}");
+        if noexec {
+            assert!(log.contains("refused-in-the-folder"), "{log}");
+            assert!(!log.contains("ran-from-the-folder"), "{log}");
+        } else {
+            assert!(log.contains("ran-from-the-folder"), "{log}");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. Inherited descriptors.
 

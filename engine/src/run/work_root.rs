@@ -140,16 +140,25 @@ fn make_private() -> Result<PrivateMounts, String> {
 #[cfg(target_os = "linux")]
 fn mount(path: &Path) -> io::Result<()> {
     let target = cstring(path)?;
-    // Not executable-free: a stage may run what it wrote in its folder, as on disk. No device
-    // files, no set-user-ID programs; the size is the kernel's default for a tmpfs (half the
-    // memory), and each page is charged to the cgroup of the stage that wrote it.
-    // SAFETY: valid NUL-terminated strings; a null data pointer is not passed.
+    // No device files, no set-user-ID programs, and executable only where the folder on disk
+    // was (a temp folder mounted `noexec` stays so): the tmpfs allows no more than the disk did.
+    // The size is the kernel's default for a tmpfs (half the memory), and each page is charged
+    // to the cgroup of the stage that wrote it.
+    let mut flags = libc::MS_NOSUID | libc::MS_NODEV;
+    if rustix::fs::statvfs(path)
+        .map_err(io::Error::from)?
+        .f_flag
+        .contains(rustix::fs::StatVfsMountFlags::NOEXEC)
+    {
+        flags |= libc::MS_NOEXEC;
+    }
+    // SAFETY: valid NUL-terminated strings.
     let rc = unsafe {
         libc::mount(
             c"reviewflow".as_ptr(),
             target.as_ptr(),
             c"tmpfs".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
+            flags,
             c"mode=0700".as_ptr().cast(),
         )
     };
