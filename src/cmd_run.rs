@@ -140,7 +140,7 @@ pub fn run(args: RunArgs, mut isolation: Isolation) -> u8 {
         .iter()
         .any(|s| s.uses.value.starts_with("std/"));
     // The forge's client is built on the run's runtime: its background tasks live with it.
-    let runtime = match reviewflow_engine::run::runtime(options.jobs) {
+    let runtime = match reviewflow_engine::run::runtime() {
         Ok(r) => r,
         Err(e) => {
             errln!("error: {e}");

@@ -94,10 +94,8 @@ fn options(dir: &std::path::Path) -> RunOptions {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    // The runtime `reviewflow run` uses.
+    let rt = reviewflow_engine::run::runtime().unwrap();
     let registry = registry();
     let mut impls = Implementations::with_builtins();
     impls.register("bench/noop", Arc::new(Noop));

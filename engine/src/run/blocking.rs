@@ -9,7 +9,7 @@ use super::signals;
 use crate::compile::Compiled;
 use crate::registry::Registry;
 
-/// Runs `compiled` on a new multi-threaded runtime. The signal handlers are installed before the
+/// Runs `compiled` on a new runtime ([`runtime`]). The signal handlers are installed before the
 /// first stage starts, so an interruption always ends the run cleanly (exit 130/143).
 pub fn execute_blocking(
     compiled: &Compiled,
@@ -17,7 +17,7 @@ pub fn execute_blocking(
     implementations: &Implementations,
     options: RunOptions,
 ) -> Result<RunReport, RunError> {
-    let runtime = runtime(options.jobs)?;
+    let runtime = runtime()?;
     let grace = options.grace;
     let report = runtime.block_on(execute_with_signals(
         compiled,
@@ -39,9 +39,15 @@ pub fn shutdown_grace(grace: std::time::Duration) -> std::time::Duration {
 
 /// The runtime a run uses. Services the stages share (a forge's HTTP client) must be built on
 /// it: their background tasks live as long as it does.
-pub fn runtime(jobs: usize) -> Result<tokio::runtime::Runtime, RunError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(jobs.clamp(1, 8))
+///
+/// One thread, the caller's: the engine's own work a stage is small (it waits on its children,
+/// and the blocking work goes to the blocking threads), and with every task on the thread that
+/// schedules them no stage's start or end has to wake another thread. On 1,000 short stages that
+/// is about 6 % less CPU than one worker thread per `--jobs` slot (docs/performance.md). Children
+/// are started from this thread, which lives as long as the run (their parent-death signal
+/// follows it).
+pub fn runtime() -> Result<tokio::runtime::Runtime, RunError> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|source| RunError::Runtime { source })
