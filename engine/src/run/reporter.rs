@@ -11,7 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -167,6 +167,9 @@ impl StatusSink {
     }
 }
 
+/// How long the writer waits, once woken, for more to come before it writes what came.
+const GATHER: Duration = Duration::from_millis(1);
+
 /// The sending side, kept by the executor.
 pub(crate) struct Reporter {
     tx: Sender<Report>,
@@ -280,7 +283,7 @@ impl Writer {
             .console
             .tick_interval()
             .unwrap_or(Duration::from_secs(3600));
-        loop {
+        'run: loop {
             let report = match rx.recv_timeout(tick) {
                 Ok(r) => r,
                 Err(RecvTimeoutError::Timeout) => {
@@ -289,23 +292,16 @@ impl Writer {
                 }
                 Err(RecvTimeoutError::Disconnected) => break,
             };
-            match report {
-                Report::Event(event) => {
-                    if let Event::StageEnd { stage, .. } = &event {
-                        self.end_output(stage);
-                    }
-                    self.event(&event);
-                }
-                Report::Output {
-                    stage,
-                    stream,
-                    text,
-                } => self.output(&stage, stream, text.as_bytes()),
-                Report::Mask(lines) => self.console.mask(&lines),
-                Report::Flush(done) => {
-                    self.console.flush();
-                    self.sync();
-                    let _ = done.send(());
+            self.handle(report);
+            // A sender wakes this thread only while it waits in `recv`: after a short pause,
+            // what came in meanwhile (many stages report at once) is handled without a wake-up
+            // each. The console and the log are that much later, never out of order.
+            std::thread::sleep(GATHER);
+            loop {
+                match rx.try_recv() {
+                    Ok(report) => self.handle(report),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => break 'run,
                 }
             }
         }
@@ -316,6 +312,28 @@ impl Writer {
         }
         self.console.finish();
         self.sync();
+    }
+
+    fn handle(&mut self, report: Report) {
+        match report {
+            Report::Event(event) => {
+                if let Event::StageEnd { stage, .. } = &event {
+                    self.end_output(stage);
+                }
+                self.event(&event);
+            }
+            Report::Output {
+                stage,
+                stream,
+                text,
+            } => self.output(&stage, stream, text.as_bytes()),
+            Report::Mask(lines) => self.console.mask(&lines),
+            Report::Flush(done) => {
+                self.console.flush();
+                self.sync();
+                let _ = done.send(());
+            }
+        }
     }
 
     fn event(&mut self, event: &Event) {
