@@ -96,15 +96,19 @@ impl ResolvedChild {
 pub(crate) struct WorkDir {
     path: PathBuf,
     dir: OnceCell<PathBuf>,
+    /// The run's work root is a tmpfs (run/work_root.rs): making a folder there is cheap enough
+    /// to do on the runtime's thread.
+    in_memory: bool,
 }
 
 impl WorkDir {
     /// A folder named `prefix` and a random suffix in `parent` (the run's own work root, which
     /// only the run writes: nothing else can take the name first).
-    pub(crate) fn new(parent: &Path, prefix: &str) -> Self {
+    pub(crate) fn new(parent: &Path, prefix: &str, in_memory: bool) -> Self {
         Self {
             path: parent.join(format!("{prefix}{}", super::console::random_hex(8))),
             dir: OnceCell::new(),
+            in_memory,
         }
     }
 
@@ -117,14 +121,26 @@ impl WorkDir {
         let dir = self
             .dir
             .get_or_try_init(|| async {
-                // One `mkdir`: cheaper here than the hand-off to a blocking thread. A folder
-                // already there is an error, never reused.
-                use std::os::unix::fs::DirBuilderExt as _;
-                std::fs::DirBuilder::new()
-                    .mode(0o700)
-                    .create(&self.path)
-                    .map(|()| self.path.clone())
-                    .map_err(|e| StageError::io("create a work folder", e))
+                // A folder already there is an error, never reused.
+                let make = |path: PathBuf| {
+                    use std::os::unix::fs::DirBuilderExt as _;
+                    std::fs::DirBuilder::new()
+                        .mode(0o700)
+                        .create(&path)
+                        .map(|()| path)
+                };
+                let made = if self.in_memory {
+                    // In memory, one `mkdir` is cheaper than the hand-off to a blocking thread.
+                    make(self.path.clone())
+                } else {
+                    // On disk it may not be (ext4 without a journal looks at every inode freed
+                    // in the last seconds), and the runtime's one thread must not wait on it.
+                    let path = self.path.clone();
+                    tokio::task::spawn_blocking(move || make(path))
+                        .await
+                        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
+                };
+                made.map_err(|e| StageError::io("create a work folder", e))
             })
             .await?;
         Ok(dir)
@@ -164,6 +180,7 @@ impl WorkDir {
         Self {
             path: dir.clone(),
             dir: OnceCell::new_with(Some(dir)),
+            in_memory: false,
         }
     }
 }

@@ -729,7 +729,13 @@ impl<'a> Run<'a> {
         let work_root = super::private::work_root(&options.temp_dir, run_id);
         let work_root_made =
             WorkRoot::make(&work_root, options.private_mounts.is_some(), reporter).await;
-        let shared = self.shared(kinds, inputs, level, &work_root, live.prefix());
+        let shared = self.shared(
+            kinds,
+            inputs,
+            level,
+            (&work_root, work_root_made.in_memory()),
+            live.prefix(),
+        );
         let ended = schedule(Plan {
             shared,
             dag: &self.compiled.dag,
@@ -776,7 +782,7 @@ impl<'a> Run<'a> {
         }: Kinds,
         inputs: BTreeMap<String, String>,
         level: Level,
-        work_root: &Path,
+        (work_root, work_in_memory): (&Path, bool),
         marker_prefix: &str,
     ) -> Arc<Shared> {
         let pipeline = self.pipeline();
@@ -792,6 +798,7 @@ impl<'a> Run<'a> {
             run_dir: self.run_dir.clone(),
             checkout: options.checkout.clone(),
             work_root: super::private::work_root(&options.temp_dir, run_id),
+            work_in_memory,
             grace: options.grace,
             extensions: options.extensions.clone(),
             confine: options

@@ -52,6 +52,8 @@ pub(crate) struct Shared {
     pub checkout: PathBuf,
     /// The folder of the stages' work folders (`private::work_root`), made by the run.
     pub work_root: PathBuf,
+    /// Whether that folder is a tmpfs (run/work_root.rs).
+    pub work_in_memory: bool,
     pub grace: Duration,
     pub extensions: Arc<Extensions>,
     /// What every stage's children may reach (before its ports and its folder); `None` when
@@ -390,6 +392,7 @@ impl<'a> Scheduling<'a> {
                 "{}-",
                 super::keep::component(&pipeline.stages[i].name.value)
             ),
+            shared.work_in_memory,
         );
         let children = Values {
             dag: plan.dag,

@@ -75,7 +75,6 @@ impl WorkRoot {
     }
 
     /// Whether the stages' folders are in memory.
-    #[cfg(test)]
     pub(crate) fn in_memory(&self) -> bool {
         self.in_memory
     }
