@@ -584,21 +584,26 @@ fn a_stage_runs_what_it_wrote_only_where_the_temp_folder_allows_it() {
         crate::support::not_tried("mounting a noexec temp folder needs root");
         return;
     }
+    /// Unmounted however the test ends, before the case's folder is removed.
+    struct Mounted(PathBuf);
+    impl Drop for Mounted {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
     for noexec in [false, true] {
         let case = Case::new(User::Root);
         let tmp = case.path("tmp");
-        if noexec {
-            let mounted = Command::new("mount")
+        let _mounted = noexec.then(|| {
+            let status = Command::new("mount")
                 .args(["-t", "tmpfs", "-o", "noexec,mode=0755", "none"])
                 .arg(&tmp)
                 .status()
                 .expect("mount");
-            assert!(mounted.success(), "mount a noexec temp folder");
-        }
+            assert!(status.success(), "mount a noexec temp folder");
+            Mounted(tmp.clone())
+        });
         let (code, log) = case.start(EXEC_IN_FOLDER_PIPELINE).finish();
-        if noexec {
-            let _ = Command::new("umount").arg(&tmp).status();
-        }
         assert_eq!(code, 0, "{log}");
         if noexec {
             assert!(log.contains("refused-in-the-folder"), "{log}");
