@@ -141,8 +141,8 @@ fn mount(path: &Path) -> io::Result<()> {
     let target = cstring(path)?;
     // No device files, no set-user-ID programs, and executable only where the folder on disk
     // was (a temp folder mounted `noexec` stays so): the tmpfs allows no more than the disk did.
-    // The size is the kernel's default for a tmpfs (half the memory), and each page is charged
-    // to the cgroup of the stage that wrote it.
+    // The size is the kernel's default for a tmpfs (half the memory); where the memory
+    // controller is on, each page is charged to the cgroup of the stage that wrote it.
     let mut flags = libc::MS_NOSUID | libc::MS_NODEV;
     if rustix::fs::statvfs(path)
         .map_err(io::Error::from)?
