@@ -41,7 +41,7 @@ pub fn start(close_in_watchdog: &mut Option<OwnedFd>) -> Result<Watched, String>
     // held forever in the copy. The one thread the engine may have started by now (a large
     // document freed on a thread of its own) is waited for.
     reviewflow_engine::compile::settle();
-    let threads = thread_count()?;
+    let threads = reviewflow_engine::run::thread_count()?;
     if threads != 1 {
         return Err(format!(
             "this process already runs {threads} threads; forking it is unsafe"
@@ -245,12 +245,6 @@ fn children_files(me: i32) -> Option<Vec<Pid>> {
 fn parent_of(stat: &str) -> Option<i32> {
     let (_, after) = stat.rsplit_once(')')?;
     after.split_whitespace().nth(1)?.parse().ok()
-}
-
-fn thread_count() -> Result<usize, String> {
-    std::fs::read_dir("/proc/self/task")
-        .map(Iterator::count)
-        .map_err(|e| format!("cannot count this process's threads in /proc/self/task: {e}"))
 }
 
 fn signal_set() -> libc::sigset_t {

@@ -85,7 +85,7 @@ pub use stage::{BoxFuture, StageImpl};
 pub use stage_error::StageError;
 pub use stop::MAX_STOP_REASON;
 pub use value::{OutputValue, StageOutputs};
-pub use work_root::PrivateMounts;
+pub use work_root::{PrivateMounts, thread_count};
 
 /// JSON Schemas of the run directory's files: (file name, schema).
 pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {

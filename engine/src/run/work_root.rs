@@ -31,6 +31,14 @@ impl PrivateMounts {
     }
 }
 
+/// How many threads this process runs (`/proc/self/task`): what may be done only while it has
+/// one (a fork, a new mount namespace) checks it first.
+pub fn thread_count() -> Result<usize, String> {
+    std::fs::read_dir("/proc/self/task")
+        .map(Iterator::count)
+        .map_err(|e| format!("cannot count this process's threads in /proc/self/task: {e}"))
+}
+
 /// The work root made for a run; unmounts its tmpfs when dropped.
 #[derive(Debug)]
 pub(crate) struct WorkRoot {
@@ -95,9 +103,7 @@ fn make_private() -> Result<PrivateMounts, String> {
     // The one thread the engine may have started by now (a large document freed on a thread of
     // its own) is waited for.
     crate::compile::settle();
-    let threads = std::fs::read_dir("/proc/self/task")
-        .map_err(|e| format!("cannot count this process's threads: {e}"))?
-        .count();
+    let threads = thread_count()?;
     if threads != 1 {
         return Err(format!(
             "the process already runs {threads} threads: a new mount namespace would be the \
@@ -138,7 +144,7 @@ fn make_private() -> Result<PrivateMounts, String> {
 
 #[cfg(target_os = "linux")]
 fn mount(path: &Path) -> io::Result<()> {
-    let target = cstring(path)?;
+    let target = crate::exec::confine::namespaces::cstr(path)?;
     // No device files, no set-user-ID programs, and executable only where the folder on disk
     // was (a temp folder mounted `noexec` stays so): the tmpfs allows no more than the disk did.
     // The size is the kernel's default for a tmpfs (half the memory); where the memory
@@ -170,7 +176,7 @@ fn mount(path: &Path) -> io::Result<()> {
 
 #[cfg(target_os = "linux")]
 fn unmount(path: &Path) -> io::Result<()> {
-    let target = cstring(path)?;
+    let target = crate::exec::confine::namespaces::cstr(path)?;
     // SAFETY: a valid NUL-terminated string.
     let rc = unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
     if rc == 0 {
@@ -178,13 +184,6 @@ fn unmount(path: &Path) -> io::Result<()> {
     } else {
         Err(io::Error::last_os_error())
     }
-}
-
-#[cfg(target_os = "linux")]
-fn cstring(path: &Path) -> io::Result<std::ffi::CString> {
-    use std::os::unix::ffi::OsStrExt as _;
-    std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in the path"))
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -163,7 +163,8 @@ impl StageNet {
     }
 }
 
-fn cstr(path: &Path) -> io::Result<CString> {
+/// `path` as a C string; a NUL in it is `EINVAL`, as the kernel would say.
+pub(crate) fn cstr(path: &Path) -> io::Result<CString> {
     use std::os::unix::ffi::OsStrExt as _;
     CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
