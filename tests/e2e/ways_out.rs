@@ -94,7 +94,7 @@ impl Case {
     fn without_cgroup() -> Self {
         let mut case = Self::new(User::Unprivileged);
         if let Some(d) = case.delegated.take() {
-            let _ = std::fs::remove_dir(d);
+            remove_cgroup(&d);
         }
         case
     }
@@ -207,14 +207,32 @@ impl Case {
 impl Drop for Case {
     fn drop(&mut self) {
         if let Some(d) = &self.delegated {
-            let _ = std::fs::remove_dir(d);
+            remove_cgroup(d);
         }
     }
 }
 
-/// A cgroup owned by the unprivileged user (as systemd delegates one to a user session), in the
-/// cgroup v2 hierarchy the test runs in; `None` where there is none to delegate from.
-fn delegate_cgroup() -> Option<PathBuf> {
+/// Removes a cgroup and those beneath it, the deepest first, once the processes killed in it
+/// have left it: a run killed with its watchdog leaves its tree behind (its processes die of
+/// their parent-death signal, a moment later).
+fn remove_cgroup(dir: &Path) {
+    let deadline = Instant::now() + PATIENCE;
+    while std::fs::read_to_string(dir.join("cgroup.events"))
+        .is_ok_and(|t| t.lines().any(|l| l == "populated 1"))
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for sub in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if sub.file_type().is_ok_and(|t| t.is_dir()) {
+            remove_cgroup(&sub.path());
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
+}
+
+/// This test's own cgroup in the cgroup v2 hierarchy, where reviewflow makes its tree.
+fn delegate_cgroup_parent() -> Option<PathBuf> {
     let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let own = own.lines().find_map(|l| l.strip_prefix("0::"))?.to_string();
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
@@ -222,14 +240,18 @@ fn delegate_cgroup() -> Option<PathBuf> {
         let (left, right) = l.split_once(" - ")?;
         (right.split_whitespace().next()? == "cgroup2").then(|| left.split_whitespace().nth(4))?
     })?;
+    Some(Path::new(point).join(own.trim_start_matches('/')))
+}
+
+/// A cgroup owned by the unprivileged user (as systemd delegates one to a user session), in the
+/// cgroup v2 hierarchy the test runs in; `None` where there is none to delegate from.
+fn delegate_cgroup() -> Option<PathBuf> {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let dir = Path::new(point)
-        .join(own.trim_start_matches('/'))
-        .join(format!(
-            "reviewflow-test-delegated-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
+    let dir = delegate_cgroup_parent()?.join(format!(
+        "reviewflow-test-delegated-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
     std::fs::create_dir(&dir).ok()?;
     for f in [
         "",
@@ -505,6 +527,29 @@ stage "a" uses="run" {
 "#;
 
 /// Every file under `dir`, at any depth.
+/// `pid` and every process below it.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut all = vec![pid];
+    let mut at = 0;
+    while let Some(&p) = all.get(at) {
+        at += 1;
+        for task in std::fs::read_dir(format!("/proc/{p}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            all.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
+        }
+    }
+    all
+}
+
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -531,6 +576,9 @@ fn what_a_stage_leaves_in_its_folder_is_in_memory_and_goes_with_the_run() {
             let fs = live.wait_for("fs ");
             live.wait_for("ready");
             let seen_outside = files_under(&case.path("tmp"));
+            // The processes the test started (a shell, the watchdog, reviewflow): the killed
+            // run's tree is named after one of them.
+            let engine = descendants(live.child.id());
             if kill {
                 // The whole process group: reviewflow and its watchdog, no chance to clean.
                 let group = rustix::process::Pid::from_raw(live.child.id() as i32).expect("pid");
@@ -540,6 +588,15 @@ fn what_a_stage_leaves_in_its_folder_is_in_memory_and_goes_with_the_run() {
                 case.signal("a-go", "");
             }
             let (code, log) = live.finish();
+            if kill {
+                // Nothing was left to end the killed run's cgroup tree (in the delegated
+                // cgroup, the case's drop removes it).
+                if let Some(own) = delegate_cgroup_parent() {
+                    for pid in &engine {
+                        remove_cgroup(&own.join(format!("reviewflow-{pid}")));
+                    }
+                }
+            }
             if user == User::Unprivileged {
                 assert!(!fs.ends_with("fs tmpfs"), "{user:?}: {log}");
                 assert!(

@@ -6,7 +6,7 @@
 //! Layout, below the cgroup the engine itself runs in:
 //!
 //! ```text
-//! <own cgroup>/reviewflow-<engine pid>/          the process's tree (the watchdog ends it)
+//! <own cgroup>/reviewflow-<engine pid>/          the process's tree (ended at its exit)
 //!     c<n>                                       one per child running, or empty in the pool
 //! ```
 //!
@@ -46,14 +46,22 @@ pub enum Availability {
     Missing(String),
 }
 
-/// The process's tree, made on first use.
+/// The process's tree, once made.
+static TREE: OnceLock<Availability> = OnceLock::new();
+
+/// The process's tree, made on first use. It is ended (what is in it killed, then removed) when
+/// the process exits normally, whoever started it; `reviewflow run`'s watchdog ends it too when
+/// the process did not exit so (a SIGKILL).
 pub fn availability() -> &'static Availability {
-    static TREE: OnceLock<Availability> = OnceLock::new();
     TREE.get_or_init(|| match own_cgroup() {
         Ok(own) => {
             let tree = own.join(format!("{TREE_PREFIX}{}", std::process::id()));
             match make_tree(&tree) {
-                Ok(()) => Availability::Held(tree),
+                Ok(()) => {
+                    // SAFETY: registers a plain function without arguments, run by `exit`.
+                    unsafe { libc::atexit(end_tree_at_exit) };
+                    Availability::Held(tree)
+                }
                 Err(e) => Availability::Missing(format!(
                     "cannot create a cgroup under {}: {e}",
                     own.display()
@@ -62,6 +70,14 @@ pub fn availability() -> &'static Availability {
         }
         Err(why) => Availability::Missing(why),
     })
+}
+
+/// Run by `exit`: nothing the process started outlives it in its tree, and no empty cgroup is
+/// left behind. A child that exits without `exit` (`_exit`, `execve`) does not run it.
+extern "C" fn end_tree_at_exit() {
+    if let Some(Availability::Held(tree)) = TREE.get() {
+        let _ = kill_and_remove(tree, true);
+    }
 }
 
 fn make_tree(tree: &Path) -> io::Result<()> {
@@ -511,6 +527,84 @@ mod tests {
                 None
             }
         }
+    }
+
+    /// Run in a process of its own by the test below: makes the tree, pools a child's cgroup
+    /// with a process left in it, and returns (the process exits as a test binary does).
+    #[test]
+    #[ignore = "run by a_process_that_exits_leaves_no_cgroup_behind"]
+    fn make_a_tree_and_exit() {
+        if std::env::var_os(EXIT_CHILD).is_none() || tree().is_none() {
+            return;
+        }
+        let Ok(Some(child)) = ChildCgroup::create() else {
+            panic!("no cgroup for a child, though the layer holds");
+        };
+        // Not holding the test's output open: the parent test reads it to its end.
+        #[expect(
+            clippy::zombie_processes,
+            reason = "left on purpose: the process's exit must end it"
+        )]
+        let sleeper = std::process::Command::new("setsid")
+            .args(["sleep", "300"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        std::fs::write(child.dir.join("cgroup.procs"), sleeper.id().to_string()).expect("join");
+        // Neither ended nor pooled: the process leaves both as they are.
+        std::mem::forget(child);
+        println!("LEFT {}", sleeper.id());
+    }
+
+    const EXIT_CHILD: &str = "REVIEWFLOW_TEST_EXIT_CHILD";
+
+    /// A process of the engine that exits (a test binary, a program built on the engine) takes
+    /// its tree with it, and what was still in it: the watchdog of `reviewflow run` is not the
+    /// only one that ends it.
+    #[test]
+    fn a_process_that_exits_leaves_no_cgroup_behind() {
+        let Some(own) = tree().and_then(Path::parent).map(Path::to_path_buf) else {
+            return;
+        };
+        let out = std::process::Command::new(std::env::current_exe().expect("this test binary"))
+            .args([
+                "--exact",
+                "exec::confine::cgroup::tests::make_a_tree_and_exit",
+            ])
+            .args(["--ignored", "--nocapture", "--test-threads=1"])
+            .env(EXIT_CHILD, "1")
+            .output()
+            .expect("run the child test");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}");
+        let left: u32 = text
+            .lines()
+            .find_map(|l| l.split("LEFT ").nth(1))
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("the child test did not run: {text}"));
+        // Whichever tree below the own cgroup still holds it (the child process's is named for
+        // its pid, which this test does not know).
+        let tree = std::fs::read_dir(&own)
+            .expect("own cgroup")
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                std::fs::read_to_string(p.join("cgroup.procs"))
+                    .is_ok_and(|t| t.lines().any(|l| l.trim() == left.to_string()))
+                    || subgroups(p).iter().any(|s| {
+                        std::fs::read_to_string(s.join("cgroup.procs"))
+                            .is_ok_and(|t| t.lines().any(|l| l.trim() == left.to_string()))
+                    })
+            });
+        assert_eq!(tree, None, "a tree is left holding the process {left}");
+        assert!(
+            !Path::new(&format!("/proc/{left}")).exists()
+                || std::fs::read_to_string(format!("/proc/{left}/stat"))
+                    .is_ok_and(|s| s.contains(") Z ")),
+            "the process {left} it held outlived the process that made it"
+        );
     }
 
     #[test]
