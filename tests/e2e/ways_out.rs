@@ -232,7 +232,7 @@ fn remove_cgroup(dir: &Path) {
 }
 
 /// This test's own cgroup in the cgroup v2 hierarchy, where reviewflow makes its tree.
-fn delegate_cgroup_parent() -> Option<PathBuf> {
+fn own_cgroup() -> Option<PathBuf> {
     let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let own = own.lines().find_map(|l| l.strip_prefix("0::"))?.to_string();
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
@@ -247,7 +247,7 @@ fn delegate_cgroup_parent() -> Option<PathBuf> {
 /// cgroup v2 hierarchy the test runs in; `None` where there is none to delegate from.
 fn delegate_cgroup() -> Option<PathBuf> {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let dir = delegate_cgroup_parent()?.join(format!(
+    let dir = own_cgroup()?.join(format!(
         "reviewflow-test-delegated-{}-{}",
         std::process::id(),
         NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
@@ -526,7 +526,6 @@ stage "a" uses="run" {
 }
 "#;
 
-/// Every file under `dir`, at any depth.
 /// `pid` and every process below it.
 fn descendants(pid: u32) -> Vec<u32> {
     let mut all = vec![pid];
@@ -550,6 +549,7 @@ fn descendants(pid: u32) -> Vec<u32> {
     all
 }
 
+/// Every file under `dir`, at any depth.
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -591,7 +591,7 @@ fn what_a_stage_leaves_in_its_folder_is_in_memory_and_goes_with_the_run() {
             if kill {
                 // Nothing was left to end the killed run's cgroup tree (in the delegated
                 // cgroup, the case's drop removes it).
-                if let Some(own) = delegate_cgroup_parent() {
+                if let Some(own) = own_cgroup() {
                     for pid in &engine {
                         remove_cgroup(&own.join(format!("reviewflow-{pid}")));
                     }
