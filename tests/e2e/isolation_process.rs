@@ -13,7 +13,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::support::files_under;
+use crate::support::{children_of, files_under};
 
 /// Up to this long for anything the test waits for: the run ending its processes, a stage
 /// starting. Never an assertion on time.
@@ -474,27 +474,6 @@ stage "holder" uses="run" {{
     assert!(stderr.contains("received SIGTERM"), "{stderr}");
     case.assert_no_process_left(&[&leftover, &sleeping]);
     assert_absent(&canary, &stderr, "stderr");
-}
-
-/// The pids whose parent is `pid`.
-fn children_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let parent = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
-        if parent == Some(pid) {
-            out.push(child);
-        }
-    }
-    out
 }
 
 fn kill(pid: u32, signal: &str) {

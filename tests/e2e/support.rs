@@ -86,6 +86,27 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The pids whose parent is `pid`.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let parent = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if parent == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
 /// A git repository in a temp folder on `main`: the checkout of a `reviewflow run` test.
 pub struct Repo {
     dir: tempfile::TempDir,

@@ -532,35 +532,9 @@ fn descendants(pid: u32) -> Vec<u32> {
     let mut at = 0;
     while let Some(&p) = all.get(at) {
         at += 1;
-        for task in std::fs::read_dir(format!("/proc/{p}/task"))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let children =
-                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            all.extend(
-                children
-                    .split_whitespace()
-                    .filter_map(|c| c.parse::<u32>().ok()),
-            );
-        }
+        all.extend(crate::support::children_of(p));
     }
     all
-}
-
-/// Every file under `dir`, at any depth.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = e.path();
-        if e.file_type().is_ok_and(|t| t.is_dir()) {
-            out.extend(files_under(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 /// As root, the stages' work folders are a tmpfs in the run's own mount namespace
@@ -575,7 +549,7 @@ fn what_a_stage_leaves_in_its_folder_is_in_memory_and_goes_with_the_run() {
             let mut live = case.start(LEFT_IN_FOLDER_PIPELINE);
             let fs = live.wait_for("fs ");
             live.wait_for("ready");
-            let seen_outside = files_under(&case.path("tmp"));
+            let seen_outside = crate::support::files_under(&case.path("tmp"));
             // The processes the test started (a shell, the watchdog, reviewflow): the killed
             // run's tree is named after one of them.
             let engine = descendants(live.child.id());
@@ -621,7 +595,10 @@ fn what_a_stage_leaves_in_its_folder_is_in_memory_and_goes_with_the_run() {
                     .collect();
                 assert!(left.is_empty(), "the work root is removed: {left:?}");
             }
-            assert!(files_under(&case.path("tmp")).is_empty(), "{log}");
+            assert!(
+                crate::support::files_under(&case.path("tmp")).is_empty(),
+                "{log}"
+            );
         }
     }
 }
