@@ -214,21 +214,24 @@ impl Drop for Case {
 
 /// Removes a cgroup and those beneath it, the deepest first, once the processes killed in it
 /// have left it: a run killed with its watchdog leaves its tree behind (its processes die of
-/// their parent-death signal, a moment later).
-fn remove_cgroup(dir: &Path) {
+/// their parent-death signal, a moment later). Whether they had left it within the patience.
+fn remove_cgroup(dir: &Path) -> bool {
     let deadline = Instant::now() + PATIENCE;
-    while std::fs::read_to_string(dir.join("cgroup.events"))
-        .is_ok_and(|t| t.lines().any(|l| l == "populated 1"))
-        && Instant::now() < deadline
-    {
+    let populated = || {
+        std::fs::read_to_string(dir.join("cgroup.events"))
+            .is_ok_and(|t| t.lines().any(|l| l == "populated 1"))
+    };
+    while populated() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
     }
+    let emptied = !populated();
     for sub in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         if sub.file_type().is_ok_and(|t| t.is_dir()) {
             remove_cgroup(&sub.path());
         }
     }
     let _ = std::fs::remove_dir(dir);
+    emptied
 }
 
 /// This test's own cgroup in the cgroup v2 hierarchy, where reviewflow makes its tree.
@@ -565,9 +568,11 @@ fn what_a_stage_leaves_in_its_folder_is_in_memory_and_goes_with_the_run() {
             if kill {
                 // Nothing was left to end the killed run's cgroup tree (in the delegated
                 // cgroup, the case's drop removes it).
+                // Its stage's child, told by its parent-death signal, is gone with it.
                 if let Some(own) = own_cgroup() {
                     for pid in &engine {
-                        remove_cgroup(&own.join(format!("reviewflow-{pid}")));
+                        let tree = own.join(format!("reviewflow-{pid}"));
+                        assert!(remove_cgroup(&tree), "{user:?}: left in {}", tree.display());
                     }
                 }
             }

@@ -99,16 +99,19 @@ pub(crate) struct WorkDir {
     /// The run's work root is a tmpfs (run/work_root.rs): making a folder there is cheap enough
     /// to do on the runtime's thread.
     in_memory: bool,
+    /// The stage's group, which the folder is given to (`exec::confine::groups`).
+    group: Option<u32>,
 }
 
 impl WorkDir {
     /// A folder named `prefix` and a random suffix in `parent` (the run's own work root, which
     /// only the run writes: nothing else can take the name first).
-    pub(crate) fn new(parent: &Path, prefix: &str, in_memory: bool) -> Self {
+    pub(crate) fn new(parent: &Path, prefix: &str, in_memory: bool, group: Option<u32>) -> Self {
         Self {
             path: parent.join(format!("{prefix}{}", super::console::random_hex(8))),
             dir: OnceCell::new(),
             in_memory,
+            group,
         }
     }
 
@@ -122,12 +125,14 @@ impl WorkDir {
             .dir
             .get_or_try_init(|| async {
                 // A folder already there is an error, never reused.
-                let make = |path: PathBuf| {
+                let group = self.group;
+                let make = move |path: PathBuf| {
                     use std::os::unix::fs::DirBuilderExt as _;
-                    std::fs::DirBuilder::new()
-                        .mode(0o700)
-                        .create(&path)
-                        .map(|()| path)
+                    std::fs::DirBuilder::new().mode(0o700).create(&path)?;
+                    if let Some(group) = group {
+                        crate::exec::confine::groups::Groups::give_folder(&path, group)?;
+                    }
+                    Ok(path)
                 };
                 let made = if self.in_memory {
                     // In memory, one `mkdir` is cheaper than the hand-off to a blocking thread.
@@ -181,6 +186,7 @@ impl WorkDir {
             path: dir.clone(),
             dir: OnceCell::new_with(Some(dir)),
             in_memory: false,
+            group: None,
         }
     }
 }

@@ -727,13 +727,27 @@ impl<'a> Run<'a> {
         let (run_id, reporter) = (&self.run_id, &self.reporter);
         let live = LiveRun::start(format!("{run_id}."));
         let work_root = super::private::work_root(&options.temp_dir, run_id);
-        let work_root_made =
-            WorkRoot::make(&work_root, options.private_mounts.is_some(), reporter).await;
+        // As root, the stages' children share a view and are told apart by group (docs/executor.md).
+        let groups = options
+            .confine_children
+            .then(crate::exec::confine::groups::Groups::available)
+            .and_then(Result::ok);
+        let work_root_made = WorkRoot::make(
+            &work_root,
+            options.private_mounts.is_some(),
+            groups,
+            reporter,
+        )
+        .await;
         let shared = self.shared(
             kinds,
             inputs,
             level,
-            (&work_root, work_root_made.in_memory()),
+            (
+                &work_root,
+                work_root_made.in_memory(),
+                work_root_made.groups(),
+            ),
             live.prefix(),
         );
         let ended = schedule(Plan {
@@ -782,7 +796,11 @@ impl<'a> Run<'a> {
         }: Kinds,
         inputs: BTreeMap<String, String>,
         level: Level,
-        (work_root, work_in_memory): (&Path, bool),
+        (work_root, work_in_memory, groups): (
+            &Path,
+            bool,
+            Option<crate::exec::confine::groups::Groups>,
+        ),
         marker_prefix: &str,
     ) -> Arc<Shared> {
         let pipeline = self.pipeline();
@@ -799,6 +817,7 @@ impl<'a> Run<'a> {
             checkout: options.checkout.clone(),
             work_root: super::private::work_root(&options.temp_dir, run_id),
             work_in_memory,
+            groups,
             grace: options.grace,
             extensions: options.extensions.clone(),
             confine: options

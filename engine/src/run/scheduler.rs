@@ -54,6 +54,8 @@ pub(crate) struct Shared {
     pub work_root: PathBuf,
     /// Whether that folder is a tmpfs (run/work_root.rs).
     pub work_in_memory: bool,
+    /// How the stages are told apart in a shared view, when by group (`exec::confine::groups`).
+    pub groups: Option<crate::exec::confine::groups::Groups>,
     pub grace: Duration,
     pub extensions: Arc<Extensions>,
     /// What every stage's children may reach (before its ports and its folder); `None` when
@@ -393,6 +395,7 @@ impl<'a> Scheduling<'a> {
                 super::keep::component(&pipeline.stages[i].name.value)
             ),
             shared.work_in_memory,
+            shared.groups.and_then(|g| g.of_stage(i)),
         );
         let children = Values {
             dag: plan.dag,
@@ -831,7 +834,9 @@ fn stage_scope(shared: &Shared, i: usize, gate: Arc<SlotGate>) -> Arc<StageScope
                 .fold(base.clone(), |c, e| c.connect(e.value.port))
         }),
     );
-    let scope = scope.with_slot(gate);
+    let scope = scope
+        .with_slot(gate)
+        .with_group(shared.groups.and_then(|g| g.of_stage(i)));
     Arc::new(if shared.sensitive.get(i).copied().unwrap_or(true) {
         scope
     } else {

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use super::events::Event;
 use super::reporter::Reporter;
+use crate::exec::confine::groups::{self, Groups};
 
 /// Proof that this process has a mount namespace of its own, whose mounts no other namespace
 /// receives: what it mounts, only the run's processes see. Made only by [`PrivateMounts::make`].
@@ -44,22 +45,34 @@ pub fn thread_count() -> Result<usize, String> {
 pub(crate) struct WorkRoot {
     path: PathBuf,
     in_memory: bool,
+    groups: Option<Groups>,
 }
 
 impl WorkRoot {
     /// Makes the folder at `path`, and a tmpfs on it when `in_memory`. A failure is said: the
     /// folder's, after which each stage fails to make its own; the tmpfs's, after which the
-    /// folders are made on disk.
-    pub(crate) async fn make(path: &Path, in_memory: bool, reporter: &Reporter) -> Self {
+    /// folders are made on disk. With `groups` (and in memory) the tmpfs is made for stages told
+    /// apart by group (`exec::confine::groups`): its root owned by `OWNER`, mode 0711, with the
+    /// folder a shared view's root is mounted on.
+    pub(crate) async fn make(
+        path: &Path,
+        in_memory: bool,
+        groups: Option<Groups>,
+        reporter: &Reporter,
+    ) -> Self {
         let at = path.to_path_buf();
         let made = tokio::task::spawn_blocking(move || {
             use std::os::unix::fs::DirBuilderExt as _;
             std::fs::DirBuilder::new().mode(0o700).create(&at)?;
-            Ok::<_, io::Error>(if in_memory { Some(mount(&at)) } else { None })
+            Ok::<_, io::Error>(if in_memory {
+                Some(mount(&at, groups.is_some()).map(|()| groups.filter(|_| pivot(&at).is_ok())))
+            } else {
+                None
+            })
         })
         .await
         .unwrap_or_else(|e| Err(io::Error::other(e.to_string())));
-        let mut in_memory = false;
+        let (mut in_memory, mut separated) = (false, None);
         match made {
             Err(e) => reporter.event(Event::Warning {
                 stage: None,
@@ -73,12 +86,13 @@ impl WorkRoot {
                     path.display()
                 ),
             }),
-            Ok(Some(Ok(()))) => in_memory = true,
+            Ok(Some(Ok(groups))) => (in_memory, separated) = (true, groups),
             Ok(None) => {}
         }
         Self {
             path: path.to_path_buf(),
             in_memory,
+            groups: separated,
         }
     }
 
@@ -86,12 +100,29 @@ impl WorkRoot {
     pub(crate) fn in_memory(&self) -> bool {
         self.in_memory
     }
+
+    /// How the stages are told apart, when by group.
+    pub(crate) fn groups(&self) -> Option<Groups> {
+        self.groups
+    }
+}
+
+/// The folder of the work root a shared view's root is mounted on: the owner's, mode 0700.
+fn pivot(root: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    let at = root.join(crate::exec::confine::namespaces::PIVOT);
+    std::fs::DirBuilder::new().mode(0o700).create(&at)?;
+    std::os::unix::fs::chown(&at, Some(groups::OWNER), Some(groups::OWNER))
 }
 
 impl Drop for WorkRoot {
     /// The tmpfs goes, and all it still holds: what a stage left behind is not kept. The folder
     /// itself is removed with the run's other work folders (`private::remove_work_folders`).
     fn drop(&mut self) {
+        if self.groups.is_some() {
+            // The views shared by the run's children hold the tmpfs too.
+            crate::exec::confine::namespaces::forget_shared_views(&self.path);
+        }
         if self.in_memory {
             let _ = unmount(&self.path);
         }
@@ -143,7 +174,7 @@ fn make_private() -> Result<PrivateMounts, String> {
 }
 
 #[cfg(target_os = "linux")]
-fn mount(path: &Path) -> io::Result<()> {
+fn mount(path: &Path, separated: bool) -> io::Result<()> {
     let target = crate::exec::confine::namespaces::cstr(path)?;
     // No device files, no set-user-ID programs, and executable only where the folder on disk
     // was (a temp folder mounted `noexec` stays so): the tmpfs allows no more than the disk did.
@@ -157,6 +188,16 @@ fn mount(path: &Path) -> io::Result<()> {
     {
         flags |= libc::MS_NOEXEC;
     }
+    // Told apart by group, the children pass through the root to their own folders, and may
+    // neither list it nor change it: it is not theirs.
+    let data = if separated {
+        std::ffi::CString::new(format!(
+            "mode=0711,uid={owner},gid={owner}",
+            owner = groups::OWNER
+        ))?
+    } else {
+        c"mode=0700".into()
+    };
     // SAFETY: valid NUL-terminated strings.
     let rc = unsafe {
         libc::mount(
@@ -164,7 +205,7 @@ fn mount(path: &Path) -> io::Result<()> {
             target.as_ptr(),
             c"tmpfs".as_ptr(),
             flags,
-            c"mode=0700".as_ptr().cast(),
+            data.as_ptr().cast(),
         )
     };
     if rc == 0 {
@@ -187,7 +228,7 @@ fn unmount(path: &Path) -> io::Result<()> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn mount(_path: &Path) -> io::Result<()> {
+fn mount(_path: &Path, _separated: bool) -> io::Result<()> {
     Err(io::Error::new(io::ErrorKind::Unsupported, "only on Linux"))
 }
 
@@ -224,12 +265,12 @@ mod tests {
             crate::exec::redact::Redactor::empty(),
         )
         .expect("a reporter");
-        let root = WorkRoot::make(&path, false, &reporter).await;
+        let root = WorkRoot::make(&path, false, None, &reporter).await;
         assert!(!root.in_memory());
         let mode = std::fs::metadata(&path).expect("made").permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
         // Never an existing folder: another user of the temp folder may have prepared it.
-        let again = WorkRoot::make(&path, false, &reporter).await;
+        let again = WorkRoot::make(&path, false, None, &reporter).await;
         assert!(!again.in_memory());
     }
 }

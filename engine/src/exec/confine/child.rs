@@ -44,6 +44,9 @@ pub(crate) struct Prepared {
     /// The steps the child runs to copy its view: kept until the spawn has returned.
     copy: Option<namespaces::Copy>,
     _net: Option<Arc<StageNet>>,
+    /// The run's shared view the child enters: kept until the spawn has returned (the run's
+    /// templates keep it after).
+    _shared: Option<Arc<OwnedFd>>,
     cgroup: Option<ChildCgroup>,
 }
 
@@ -139,6 +142,8 @@ pub(crate) async fn prepare(
             net_ns: None,
             mnt_ns: None,
             mnt_copy: None,
+            // Only as root: the stage's group is given only where every gid is the engine's.
+            group: stage.and_then(|s| s.group()).filter(|_| kernel.root),
         }),
         cgroup,
         ..Prepared::default()
@@ -204,6 +209,7 @@ pub(crate) async fn prepare(
     let cwd = cwd.to_path_buf();
     // A child that may connect anywhere on a port reads the resolver's configuration.
     let resolver = !confine.connect.is_empty();
+    let shared = prepared.steps.is_some_and(|s| s.group.is_some());
     // Making the mount namespace and resolving and opening paths is blocking work: off the
     // runtime threads, in one hand-off.
     let (mnt, built) = tokio::task::spawn_blocking(move || {
@@ -227,7 +233,7 @@ pub(crate) async fn prepare(
                             .filter(|p| p.is_absolute()),
                     )
                     .collect();
-                namespaces::child_view(&view)
+                namespaces::child_view(&view, shared)
             })
             .transpose()
             .map_err(|source| ConfineError::Layer {
@@ -244,6 +250,12 @@ pub(crate) async fn prepare(
                 steps.mnt_ns = Some(fd.as_raw_fd());
             }
             prepared.mnt = Some(fd);
+        }
+        Some(ChildView::Shared(fd)) => {
+            if let Some(steps) = prepared.steps.as_mut() {
+                steps.mnt_ns = Some(fd.as_raw_fd());
+            }
+            prepared._shared = Some(fd);
         }
         Some(ChildView::Copied(copy)) => {
             if let Some(steps) = prepared.steps.as_mut() {

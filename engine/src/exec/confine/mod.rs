@@ -13,6 +13,7 @@ mod builder;
 pub mod cgroup;
 mod child;
 mod grants;
+pub mod groups;
 mod kernel;
 #[cfg(target_os = "linux")]
 mod landlock;

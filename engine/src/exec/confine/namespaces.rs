@@ -16,7 +16,9 @@
 //!   `chmod`, `utime`, xattrs and every write fail with `EROFS` outside the child's own
 //!   folders, which Landlock does not mediate) but for its own folder and its write grants, and
 //!   `.reviewflow`, the runs folder and the checkout's `.git` are covered by an empty read-only
-//!   folder.
+//!   folder. As root with the work folders in memory, the children of a run with the same grants
+//!   share one such view, holding the whole work root, and the stages are kept out of each
+//!   other's folders by group (`groups.rs`, `template::shared`).
 //!
 //! Each is made by a short-lived builder process (`builder.rs`: a user namespace can only be made
 //! or entered by a process of one thread), kept by the engine as a descriptor, and entered by
@@ -36,7 +38,7 @@ use super::builder::{self, Op, When};
 
 mod template;
 
-pub(crate) use template::Copy;
+pub(crate) use template::{Copy, PIVOT, forget as forget_shared_views};
 
 /// Whether this process can make the namespaces, probed once by making a network namespace and
 /// a mount namespace the way every stage's are made: as root, or in [`user_ns`].
@@ -301,10 +303,17 @@ pub fn build_view(view: &View) -> io::Result<OwnedFd> {
 pub(crate) enum ChildView {
     Made(OwnedFd),
     Copied(template::Copy),
+    /// The view the run's children with the same grants share (`template::shared`).
+    Shared(std::sync::Arc<OwnedFd>),
 }
 
-/// Prepares the mount namespace of one child ([`ChildView`]). Blocking.
-pub(crate) fn child_view(view: &View) -> io::Result<ChildView> {
+/// Prepares the mount namespace of one child ([`ChildView`]): the run's shared view when its
+/// stages are told apart by group (`shared`), else a copy of a template, else a view made from
+/// nothing. Blocking.
+pub(crate) fn child_view(view: &View, shared: bool) -> io::Result<ChildView> {
+    if shared && let Some(fd) = template::shared(view)? {
+        return Ok(ChildView::Shared(fd));
+    }
     match template::plan(view)? {
         Some(copy) => Ok(ChildView::Copied(copy)),
         None => build_view_from_nothing(view).map(ChildView::Made),
@@ -717,6 +726,7 @@ except OSError as e:
             net_ns: None,
             mnt_ns: Some(mnt.as_raw_fd()),
             mnt_copy: None,
+            group: None,
         };
         let mut cmd = std::process::Command::new("python3");
         cmd.arg("-c").arg(UNDO).arg(&checkout);

@@ -8,13 +8,15 @@
 //!    what it starts: `pidns.rs`); then its stage's network namespace and its own mount namespace
 //!    (`namespaces.rs`: entered, or, as root, copied by the child from its run's template;
 //!    entering a mount namespace resets the working folder, hence before it is set);
-//! 1. a parent-death signal (SIGKILL), then a check that the parent has not already died (it
+//! 1. where its stage has a group of its own (`groups.rs`), that group as its only one (before
+//!    the next step: a change of group clears the parent-death signal);
+//! 2. a parent-death signal (SIGKILL), then a check that the parent has not already died (it
 //!    could have between the `clone` and the `prctl`, and the signal would never come);
-//! 2. no new privileges: `sudo` and every setuid or file-capability program gain nothing;
-//! 3. as root, or in the engine's user namespace, every capability dropped: the bounding set
+//! 3. no new privileges: `sudo` and every setuid or file-capability program gain nothing;
+//! 4. as root, or in the engine's user namespace, every capability dropped: the bounding set
 //!    first (so that an `execve` as uid 0 cannot grant them back), then the ambient set, then
 //!    effective, permitted and inheritable;
-//! 4. the Landlock ruleset built by the parent, plus a rule for the child's own `/proc/<pid>`.
+//! 5. the Landlock ruleset built by the parent, plus a rule for the child's own `/proc/<pid>`.
 //!
 //! This runs in the child between its `clone` and its `execve`, in the parent's memory
 //! (`exec::process::spawn`): only system calls, no allocation, no lock. Everything it needs was
@@ -50,6 +52,9 @@ pub(crate) struct ChildSteps {
     /// run by the child itself: their address and count, in the parent's memory, which the
     /// child shares until its `execve` and the parent keeps until the spawn has returned.
     pub(super) mnt_copy: Option<(usize, usize)>,
+    /// The stage's group, its only one (`groups.rs`): what lets it into its own folder, and
+    /// no other stage's, in a view the run's children share.
+    pub(super) group: Option<u32>,
 }
 
 /// Exit code of a child whose parent died before it could arm its parent-death signal.
@@ -122,6 +127,21 @@ impl ChildSteps {
             remove_capability_from_bounding_set, set_capabilities, set_no_new_privs,
         };
 
+        if let Some(group) = self.group {
+            // First: a change of the effective or file-system group clears the parent-death signal,
+            // and it needs the capabilities (CAP_SETGID) dropped below. The uid stays 0. The system calls
+            // themselves, not the C library's wrappers: in a threaded process those make every
+            // thread of it change too, and this child shares the engine's memory.
+            let gid = group as libc::gid_t;
+            // SAFETY: plain system calls; `gid` outlives them.
+            unsafe {
+                if libc::syscall(libc::SYS_setgroups, 1, &raw const gid) != 0
+                    || libc::syscall(libc::SYS_setresgid, gid, gid, gid) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+        }
         set_parent_process_death_signal(Some(Signal::KILL)).map_err(io::Error::from)?;
         if rustix::process::Pid::as_raw(getppid()) != self.parent {
             // SAFETY: _exit ends this child immediately, running nothing of the parent's.

@@ -43,6 +43,8 @@ pub struct StageScope {
     pids: Mutex<Option<StagePids>>,
     /// The stage's way to the run's slots ([`SlotGate`]); none outside a run's scheduling.
     slot: Option<Arc<SlotGate>>,
+    /// The stage's group, where the run tells its stages apart by group (`groups.rs`).
+    group: Option<u32>,
 }
 
 /// Where a stage's network namespace is kept: a stage that holds a secret or reads a private
@@ -63,7 +65,20 @@ impl StageScope {
             net: NetSlot::default(),
             pids: Mutex::new(None),
             slot: None,
+            group: None,
         }
+    }
+
+    /// Gives the stage's children `group` as their only group: the group its folder is given to
+    /// (`groups.rs`).
+    pub fn with_group(mut self, group: Option<u32>) -> Self {
+        self.group = group;
+        self
+    }
+
+    /// The stage's group, if the run gave it one.
+    pub(crate) fn group(&self) -> Option<u32> {
+        self.group
     }
 
     /// Takes the run's slots through `gate`.

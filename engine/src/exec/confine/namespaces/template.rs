@@ -38,6 +38,32 @@ const KEPT: usize = 8;
 
 static TEMPLATES: Mutex<Vec<(Key, Arc<OwnedFd>)>> = Mutex::new(Vec::new());
 static COPIES: AtomicU64 = AtomicU64::new(0);
+static SHARED: AtomicU64 = AtomicU64::new(0);
+
+/// The shared views made over each run's work root: released when the run ends ([`forget`]),
+/// so that none keeps the run's tmpfs, and what is left in it, beyond the run.
+static SHARED_OVER: Mutex<Vec<(PathBuf, Arc<OwnedFd>)>> = Mutex::new(Vec::new());
+
+/// Releases the shared views over the work root `root`: its run has ended.
+pub(crate) fn forget(root: &Path) {
+    let gone: Vec<Arc<OwnedFd>> = match SHARED_OVER.lock() {
+        Ok(mut over) => {
+            let (gone, kept) = over.drain(..).partition(|(r, _)| r == root);
+            *over = kept;
+            gone.into_iter().map(|(_, fd)| fd).collect()
+        }
+        Err(_) => return,
+    };
+    if let Ok(mut kept) = TEMPLATES.lock() {
+        kept.retain(|(_, fd)| !gone.iter().any(|g| Arc::ptr_eq(g, fd)));
+    }
+}
+
+/// How many shared views this process has planned (for the tests: the path is taken).
+#[cfg(test)]
+pub(crate) fn shared_views() -> u64 {
+    SHARED.load(Ordering::Relaxed)
+}
 
 /// How many views this process has planned to copy from a template (for the tests: the path
 /// is taken).
@@ -131,6 +157,49 @@ pub(super) fn plan(view: &View) -> io::Result<Option<Copy>> {
         _tree: tree,
         ops,
     }))
+}
+
+/// The folder of the run's work root on which a shared view's new root is mounted before its
+/// `pivot_root`: not the work root itself, which must stay whole to be bound in the view. The
+/// run makes it when it tells its stages apart by group (`run/work_root.rs`).
+pub const PIVOT: &str = ".view";
+
+/// The view every child of the run whose grants are these enters as it is, without a copy of
+/// its own: the template of a view holding the run's whole work root, writable, in place of the
+/// stage's own folder. Only for a run that tells its stages apart by group (`groups.rs`): the
+/// file system's permissions, not the view, keep each stage out of the others' folders. `None`
+/// where such a view cannot be made ([`split`]'s cases, or no [`PIVOT`] folder): the child's
+/// view is then copied.
+pub(super) fn shared(view: &View) -> io::Result<Option<Arc<OwnedFd>>> {
+    if !cfg!(target_os = "linux") || !crate::exec::confine::kernel().root {
+        return Ok(None);
+    }
+    let Some((mut common, _, root, _)) = split(view) else {
+        return Ok(None);
+    };
+    let pivot = root.join(PIVOT);
+    if !is_dir(&pivot) {
+        return Ok(None);
+    }
+    common.reached.push(ViewPath {
+        path: root.clone(),
+        writable: true,
+    });
+    // The new root goes on the pivot folder (`view_ops_of` mounts it on the view's work root).
+    common.work_root = Some(pivot);
+    let bound = binds(&common);
+    let ops = super::view_ops_of(&common, &bound, None)?;
+    let key = key(ops, &bound, &common.cover);
+    SHARED.fetch_add(1, Ordering::Relaxed);
+    let Some(view) = template(key) else {
+        return Ok(None);
+    };
+    if let Ok(mut over) = SHARED_OVER.lock()
+        && !over.iter().any(|(_, fd)| Arc::ptr_eq(fd, &view))
+    {
+        over.push((root, Arc::clone(&view)));
+    }
+    Ok(Some(view))
 }
 
 /// The child's view copied from its template by a builder process, as a descriptor (the tests
@@ -269,19 +338,25 @@ mod tests {
 
     /// Runs `script` with `sh` in the mount namespace `mnt`, every capability dropped.
     fn inside(mnt: &OwnedFd, script: &str) -> String {
-        run_sh(Some(mnt.as_raw_fd()), None, script)
+        run_sh(Some(mnt.as_raw_fd()), None, None, script)
+    }
+
+    /// Runs `script` with `sh` in the shared view `mnt` as a child of the stage of `group`.
+    fn inside_as(mnt: &OwnedFd, group: u32, script: &str) -> String {
+        run_sh(Some(mnt.as_raw_fd()), None, Some(group), script)
     }
 
     /// Runs `script` with `sh` in the view it copies itself by `copy`'s steps before its exec,
     /// as a stage's child does, every capability dropped.
     fn inside_copy(copy: &Copy, script: &str) -> String {
         let ops = copy.ops();
-        run_sh(None, Some((ops.as_ptr() as usize, ops.len())), script)
+        run_sh(None, Some((ops.as_ptr() as usize, ops.len())), None, script)
     }
 
     fn run_sh(
         mnt: Option<std::os::fd::RawFd>,
         mnt_copy: Option<(usize, usize)>,
+        group: Option<u32>,
         script: &str,
     ) -> String {
         let steps = ChildSteps {
@@ -296,6 +371,7 @@ mod tests {
             net_ns: None,
             mnt_ns: mnt,
             mnt_copy,
+            group,
         };
         let mut cmd = std::process::Command::new("/bin/sh");
         cmd.arg("-c").arg(script);
@@ -475,6 +551,122 @@ mod tests {
         let theirs = format!("cat {}/theirs", fx.other.display());
         assert_eq!(inside(&second, &theirs), "theirs\n");
         assert!(!inside(&first, &theirs).contains("theirs\n"));
+    }
+
+    /// The fixture's work root and folders as a run that tells its stages apart by group makes
+    /// them (`run/work_root.rs`, `groups.rs`); the groups of the two stages.
+    fn separate(fx: &Fixture) -> (u32, u32) {
+        use crate::exec::confine::groups::{Groups, OWNER};
+        use std::os::unix::fs::PermissionsExt as _;
+        let groups = Groups::available().expect("stages told apart by group");
+        let (first, second) = (
+            groups.of_stage(0).expect("a group"),
+            groups.of_stage(1).expect("a group"),
+        );
+        std::os::unix::fs::chown(&fx.root, Some(OWNER), Some(OWNER)).expect("chown");
+        std::fs::set_permissions(&fx.root, std::fs::Permissions::from_mode(0o711)).expect("chmod");
+        let pivot = fx.root.join(PIVOT);
+        std::fs::create_dir(&pivot).expect("mkdir");
+        std::os::unix::fs::chown(&pivot, Some(OWNER), Some(OWNER)).expect("chown");
+        Groups::give_folder(&fx.stage, first).expect("give");
+        Groups::give_folder(&fx.other, second).expect("give");
+        (first, second)
+    }
+
+    /// One view for the run's children, no copy each: what keeps a stage out of another's
+    /// folder is then its group (no capability overrides a permission), and the rest of the
+    /// view is what a copied view shows.
+    #[test]
+    fn a_shared_view_keeps_each_stage_out_of_the_others_folders() {
+        if !root_with_namespaces() {
+            return;
+        }
+        let fx = Fixture::new();
+        let (first, second) = separate(&fx);
+        let before = shared_views();
+        let view = shared(&fx.view(&fx.stage.join("try")))
+            .expect("a plan")
+            .expect("a shared view");
+        assert!(shared_views() > before, "the shared view was not planned");
+        let (c, r, s, o) = (
+            fx.checkout.display(),
+            fx.root.display(),
+            fx.stage.display(),
+            fx.other.display(),
+        );
+        let probe = format!(
+            "echo w > {s}/try/out && echo wrote-own; ls {r} || echo root-unlisted; \
+             ls {o} || echo other-unreachable; cat {o}/theirs || echo theirs-unread; \
+             chmod 777 {o} || echo other-chmod-refused; chmod 777 {r} || echo root-chmod-refused; \
+             touch {o} || echo other-touch-refused; mkdir {r}/new || echo root-read-only; \
+             echo w > {c}/planted || echo checkout-read-only; \
+             cat {c}/.git/config || echo git-covered; chmod 777 {c} || echo chmod-refused; \
+             cat {c}/file"
+        );
+        let seen = inside_as(&view, first, &probe);
+        for said in [
+            "wrote-own",
+            "root-unlisted",
+            "other-unreachable",
+            "theirs-unread",
+            "other-chmod-refused",
+            "root-chmod-refused",
+            "other-touch-refused",
+            "root-read-only",
+            "checkout-read-only",
+            "git-covered",
+            "chmod-refused",
+            "first\n",
+        ] {
+            assert!(seen.contains(said), "{said}:\n{seen}");
+        }
+        for never in ["secret", "theirs\n"] {
+            assert!(!seen.contains(never), "{never}:\n{seen}");
+        }
+        assert!(!fx.checkout.join("planted").exists());
+        assert!(!fx.root.join("new").exists());
+        assert_eq!(
+            std::fs::read_to_string(fx.stage.join("try/out")).expect("kept"),
+            "w\n"
+        );
+        // The second stage enters the same view, and only its own folder is open to it.
+        let next = shared(&fx.view(&fx.other))
+            .expect("a plan")
+            .expect("a shared view");
+        assert!(
+            Arc::ptr_eq(&view, &next),
+            "the second stage got a view of its own"
+        );
+        let theirs = format!("cat {o}/theirs; cat {s}/try/out || echo first-unread");
+        let seen = inside_as(&next, second, &theirs);
+        assert!(
+            seen.contains("theirs\n") && seen.contains("first-unread"),
+            "{seen}"
+        );
+        assert!(!seen.contains("w\n"), "{seen}");
+    }
+
+    #[test]
+    fn the_shared_view_goes_with_its_run() {
+        if !root_with_namespaces() {
+            return;
+        }
+        let fx = Fixture::new();
+        separate(&fx);
+        let view = shared(&fx.view(&fx.stage))
+            .expect("a plan")
+            .expect("a shared view");
+        let kept = |v: &Arc<OwnedFd>| {
+            TEMPLATES
+                .lock()
+                .expect("lock")
+                .iter()
+                .any(|(_, fd)| Arc::ptr_eq(fd, v))
+        };
+        assert!(kept(&view));
+        forget(&fx.root);
+        assert!(!kept(&view), "the run's shared view outlived it");
+        assert_eq!(Arc::strong_count(&view), 1);
     }
 
     #[test]
