@@ -455,3 +455,25 @@ fn a_child_dies_with_the_thread_that_started_it() {
         .unwrap();
     rt.block_on(assert_gone(&pidfile));
 }
+
+/// The engine ignores SIGPIPE (the Rust runtime does); its children start with it at its
+/// default, whether the kernel reset the engine's handlers at the `clone3` or the child did.
+#[tokio::test]
+async fn a_child_starts_with_sigpipe_at_its_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = ChildSpec::new(PathBuf::from("/bin/cat"), dir.path());
+    spec.args = vec!["/proc/self/status".into()];
+    spec.timeout = Some(Duration::from_secs(60));
+    let (result, lines) = run_collecting(spec).await;
+    assert_eq!(result.outcome, Outcome::Exited(0), "{lines:?}");
+    let ignored = texts(&lines, Stream::Stdout)
+        .iter()
+        .find_map(|l| l.strip_prefix("SigIgn:").map(|m| m.trim().to_string()))
+        .expect("SigIgn in /proc/self/status");
+    let mask = u64::from_str_radix(&ignored, 16).unwrap();
+    assert_eq!(
+        mask & (1 << (13 - 1)),
+        0,
+        "SIGPIPE ignored in the child: {ignored}"
+    );
+}

@@ -96,6 +96,9 @@ mod linux {
         /// The child's ends of stdin, stdout and stderr.
         stdio: [RawFd; 3],
         steps: Option<ChildSteps>,
+        /// The kernel reset the signal handlers at the `clone3` (`CLONE_CLEAR_SIGHAND`): the
+        /// child has only SIGPIPE, which the engine ignores, to reset itself.
+        handlers_cleared: bool,
         /// errno of the step that failed; 0 when the child reached `execve`.
         error: AtomicI32,
     }
@@ -166,6 +169,7 @@ mod linux {
                 stderr_child.as_raw_fd(),
             ],
             steps: launch.steps,
+            handlers_cleared: false,
             error: AtomicI32::new(0),
         };
         let mut context = context;
@@ -178,9 +182,13 @@ mod linux {
                 && clone3::works(cgroup)
             {
                 context.steps = Some(steps.born_in_cgroup());
+                context.handlers_cleared = true;
                 // SAFETY: as for `clone` below; `clone3` runs `child_main` on the same stack.
                 match unsafe { clone3::vfork_into_cgroup(&stack, cgroup, &context) } {
-                    Err(e) if clone3::unsupported(&e) => context.steps = launch.steps,
+                    Err(e) if clone3::unsupported(&e) => {
+                        context.steps = launch.steps;
+                        context.handlers_cleared = false;
+                    }
                     done => return done,
                 }
             }
@@ -250,6 +258,9 @@ mod linux {
         }
 
         const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+        /// Every handled signal back to its default in the child (Linux 5.5, before
+        /// `CLONE_INTO_CGROUP`): no handler of the engine can run there.
+        const CLONE_CLEAR_SIGHAND: u64 = 0x1_0000_0000;
 
         impl CloneArgs {
             /// A child of `flags` born in the cgroup whose folder is open at `cgroup`, reporting
@@ -330,7 +341,7 @@ mod linux {
             context: &Context,
         ) -> io::Result<i32> {
             let args = CloneArgs::into_cgroup(
-                (libc::CLONE_VM | libc::CLONE_VFORK) as u64,
+                (libc::CLONE_VM | libc::CLONE_VFORK) as u64 | CLONE_CLEAR_SIGHAND,
                 u64::try_from(cgroup).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?,
                 stack.base() as u64,
                 stack.size() as u64,
@@ -474,22 +485,30 @@ mod linux {
         };
         // SAFETY: plain system calls on values the parent prepared; none allocates.
         unsafe {
-            for signal in 1..=MAX_SIGNAL {
-                if signal == libc::SIGKILL || signal == libc::SIGSTOP {
-                    continue;
-                }
-                let mut action: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(signal, std::ptr::null(), &mut action) != 0 {
-                    continue;
-                }
-                // A handler of the engine must never run here; SIGPIPE, which the Rust runtime
-                // ignores, is the default again for the program (as `Command` does).
-                if action.sa_sigaction != libc::SIG_IGN && action.sa_sigaction != libc::SIG_DFL
-                    || signal == libc::SIGPIPE
-                {
-                    let mut default: libc::sigaction = std::mem::zeroed();
-                    default.sa_sigaction = libc::SIG_DFL;
-                    libc::sigaction(signal, &default, std::ptr::null_mut());
+            // A handler of the engine must never run here; SIGPIPE, which the Rust runtime
+            // ignores, is the default again for the program (as `Command` does).
+            let default_action = |signal| {
+                let mut default: libc::sigaction = std::mem::zeroed();
+                default.sa_sigaction = libc::SIG_DFL;
+                libc::sigaction(signal, &default, std::ptr::null_mut());
+            };
+            if context.handlers_cleared {
+                // The kernel reset every handler; ignored signals stay ignored.
+                default_action(libc::SIGPIPE);
+            } else {
+                for signal in 1..=MAX_SIGNAL {
+                    if signal == libc::SIGKILL || signal == libc::SIGSTOP {
+                        continue;
+                    }
+                    let mut action: libc::sigaction = std::mem::zeroed();
+                    if libc::sigaction(signal, std::ptr::null(), &mut action) != 0 {
+                        continue;
+                    }
+                    if action.sa_sigaction != libc::SIG_IGN && action.sa_sigaction != libc::SIG_DFL
+                        || signal == libc::SIGPIPE
+                    {
+                        default_action(signal);
+                    }
                 }
             }
             check(libc::setpgid(0, 0))?;
