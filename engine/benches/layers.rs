@@ -1,7 +1,7 @@
 //! What each isolation layer costs a child or a stage (docs/performance.md), measured on its own:
 //! a cgroup made, joined by nothing and ended (per child); a network namespace with loopback up
 //! (per stage); a child's mount namespace over a run's work root (per child), copied from the
-//! run's template and made from nothing; a stage's PID namespace with its init, made and ended:
+//! run's template, made from nothing, and the run's shared view entered; a stage's PID namespace with its init, made and ended:
 //! SIGTERM to the init, which finds the namespace empty and exits, and its reaping (per stage,
 //! where the cgroup layer is missing).
 //!
@@ -55,6 +55,7 @@ fn layers(c: &mut Criterion) {
     });
     let temp = tempfile::tempdir().expect("tempdir");
     let root = temp.path().join("reviewflow-bench");
+    let pivot = root.join(namespaces::PIVOT);
     let work = root.join("stage-x");
     std::fs::create_dir_all(&work).expect("mkdir");
     // What an `echo` stage's child reaches: the system folders, a few devices, its folder.
@@ -80,7 +81,7 @@ fn layers(c: &mut Criterion) {
     .collect();
     let view = View {
         work: Some(work.clone()),
-        work_root: Some(root),
+        work_root: Some(root.clone()),
         reached,
         cover: vec![temp.path().join("absent")],
         named: vec![std::path::PathBuf::from("/bin/echo"), work],
@@ -93,6 +94,16 @@ fn layers(c: &mut Criterion) {
     group.bench_function("mount namespace per child, made from nothing", |b| {
         b.iter(|| black_box(namespaces::build_view_from_nothing(&view).expect("view")));
     });
+    // As root with the work folders in memory: the run's shared view, entered (the stages told
+    // apart by group; the work root holds the folder the view's root is mounted on).
+    std::fs::create_dir(&pivot).expect("mkdir");
+    if namespaces::enter_shared_view(&view).is_ok_and(|v| v.is_some()) {
+        group.bench_function("mount namespace per child, shared view entered", |b| {
+            b.iter(|| black_box(namespaces::enter_shared_view(&view).expect("view")));
+        });
+    } else {
+        println!("shared view: not made here (not root); skipped");
+    }
     group.finish();
 }
 

@@ -38,7 +38,8 @@ use super::builder::{self, Op, When};
 
 mod template;
 
-pub(crate) use template::{Copy, PIVOT, forget as forget_shared_views};
+pub use template::PIVOT;
+pub(crate) use template::{Copy, forget as forget_shared_views};
 
 /// Whether this process can make the namespaces, probed once by making a network namespace and
 /// a mount namespace the way every stage's are made: as root, or in [`user_ns`].
@@ -295,6 +296,14 @@ pub fn build_view(view: &View) -> io::Result<OwnedFd> {
         return Ok(fd);
     }
     build_view_from_nothing(view)
+}
+
+/// The view a child of a run that tells its stages apart by group enters (the run's shared
+/// view: `template::shared`), entered by a builder process; `None` where there is none (not
+/// root, no pivot folder in the work root). For the layers bench.
+#[doc(hidden)]
+pub fn enter_shared_view(view: &View) -> io::Result<Option<OwnedFd>> {
+    template::enter_shared(view)
 }
 
 /// A child's mount namespace as the engine prepares it: made (a descriptor the child enters),

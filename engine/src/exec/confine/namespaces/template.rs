@@ -202,6 +202,19 @@ pub(super) fn shared(view: &View) -> io::Result<Option<Arc<OwnedFd>>> {
     Ok(Some(view))
 }
 
+/// The shared view entered by a builder process, as a descriptor (the layers bench: what a
+/// child pays for its view in a run that shares one, [`shared`]), or `None` as for [`shared`].
+pub(super) fn enter_shared(view: &View) -> io::Result<Option<OwnedFd>> {
+    let Some(template) = shared(view)? else {
+        return Ok(None);
+    };
+    let ops = [
+        Op::Enter(template.as_raw_fd(), libc::CLONE_NEWNS),
+        Op::OpenNs(c"/proc/self/ns/mnt"),
+    ];
+    Ok(builder::run(&ops).and_then(one).ok())
+}
+
 /// The child's view copied from its template by a builder process, as a descriptor (the tests
 /// and the layers bench; a child copies its own, [`plan`]), or `None` as for [`plan`].
 pub(super) fn build(view: &View) -> io::Result<Option<OwnedFd>> {
