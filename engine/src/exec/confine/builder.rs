@@ -24,7 +24,7 @@ pub(super) enum When {
 }
 
 /// One system call of the builder.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Op {
     /// `setns(fd, CLONE_NEWUSER)`: every later step has the capabilities of the user namespace.
     EnterUser(RawFd),

@@ -202,7 +202,7 @@ pub(crate) fn release(fd: OwnedFd) {
 }
 
 /// What one child's mount namespace shows: only what its grants reach, default deny.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct View {
     /// The child's own folder, inside `work_root`: its stage's folder is writable in the view.
     pub work: Option<PathBuf>,

@@ -187,9 +187,7 @@ pub(super) fn shared(view: &View) -> io::Result<Option<Arc<OwnedFd>>> {
     });
     // The new root goes on the pivot folder (`view_ops_of` mounts it on the view's work root).
     common.work_root = Some(pivot);
-    let bound = binds(&common);
-    let ops = super::view_ops_of(&common, &bound, None)?;
-    let key = key(ops, &bound, &common.cover);
+    let key = shared_key(common)?;
     SHARED.fetch_add(1, Ordering::Relaxed);
     let Some(view) = template(key) else {
         return Ok(None);
@@ -200,6 +198,48 @@ pub(super) fn shared(view: &View) -> io::Result<Option<Arc<OwnedFd>>> {
         over.push((root, Arc::clone(&view)));
     }
     Ok(Some(view))
+}
+
+/// The key of the shared view of `common`. Its steps walk every path the child is given by
+/// name (its `PATH`, its program, its grants: a `readlink` and an `lstat` a component), the
+/// same for every child of the run: they are worked out again only when the view asked for
+/// differs from the last one, or when what the last one binds or covers is not what it was (the
+/// identities and covers are read for each child, as for a copied view). Between two such
+/// children, a link on the way to a bound path changed to another link to the same place is the
+/// only change the view does not show; one that leads elsewhere changes what is bound.
+fn shared_key(common: View) -> io::Result<Key> {
+    struct Last {
+        view: View,
+        bound: Vec<ViewPath>,
+        key: Key,
+    }
+    static LAST: Mutex<Vec<Last>> = Mutex::new(Vec::new());
+    let known = LAST.lock().ok().and_then(|last| {
+        last.iter()
+            .find(|l| l.view == common)
+            .map(|l| (l.bound.clone(), l.key.clone()))
+    });
+    if let Some((bound, last)) = known
+        && identities(&bound) == last.bound
+        && covered(&common.cover) == last.covered
+    {
+        return Ok(last);
+    }
+    let bound = binds(&common);
+    let ops = super::view_ops_of(&common, &bound, None)?;
+    let now = key(ops, &bound, &common.cover);
+    if let Ok(mut last) = LAST.lock() {
+        last.retain(|l| l.view != common);
+        last.push(Last {
+            view: common,
+            bound,
+            key: now.clone(),
+        });
+        while last.len() > KEPT {
+            last.remove(0);
+        }
+    }
+    Ok(now)
 }
 
 /// The shared view entered by a builder process, as a descriptor (the layers bench: what a
@@ -263,7 +303,7 @@ fn split(view: &View) -> Option<(View, Vec<ViewPath>, PathBuf, PathBuf)> {
 /// What identifies a template: its steps, what each path it binds is now, and which of its
 /// covers would be made now (a cover is made only over a folder that is there: a `.git` made
 /// since the template was needs a template that covers it).
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Key {
     ops: Vec<Op>,
     bound: Vec<Identity>,
@@ -271,28 +311,38 @@ struct Key {
 }
 
 /// What a bound path is now.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Identity {
     Inode { dev: u64, ino: u64 },
     Unreadable(io::ErrorKind),
 }
 
 fn key(ops: Vec<Op>, bound: &[ViewPath], cover: &[PathBuf]) -> Key {
-    use std::os::unix::fs::MetadataExt as _;
     Key {
         ops,
-        bound: bound
-            .iter()
-            .map(|bind| match std::fs::metadata(&bind.path) {
-                Ok(meta) => Identity::Inode {
-                    dev: meta.dev(),
-                    ino: meta.ino(),
-                },
-                Err(e) => Identity::Unreadable(e.kind()),
-            })
-            .collect(),
-        covered: cover.iter().map(|c| is_dir(c)).collect(),
+        bound: identities(bound),
+        covered: covered(cover),
     }
+}
+
+/// What each path of `bound` is now.
+fn identities(bound: &[ViewPath]) -> Vec<Identity> {
+    use std::os::unix::fs::MetadataExt as _;
+    bound
+        .iter()
+        .map(|bind| match std::fs::metadata(&bind.path) {
+            Ok(meta) => Identity::Inode {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            },
+            Err(e) => Identity::Unreadable(e.kind()),
+        })
+        .collect()
+}
+
+/// Which of the folders to cover are there now.
+fn covered(cover: &[PathBuf]) -> Vec<bool> {
+    cover.iter().map(|c| is_dir(c)).collect()
 }
 
 /// The template of `key`, made by its steps if the process has none yet.
@@ -657,6 +707,56 @@ mod tests {
             "{seen}"
         );
         assert!(!seen.contains("w\n"), "{seen}");
+    }
+
+    /// The steps of a shared view are not walked again for each child, but what it binds and
+    /// covers is read each time: a file replaced, or a `.git` made, since the view was made gives
+    /// a new view.
+    #[test]
+    fn a_shared_view_shows_a_file_replaced_or_a_folder_to_cover_made_since() {
+        if !root_with_namespaces() {
+            return;
+        }
+        let fx = Fixture::new();
+        let (first, _) = separate(&fx);
+        std::fs::remove_dir_all(fx.checkout.join(".git")).expect("rm");
+        let file = fx.checkout.join("file");
+        let mut view = fx.view(&fx.stage);
+        view.reached.push(ViewPath {
+            path: file.clone(),
+            writable: false,
+        });
+        view.reached.retain(|p| p.path != fx.checkout);
+        view.reached.push(ViewPath {
+            path: fx.checkout.clone(),
+            writable: false,
+        });
+        let script = format!(
+            "cat {}; cat {c}/.git/config || echo no-config",
+            file.display(),
+            c = fx.checkout.display()
+        );
+        let before = shared(&view).expect("a plan").expect("a shared view");
+        let seen = inside_as(&before, first, &script);
+        assert!(
+            seen.starts_with("first\n") && seen.contains("no-config"),
+            "{seen}"
+        );
+        let again = shared(&view).expect("a plan").expect("a shared view");
+        assert!(Arc::ptr_eq(&before, &again), "the same view was made again");
+        std::fs::write(fx.checkout.join("file.new"), "second\n").expect("write");
+        std::fs::rename(fx.checkout.join("file.new"), &file).expect("rename");
+        let replaced = shared(&view).expect("a plan").expect("a shared view");
+        assert!(inside_as(&replaced, first, &script).starts_with("second\n"));
+        // A stage that may write the checkout runs `git init` in it.
+        std::fs::create_dir(fx.checkout.join(".git")).expect("mkdir");
+        std::fs::write(fx.checkout.join(".git/config"), "secret\n").expect("write");
+        let covered = shared(&view).expect("a plan").expect("a shared view");
+        let seen = inside_as(&covered, first, &script);
+        assert!(
+            !seen.contains("secret") && seen.contains("no-config"),
+            "{seen}"
+        );
     }
 
     #[test]
