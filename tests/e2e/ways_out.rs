@@ -653,6 +653,59 @@ fn a_stage_runs_what_it_wrote_only_where_the_temp_folder_allows_it() {
     }
 }
 
+const GROUPS_PIPELINE: &str = r#"
+pipeline "groups"
+input "sync" env="SYNC"
+stage "a" uses="run" {
+    command "sh" "-c" "stat -c 'a folder %a %u %g' \"$TMPDIR\"; echo \"a groups $(id -u) $(id -G)\"; ls \"$TMPDIR/..\" || echo a root-unlisted; echo secret > \"$TMPDIR/kept\"; echo \"$TMPDIR\" > {sync}/a-path; while [ ! -e {sync}/a-go ]; do sleep 0.01; done"
+}
+stage "b" uses="run" {
+    command "sh" "-c" "while [ ! -s {sync}/a-path ]; do sleep 0.01; done; a=$(cat {sync}/a-path); stat -c 'b folder %a %u %g' \"$TMPDIR\"; echo \"b groups $(id -u) $(id -G)\"; cat \"$a/kept\" || echo b other-unread; ls \"$a\" || echo b other-unlisted; chmod 777 \"$a\" || echo b other-chmod-refused; touch \"$a/planted\" || echo b other-unwritten; : > {sync}/a-go"
+}
+"#;
+
+/// As root with the work folders in memory, the run's children share one view, and each
+/// stage's folder is open to its own group only (docs/executor.md, "Its view of the file
+/// system"): owned by uid 2113929216, a group of the stage's own, mode 0070; the children run
+/// as uid 0 with only their stage's group; another stage's folder, its path known, is neither
+/// read, listed, changed nor written, and the work root is not listed.
+#[test]
+fn the_stages_folders_are_told_apart_by_group() {
+    if !is_root() {
+        crate::support::not_tried("the stages are told apart by group as root only");
+        return;
+    }
+    let case = Case::new(User::Root);
+    let (code, log) = case.start(GROUPS_PIPELINE).finish();
+    assert_eq!(code, 0, "{log}");
+    let said = |prefix: &str| {
+        log.lines()
+            .find_map(|l| {
+                l.split_once(prefix)
+                    .map(|(_, rest)| rest.trim().to_string())
+            })
+            .unwrap_or_else(|| panic!("no `{prefix}`: {log}"))
+    };
+    let (a, b) = (said("a folder "), said("b folder "));
+    let (a_groups, b_groups) = (said("a groups "), said("b groups "));
+    let group = |folder: &str| folder.rsplit(' ').next().unwrap_or_default().to_string();
+    assert!(a.starts_with("70 2113929216 "), "{log}");
+    assert!(b.starts_with("70 2113929216 "), "{log}");
+    assert_ne!(group(&a), group(&b), "{log}");
+    assert_eq!(a_groups, format!("0 {}", group(&a)), "{log}");
+    assert_eq!(b_groups, format!("0 {}", group(&b)), "{log}");
+    for refused in [
+        "a root-unlisted",
+        "b other-unread",
+        "b other-unlisted",
+        "b other-chmod-refused",
+        "b other-unwritten",
+    ] {
+        assert!(log.contains(refused), "{refused}: {log}");
+    }
+    assert!(!log.contains("│ secret"), "{log}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. Inherited descriptors.
 
