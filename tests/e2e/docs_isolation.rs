@@ -78,6 +78,7 @@ fn every_layer_has_a_row_and_every_row_names_tests_that_exist() {
         "inherited-descriptors",
         "cgroup",
         "network-namespace",
+        "ipc-namespace",
         "mount-namespace",
         "pid-namespace",
         "landlock-filesystem",

@@ -391,7 +391,12 @@ fn layer_held_or_said(case: &Case, layer: &str, log: &str, pipeline: &str) -> bo
 }
 
 /// The layers reviewflow makes in a user namespace of its own when it does not run as root.
-const NAMESPACE_LAYERS: [&str; 3] = ["network-namespace", "mount-namespace", "pid-namespace"];
+const NAMESPACE_LAYERS: [&str; 4] = [
+    "network-namespace",
+    "ipc-namespace",
+    "mount-namespace",
+    "pid-namespace",
+];
 
 /// Whether the kernel lets uid 65534 make a user namespace and hold, inside it, the
 /// capabilities a network and a mount namespace need (Ubuntu 24.04's AppArmor lets it make one
@@ -961,6 +966,61 @@ fn a_stage_reaches_no_socket_of_another() {
         assert!(log.contains("unix refused:"), "{user:?}: {log}");
         assert!(log.contains("udp refused:"), "{user:?}: {log}");
         assert!(!log.contains(" got "), "{user:?}: {log}");
+    }
+}
+
+const IPC_PIPELINE: &str = r#"
+pipeline "ipc"
+input "sync" env="SYNC"
+secret "canary" env="CANARY" {
+    visible-to "holder"
+}
+stage "holder" uses="run" {
+    command "sh" "-c" "ipcmk -M 4096 && ipcmk -Q && ipcmk -S 1 && echo holder made && : > \"$SYNC/made\"; while [ ! -e \"$SYNC/spy-done\" ]; do sleep 0.01; done"
+    secret-env "CANARY" "canary"
+    env "SYNC" "{sync}"
+    allow "untrusted-input" reason="the test's folder of signals, shared on purpose"
+}
+stage "spy" uses="run" {
+    command "sh" "-c" "while [ ! -e \"$SYNC/made\" ]; do sleep 0.01; done; ipcs -m -q -s | grep -c '^0x' | sed 's/^/spy sees /'; : > \"$SYNC/spy-done\""
+    env "SYNC" "{sync}"
+}
+"#;
+
+/// The System V objects (shared memory, message queues, semaphores) of the host's IPC namespace.
+fn host_ipc_objects() -> usize {
+    let out = Command::new("ipcs")
+        .args(["-m", "-q", "-s"])
+        .output()
+        .expect("ipcs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("0x"))
+        .count()
+}
+
+/// A stage's System V IPC objects are its own: another stage running at the same time does not
+/// see them (it could open them: a child is uid 0, their owner, or shares its uid), and none is
+/// left in the host's namespace after the run. Each stage's children run in an IPC namespace of
+/// the stage's (docs/isolation.md).
+#[test]
+fn a_stage_reaches_no_ipc_object_of_another() {
+    for user in users() {
+        let case = Case::new(user);
+        let before = host_ipc_objects();
+        let (code, log) = case.start(IPC_PIPELINE).finish();
+        assert_eq!(code, 0, "{user:?}: {log}");
+        assert!(log.contains("holder made"), "{user:?}: {log}");
+        if !layer_held_or_said(&case, "ipc-namespace", &log, IPC_PIPELINE) {
+            continue;
+        }
+        assert!(log.contains("spy sees 0"), "{user:?}: {log}");
+        assert_eq!(
+            host_ipc_objects(),
+            before,
+            "{user:?}: left in the host's: {log}"
+        );
+        assert_nothing_leaked(&log);
     }
 }
 

@@ -834,6 +834,7 @@ impl<'a> Run<'a> {
                 })
                 .collect(),
             common_net: Default::default(),
+            common_ipc: Default::default(),
             marker_prefix: marker_prefix.to_owned(),
             force: options.force,
             hand_over,

@@ -65,6 +65,8 @@ pub(crate) struct Shared {
     /// namespace of its own; the others share `common_net`).
     pub sensitive: Vec<bool>,
     pub common_net: crate::exec::confine::NetSlot,
+    /// The IPC namespace the stages that are not sensitive share, as `common_net`.
+    pub common_ipc: crate::exec::confine::IpcSlot,
     /// The start of every stage marker of this run.
     pub marker_prefix: String,
     /// `--force`: stages' requests to stop the run are refused.
@@ -840,7 +842,9 @@ fn stage_scope(shared: &Shared, i: usize, gate: Arc<SlotGate>) -> Arc<StageScope
     Arc::new(if shared.sensitive.get(i).copied().unwrap_or(true) {
         scope
     } else {
-        scope.sharing_net(Arc::clone(&shared.common_net))
+        scope
+            .sharing_net(Arc::clone(&shared.common_net))
+            .sharing_ipc(Arc::clone(&shared.common_ipc))
     })
 }
 

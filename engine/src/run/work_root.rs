@@ -7,7 +7,9 @@
 //! reach them, and they are gone when the run ends, however it ends (a run killed by SIGKILL
 //! takes its mount namespace with it). It also spares a run the file system's cost of making and
 //! removing a folder a stage, which on some (ext4 without a journal) grows with every folder
-//! removed in the last seconds (docs/performance.md).
+//! removed in the last seconds (docs/performance.md). Where the run's children share one view
+//! (`exec::confine::groups`), the tmpfs's root is not root's but the owner's, mode 0711: the
+//! children pass through it to their folders and may neither list nor change it.
 
 use std::io;
 use std::path::{Path, PathBuf};

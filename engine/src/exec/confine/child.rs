@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::cgroup::ChildCgroup;
 use super::grants;
 use super::kernel::{ABI_SCOPES, Kernel, kernel};
-use super::namespaces::{self, ChildView, StageNet, View};
+use super::namespaces::{self, ChildView, StageIpc, StageNet, View};
 use super::privileges::ChildSteps;
 use super::scope::{STAGE_MARKER_VAR, StageScope};
 use super::spec::ConfineSpec;
@@ -44,6 +44,7 @@ pub(crate) struct Prepared {
     /// The steps the child runs to copy its view: kept until the spawn has returned.
     copy: Option<namespaces::Copy>,
     _net: Option<Arc<StageNet>>,
+    _ipc: Option<Arc<StageIpc>>,
     /// The run's shared view the child enters: kept until the spawn has returned (the run's
     /// templates keep it after).
     _shared: Option<Arc<OwnedFd>>,
@@ -140,6 +141,7 @@ pub(crate) async fn prepare(
             user_ns: None,
             pid_ns: None,
             net_ns: None,
+            ipc_ns: None,
             mnt_ns: None,
             mnt_copy: None,
             // Only as root: the stage's group is given only where every gid is the engine's.
@@ -167,6 +169,15 @@ pub(crate) async fn prepare(
             }
             prepared._net = Some(net);
         }
+        // Every stage's: no System V or POSIX IPC object of another stage's, or of the host's.
+        let ipc = stage.ipc().map_err(|source| ConfineError::Layer {
+            what: "make the stage's IPC namespace",
+            source,
+        })?;
+        if let Some(steps) = prepared.steps.as_mut() {
+            steps.ipc_ns = Some(ipc.fd().as_raw_fd());
+        }
+        prepared._ipc = Some(ipc);
         view = Some(View {
             work: confine.work.clone(),
             work_root: confine.work_root.clone(),

@@ -31,6 +31,6 @@ pub use kernel::{ABI_NETWORK, ABI_SCOPES, Kernel, kernel};
 pub(crate) use privileges::ChildSteps;
 pub use report::{Isolation, Layer, Level, describe, layer};
 pub use scope::{
-    NetSlot, STAGE_MARKER_VAR, StageScope, current, listen_loopback, stage_confinement,
+    IpcSlot, NetSlot, STAGE_MARKER_VAR, StageScope, current, listen_loopback, stage_confinement,
 };
 pub use spec::ConfineSpec;

@@ -41,8 +41,9 @@ mod template;
 pub use template::PIVOT;
 pub(crate) use template::{Copy, forget as forget_shared_views};
 
-/// Whether this process can make the namespaces, probed once by making a network namespace and
-/// a mount namespace the way every stage's are made: as root, or in [`user_ns`].
+/// Whether this process can make the namespaces, probed once by making a network namespace, an
+/// IPC namespace and a mount namespace the way every stage's are made: as root, or in
+/// [`user_ns`].
 pub fn available() -> Result<(), String> {
     static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
     PROBE
@@ -68,6 +69,9 @@ pub fn available() -> Result<(), String> {
             StageNet::create()
                 .map(drop)
                 .map_err(|e| denied("network namespace", e))?;
+            StageIpc::create()
+                .map(drop)
+                .map_err(|e| denied("IPC namespace", e))?;
             build_view(&View::default())
                 .map(drop)
                 .map_err(|e| denied("mount namespace", e))
@@ -127,6 +131,32 @@ fn one(fds: Vec<OwnedFd>) -> io::Result<OwnedFd> {
     fds.into_iter()
         .next()
         .ok_or_else(|| io::Error::other("the namespace builder yielded nothing"))
+}
+
+/// A stage's IPC namespace: System V shared memory, semaphores and message queues, and POSIX
+/// message queues, of its children only. In the host's, any child could open what another
+/// stage's made (a child is uid 0, the owner of every such object a child made, or shares its
+/// uid), and what a stage left there outlived the run.
+#[derive(Debug)]
+pub struct StageIpc {
+    fd: OwnedFd,
+}
+
+impl StageIpc {
+    /// Makes an empty IPC namespace.
+    pub fn create() -> io::Result<Self> {
+        let mut ops = enter_owner()?;
+        ops.extend([
+            Op::Unshare(libc::CLONE_NEWIPC),
+            Op::OpenNs(c"/proc/self/ns/ipc"),
+        ]);
+        builder::run(&ops).and_then(one).map(|fd| Self { fd })
+    }
+
+    /// The descriptor a child passes to `setns`.
+    pub(crate) fn fd(&self) -> &OwnedFd {
+        &self.fd
+    }
 }
 
 /// A stage's network namespace: loopback only.
@@ -733,6 +763,7 @@ except OSError as e:
             user_ns: user_ns(),
             pid_ns: None,
             net_ns: None,
+            ipc_ns: None,
             mnt_ns: Some(mnt.as_raw_fd()),
             mnt_copy: None,
             group: None,

@@ -5,7 +5,7 @@
 //!    nothing it ever starts is outside it; then, when the engine does not run as root, the
 //!    engine's user namespace (which gives it, there only, the capabilities the next two
 //!    `setns` need); then, where the cgroup layer is missing, its stage's PID namespace (for
-//!    what it starts: `pidns.rs`); then its stage's network namespace and its own mount namespace
+//!    what it starts: `pidns.rs`); then its stage's network and IPC namespaces and its mount namespace
 //!    (`namespaces.rs`: entered, or, as root, copied by the child from its run's template;
 //!    entering a mount namespace resets the working folder, hence before it is set);
 //! 1. where its stage has a group of its own (`groups.rs`), that group as its only one (before
@@ -46,6 +46,8 @@ pub(crate) struct ChildSteps {
     pub(super) pid_ns: Option<RawFd>,
     /// The network namespace to enter.
     pub(super) net_ns: Option<RawFd>,
+    /// The IPC namespace to enter.
+    pub(super) ipc_ns: Option<RawFd>,
     /// The mount namespace to enter.
     pub(super) mnt_ns: Option<RawFd>,
     /// Or the steps that copy the child's view from its run's template (`namespaces::template`),
@@ -105,6 +107,9 @@ impl ChildSteps {
             }
             if let Some(net) = self.net_ns {
                 check(libc::setns(net, libc::CLONE_NEWNET))?;
+            }
+            if let Some(ipc) = self.ipc_ns {
+                check(libc::setns(ipc, libc::CLONE_NEWIPC))?;
             }
             if let Some(mnt) = self.mnt_ns {
                 check(libc::setns(mnt, libc::CLONE_NEWNS))?;

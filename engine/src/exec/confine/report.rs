@@ -19,6 +19,7 @@ pub mod layer {
     pub const INHERITED_DESCRIPTORS: &str = "inherited-descriptors";
     pub const CGROUP: &str = "cgroup";
     pub const NETWORK_NAMESPACE: &str = "network-namespace";
+    pub const IPC_NAMESPACE: &str = "ipc-namespace";
     pub const MOUNT_NAMESPACE: &str = "mount-namespace";
     pub const PID_NAMESPACE: &str = "pid-namespace";
 }
@@ -47,7 +48,7 @@ impl From<crate::model::IsolationLevel> for Level {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Layer {
     /// `no-new-privileges`, `capabilities-dropped`, `parent-death-signal`, `subreaper`,
-    /// `inherited-descriptors`, `cgroup`, `pid-namespace`, `network-namespace`,
+    /// `inherited-descriptors`, `cgroup`, `pid-namespace`, `network-namespace`, `ipc-namespace`,
     /// `mount-namespace`, `landlock-filesystem`, `landlock-network`, `landlock-scopes`, and the
     /// binary's own (`scrubbed-environment`, `not-dumpable`, `watchdog`).
     pub name: String,
@@ -194,6 +195,12 @@ impl Isolation {
             namespaces.is_ok(),
             format!("a stage that declares no network runs in a network namespace of its own with only loopback, made {}: no UDP, no DNS, no service of the host's loopback", super::namespaces::made_by()),
             format!("{why_not}: a stage without `network` still sends UDP and reaches the host's loopback services and unix sockets"),
+        ));
+        layers.push(gate(
+            layer::IPC_NAMESPACE,
+            namespaces.is_ok(),
+            format!("each stage's children run in an IPC namespace of the stage's (the stages that hold no secret and read no private value share one), made {}: no System V or POSIX IPC object of another stage's or of the host's, and none outlives the run", super::namespaces::made_by()),
+            format!("{why_not}: a stage opens the System V shared memory, semaphores and message queues another stage made, and what it makes outlives the run"),
         ));
         layers.push(gate(
             layer::MOUNT_NAMESPACE,

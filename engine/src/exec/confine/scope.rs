@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::cgroup::ChildCgroup;
-use super::namespaces::StageNet;
+use super::namespaces::{StageIpc, StageNet};
 use super::pidns::StagePids;
 use super::spec::ConfineSpec;
 use crate::exec::slot::SlotGate;
@@ -38,6 +38,9 @@ pub struct StageScope {
     /// The stage's network namespace, made when first needed: its own, or one it shares with
     /// the run's other stages that have nothing to hide ([`NetSlot`]).
     net: NetSlot,
+    /// The stage's IPC namespace, made when first needed: its own, or one it shares with the
+    /// run's other stages that have nothing to hide ([`IpcSlot`]).
+    ipc: IpcSlot,
     /// The stage's PID namespace, where the `cgroup` layer is missing: made on first use,
     /// ended when the stage ends ([`StageScope::end_pid_namespace`]).
     pids: Mutex<Option<StagePids>>,
@@ -52,6 +55,9 @@ pub struct StageScope {
 /// them has anything another could take (a namespace costs the kernel about 2 ms to make).
 pub type NetSlot = Arc<Mutex<Option<Arc<StageNet>>>>;
 
+/// Where a stage's IPC namespace is kept, shared as [`NetSlot`] is.
+pub type IpcSlot = Arc<Mutex<Option<Arc<StageIpc>>>>;
+
 impl StageScope {
     /// A stage marked `marker` whose children are confined by `base` (and what their spec adds);
     /// `None` turns confinement off (recorded as not held by the run).
@@ -63,6 +69,7 @@ impl StageScope {
             uncontained: AtomicBool::new(false),
             left: AtomicBool::new(false),
             net: NetSlot::default(),
+            ipc: IpcSlot::default(),
             pids: Mutex::new(None),
             slot: None,
             group: None,
@@ -97,6 +104,23 @@ impl StageScope {
     pub fn sharing_net(mut self, slot: NetSlot) -> Self {
         self.net = slot;
         self
+    }
+
+    /// Keeps the stage's IPC namespace in `slot`, shared with the other stages given it.
+    pub fn sharing_ipc(mut self, slot: IpcSlot) -> Self {
+        self.ipc = slot;
+        self
+    }
+
+    /// The stage's IPC namespace, made on first use.
+    pub(crate) fn ipc(&self) -> std::io::Result<Arc<StageIpc>> {
+        let mut slot = self.ipc.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(ipc) = slot.as_ref() {
+            return Ok(Arc::clone(ipc));
+        }
+        let ipc = Arc::new(StageIpc::create()?);
+        *slot = Some(Arc::clone(&ipc));
+        Ok(ipc)
     }
 
     /// A cgroup for a new child of the stage; `None` when the cgroup layer is missing. It is

@@ -432,6 +432,7 @@ mod tests {
             user_ns: None,
             pid_ns: None,
             net_ns: None,
+            ipc_ns: None,
             mnt_ns: mnt,
             mnt_copy,
             group,
