@@ -742,8 +742,10 @@ async fn the_manifest_records_which_layers_held() {
             layer::LANDLOCK_NETWORK,
             layer::LANDLOCK_SCOPES,
             layer::INHERITED_DESCRIPTORS,
+            layer::NO_KEYRING,
             layer::CGROUP,
             layer::NETWORK_NAMESPACE,
+            layer::IPC_NAMESPACE,
             layer::MOUNT_NAMESPACE,
             layer::PID_NAMESPACE,
             "not-dumpable",
@@ -754,6 +756,10 @@ async fn the_manifest_records_which_layers_held() {
     assert_eq!(held(layer::LANDLOCK_FILESYSTEM), abi >= 1);
     assert_eq!(held(layer::LANDLOCK_NETWORK), abi >= ABI_NETWORK);
     assert_eq!(held(layer::LANDLOCK_SCOPES), abi >= ABI_SCOPES);
+    assert_eq!(
+        held(layer::NO_KEYRING),
+        cfg!(any(target_arch = "x86_64", target_arch = "aarch64"))
+    );
     // Each missing layer is one run-level warning.
     let events = std::fs::read_to_string(report.run_dir.join("events.jsonl")).expect("events");
     for layer in isolation.layers.iter().filter(|l| !l.held) {

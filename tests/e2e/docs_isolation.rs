@@ -76,6 +76,7 @@ fn every_layer_has_a_row_and_every_row_names_tests_that_exist() {
         "parent-death-signal",
         "subreaper",
         "inherited-descriptors",
+        "no-keyring",
         "cgroup",
         "network-namespace",
         "ipc-namespace",

@@ -1024,6 +1024,75 @@ fn a_stage_reaches_no_ipc_object_of_another() {
     }
 }
 
+const KEY_PUT: &str = r#"
+import ctypes, os, platform
+libc = ctypes.CDLL(None, use_errno=True)
+ADD_KEY = {"x86_64": 248, "aarch64": 217}[platform.machine()]
+value = os.environ["CANARY"].encode()
+r = libc.syscall(ADD_KEY, b"user", b"reviewflow-ways-out", value, len(value), ctypes.c_int(-4))
+print("add_key", r, os.strerror(ctypes.get_errno()) if r < 0 else "", flush=True)
+"#;
+
+const KEY_GET: &str = r#"
+import ctypes, os, platform
+libc = ctypes.CDLL(None, use_errno=True)
+REQUEST_KEY, KEYCTL = {"x86_64": (249, 250), "aarch64": (218, 219)}[platform.machine()]
+k = libc.syscall(REQUEST_KEY, b"user", b"reviewflow-ways-out", None, ctypes.c_int(0))
+print("request_key", k, os.strerror(ctypes.get_errno()) if k < 0 else "", flush=True)
+if k > 0:
+    buf = ctypes.create_string_buffer(256)
+    n = libc.syscall(KEYCTL, 11, k, buf, 256)
+    print("got", buf.raw[:max(n, 0)].decode(errors="replace"), flush=True)
+"#;
+
+const KEYRING_PIPELINE: &str = r#"
+pipeline "keyring"
+secret "canary" env="CANARY" {
+    visible-to "holder"
+}
+stage "holder" uses="run" {
+    command "python3" "scripts/put.py"
+    secret-env "CANARY" "canary"
+    allow "untrusted-input" reason="the test's own script, run with the secret on purpose"
+}
+stage "spy" uses="run" {
+    command "python3" "scripts/get.py"
+    needs "holder"
+}
+"#;
+
+/// The kernel's keyrings belong to a uid, and every child is uid 0 (or reviewflow's own uid):
+/// a key the holder of a secret adds to its user keyring must not be found by a later stage,
+/// nor outlive the run (docs/isolation.md, `no-keyring`).
+#[test]
+fn a_stage_reaches_no_key_of_another() {
+    for user in users() {
+        let case = Case::new(user);
+        case.script("put.py", KEY_PUT);
+        case.script("get.py", KEY_GET);
+        let (code, log) = case.start(KEYRING_PIPELINE).finish();
+        assert_eq!(code, 0, "{user:?}: {log}");
+        let keys = std::fs::read_to_string("/proc/keys").unwrap_or_default();
+        assert!(
+            !keys.contains("reviewflow-ways-out"),
+            "{user:?}: a key outlived the run"
+        );
+        if !layer_held_or_said(&case, "no-keyring", &log, KEYRING_PIPELINE) {
+            continue;
+        }
+        assert!(
+            log.contains("add_key -1 Operation not permitted"),
+            "{user:?}: {log}"
+        );
+        assert!(
+            log.contains("request_key -1 Operation not permitted"),
+            "{user:?}: {log}"
+        );
+        assert!(!log.contains("got "), "{user:?}: {log}");
+        assert_nothing_leaked(&log);
+    }
+}
+
 const HOST_SOCKET_CLIENT: &str = r#"
 import socket, sys
 for path in sys.argv[1:]:

@@ -764,6 +764,7 @@ except OSError as e:
             pid_ns: None,
             net_ns: None,
             ipc_ns: None,
+            seccomp: None,
             mnt_ns: Some(mnt.as_raw_fd()),
             mnt_copy: None,
             group: None,

@@ -16,7 +16,8 @@
 //! 4. as root, or in the engine's user namespace, every capability dropped: the bounding set
 //!    first (so that an `execve` as uid 0 cannot grant them back), then the ambient set, then
 //!    effective, permitted and inheritable;
-//! 5. the Landlock ruleset built by the parent, plus a rule for the child's own `/proc/<pid>`.
+//! 5. the seccomp filter that takes the kernel keyring away (`keyring.rs`);
+//! 6. the Landlock ruleset built by the parent, plus a rule for the child's own `/proc/<pid>`.
 //!
 //! This runs in the child between its `clone` and its `execve`, in the parent's memory
 //! (`exec::process::spawn`): only system calls, no allocation, no lock. Everything it needs was
@@ -54,6 +55,9 @@ pub(crate) struct ChildSteps {
     /// run by the child itself: their address and count, in the parent's memory, which the
     /// child shares until its `execve` and the parent keeps until the spawn has returned.
     pub(super) mnt_copy: Option<(usize, usize)>,
+    /// The seccomp filter that takes the kernel keyring away (`keyring.rs`): the address and
+    /// count of its instructions, a static of the engine's.
+    pub(super) seccomp: Option<(usize, usize)>,
     /// The stage's group, its only one (`groups.rs`): what lets it into its own folder, and
     /// no other stage's, in a view the run's children share.
     pub(super) group: Option<u32>,
@@ -178,6 +182,13 @@ impl ChildSteps {
             },
         )
         .map_err(io::Error::from)?;
+        if let Some((filter, count)) = self.seccomp {
+            // SAFETY: the engine's static filter (`keyring::filter`), built before the spawn.
+            let filter =
+                unsafe { std::slice::from_raw_parts(filter as *const libc::sock_filter, count) };
+            // SAFETY: system calls only.
+            unsafe { super::keyring::install(filter)? };
+        }
         if let Some((ruleset, own_proc)) = self.landlock {
             add_own_proc_rule(ruleset, own_proc);
             restrict_self(ruleset)?;

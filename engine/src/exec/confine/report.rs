@@ -17,6 +17,7 @@ pub mod layer {
     pub const LANDLOCK_NETWORK: &str = "landlock-network";
     pub const LANDLOCK_SCOPES: &str = "landlock-scopes";
     pub const INHERITED_DESCRIPTORS: &str = "inherited-descriptors";
+    pub const NO_KEYRING: &str = "no-keyring";
     pub const CGROUP: &str = "cgroup";
     pub const NETWORK_NAMESPACE: &str = "network-namespace";
     pub const IPC_NAMESPACE: &str = "ipc-namespace";
@@ -48,8 +49,8 @@ impl From<crate::model::IsolationLevel> for Level {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Layer {
     /// `no-new-privileges`, `capabilities-dropped`, `parent-death-signal`, `subreaper`,
-    /// `inherited-descriptors`, `cgroup`, `pid-namespace`, `network-namespace`, `ipc-namespace`,
-    /// `mount-namespace`, `landlock-filesystem`, `landlock-network`, `landlock-scopes`, and the
+    /// `inherited-descriptors`, `no-keyring`, `cgroup`, `pid-namespace`, `network-namespace`,
+    /// `ipc-namespace`, `mount-namespace`, `landlock-filesystem`, `landlock-network`, `landlock-scopes`, and the
     /// binary's own (`scrubbed-environment`, `not-dumpable`, `watchdog`).
     pub name: String,
     pub held: bool,
@@ -175,6 +176,12 @@ impl Isolation {
             true,
             "every descriptor but stdin, stdout and stderr is closed at a child's execve (close_range)".into(),
             String::new(),
+        ));
+        layers.push(gate(
+            layer::NO_KEYRING,
+            super::keyring::filter().is_some(),
+            "add_key, request_key and keyctl fail in every child (a seccomp filter): no stage reaches a key another stage, or another process of its user, keeps in the kernel, and none outlives the run".into(),
+            "no seccomp filter for this architecture: a stage reads the keys another stage added to its user's keyring, and they outlive the run".into(),
         ));
         let cgroup = super::cgroup::availability();
         layers.push(gate(

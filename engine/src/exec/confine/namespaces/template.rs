@@ -433,6 +433,7 @@ mod tests {
             pid_ns: None,
             net_ns: None,
             ipc_ns: None,
+            seccomp: None,
             mnt_ns: mnt,
             mnt_copy,
             group,
