@@ -3,7 +3,9 @@
 //! (per stage); a child's mount namespace over a run's work root (per child), copied from the
 //! run's template, made from nothing, and the run's shared view entered; a stage's PID namespace with its init, made and ended:
 //! SIGTERM to the init, which finds the namespace empty and exits, and its reaping (per stage,
-//! where the cgroup layer is missing).
+//! where the cgroup layer is missing); a stage's IPC namespace, made (per stage, or once for the
+//! stages that hold no secret); the seccomp filter that takes the kernel keyring away, installed
+//! by a forked child, against the same child without it (per child).
 //!
 //! `cargo bench -p reviewflow-engine --bench layers`. As root, or as any user where the kernel
 //! lets it make a user namespace (the namespaces are then made in it: run the bench binary as
@@ -14,7 +16,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use reviewflow_engine::exec::confine::cgroup::ChildCgroup;
-use reviewflow_engine::exec::confine::namespaces::{self, StageNet, View, ViewPath};
+use reviewflow_engine::exec::confine::keyring;
+use reviewflow_engine::exec::confine::namespaces::{self, StageIpc, StageNet, View, ViewPath};
 use reviewflow_engine::exec::confine::pidns::StagePids;
 
 fn layers(c: &mut Criterion) {
@@ -30,6 +33,19 @@ fn layers(c: &mut Criterion) {
             });
         }
         other => println!("cgroup: not held here ({other:?}); skipped"),
+    }
+    if let Some(filter) = keyring::filter() {
+        group.bench_function("keyring filter per child (a forked child with it)", |b| {
+            b.iter(|| forked(Some(filter)));
+        });
+        group.bench_function(
+            "keyring filter per child (the same child without it)",
+            |b| {
+                b.iter(|| forked(None));
+            },
+        );
+    } else {
+        println!("keyring filter: not built for this architecture; skipped");
     }
     let first = std::time::Instant::now();
     if let Err(why) = namespaces::available() {
@@ -52,6 +68,9 @@ fn layers(c: &mut Criterion) {
     });
     group.bench_function("network namespace per stage", |b| {
         b.iter(|| black_box(StageNet::create().expect("netns")));
+    });
+    group.bench_function("ipc namespace per stage", |b| {
+        b.iter(|| black_box(StageIpc::create().expect("ipcns")));
     });
     let temp = tempfile::tempdir().expect("tempdir");
     let root = temp.path().join("reviewflow-bench");
@@ -105,6 +124,29 @@ fn layers(c: &mut Criterion) {
         println!("shared view: not made here (not root); skipped");
     }
     group.finish();
+}
+
+/// A child as a confined one is before its `execve`, as far as the filter goes: `no_new_privs`,
+/// then the filter or not, then its exit; the parent waits for it.
+fn forked(filter: Option<&'static [libc::sock_filter]>) {
+    // SAFETY: the child makes system calls only, then `_exit`s.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+    if pid == 0 {
+        // SAFETY: system calls only; `filter` is the engine's static.
+        unsafe {
+            let nnp = libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
+            let installed = filter.is_none_or(|f| keyring::install(f).is_ok());
+            libc::_exit(if nnp && installed { 0 } else { 1 });
+        }
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child just forked.
+    let waited = unsafe { libc::waitpid(pid, &raw mut status, 0) };
+    assert!(
+        waited == pid && status == 0,
+        "the forked child failed: {status}"
+    );
 }
 
 criterion_group!(benches, layers);

@@ -15,7 +15,7 @@ mod child;
 mod grants;
 pub mod groups;
 mod kernel;
-mod keyring;
+pub mod keyring;
 #[cfg(target_os = "linux")]
 mod landlock;
 pub mod namespaces;

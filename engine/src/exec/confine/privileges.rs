@@ -16,7 +16,8 @@
 //! 4. as root, or in the engine's user namespace, every capability dropped: the bounding set
 //!    first (so that an `execve` as uid 0 cannot grant them back), then the ambient set, then
 //!    effective, permitted and inheritable;
-//! 5. the seccomp filter that takes the kernel keyring away (`keyring.rs`);
+//! 5. the seccomp filter that takes the kernel keyring away (`keyring.rs`), unless it inherited
+//!    the filter from the engine's thread that started it (as root);
 //! 6. the Landlock ruleset built by the parent, plus a rule for the child's own `/proc/<pid>`.
 //!
 //! This runs in the child between its `clone` and its `execve`, in the parent's memory
@@ -70,6 +71,21 @@ impl ChildSteps {
     /// The cgroup folder a child may be born in.
     pub(crate) fn cgroup_dir(&self) -> Option<RawFd> {
         self.cgroup_dir
+    }
+
+    /// The same steps for a child started from a thread that holds the keyring filter
+    /// (`keyring::held_by_this_thread`): it inherits the filter at its `clone`.
+    #[must_use]
+    pub(crate) fn filter_inherited(self) -> Self {
+        Self {
+            seccomp: None,
+            ..self
+        }
+    }
+
+    /// Whether the child is to attach the keyring filter itself.
+    pub(crate) fn attaches_filter(&self) -> bool {
+        self.seccomp.is_some()
     }
 
     /// The same steps for a child born in its cgroup: nothing left to join.

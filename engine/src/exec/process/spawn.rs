@@ -79,7 +79,7 @@ mod linux {
     use zeroize::Zeroize as _;
 
     use super::{Launch, Spawned};
-    use crate::exec::confine::ChildSteps;
+    use crate::exec::confine::{ChildSteps, keyring};
     use crate::exec::stack::{Reused, Stack};
 
     /// The child's stack: it runs little more than a few system calls.
@@ -158,6 +158,15 @@ mod linux {
         };
         let (stdout_parent, stdout_child) = pipe()?;
         let (stderr_parent, stderr_child) = pipe()?;
+        // As root, the keyring filter is attached once to this thread and inherited by every
+        // child it starts, instead of attached by each child.
+        let steps = launch.steps.map(|steps| {
+            if steps.attaches_filter() && keyring::held_by_this_thread() {
+                steps.filter_inherited()
+            } else {
+                steps
+            }
+        });
         let context = Context {
             program: program.as_ptr(),
             argv: argv.as_ptr(),
@@ -168,7 +177,7 @@ mod linux {
                 stdout_child.as_raw_fd(),
                 stderr_child.as_raw_fd(),
             ],
-            steps: launch.steps,
+            steps,
             handlers_cleared: false,
             error: AtomicI32::new(0),
         };
@@ -177,16 +186,15 @@ mod linux {
         let started = with_signals_blocked(|| {
             // Born in its cgroup where the kernel can (no migration afterwards, no window
             // outside it); otherwise the child joins it by writing `cgroup.procs`.
-            if let (Some(steps), Some(cgroup)) =
-                (launch.steps, launch.steps.and_then(|s| s.cgroup_dir()))
+            if let (Some(born), Some(cgroup)) = (steps, steps.and_then(|s| s.cgroup_dir()))
                 && clone3::works(cgroup)
             {
-                context.steps = Some(steps.born_in_cgroup());
+                context.steps = Some(born.born_in_cgroup());
                 context.handlers_cleared = true;
                 // SAFETY: as for `clone` below; `clone3` runs `child_main` on the same stack.
                 match unsafe { clone3::vfork_into_cgroup(&stack, cgroup, &context) } {
                     Err(e) if clone3::unsupported(&e) => {
-                        context.steps = launch.steps;
+                        context.steps = steps;
                         context.handlers_cleared = false;
                     }
                     done => return done,
