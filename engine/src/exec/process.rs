@@ -74,24 +74,28 @@ where
     F: FnMut(Stream, Vec<u8>),
 {
     spec.validate()?;
-    let program = spec.resolve_program().await?;
     let supervise = |source| ProcessError::Supervise { source };
     let mut spec = spec;
     let stage = confine::current();
     let confine = spec.confine.take();
-    let mut prepared = confine::prepare(
+    // The program is looked for in the same hand-off as the rest of the preparation.
+    let program = spec.program();
+    let Some((mut prepared, program)) = confine::prepare(
         &mut spec.env,
         confine.as_ref(),
-        &program,
+        program,
         &spec.cwd,
         stage.as_ref(),
         spec.grace,
     )
     .await
     .map_err(|source| ProcessError::Confine {
-        program: program.clone(),
+        program: spec.program_named().to_path_buf(),
         source,
-    })?;
+    })?
+    else {
+        return Err(spec.not_found());
+    };
     // A stage that takes its slot around its program waits for one here, prepared: its view
     // and ruleset were made while another stage's program ran (exec/slot.rs).
     let mut cancel = std::pin::pin!(cancel);

@@ -99,25 +99,55 @@ impl Drop for MountView {
     }
 }
 
+/// The child's program: its path, or the search that finds it (in the `PATH` it is given: a
+/// stat an entry, blocking work), run in the same hand-off as the rest of the preparation.
+pub(crate) enum Program {
+    Known(PathBuf),
+    Search(Box<dyn FnOnce() -> Option<PathBuf> + Send>),
+}
+
+impl Program {
+    /// The program's path, found here (blocking), or `None` where no search found it.
+    fn find(self) -> Option<PathBuf> {
+        match self {
+            Self::Known(path) => Some(path),
+            Self::Search(search) => search(),
+        }
+    }
+
+    /// The same, off the runtime's thread where it has to search.
+    async fn found(self) -> Option<PathBuf> {
+        match self {
+            Self::Known(path) => Some(path),
+            search => tokio::task::spawn_blocking(move || search.find())
+                .await
+                .ok()
+                .flatten(),
+        }
+    }
+}
+
 /// Decides how the child of `spec` starts and prepares it: the stage marker and `TMPDIR` in its
 /// environment (`env`), the privilege steps, and the Landlock ruleset of `confine` (or of the
 /// stage's confinement when the spec names none). `grace` is the child's grace period, which
 /// its stage's PID namespace gives its processes at the stage's end too. `program` and `cwd` are
-/// as the child names them: its view resolves them as the host does.
+/// as the child names them: its view resolves them as the host does. Returns the program's
+/// path with the preparation, or `None` where the search found no program (nothing is
+/// prepared then).
 pub(crate) async fn prepare(
     env: &mut Vec<(String, String)>,
     confine: Option<&ConfineSpec>,
-    program: &Path,
+    program: Program,
     cwd: &Path,
     stage: Option<&Arc<StageScope>>,
     grace: std::time::Duration,
-) -> Result<Prepared, ConfineError> {
+) -> Result<Option<(Prepared, PathBuf)>, ConfineError> {
     if let Some(stage) = stage {
         env.retain(|(name, _)| name != STAGE_MARKER_VAR);
         env.push((STAGE_MARKER_VAR.into(), stage.marker().into()));
         if stage.base().is_none() {
             // The run turned confinement off (recorded as not held in its manifest).
-            return Ok(Prepared::default());
+            return Ok(program.found().await.map(|p| (Prepared::default(), p)));
         }
     }
     let confine = confine.or_else(|| stage.and_then(|s| s.base())).cloned();
@@ -152,7 +182,7 @@ pub(crate) async fn prepare(
         ..Prepared::default()
     };
     let Some(confine) = confine else {
-        return Ok(prepared);
+        return Ok(program.found().await.map(|p| (prepared, p)));
     };
     let mut view = None;
     if let Some(stage) = stage
@@ -217,14 +247,16 @@ pub(crate) async fn prepare(
         .iter()
         .find(|(name, _)| name == "PATH")
         .map(|(_, v)| v.clone());
-    let program = program.to_path_buf();
     let cwd = cwd.to_path_buf();
     // A child that may connect anywhere on a port reads the resolver's configuration.
     let resolver = !confine.connect.is_empty();
     let shared = prepared.steps.is_some_and(|s| s.group.is_some());
     // Making the mount namespace and resolving and opening paths is blocking work: off the
     // runtime threads, in one hand-off.
-    let (mnt, built) = tokio::task::spawn_blocking(move || {
+    let made = tokio::task::spawn_blocking(move || {
+        let Some(program) = program.find() else {
+            return Ok(None);
+        };
         let (grants, reached) =
             grants::plan_with_paths(&confine, path_var.as_deref(), &program, resolver);
         let mnt = view
@@ -252,10 +284,13 @@ pub(crate) async fn prepare(
                 what: "make the child's mount namespace",
                 source,
             })?;
-        ruleset(&kernel, &confine, grants).map(|built| (mnt, built))
+        ruleset(&kernel, &confine, grants).map(|built| Some((mnt, built, program)))
     })
     .await
     .map_err(|e| ConfineError::Ruleset(e.to_string()))??;
+    let Some((mnt, built, program)) = made else {
+        return Ok(None);
+    };
     match mnt {
         Some(ChildView::Made(fd)) => {
             if let Some(steps) = prepared.steps.as_mut() {
@@ -282,7 +317,7 @@ pub(crate) async fn prepare(
         steps.landlock = Some((fd.as_raw_fd(), own_proc));
         prepared._ruleset = Some(fd);
     }
-    Ok(prepared)
+    Ok(Some((prepared, program)))
 }
 
 #[cfg(target_os = "linux")]

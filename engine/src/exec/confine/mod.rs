@@ -27,7 +27,7 @@ mod scope;
 mod spec;
 
 pub use child::ConfineError;
-pub(crate) use child::prepare;
+pub(crate) use child::{Program, prepare};
 pub use kernel::{ABI_NETWORK, ABI_SCOPES, Kernel, kernel};
 pub(crate) use privileges::ChildSteps;
 pub use report::{Isolation, Layer, Level, describe, layer};

@@ -53,7 +53,7 @@ pub enum ProcessError {
     /// The child could not be confined as its spec or its stage requires; it was not started.
     #[error("cannot confine {}: {source}", program.display())]
     Confine {
-        /// The resolved program path.
+        /// The program, as the spec names it.
         program: PathBuf,
         /// Why.
         #[source]

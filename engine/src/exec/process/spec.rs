@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::error::ProcessError;
 use super::spawn::Launch;
-use crate::exec::confine::{ChildSteps, ConfineSpec};
+use crate::exec::confine::{ChildSteps, ConfineSpec, Program};
 use crate::exec::secret::SecretValue;
 
 /// Time a child gets between SIGTERM and SIGKILL unless the spec says otherwise.
@@ -158,45 +158,38 @@ impl ChildSpec {
         Ok(())
     }
 
-    /// The program's path: bare names are searched in the declared `PATH` only.
-    pub(super) async fn resolve_program(&self) -> Result<PathBuf, ProcessError> {
-        if self.program.components().count() > 1 || self.program.is_absolute() {
-            return Ok(if self.program.is_absolute() {
-                self.program.clone()
-            } else {
-                self.cwd.join(&self.program)
-            });
+    /// The program as the child is to find it: its path where the spec names one, or a search
+    /// of the declared `PATH` (blocking work, done in the preparation's one hand-off to the
+    /// runtime's blocking threads: `confine::prepare`).
+    pub(super) fn program(&self) -> Program {
+        if self.program.is_absolute() {
+            return Program::Known(self.program.clone());
         }
-        let path = self
-            .env
+        if self.program.components().count() > 1 {
+            return Program::Known(self.cwd.join(&self.program));
+        }
+        let (program, path) = (self.program.clone(), self.path());
+        Program::Search(Box::new(move || search(&program, path.as_deref())))
+    }
+
+    /// The program as the spec names it.
+    pub(super) fn program_named(&self) -> &Path {
+        &self.program
+    }
+
+    /// The error for a bare name that no entry of the declared `PATH` holds.
+    pub(super) fn not_found(&self) -> ProcessError {
+        ProcessError::ProgramNotFound {
+            program: self.program.to_string_lossy().into_owned(),
+            path: self.path(),
+        }
+    }
+
+    fn path(&self) -> Option<String> {
+        self.env
             .iter()
             .find(|(name, _)| name == "PATH")
-            .map(|(_, value)| value.clone());
-        // The stats are blocking file work: off the runtime threads, in one hand-off.
-        let (program, searched) = (self.program.clone(), path.clone());
-        let found = tokio::task::spawn_blocking(move || {
-            searched
-                .iter()
-                .flat_map(|p| p.split(':'))
-                .map(Path::new)
-                // Relative entries are never searched.
-                .filter(|dir| dir.is_absolute())
-                .map(|dir| dir.join(&program))
-                .find(|candidate| {
-                    std::fs::metadata(candidate)
-                        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-                })
-        })
-        .await
-        .ok()
-        .flatten();
-        if let Some(candidate) = found {
-            return Ok(candidate);
-        }
-        Err(ProcessError::ProgramNotFound {
-            program: self.program.to_string_lossy().into_owned(),
-            path,
-        })
+            .map(|(_, value)| value.clone())
     }
 
     /// What to start: the cleared environment (`NAME=value`, each with room for the NUL the
@@ -229,4 +222,18 @@ impl ChildSpec {
             steps,
         }
     }
+}
+
+/// The first executable file named `program` in an absolute entry of `path` (relative entries
+/// are never searched).
+fn search(program: &Path, path: Option<&str>) -> Option<PathBuf> {
+    path.iter()
+        .flat_map(|p| p.split(':'))
+        .map(Path::new)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(program))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
