@@ -67,7 +67,10 @@ impl WorkRoot {
             use std::os::unix::fs::DirBuilderExt as _;
             std::fs::DirBuilder::new().mode(0o700).create(&at)?;
             Ok::<_, io::Error>(if in_memory {
-                Some(mount(&at, groups.is_some()).map(|()| groups.filter(|_| pivot(&at).is_ok())))
+                Some(
+                    mount(&at, groups.is_some())
+                        .map(|()| groups.filter(|_| groups::make_pivot(&at).is_ok())),
+                )
             } else {
                 None
             })
@@ -107,14 +110,6 @@ impl WorkRoot {
     pub(crate) fn groups(&self) -> Option<Groups> {
         self.groups
     }
-}
-
-/// The folder of the work root a shared view's root is mounted on: the owner's, mode 0700.
-fn pivot(root: &Path) -> io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt as _;
-    let at = root.join(crate::exec::confine::namespaces::PIVOT);
-    std::fs::DirBuilder::new().mode(0o700).create(&at)?;
-    std::os::unix::fs::chown(&at, Some(groups::OWNER), Some(groups::OWNER))
 }
 
 impl Drop for WorkRoot {

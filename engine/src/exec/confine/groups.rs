@@ -65,6 +65,15 @@ impl Groups {
     }
 }
 
+/// Makes, in the run's work root `root`, the folder a shared view's new root is mounted on
+/// (`namespaces::PIVOT`): the owner's, mode 0700.
+pub fn make_pivot(root: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    let at = root.join(super::namespaces::PIVOT);
+    std::fs::DirBuilder::new().mode(0o700).create(&at)?;
+    std::os::unix::fs::chown(&at, Some(OWNER), Some(OWNER))
+}
+
 /// Whether a `uid_map` or `gid_map` maps ids 0 to 2³² − 2 to themselves: the host's user
 /// namespace.
 fn maps_everything(text: &str) -> bool {

@@ -187,9 +187,8 @@ pub(super) fn shared(view: &View) -> io::Result<Option<Arc<OwnedFd>>> {
     });
     // The new root goes on the pivot folder (`view_ops_of` mounts it on the view's work root).
     common.work_root = Some(pivot);
-    let key = shared_key(common)?;
     SHARED.fetch_add(1, Ordering::Relaxed);
-    let Some(view) = template(key) else {
+    let Some(view) = shared_template(common)? else {
         return Ok(None);
     };
     if let Ok(mut over) = SHARED_OVER.lock()
@@ -200,46 +199,65 @@ pub(super) fn shared(view: &View) -> io::Result<Option<Arc<OwnedFd>>> {
     Ok(Some(view))
 }
 
-/// The key of the shared view of `common`. Its steps walk every path the child is given by
-/// name (its `PATH`, its program, its grants: a `readlink` and an `lstat` a component), the
-/// same for every child of the run: they are worked out again only when the view asked for
-/// differs from the last one, or when what the last one binds or covers is not what it was (the
-/// identities and covers are read for each child, as for a copied view). Between two such
-/// children, a link on the way to a bound path changed to another link to the same place is the
-/// only change the view does not show; one that leads elsewhere changes what is bound.
-fn shared_key(common: View) -> io::Result<Key> {
+/// The template of the shared view of `common` ([`template`]). Its steps walk every path the
+/// child is given by name (its `PATH`, its program, its grants: a `readlink` and an `lstat` a
+/// component), the same for every child of the run: they are worked out again only when the
+/// view asked for differs from the last one, or when what the last one binds or covers is not
+/// what it was (the identities and covers are read for each child, as for a copied view), or
+/// when its template is no longer kept. Between two such children, a link on the way to a
+/// bound path changed to another link to the same place is the only change the view does not
+/// show; one that leads elsewhere changes what is bound.
+fn shared_template(common: View) -> io::Result<Option<Arc<OwnedFd>>> {
     struct Last {
         view: View,
         bound: Vec<ViewPath>,
         key: Key,
+        /// Not a hold on it: the run's end lets go of its views ([`forget`]).
+        made: std::sync::Weak<OwnedFd>,
     }
     static LAST: Mutex<Vec<Last>> = Mutex::new(Vec::new());
     let known = LAST.lock().ok().and_then(|last| {
         last.iter()
             .find(|l| l.view == common)
-            .map(|l| (l.bound.clone(), l.key.clone()))
+            .map(|l| l.bound.clone())
     });
-    if let Some((bound, last)) = known
-        && identities(&bound) == last.bound
-        && covered(&common.cover) == last.covered
-    {
-        return Ok(last);
+    if let Some(bound) = known {
+        // The stats, outside the lock.
+        let (now_bound, now_covered) = (identities(&bound), covered(&common.cover));
+        let same = LAST.lock().ok().and_then(|last| {
+            last.iter()
+                .find(|l| {
+                    l.view == common && l.key.bound == now_bound && l.key.covered == now_covered
+                })
+                .and_then(|l| l.made.upgrade())
+        });
+        if let Some(made) = same
+            && TEMPLATES
+                .lock()
+                .is_ok_and(|kept| kept.iter().any(|(_, fd)| Arc::ptr_eq(fd, &made)))
+        {
+            return Ok(Some(made));
+        }
     }
     let bound = binds(&common);
     let ops = super::view_ops_of(&common, &bound, None)?;
-    let now = key(ops, &bound, &common.cover);
+    let key = key(ops, &bound, &common.cover);
+    let Some(made) = template(key.clone()) else {
+        return Ok(None);
+    };
     if let Ok(mut last) = LAST.lock() {
         last.retain(|l| l.view != common);
         last.push(Last {
             view: common,
             bound,
-            key: now.clone(),
+            key,
+            made: Arc::downgrade(&made),
         });
         while last.len() > KEPT {
             last.remove(0);
         }
     }
-    Ok(now)
+    Ok(Some(made))
 }
 
 /// The shared view entered by a builder process, as a descriptor (the layers bench: what a
@@ -630,9 +648,7 @@ mod tests {
         );
         std::os::unix::fs::chown(&fx.root, Some(OWNER), Some(OWNER)).expect("chown");
         std::fs::set_permissions(&fx.root, std::fs::Permissions::from_mode(0o711)).expect("chmod");
-        let pivot = fx.root.join(PIVOT);
-        std::fs::create_dir(&pivot).expect("mkdir");
-        std::os::unix::fs::chown(&pivot, Some(OWNER), Some(OWNER)).expect("chown");
+        crate::exec::confine::groups::make_pivot(&fx.root).expect("the pivot folder");
         Groups::give_folder(&fx.stage, first).expect("give");
         Groups::give_folder(&fx.other, second).expect("give");
         (first, second)
